@@ -1,0 +1,156 @@
+"""The one report model of `tpu-agent onboard`; every front end renders this and nothing else.
+
+The JSON form (`OnboardReport.model_dump(mode="json")`) is the stable schema documented in the README;
+`schema_version` changes whenever a field is renamed or removed.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+SCHEMA_VERSION = 1
+
+OpStatus = Literal["supported", "composite", "cpu_variant", "missing"]
+Phase = Literal["forward", "backward"]
+Generation = Literal["v5e", "v5p", "v6e", "tpu7x"]
+GENERATIONS: tuple[Generation, ...] = ("v5e", "v5p", "v6e", "tpu7x")
+PrecisionMode = Literal["default", "high", "highest", "bf16"]
+
+
+class ModelInfo(BaseModel):
+    """What was loaded and how."""
+
+    file: str
+    convention: str = Field(description="which loading convention matched, e.g. 'get_model+get_inputs'")
+    class_name: str
+    parameters: int
+    parameter_bytes: int
+    buffers_bytes: int = 0
+    dtype: str = "float32"
+    is_decoder_lm: bool = False
+    hf_architecture: str | None = Field(default=None, description="Hugging Face config.architectures[0]")
+    hf_model_type: str | None = None
+    shrunk: bool = Field(default=False, description="ops were captured on a narrower copy of the model")
+    shrink_note: str | None = None
+    output_summary: str = ""
+
+
+class OpUse(BaseModel):
+    """One ATen overload the model ran, judged against TorchTPU's dispatcher table."""
+
+    op: str = Field(description="overload-level name, e.g. 'aten::add.Tensor'")
+    phase: Phase
+    count: int
+    status: OpStatus
+    detail: str = Field(description="why this status, naming the torch_tpu version the table came from")
+    tpu_op: str | None = Field(default=None, description="device counterpart of a CPU-only variant")
+    module: str = Field(description="dotted path of the innermost nn.Module that first called it")
+    source: str = Field(description="'file:line' of the user's code that first called it")
+
+
+class Remedy(BaseModel):
+    """What to do about one missing op."""
+
+    op: str
+    kind: Literal["rewrite", "cpu_fallback", "pallas_kernel"]
+    summary: str
+    code: str | None = None
+    cost: str | None = None
+
+
+class Risk(BaseModel):
+    """Something that makes a TPU recompile or wait for the host."""
+
+    kind: Literal["dynamic_shape", "host_sync", "python_control_flow", "sparse", "varying_input_shape"]
+    op: str
+    source: str
+    module: str = ""
+    detail: str = ""
+
+
+class LayerError(BaseModel):
+    """One module's output under one precision mode, against the float64 CPU reference."""
+
+    layer: str
+    mode: PrecisionMode
+    max_abs: float
+    rel: float = Field(description="max |err| / max |reference|")
+    cosine: float
+    tolerance: float = Field(description="dtype-aware bound on `rel` for this mode")
+    ok: bool
+
+
+class NumericsReport(BaseModel):
+    reference: str = "float64 on CPU, same weights and inputs"
+    modes: list[PrecisionMode]
+    rows: list[LayerError]
+    first_divergent_layer: str | None = Field(
+        description="first module (execution order) whose error exceeds its tolerance in mode DEFAULT"
+    )
+    first_divergent_by_mode: dict[str, str | None] = {}
+    device_check: str = Field(description="whether the same comparison ran on a real TPU, and why not")
+    error: str | None = None
+
+
+class GenerationFit(BaseModel):
+    generation: Generation
+    hbm_per_chip_bytes: int
+    inference_bytes: int
+    training_bytes: int
+    fits: bool = Field(description="inference fits on one chip")
+    training_fits: bool = Field(description="training fits on one chip")
+    inference_chips: int = Field(description="chips needed for inference (sharded evenly)")
+    training_chips: int
+    smallest_slice_inference: str | None
+    smallest_slice_training: str | None
+    xla_bytes: int | None = Field(default=None, description="XLA memory analysis on a compile-only topology")
+
+
+class MemoryBreakdown(BaseModel):
+    weights: int
+    activations_inference: int
+    kv_cache: int
+    gradients: int
+    optimizer_state: int
+    activations_training: int
+    batch: int
+    seq: int | None
+    note: str = ""
+
+
+class Preflight(BaseModel):
+    breakdown: MemoryBreakdown
+    generations: dict[str, GenerationFit]
+    sources: list[str]
+    xla_note: str | None = None
+
+
+class ServingPlan(BaseModel):
+    path: Literal["vllm-torchtpu", "torch-compile"]
+    reason: str
+    eager_mode: str
+    eager_reason: str
+    pretraining: str
+    snippet: str
+    sources: list[str]
+
+
+class OnboardReport(BaseModel):
+    schema_version: int = SCHEMA_VERSION
+    model: ModelInfo
+    op_table: str = Field(description="where the TorchTPU op table came from: installed package or snapshot")
+    ops: list[OpUse]
+    tpu_ops: list[OpUse] = Field(
+        default=[], description="forward ops as TorchTPU routes them (fake-TPU trace), when torch_tpu is installed"
+    )
+    tpu_trace_note: str = ""
+    missing: list[str]
+    remedies: list[Remedy]
+    risks: list[Risk]
+    numerics: NumericsReport | None
+    preflight: Preflight | None
+    serving: ServingPlan | None
+    timings: dict[str, float] = {}
+    notes: list[str] = []

@@ -1,0 +1,35 @@
+"""Process environment defaults that keep libtpu from hanging off a TPU VM.
+
+libtpu asks the cloud metadata server about the host on first device use and retries for minutes when
+there is none. Off a TPU VM we tell it not to ask, and keep JAX on the CPU.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+from collections.abc import MutableMapping
+
+
+def on_tpu_vm() -> bool:
+    """A TPU VM exposes its chips as /dev/accel* (v2-v5e) or VFIO devices (v5p and later)."""
+    return bool(glob.glob("/dev/accel*")) or bool(glob.glob("/dev/vfio/[0-9]*"))
+
+
+def safe_defaults(tpu_vm: bool) -> dict[str, str]:
+    """The variables we set when the user has not set them."""
+    defaults = {"ANONYMIZED_TELEMETRY": "False", "HF_HUB_OFFLINE": "1"}
+    if not tpu_vm:
+        defaults.update({"TPU_SKIP_MDS_QUERY": "1", "JAX_PLATFORMS": "cpu"})
+    return defaults
+
+
+def apply_safe_defaults(environ: MutableMapping[str, str] | None = None) -> dict[str, str]:
+    """Set each default the user has not set; return what was set."""
+    env = os.environ if environ is None else environ
+    applied: dict[str, str] = {}
+    for key, value in safe_defaults(on_tpu_vm()).items():
+        if key not in env:
+            env[key] = value
+            applied[key] = value
+    return applied
