@@ -143,7 +143,8 @@ class OnboardReport(BaseModel):
     op_table: str = Field(description="where the TorchTPU op table came from: installed package or snapshot")
     ops: list[OpUse]
     tpu_ops: list[OpUse] = Field(
-        default=[], description="forward ops as TorchTPU routes them (fake-TPU trace), when torch_tpu is installed"
+        default=[],
+        description="forward ops as TorchTPU routes them (fake-TPU trace), when torch_tpu is installed",
     )
     tpu_trace_note: str = ""
     missing: list[str]

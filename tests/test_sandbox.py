@@ -1,0 +1,133 @@
+"""The user's model runs in a child: every way it can fail ends in one line, and we survive."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tpu_runtime.sandbox import ChildFailure, Limits, run_child
+
+PROBE = "tpu_runtime.onboard.probe:run"
+FAST = {"numerics": False, "fake_tpu": False}
+
+
+def _probe(path: Path, limits: Limits | None = None, **extra: object) -> dict[str, object]:
+    return run_child(PROBE, {"model_file": str(path), **FAST, **extra}, limits or Limits(timeout_s=60))
+
+
+def test_model_that_raises_gives_one_line(write_model: Callable[..., Path]) -> None:
+    path = write_model(
+        """
+        import torch
+        class Boom(torch.nn.Module):
+            def forward(self, x):
+                raise RuntimeError("shape mismatch in my layer\\nsecond line")
+        def get_model(): return Boom()
+        def get_inputs(): return (torch.ones(2),)
+        """
+    )
+    with pytest.raises(ChildFailure) as info:
+        _probe(path)
+    assert info.value.kind == "raised"
+    assert "shape mismatch in my layer" in info.value.message and "\n" not in info.value.message
+    assert "Traceback" in info.value.detail
+
+
+def test_hanging_model_is_stopped(write_model: Callable[..., Path]) -> None:
+    path = write_model(
+        """
+        import time, torch
+        class Slow(torch.nn.Module):
+            def forward(self, x):
+                time.sleep(600)
+        def get_model(): return Slow()
+        def get_inputs(): return (torch.ones(2),)
+        """
+    )
+    with pytest.raises(ChildFailure) as info:
+        _probe(path, Limits(timeout_s=8))
+    assert info.value.kind == "timeout"
+    assert "8 s" in info.value.message
+
+
+def test_memory_hog_is_stopped(write_model: Callable[..., Path]) -> None:
+    path = write_model(
+        """
+        import torch
+        class Hog(torch.nn.Module):
+            def forward(self, x):
+                keep = [torch.ones(2**28 // 4) for _ in range(64)]  # 16 GiB, touched
+                return x
+        def get_model(): return Hog()
+        def get_inputs(): return (torch.ones(2),)
+        """
+    )
+    with pytest.raises(ChildFailure) as info:
+        _probe(path, Limits(timeout_s=60, memory_bytes=2 * 2**30))
+    assert info.value.kind in ("memory",)
+    assert "GiB" in info.value.message
+
+
+def test_crash_is_reported(write_model: Callable[..., Path]) -> None:
+    path = write_model(
+        """
+        import os, torch
+        class Crash(torch.nn.Module):
+            def forward(self, x):
+                os._exit(3)
+        def get_model(): return Crash()
+        def get_inputs(): return (torch.ones(2),)
+        """
+    )
+    with pytest.raises(ChildFailure) as info:
+        _probe(path)
+    assert info.value.kind == "crashed"
+    assert "exit code 3" in info.value.message
+
+
+def test_no_tensor_output(write_model: Callable[..., Path]) -> None:
+    path = write_model(
+        """
+        import torch
+        class Nothing(torch.nn.Module):
+            def forward(self, x):
+                return {"label": "cat"}
+        def get_model(): return Nothing()
+        def get_inputs(): return (torch.ones(2),)
+        """
+    )
+    with pytest.raises(ChildFailure) as info:
+        _probe(path)
+    assert info.value.kind == "bad_output"
+    assert "no tensor" in info.value.message
+
+
+def test_file_without_convention(write_model: Callable[..., Path]) -> None:
+    path = write_model("x = 1\n")
+    with pytest.raises(ChildFailure) as info:
+        _probe(path)
+    assert info.value.kind == "bad_input"
+    assert "get_model()" in info.value.message and "--entry" in info.value.message
+
+
+def test_child_environment_is_clean(
+    write_model: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-secret")
+    path = write_model(
+        """
+        import os, torch
+        LEAK = os.environ.get("ANTHROPIC_API_KEY")
+        class M(torch.nn.Module):
+            def forward(self, x):
+                if LEAK:
+                    raise RuntimeError("leaked " + LEAK)
+                return x * 2
+        def get_model(): return M()
+        def get_inputs(): return (torch.ones(2),)
+        """
+    )
+    result = _probe(path)
+    assert result["class_name"] == "M"

@@ -1,0 +1,58 @@
+"""The child side of `tpu_runtime.sandbox`: call one function, write its result or a one-line failure."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any, TextIO
+
+_progress: TextIO | None = None
+
+
+def report_progress(stage: str, fraction: float) -> None:
+    """Tell the parent how far the job is; a no-op outside a child."""
+    if _progress is not None:
+        _progress.write(json.dumps({"stage": stage, "fraction": fraction}) + "\n")
+        _progress.flush()
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    first = text[0] if text else ""
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def main(argv: list[str]) -> int:
+    global _progress
+    target, request, result, progress_fd = argv
+    _progress = os.fdopen(int(progress_fd), "w")
+    module_name, _, func_name = target.partition(":")
+    answer: dict[str, Any]
+    try:
+        func = getattr(importlib.import_module(module_name), func_name)
+        answer = {"ok": True, "result": func(json.loads(Path(request).read_text()))}
+    except MemoryError as exc:
+        answer = {
+            "ok": False,
+            "kind": "memory",
+            "message": f"out of host memory: {_one_line(exc)}",
+            "detail": traceback.format_exc(),
+        }
+    except BaseException as exc:  # the user's code may raise anything, SystemExit included
+        kind = getattr(exc, "failure_kind", "raised")
+        answer = {
+            "ok": False,
+            "kind": kind,
+            "message": getattr(exc, "one_line", None) or _one_line(exc),
+            "detail": traceback.format_exc(),
+        }
+    Path(result).write_text(json.dumps(answer))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

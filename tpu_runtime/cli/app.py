@@ -1,0 +1,196 @@
+"""The `tpu-agent` command line. It parses, calls a workflow, and renders the report; nothing more."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from tpu_runtime import __version__
+
+app = typer.Typer(
+    name="tpu-agent",
+    help="Move PyTorch models onto Cloud TPUs: op coverage, numerics, HBM fit, diagnostics, kernels, docs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+ops_app = typer.Typer(
+    help="TorchTPU's op table: refresh it from the installed torch_tpu, or look an op up.",
+    no_args_is_help=True,
+)
+app.add_typer(ops_app, name="ops")
+
+out = Console()
+err = Console(stderr=True)
+
+
+class ShrinkChoice(StrEnum):
+    auto = "auto"
+    always = "always"
+    never = "never"
+
+
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+@app.command()
+def version() -> None:
+    """Print the tpu-agent version.  Example: tpu-agent version"""
+    out.print(__version__)
+
+
+@app.command()
+def onboard(
+    model_file: Annotated[Path, typer.Argument(help="a .py file that defines the model and example inputs")],
+    entry: Annotated[str | None, typer.Option(help="module:callable returning (model, inputs)")] = None,
+    batch: Annotated[int | None, typer.Option(min=1, help="batch size to size HBM for")] = None,
+    seq: Annotated[int | None, typer.Option(min=1, help="sequence length to size HBM for")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+    md: Annotated[Path | None, typer.Option(help="also write the report as Markdown")] = None,
+    html: Annotated[
+        Path | None, typer.Option(help="also write a self-contained HTML report with charts")
+    ] = None,
+    shrink: Annotated[
+        ShrinkChoice, typer.Option(help="run a shallower copy for op capture")
+    ] = ShrinkChoice.auto,
+    numerics: Annotated[bool, typer.Option(help="compare layers against a float64 CPU reference")] = True,
+    timeout: Annotated[float, typer.Option(help="seconds the model may run before it is stopped")] = 600.0,
+    memory_gb: Annotated[float, typer.Option(help="host memory the model may use (0: 3/4 of RAM)")] = 0.0,
+    top: Annotated[int, typer.Option(help="rows per table in the terminal summary")] = 15,
+    debug: Annotated[bool, typer.Option(help="show the model's traceback when it fails")] = False,
+) -> None:
+    """Which ops TorchTPU lacks, whether the numbers match, whether it fits in HBM, how to serve it.
+
+    Example: tpu-agent onboard examples/tiny_gpt.py --batch 8 --seq 1024 --html report.html
+    """
+    from tpu_runtime.onboard.job import OnboardRequest, run_onboard
+    from tpu_runtime.sandbox import ChildFailure
+
+    if not model_file.is_file():
+        raise _fail(f"no such file: {model_file}", 2)
+    request = OnboardRequest(
+        model_file=model_file,
+        entry=entry,
+        batch=batch,
+        seq=seq,
+        shrink=shrink.value,
+        numerics=numerics,
+        timeout_s=timeout,
+        memory_gb=memory_gb,
+    )
+    try:
+        with _progress(enabled=err.is_terminal) as progress:
+            report = run_onboard(request, progress)
+    except ChildFailure as failure:
+        if debug and failure.detail:
+            err.print(failure.detail, markup=False, highlight=False)
+        raise _fail(failure.message + ("" if debug else " (--debug shows the traceback)")) from None
+    if as_json:
+        sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+    else:
+        from tpu_runtime.cli.render_terminal import render_onboard_terminal
+
+        render_onboard_terminal(report, out, top=top)
+    if md:
+        from tpu_runtime.cli.render_markdown import render_onboard_markdown
+
+        md.write_text(render_onboard_markdown(report))
+        err.print(f"wrote {md}")
+    if html:
+        from tpu_runtime.cli.render_html import render_onboard_html
+
+        html.write_text(render_onboard_html(report))
+        err.print(f"wrote {html}")
+
+
+class _progress:
+    """A rich progress bar over the workflow's steps; silent when stderr is not a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.enabled = enabled
+        self.bar = Progress(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        )
+        self.task = self.bar.add_task("starting", total=1.0)
+
+    def __enter__(self) -> _progress:
+        if self.enabled:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.bar.stop()
+
+    def __call__(self, step: str, message: str, fraction: float) -> None:
+        self.bar.update(self.task, description=f"{step}: {message}", completed=fraction)
+
+
+@ops_app.command("refresh")
+def ops_refresh() -> None:
+    """Regenerate TorchTPU's op table from the installed torch_tpu.  Example: tpu-agent ops refresh"""
+    from tpu_runtime.onboard.op_table import refresh_op_table
+
+    try:
+        path = refresh_op_table()
+    except RuntimeError as exc:
+        raise _fail(str(exc)) from None
+    out.print(f"wrote {path}")
+
+
+@ops_app.command("show")
+def ops_show(
+    op: Annotated[str, typer.Argument(help="an ATen op, e.g. aten::nonzero or aten::add.Tensor")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """How TorchTPU handles one op, and what to do when it is missing.
+
+    Example: tpu-agent ops show aten::_fft_r2c
+    """
+    from tpu_runtime.onboard.coverage import classify
+    from tpu_runtime.onboard.op_table import load_op_table
+    from tpu_runtime.onboard.remedies import remedies_for
+
+    table = load_op_table()
+    name = op if "::" in op else f"aten::{op}"
+    verdict = classify(name, table)
+    remedies = remedies_for(name, table) if verdict.status == "missing" else []
+    if as_json:
+        payload = {
+            "op": name,
+            "status": verdict.status,
+            "detail": verdict.detail,
+            "tpu_op": verdict.tpu_op,
+            "table": table.source,
+            "remedies": [r.model_dump(mode="json") for r in remedies],
+        }
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+        return
+    out.print(f"[bold]{name}[/]: {verdict.status} — {verdict.detail}", highlight=False)
+    for remedy in remedies:
+        out.print(f"  [cyan]{remedy.kind}[/]: {remedy.summary}", highlight=False)
+        if remedy.code:
+            out.print(remedy.code, markup=False, highlight=False)
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()
