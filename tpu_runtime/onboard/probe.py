@@ -14,7 +14,7 @@ import torch
 
 from tpu_runtime.child_entry import report_progress
 from tpu_runtime.onboard.capture import SourceLocator, capture_ops, tensor_leaves
-from tpu_runtime.onboard.capture_types import ActivationProbe, KVGeometry, ModelProbe
+from tpu_runtime.onboard.capture_types import ActivationProbe, KVGeometry, ModelProbe, RawOp
 from tpu_runtime.onboard.loader import LoadedModel, ModelLoadError, load_model
 from tpu_runtime.onboard.shrink import ShrinkResult, shallow_copy
 
@@ -92,7 +92,7 @@ def run(payload: dict[str, Any]) -> dict[str, Any]:
                 tpu_capture, tpu_note = trace_on_fake_tpu(
                     model, loaded.args, loaded.kwargs, SourceLocator(user_dirs)
                 )
-                tpu_ops = tpu_capture.raw_ops()
+                tpu_ops = _borrow_sources(tpu_capture.raw_ops(), capture.raw_ops())
                 timings["fake_tpu"] = time.perf_counter() - t0
         shrink_note = shrink.describe() if shrink.lists else None
         depth = shrink.depth_ratio
@@ -214,3 +214,15 @@ def _shapes_vary(loaded: LoadedModel) -> bool:
     first = [tuple(t.shape) for t in [*loaded.args, *loaded.kwargs.values()] if isinstance(t, torch.Tensor)]
     second = [tuple(t.shape) for t in [*args, *kwargs.values()] if isinstance(t, torch.Tensor)]
     return first != second
+
+
+def _borrow_sources(tpu_ops: list[RawOp], cpu_ops: list[RawOp]) -> list[RawOp]:
+    """A submodule traced on its own has no user frame above it: use the CPU run's line for that module."""
+    by_module: dict[str, RawOp] = {}
+    for op in cpu_ops:
+        if op.phase == "forward":
+            by_module.setdefault(op.module, op)
+    for op in tpu_ops:
+        if op.source == "<unknown>" and op.module in by_module:
+            op.source, op.source_text = by_module[op.module].source, by_module[op.module].source_text
+    return tpu_ops
