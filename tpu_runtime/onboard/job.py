@@ -9,7 +9,17 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from tpu_runtime.onboard.capture_types import ModelProbe
-from tpu_runtime.onboard.report import OnboardReport, OpUse, PrecisionMode, Remedy, Risk
+from tpu_runtime.onboard.report import (
+    ModelInfo,
+    NumericsReport,
+    OnboardReport,
+    OpUse,
+    PrecisionMode,
+    Preflight,
+    Remedy,
+    Risk,
+    ServingPlan,
+)
 from tpu_runtime.workflow import ProgressFn, run_workflow
 
 
@@ -39,13 +49,17 @@ class OnboardContext:
     missing: list[str] = field(default_factory=list)
     remedies: list[Remedy] = field(default_factory=list)
     risks: list[Risk] = field(default_factory=list)
-    report: OnboardReport | None = None
+    numerics: NumericsReport | None = None
+    preflight: Preflight | None = None
+    serving: ServingPlan | None = None
+    model_info: ModelInfo | None = None
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
 
 def run_onboard(request: OnboardRequest, progress: ProgressFn | None = None) -> OnboardReport:
     """Raises `tpu_runtime.sandbox.ChildFailure` when the user's model cannot be run."""
+    from tpu_runtime.onboard.steps import build_report
+
     context = run_workflow("onboard", OnboardContext(request=request), progress)
-    assert context.report is not None
-    return context.report
+    return build_report(context)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from tpu_runtime.onboard.capture_types import ModelProbe, RawOp
 from tpu_runtime.onboard.job import OnboardContext
-from tpu_runtime.onboard.report import OpUse
+from tpu_runtime.onboard.report import ModelInfo, OnboardReport, OpUse
 from tpu_runtime.sandbox import Limits, run_child
 from tpu_runtime.workflow import ProgressFn, Step
 
@@ -65,6 +65,7 @@ def coverage(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
     from tpu_runtime.onboard.op_table import load_op_table
     from tpu_runtime.onboard.remedies import remedies_for
 
+    _probe(ctx)
     assert ctx.probe is not None
     ctx.ops = _judge(ctx.probe.raw_ops, ctx)
     ctx.tpu_ops = _judge(ctx.probe.tpu_raw_ops, ctx)
@@ -97,13 +98,98 @@ def risks(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
 
 
 def preflight(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
-    """Filled in by the preflight module; kept as a step so the playbook shows it."""
-    ctx.notes.extend([])
+    from tpu_runtime.onboard import preflight as hbm
+
+    probe = _probe(ctx)
+    act = probe.activations
+    kv = None
+    if probe.kv is not None:
+        kv = hbm.KVCacheGeometry(
+            layers=probe.kv.layers,
+            kv_heads=probe.kv.kv_heads,
+            head_dim=probe.kv.head_dim,
+            dtype_bytes=2 if probe.dtype in ("bfloat16", "float16") else 4,
+        )
+    breakdown = hbm.estimate_memory(
+        parameters=probe.parameters,
+        parameter_bytes=probe.parameter_bytes,
+        buffer_bytes=probe.buffers_bytes,
+        activation_bytes_inference=act.inference_peak_bytes,
+        # a shallower copy keeps fewer blocks' activations for backward: scale back to full depth
+        activation_bytes_training=int(act.training_saved_bytes * act.depth_ratio),
+        batch=ctx.request.batch or act.batch,
+        seq=ctx.request.seq or act.seq,
+        probe_batch=act.batch,
+        probe_seq=act.seq,
+        kv_cache=kv,
+    )
+    ctx.preflight = hbm.preflight(breakdown)
 
 
 def serving(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
-    ctx.notes.extend([])
+    from tpu_runtime.onboard.serving import plan_serving
+
+    ctx.model_info = model_info(ctx)
+    ctx.serving = plan_serving(ctx.model_info, ctx.missing)
 
 
 def device_numerics(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
-    ctx.notes.extend([])
+    """The device half of numerics needs an approved TPU target; until one exists, say so plainly."""
+    from tpu_runtime.onboard.numerics import DEVICE_CHECK_NOT_RUN
+    from tpu_runtime.onboard.report import NumericsReport
+
+    probe = _probe(ctx)
+    if probe.numerics is not None:
+        ctx.numerics = NumericsReport.model_validate(probe.numerics)
+        ctx.numerics.device_check = DEVICE_CHECK_NOT_RUN
+    elif probe.numerics_error:
+        ctx.notes.append(f"numerics not run: {probe.numerics_error}")
+    elif not ctx.request.numerics:
+        ctx.notes.append("numerics not run: --no-numerics")
+
+
+def _probe(ctx: OnboardContext) -> ModelProbe:
+    if ctx.probe is None:
+        raise RuntimeError("the probe step has not run")
+    return ctx.probe
+
+
+def model_info(ctx: OnboardContext) -> ModelInfo:
+    probe = _probe(ctx)
+    return ModelInfo(
+        file=str(ctx.request.model_file),
+        convention=probe.convention,
+        class_name=probe.class_name,
+        parameters=probe.parameters,
+        parameter_bytes=probe.parameter_bytes,
+        buffers_bytes=probe.buffers_bytes,
+        dtype=probe.dtype,
+        is_decoder_lm=probe.kv is not None,
+        hf_architecture=probe.hf_architecture,
+        hf_model_type=probe.hf_model_type,
+        shrunk=probe.shrink_note is not None,
+        shrink_note=probe.shrink_note,
+        output_summary=probe.output_summary,
+    )
+
+
+def build_report(ctx: OnboardContext) -> OnboardReport:
+    """One report from what the steps found."""
+    probe = _probe(ctx)
+    timings = {f"child.{k}": round(v, 3) for k, v in probe.timings.items()}
+    timings.update(ctx.timings)
+    return OnboardReport(
+        model=ctx.model_info or model_info(ctx),
+        op_table=ctx.op_table_source,
+        ops=ctx.ops,
+        tpu_ops=ctx.tpu_ops,
+        tpu_trace_note=probe.tpu_note,
+        missing=ctx.missing,
+        remedies=ctx.remedies,
+        risks=ctx.risks,
+        numerics=ctx.numerics,
+        preflight=ctx.preflight,
+        serving=ctx.serving,
+        timings=timings,
+        notes=ctx.notes,
+    )
