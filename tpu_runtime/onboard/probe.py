@@ -6,6 +6,7 @@ Called through `tpu_runtime.sandbox.run_child("tpu_runtime.onboard.probe:run", p
 
 from __future__ import annotations
 
+import resource
 import time
 from pathlib import Path
 from typing import Any
@@ -126,6 +127,7 @@ def run(payload: dict[str, Any]) -> dict[str, Any]:
         input_shapes_vary=_shapes_vary(loaded),
         timings=timings,
     )
+    probe.timings["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     report_progress("done", 1.0)
     return probe.model_dump(mode="json")
 

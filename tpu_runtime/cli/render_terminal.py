@@ -1,0 +1,275 @@
+"""OnboardReport as a compact rich summary for the terminal.
+
+Every string that came from the user's model (op names, module paths, source lines, notes) goes in as
+`rich.text.Text`, never as markup, so a `[bold]` in a module name prints as typed.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from tpu_runtime.cli.render_common import (
+    STATUS_LABELS,
+    STATUSES,
+    coverage_rows,
+    fmt_bytes,
+    fmt_count,
+    fmt_rel,
+    generation_fits,
+    layer_table,
+    missing_rows,
+    mode_summaries,
+    reason_from_notes,
+)
+from tpu_runtime.onboard.report import OnboardReport
+
+__all__ = ["render_onboard_terminal"]
+
+_STATUS_STYLE = {"supported": "green", "composite": "cyan", "cpu_variant": "yellow", "missing": "bold red"}
+
+
+def _t(value: object, style: str = "") -> Text:
+    return Text(str(value), style=style)
+
+
+def _yes(flag: bool) -> Text:
+    return Text("yes", style="green") if flag else Text("no", style="bold red")
+
+
+def _table(title: str | None = None) -> Table:
+    return Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, show_edge=False)
+
+
+def _more(console: Console, shown: int, total: int, what: str) -> None:
+    if total > shown:
+        console.print(Text(f"  … {total - shown} more {what} (see the Markdown/HTML report)", style="dim"))
+
+
+def _header(report: OnboardReport, console: Console) -> None:
+    m = report.model
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    grid.add_row("model", Text.assemble((m.class_name, "bold"), "  ", (m.file, "dim")))
+    params = f"{fmt_count(m.parameters)}  ({fmt_bytes(m.parameter_bytes)} {m.dtype}"
+    params += f", buffers {fmt_bytes(m.buffers_bytes)})" if m.buffers_bytes else ")"
+    grid.add_row("params", _t(params))
+    grid.add_row("convention", _t(m.convention))
+    if m.hf_architecture or m.hf_model_type:
+        grid.add_row("hugging face", _t(" / ".join(x for x in (m.hf_architecture, m.hf_model_type) if x)))
+    if m.shrunk:
+        grid.add_row("shrunk", _t(m.shrink_note or "ops captured on a narrower copy of the model", "yellow"))
+    grid.add_row("op table", _t(report.op_table))
+    if report.tpu_trace_note:
+        grid.add_row("TorchTPU trace", _t(report.tpu_trace_note))
+    if m.output_summary:
+        grid.add_row("output", _t(m.output_summary, "dim"))
+    console.rule(Text("tpu-agent onboard", style="bold"))
+    console.print(grid)
+
+
+def _coverage(report: OnboardReport, console: Console) -> None:
+    rows = coverage_rows(report)
+    console.rule("op coverage", align="left")
+    if not rows:
+        console.print(_t("no ops were captured", "dim"))
+        return
+    table = _table()
+    table.add_column("phase")
+    for s in STATUSES:
+        table.add_column(STATUS_LABELS[s], justify="right", style=_STATUS_STYLE[s])
+    table.add_column("total ops", justify="right")
+    table.add_column("calls", justify="right", style="dim")
+    for r in rows:
+        table.add_row(_t(r.label), *(_t(r.ops[s]) for s in STATUSES), _t(r.total_ops), _t(r.total_calls))
+    console.print(table)
+
+
+def _missing(report: OnboardReport, console: Console, top: int) -> None:
+    rows = missing_rows(report)
+    console.rule(f"missing ops ({len(rows)})", align="left")
+    if not rows:
+        console.print(_t("every captured op has a TorchTPU lowering", "green"))
+        return
+    table = _table()
+    table.add_column("op", style="bold red", overflow="fold")
+    table.add_column("phase")
+    table.add_column("count", justify="right")
+    table.add_column("module", overflow="fold")
+    table.add_column("source", overflow="fold", style="dim")
+    table.add_column("first remedy", overflow="fold")
+    for r in rows[:top]:
+        fix = r.first_remedy
+        remedy = Text.assemble((fix.kind, "bold"), ": ", fix.summary) if fix else _t("no remedy found", "dim")
+        count = "—" if r.count is None else str(r.count)
+        table.add_row(_t(r.op), _t(r.phase), _t(count), _t(r.module), _t(r.source), remedy)
+    console.print(table)
+    _more(console, min(top, len(rows)), len(rows), "missing ops")
+
+
+def _risks(report: OnboardReport, console: Console, top: int) -> None:
+    console.rule(f"recompilation / host-sync risks ({len(report.risks)})", align="left")
+    if not report.risks:
+        console.print(_t("none found", "green"))
+        return
+    table = _table()
+    table.add_column("kind", style="yellow")
+    table.add_column("op", overflow="fold")
+    table.add_column("module", overflow="fold")
+    table.add_column("source", overflow="fold", style="dim")
+    table.add_column("detail", overflow="fold")
+    for r in report.risks[:top]:
+        table.add_row(_t(r.kind), _t(r.op), _t(r.module), _t(r.source), _t(r.detail))
+    console.print(table)
+    _more(console, min(top, len(report.risks)), len(report.risks), "risks")
+
+
+def _numerics(report: OnboardReport, console: Console, top: int) -> None:
+    console.rule("numerics vs float64 CPU (emulated TPU precision)", align="left")
+    num = report.numerics
+    if num is None:
+        reason = reason_from_notes(report.notes, ("numeric",))
+        console.print(Text.assemble(("numerics not run", "yellow"), ": ", reason))
+        return
+    if num.error:
+        console.print(Text.assemble(("error", "bold red"), ": ", num.error))
+    table_data = layer_table(num)
+    if table_data is not None:
+        table = _table()
+        table.add_column("mode", style="bold")
+        table.add_column("tolerance", justify="right")
+        table.add_column("worst layer", overflow="fold")
+        table.add_column("worst rel", justify="right")
+        table.add_column("failing", justify="right")
+        table.add_column("first divergent", overflow="fold")
+        for s in mode_summaries(table_data):
+            w = s.worst
+            worst_style = "" if w is None or w.ok else "red"
+            table.add_row(
+                _t(s.mode),
+                _t("—" if s.tolerance is None else f"{s.tolerance:.3g}"),
+                _t(w.layer if w else "—"),
+                _t(fmt_rel(w.rel) if w else "—", worst_style),
+                _t(f"{s.failing}/{s.layers}", "red" if s.failing else "green"),
+                _t(s.first_divergent, "bold red") if s.first_divergent else _t("none", "green"),
+            )
+        console.print(table)
+        focus, layers = table_data.highlight(top)
+        if focus is not None:
+            title = Text.assemble("around the first divergent layer ", (focus, "bold"))
+        else:
+            title = Text(f"top {len(layers)} layers by error / tolerance")
+        near = _table()
+        console.print(title)
+        near.add_column("layer", overflow="fold")
+        for mode in table_data.modes:
+            near.add_column(f"{mode} rel", justify="right")
+        for layer in layers:
+            cells = []
+            for mode in table_data.modes:
+                c = table_data.get(layer, mode)
+                cells.append(_t("—") if c is None else _t(fmt_rel(c.rel), "" if c.ok else "bold red"))
+            name = Text(layer, style="bold" if layer == focus else "")
+            if layer == focus:
+                name.append("  ◀ first divergent", style="red")
+            near.add_row(name, *cells)
+        console.print(near)
+    else:
+        console.print(_t("no per-layer rows were recorded", "dim"))
+    console.print(Text.assemble(("device check", "bold"), ": ", num.device_check))
+
+
+def _preflight(report: OnboardReport, console: Console) -> None:
+    console.rule("HBM preflight", align="left")
+    pf = report.preflight
+    if pf is None:
+        reason = reason_from_notes(report.notes, ("preflight", "hbm"))
+        console.print(Text.assemble(("preflight not run", "yellow"), ": ", reason))
+        return
+    fits = generation_fits(pf)
+    table = _table()
+    table.add_column("generation", style="bold")
+    table.add_column("HBM/chip", justify="right")
+    table.add_column("inference", justify="right")
+    table.add_column("training", justify="right")
+    table.add_column("fits 1 chip (inf/train)")
+    table.add_column("chips (inf/train)", justify="right")
+    table.add_column("smallest slice (inf/train)")
+    show_xla = any(f.xla_bytes is not None for f in fits)
+    if show_xla:
+        table.add_column("XLA", justify="right")
+    for f in fits:
+        row = [
+            _t(f.generation),
+            _t(fmt_bytes(f.hbm_per_chip_bytes)),
+            _t(fmt_bytes(f.inference_bytes)),
+            _t(fmt_bytes(f.training_bytes)),
+            Text.assemble(_yes(f.fits), " / ", _yes(f.training_fits)),
+            _t(f"{f.inference_chips} / {f.training_chips}"),
+            _t(f"{f.smallest_slice_inference or '—'} / {f.smallest_slice_training or '—'}"),
+        ]
+        if show_xla:
+            row.append(_t(fmt_bytes(f.xla_bytes)))
+        table.add_row(*row)
+    console.print(table)
+    b = pf.breakdown
+    shape = f"batch {b.batch}" + (f", seq {b.seq}" if b.seq is not None else "")
+    parts = [
+        f"weights {fmt_bytes(b.weights)}",
+        f"activations {fmt_bytes(b.activations_inference)} (inf)"
+        f" / {fmt_bytes(b.activations_training)} (train)",
+        f"KV cache {fmt_bytes(b.kv_cache)}",
+        f"gradients {fmt_bytes(b.gradients)}",
+        f"optimizer {fmt_bytes(b.optimizer_state)}",
+    ]
+    console.print(Text.assemble((shape, "bold"), ": ", ", ".join(parts), style="dim"))
+    if b.note:
+        console.print(_t(b.note, "dim"))
+    if pf.xla_note:
+        console.print(Text.assemble(("XLA", "bold"), ": ", pf.xla_note))
+
+
+def _serving(report: OnboardReport, console: Console) -> None:
+    console.rule("serving path", align="left")
+    sp = report.serving
+    if sp is None:
+        reason = reason_from_notes(report.notes, ("serving", "vllm"))
+        console.print(Text.assemble(("no serving plan", "yellow"), ": ", reason))
+        return
+    console.print(Text.assemble(("path", "bold"), ": ", (sp.path, "bold cyan"), " — ", sp.reason))
+    console.print(
+        Text.assemble(("eager mode", "bold"), ": ", (sp.eager_mode, "cyan"), " — ", sp.eager_reason)
+    )
+    if sp.pretraining:
+        console.print(Text.assemble(("pretraining", "bold"), ": ", sp.pretraining))
+    if sp.snippet.strip():
+        console.print(Syntax(sp.snippet.rstrip("\n"), "python", theme="ansi_dark", word_wrap=True))
+
+
+def _notes(report: OnboardReport, console: Console, top: int) -> None:
+    if not report.notes and not report.timings:
+        return
+    console.rule("notes", align="left")
+    for note in report.notes[:top]:
+        console.print(Text.assemble("• ", note))
+    _more(console, min(top, len(report.notes)), len(report.notes), "notes")
+    if report.timings:
+        spent = ", ".join(f"{k} {v:.1f}s" for k, v in report.timings.items())
+        console.print(Text(f"timings: {spent}", style="dim"))
+
+
+def render_onboard_terminal(report: OnboardReport, console: Console, top: int = 15) -> None:
+    """Print a compact summary of `report`; `top` caps the long lists (missing ops, risks, layers, notes)."""
+    top = max(top, 1)
+    _header(report, console)
+    _coverage(report, console)
+    _missing(report, console, top)
+    _risks(report, console, top)
+    _numerics(report, console, top)
+    _preflight(report, console)
+    _serving(report, console)
+    _notes(report, console, top)
