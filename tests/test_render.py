@@ -376,7 +376,7 @@ def test_terminal_shows_missing_op_and_divergent_layer() -> None:
     out = _terminal(full_report())
     assert MISSING_OP in out
     assert DIVERGENT in out
-    assert "express the real FFT" in out
+    assert "rewrite, cpu_fallback" in out  # the remedy kinds; their code is in --md/--html
     assert "v5e" in out and "tpu7x" in out
     assert "vllm-torchtpu" in out and 'LLM(model="fftnet"' in out
     assert "7.24B" in out

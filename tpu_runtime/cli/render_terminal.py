@@ -101,10 +101,11 @@ def _missing(report: OnboardReport, console: Console, top: int) -> None:
     table.add_column("count", justify="right")
     table.add_column("module", overflow="fold")
     table.add_column("source", overflow="fold", style="dim")
-    table.add_column("first remedy", overflow="fold")
+    table.add_column("remedies (--md/--html show the code)", overflow="fold")
+    kinds = _remedy_kinds(report)
     for r in rows[:top]:
-        fix = r.first_remedy
-        remedy = Text.assemble((fix.kind, "bold"), ": ", fix.summary) if fix else _t("no remedy found", "dim")
+        found = kinds.get(r.op)
+        remedy = _t(", ".join(found)) if found else _t("no remedy found", "dim")
         count = "—" if r.count is None else str(r.count)
         table.add_row(_t(r.op), _t(r.phase), _t(count), _t(r.module), _t(r.source), remedy)
     console.print(table)
@@ -123,7 +124,7 @@ def _risks(report: OnboardReport, console: Console, top: int) -> None:
     table.add_column("source", overflow="fold", style="dim")
     table.add_column("detail", overflow="fold")
     for r in report.risks[:top]:
-        table.add_row(_t(r.kind), _t(r.op), _t(r.module), _t(r.source), _t(r.detail))
+        table.add_row(_t(r.kind), _t(r.op), _t(r.module), _t(r.source), _t(_first_sentence(r.detail)))
     console.print(table)
     _more(console, min(top, len(report.risks)), len(report.risks), "risks")
 
@@ -273,3 +274,18 @@ def render_onboard_terminal(report: OnboardReport, console: Console, top: int = 
     _preflight(report, console)
     _serving(report, console)
     _notes(report, console, top)
+
+
+def _remedy_kinds(report: OnboardReport) -> dict[str, list[str]]:
+    kinds: dict[str, list[str]] = {}
+    for remedy in report.remedies:
+        seen = kinds.setdefault(remedy.op, [])
+        if remedy.kind not in seen:
+            seen.append(remedy.kind)
+    return kinds
+
+
+def _first_sentence(text: str, limit: int = 100) -> str:
+    """Tables stay readable at 80 columns; the full text is in --json, --md and --html."""
+    head = text.split(". ")[0].split(": ")[0] if len(text) > limit else text
+    return head if len(head) <= limit else head[: limit - 1] + "…"

@@ -202,6 +202,8 @@ class _OpRecorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         out = func(*args, **(kwargs or {}))
+        if func.namespace == "prim":  # TorchScript bookkeeping such as prim::device, not a kernel
+            return out
         key = (op_name(func), self.phase)
         acc = self.capture.ops.get(key)
         if acc is None:

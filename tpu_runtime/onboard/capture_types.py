@@ -58,3 +58,4 @@ class ModelProbe(BaseModel):
     numerics_error: str | None = None
     input_shapes_vary: bool = False
     timings: dict[str, float] = {}
+    peak_rss_bytes: int = 0

@@ -21,7 +21,7 @@ from typing import Any, Literal
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from tpu_runtime.onboard.report import LayerError, NumericsReport, PrecisionMode
+from tpu_runtime.onboard.report import DEVICE_CHECK_NOT_RUN, LayerError, NumericsReport, PrecisionMode
 
 __all__ = [
     "DEVICE_CHECK_NOT_RUN",
@@ -40,9 +40,6 @@ MatmulPrecision = Literal["default", "high", "highest"]
 ROOT_NAME = "(model)"
 """Row name of the root module, whose `named_modules()` name is the empty string."""
 
-DEVICE_CHECK_NOT_RUN = (
-    "not run: no TPU target is configured (the same comparison runs on the device after you approve it)"
-)
 
 _BF16_ULP = 2.0**-8  # spacing of bfloat16 numbers in [1, 2): 8 significand bits with the implicit one
 

@@ -127,7 +127,7 @@ def run(payload: dict[str, Any]) -> dict[str, Any]:
         input_shapes_vary=_shapes_vary(loaded),
         timings=timings,
     )
-    probe.timings["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    probe.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     report_progress("done", 1.0)
     return probe.model_dump(mode="json")
 

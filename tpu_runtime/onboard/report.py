@@ -12,6 +12,10 @@ from pydantic import BaseModel, Field
 
 SCHEMA_VERSION = 1
 
+DEVICE_CHECK_NOT_RUN = (
+    "not run: no TPU target is configured (the same comparison runs on the device after you approve it)"
+)
+
 OpStatus = Literal["supported", "composite", "cpu_variant", "missing"]
 Phase = Literal["forward", "backward"]
 Generation = Literal["v5e", "v5p", "v6e", "tpu7x"]
@@ -153,5 +157,10 @@ class OnboardReport(BaseModel):
     numerics: NumericsReport | None
     preflight: Preflight | None
     serving: ServingPlan | None
-    timings: dict[str, float] = {}
+    timings: dict[str, float] = Field(
+        default={}, description="seconds per step; 'child.*' inside the sandbox"
+    )
+    peak_host_memory_bytes: int = Field(
+        default=0, description="peak resident memory of the sandboxed model run"
+    )
     notes: list[str] = []

@@ -135,8 +135,7 @@ def serving(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
 
 def device_numerics(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
     """The device half of numerics needs an approved TPU target; until one exists, say so plainly."""
-    from tpu_runtime.onboard.numerics import DEVICE_CHECK_NOT_RUN
-    from tpu_runtime.onboard.report import NumericsReport
+    from tpu_runtime.onboard.report import DEVICE_CHECK_NOT_RUN, NumericsReport
 
     probe = _probe(ctx)
     if probe.numerics is not None:
@@ -191,5 +190,6 @@ def build_report(ctx: OnboardContext) -> OnboardReport:
         preflight=ctx.preflight,
         serving=ctx.serving,
         timings=timings,
+        peak_host_memory_bytes=probe.peak_rss_bytes,
         notes=ctx.notes,
     )

@@ -1,0 +1,165 @@
+"""`tpu-agent onboard` end to end, as a user runs it: real child process, real op table, real output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO
+
+EXAMPLE = REPO / "examples" / "tiny_gpt.py"
+
+
+def _cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "tpu_runtime.cli.app", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+@pytest.fixture(scope="module")
+def example_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], Path]:
+    out = tmp_path_factory.mktemp("report")
+    done = _cli(
+        "onboard",
+        str(EXAMPLE),
+        "--json",
+        "--batch",
+        "8",
+        "--seq",
+        "64",
+        "--md",
+        str(out / "r.md"),
+        "--html",
+        str(out / "r.html"),
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout), out
+
+
+def test_json_schema(example_report: tuple[dict[str, Any], Path]) -> None:
+    report, _ = example_report
+    assert report["schema_version"] == 1
+    for op in report["ops"]:
+        assert set(op) >= {"op", "phase", "count", "status", "module", "source"}
+        assert op["phase"] in ("forward", "backward")
+        assert op["status"] in ("supported", "composite", "cpu_variant", "missing")
+        assert "verified" not in op["detail"]
+    assert report["missing"] == sorted(
+        {o["op"] for o in report["ops"] + report["tpu_ops"] if o["status"] == "missing"}
+    )
+    assert set(report["preflight"]["generations"]) == {"v5e", "v5p", "v6e", "tpu7x"}
+    assert report["serving"]["path"] == "torch-compile"
+    assert report["numerics"]["first_divergent_layer"] is None
+    assert report["numerics"]["device_check"].startswith("not run")
+
+
+def test_example_findings_point_at_the_source(example_report: tuple[dict[str, Any], Path]) -> None:
+    report, _ = example_report
+    risks = {(r["kind"], r["op"]): r for r in report["risks"]}
+    assert risks[("dynamic_shape", "aten::nonzero")]["source"] == "tiny_gpt.py:56"
+    assert ("host_sync", "aten::_local_scalar_dense") in risks or (
+        "python_control_flow",
+        "aten::_local_scalar_dense",
+    ) in risks
+    ops = {(o["op"], o["phase"]): o for o in report["ops"]}
+    sdpa = ops[("aten::_scaled_dot_product_flash_attention_for_cpu", "forward")]
+    assert sdpa["status"] == "cpu_variant" and sdpa["tpu_op"] and sdpa["source"] == "tiny_gpt.py:27"
+    assert ops[("aten::embedding_dense_backward", "backward")]["source"] == "tiny_gpt.py:59"
+    # with torch_tpu installed the forward is also traced as TorchTPU routes it
+    tpu_ops = {o["op"] for o in report["tpu_ops"]}
+    assert "aten::linear" in tpu_ops
+
+
+def test_preflight_scales_with_batch(example_report: tuple[dict[str, Any], Path]) -> None:
+    report, _ = example_report
+    breakdown = report["preflight"]["breakdown"]
+    assert breakdown["batch"] == 8 and breakdown["seq"] == 64
+    assert breakdown["weights"] == report["model"]["parameter_bytes"]
+    assert breakdown["optimizer_state"] == 8 * report["model"]["parameters"]
+
+
+def test_markdown_and_html_written(example_report: tuple[dict[str, Any], Path]) -> None:
+    _, out = example_report
+    md = (out / "r.md").read_text()
+    assert "aten::nonzero" in md and "v6e" in md
+    html = (out / "r.html").read_text()
+    assert html.count("<svg") == 3
+
+
+def test_model_with_missing_op(write_model: Callable[..., Path]) -> None:
+    path = write_model(
+        """
+        import torch
+        class Robust(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(8, 8)
+            def forward(self, x):
+                h = self.fc(x)
+                return h - torch.nansum(h, dim=-1, keepdim=True)
+        def get_model(): return Robust()
+        def get_inputs(): return (torch.randn(4, 8),)
+        """
+    )
+    done = _cli("onboard", str(path), "--json", "--no-numerics")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert "aten::nansum" in report["missing"]
+    use = next(o for o in report["ops"] if o["op"] == "aten::nansum")
+    assert use["source"] == "model.py:9" and use["module"] == "(model)"
+    kinds = {r["kind"] for r in report["remedies"] if r["op"] == "aten::nansum"}
+    assert {"rewrite", "cpu_fallback"} <= kinds
+    assert report["numerics"] is None and any("numerics not run" in n for n in report["notes"])
+
+
+def test_failing_model_one_line_and_debug(write_model: Callable[..., Path]) -> None:
+    path = write_model(
+        """
+        import torch
+        def get_model():
+            raise ImportError("my_private_package is not installed")
+        def get_inputs(): return ()
+        """
+    )
+    done = _cli("onboard", str(path))
+    assert done.returncode == 1
+    assert "my_private_package is not installed" in done.stderr
+    assert "Traceback" not in done.stderr
+    debug = _cli("onboard", str(path), "--debug")
+    assert debug.returncode == 1 and "Traceback" in debug.stderr
+
+
+def test_missing_file_is_a_usage_error(tmp_path: Path) -> None:
+    done = _cli("onboard", str(tmp_path / "nope.py"))
+    assert done.returncode == 2 and "no such file" in done.stderr
+
+
+def test_front_end_does_not_import_torch() -> None:
+    """The CLI process stays light: torch (and torch_tpu's autoload) only run in the sandboxed child."""
+    code = (
+        "import sys, tpu_runtime.cli.app, tpu_runtime.onboard.steps, tpu_runtime.onboard.coverage, "
+        "tpu_runtime.onboard.remedies, tpu_runtime.onboard.risks, tpu_runtime.onboard.preflight, "
+        "tpu_runtime.onboard.serving, tpu_runtime.cli.render_terminal; "
+        "print('torch' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
+def test_ops_show() -> None:
+    done = _cli("ops", "show", "aten::nansum", "--json")
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)
+    assert payload["status"] == "missing" and payload["remedies"]
+    supported = json.loads(_cli("ops", "show", "addmm", "--json").stdout)
+    assert supported["status"] == "supported" and "registered in torch_tpu" in supported["detail"]

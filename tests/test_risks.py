@@ -1,0 +1,123 @@
+"""Recompile and host-sync risks found in captured op records."""
+
+from __future__ import annotations
+
+from tpu_runtime.onboard.capture_types import RawOp
+from tpu_runtime.onboard.risks import find_risks, is_sparse_op, looks_like_mask_index
+
+
+def _op(op: str, text: str = "", source: str = "model.py:10", module: str = "encoder.layer0") -> RawOp:
+    return RawOp(op=op, phase="forward", count=1, module=module, source=source, source_text=text)
+
+
+def test_dynamic_shape_ops() -> None:
+    risks = find_risks(
+        [
+            _op("aten::nonzero", "idx = torch.nonzero(x)"),
+            _op("aten::_unique2", "u = torch.unique(labels)", source="model.py:11"),
+            _op("aten::unique_dim", "u = torch.unique(x, dim=0)", source="model.py:12"),
+            _op("aten::unique_consecutive", "torch.unique_consecutive(x)", source="model.py:13"),
+            _op("aten::masked_select", "torch.masked_select(x, m)", source="model.py:14"),
+            _op("aten::repeat_interleave.Tensor", "x.repeat_interleave(r)", source="model.py:15"),
+            _op("aten::nonzero_static", "torch.nonzero_static(x, size=4)", source="model.py:16"),
+        ]
+    )
+    by_op = {r.op: r for r in risks}
+    assert set(by_op) == {
+        "aten::nonzero",
+        "aten::_unique2",
+        "aten::unique_dim",
+        "aten::unique_consecutive",
+        "aten::masked_select",
+        "aten::repeat_interleave.Tensor",
+    }
+    assert all(r.kind == "dynamic_shape" for r in risks)
+    assert "nonzero_static" in by_op["aten::nonzero"].detail
+    assert (
+        by_op["aten::nonzero"].module == "encoder.layer0" and by_op["aten::nonzero"].source == "model.py:10"
+    )
+    assert "output_size" in by_op["aten::repeat_interleave.Tensor"].detail
+
+
+def test_boolean_mask_indexing() -> None:
+    risks = find_risks(
+        [
+            _op("aten::index.Tensor", "y = x[x > 0]"),
+            _op("aten::index.Tensor", "y = scores[mask]", source="model.py:20"),
+            _op("aten::index.Tensor", "y = emb[token_ids]", source="model.py:30"),
+            _op("aten::index.Tensor", "", source="model.py:40"),
+        ]
+    )
+    assert [(r.kind, r.source) for r in risks] == [
+        ("dynamic_shape", "model.py:10"),
+        ("dynamic_shape", "model.py:20"),
+    ]
+    assert "torch.where" in risks[0].detail
+    assert looks_like_mask_index("out = h[~pad & keep]")
+    assert looks_like_mask_index("x[x.isnan()]")
+    assert not looks_like_mask_index("x[:, 1:3]")
+    assert not looks_like_mask_index("x[idx]")
+
+
+def test_host_sync_and_python_control_flow() -> None:
+    risks = find_risks(
+        [
+            _op("aten::_local_scalar_dense", "loss_value = loss.item()"),
+            _op("aten::_local_scalar_dense", "if x.sum().item() > 0:", source="model.py:20"),
+            _op("aten::_local_scalar_dense", "    while (err > tol).any():", source="model.py:30"),
+            _op("aten::_local_scalar_dense", "assert torch.isfinite(x).all()", source="model.py:40"),
+            _op("aten::_local_scalar_dense", "elif flag:", source="model.py:50"),
+            _op("aten::equal", "same = torch.equal(a, b)", source="model.py:60"),
+        ]
+    )
+    kinds = [(r.kind, r.source) for r in risks]
+    assert kinds == [
+        ("host_sync", "model.py:10"),
+        ("python_control_flow", "model.py:20"),
+        ("python_control_flow", "model.py:30"),
+        ("python_control_flow", "model.py:40"),
+        ("python_control_flow", "model.py:50"),
+        ("host_sync", "model.py:60"),
+    ]
+    assert ".item()" in risks[0].detail
+    assert "torch.where" in risks[1].detail
+
+
+def test_if_inside_a_word_is_not_control_flow() -> None:
+    risks = find_risks([_op("aten::_local_scalar_dense", "iffy = x.item()")])
+    assert [r.kind for r in risks] == ["host_sync"]
+
+
+def test_sparse_ops() -> None:
+    risks = find_risks(
+        [
+            _op("aten::_to_sparse", "s = x.to_sparse()"),
+            _op("aten::_sparse_mm", "torch.sparse.mm(s, d)", source="model.py:11"),
+            _op("aten::_coalesce", "s.coalesce()", source="model.py:12"),
+            _op("aten::addmm", "h = self.fc(x)", source="model.py:13"),
+        ]
+    )
+    assert [(r.kind, r.op) for r in risks] == [
+        ("sparse", "aten::_to_sparse"),
+        ("sparse", "aten::_sparse_mm"),
+        ("sparse", "aten::_coalesce"),
+    ]
+    assert is_sparse_op("aten::sparse_coo_tensor") and not is_sparse_op("aten::embedding")
+
+
+def test_dedup_and_harmless_ops() -> None:
+    records = [_op("aten::nonzero", "torch.nonzero(x)")] * 3 + [
+        _op("aten::mm", "a @ b"),
+        _op("aten::view", ""),
+    ]
+    risks = find_risks(records)
+    assert len(risks) == 1
+    # the same op at another line is another risk
+    assert len(find_risks([*records, _op("aten::nonzero", "torch.nonzero(y)", source="other.py:5")])) == 2
+
+
+def test_accepts_default_overload_spellings() -> None:
+    risks = find_risks(
+        [_op("aten::nonzero.default"), _op("aten::_local_scalar_dense.default", source="m.py:2")]
+    )
+    assert [r.op for r in risks] == ["aten::nonzero", "aten::_local_scalar_dense"]
