@@ -163,3 +163,26 @@ def test_ops_show() -> None:
     assert payload["status"] == "missing" and payload["remedies"]
     supported = json.loads(_cli("ops", "show", "addmm", "--json").stdout)
     assert supported["status"] == "supported" and "registered in torch_tpu" in supported["detail"]
+
+
+@pytest.mark.needs_torch_tpu
+def test_xla_memory_beside_the_estimate(write_model: Callable[..., Path]) -> None:
+    pytest.importorskip("torch_tpu", reason="needs torch_tpu and libtpu (the 'tpu' extra)")
+    path = write_model(
+        """
+        import torch
+        from torch import nn
+        def get_model():
+            return nn.Sequential(nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 64), nn.LayerNorm(64))
+        def get_inputs():
+            return (torch.randn(4, 64),)
+        """
+    )
+    done = _cli("onboard", str(path), "--json", "--no-numerics", "--batch", "512")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    fits = report["preflight"]["generations"]
+    weights = report["preflight"]["breakdown"]["weights"]
+    for generation in ("v5e", "v5p", "v6e", "tpu7x"):
+        assert fits[generation]["xla_bytes"] >= weights + 512 * 64 * 4  # weights and the batch-512 input
+    assert "compile-only topology" in report["preflight"]["xla_note"]

@@ -20,7 +20,10 @@ def safe_defaults(tpu_vm: bool) -> dict[str, str]:
     """The variables we set when the user has not set them."""
     defaults = {"ANONYMIZED_TELEMETRY": "False", "HF_HUB_OFFLINE": "1"}
     if not tpu_vm:
-        defaults.update({"TPU_SKIP_MDS_QUERY": "1", "JAX_PLATFORMS": "cpu"})
+        # libtpu also takes a host-wide lock file; off a TPU VM (compile-only work) two processes may share it
+        defaults.update(
+            {"TPU_SKIP_MDS_QUERY": "1", "JAX_PLATFORMS": "cpu", "ALLOW_MULTIPLE_LIBTPU_LOAD": "1"}
+        )
     return defaults
 
 

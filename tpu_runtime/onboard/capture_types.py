@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import BaseModel
 
 from tpu_runtime.onboard.report import Phase
@@ -59,3 +61,5 @@ class ModelProbe(BaseModel):
     input_shapes_vary: bool = False
     timings: dict[str, float] = {}
     peak_rss_bytes: int = 0
+    xla: dict[str, dict[str, Any]] = {}  # generation -> xla_memory.XlaMemory as JSON
+    xla_notes: list[str] = []

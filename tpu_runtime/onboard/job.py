@@ -33,6 +33,7 @@ class OnboardRequest(BaseModel):
     numerics: bool = True
     modes: list[PrecisionMode] = ["default", "high", "highest", "bf16"]
     fake_tpu: bool = True
+    xla: str = "auto"  # 'auto', 'none', 'all' or a comma-separated list of generations
     timeout_s: float = 600.0
     memory_gb: float = 0.0  # 0: three quarters of the machine
 

@@ -22,6 +22,9 @@ def probe(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
         "numerics": req.numerics,
         "modes": list(req.modes),
         "fake_tpu": req.fake_tpu,
+        "xla": req.xla,
+        "batch": req.batch,
+        "seq": req.seq,
     }
     limits = Limits(timeout_s=req.timeout_s, memory_bytes=int(req.memory_gb * 2**30))
     result = run_child(
@@ -124,6 +127,12 @@ def preflight(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
         kv_cache=kv,
     )
     ctx.preflight = hbm.preflight(breakdown)
+    for generation, measured in probe.xla.items():
+        fit = ctx.preflight.generations.get(generation)
+        if fit is not None:
+            fit.xla_bytes = int(measured["total_bytes"])
+    if probe.xla_notes:
+        ctx.preflight.xla_note = "; ".join(probe.xla_notes)
 
 
 def serving(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
