@@ -5,11 +5,16 @@ Only `probe` runs the user's code (in a child process); every later step works o
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tpu_runtime.onboard.capture_types import ModelProbe, RawOp
 from tpu_runtime.onboard.job import OnboardContext
 from tpu_runtime.onboard.report import ModelInfo, OnboardReport, OpUse
 from tpu_runtime.sandbox import Limits, run_child
 from tpu_runtime.workflow import ProgressFn, Step
+
+if TYPE_CHECKING:
+    from tpu_runtime.onboard.op_table import OpTable
 
 
 def probe(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
@@ -40,12 +45,9 @@ def probe(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
         ctx.notes.append(ctx.probe.shrink_note)
 
 
-def _judge(raw: list[RawOp], ctx: OnboardContext) -> list[OpUse]:
+def _judge(raw: list[RawOp], table: OpTable) -> list[OpUse]:
     from tpu_runtime.onboard.coverage import classify
-    from tpu_runtime.onboard.op_table import load_op_table
 
-    table = load_op_table()
-    ctx.op_table_source = table.source
     uses = []
     for r in raw:
         verdict = classify(r.op, table)
@@ -68,17 +70,13 @@ def coverage(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
     from tpu_runtime.onboard.op_table import load_op_table
     from tpu_runtime.onboard.remedies import remedies_for
 
-    _probe(ctx)
-    assert ctx.probe is not None
-    ctx.ops = _judge(ctx.probe.raw_ops, ctx)
-    ctx.tpu_ops = _judge(ctx.probe.tpu_raw_ops, ctx)
-    missing = sorted(
-        {u.op for u in ctx.ops if u.status == "missing"}
-        | {u.op for u in ctx.tpu_ops if u.status == "missing"}
-    )
-    ctx.missing = missing
+    probe = _probe(ctx)
     table = load_op_table()
-    for op in missing:
+    ctx.op_table_source = table.source
+    ctx.ops = _judge(probe.raw_ops, table)
+    ctx.tpu_ops = _judge(probe.tpu_raw_ops, table)
+    ctx.missing = sorted({u.op for u in [*ctx.ops, *ctx.tpu_ops] if u.status == "missing"})
+    for op in ctx.missing:
         ctx.remedies.extend(remedies_for(op, table))
 
 
