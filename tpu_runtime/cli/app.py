@@ -62,6 +62,9 @@ def onboard(
         ShrinkChoice, typer.Option(help="run a shallower copy for op capture")
     ] = ShrinkChoice.auto,
     numerics: Annotated[bool, typer.Option(help="compare layers against a float64 CPU reference")] = True,
+    xla: Annotated[
+        str, typer.Option(help="compile for compile-only TPU topologies: auto, none, all, or e.g. v6e,v5e")
+    ] = "auto",
     timeout: Annotated[float, typer.Option(help="seconds the model may run before it is stopped")] = 600.0,
     memory_gb: Annotated[float, typer.Option(help="host memory the model may use (0: 3/4 of RAM)")] = 0.0,
     top: Annotated[int, typer.Option(help="rows per table in the terminal summary")] = 15,
@@ -85,6 +88,7 @@ def onboard(
         numerics=numerics,
         timeout_s=timeout,
         memory_gb=memory_gb,
+        xla=xla,
     )
     try:
         with _progress(enabled=err.is_terminal) as progress:
@@ -186,6 +190,30 @@ def ops_show(
         out.print(f"  [cyan]{remedy.kind}[/]: {remedy.summary}", highlight=False)
         if remedy.code:
             out.print(remedy.code, markup=False, highlight=False)
+
+
+@app.command()
+def serve(
+    name: Annotated[
+        str, typer.Argument(help="which MCP server: onboarding, or all (every specialist's tools)")
+    ],
+    http: Annotated[
+        str | None,
+        typer.Option(
+            metavar="HOST:PORT", help="serve streamable HTTP at http://HOST:PORT/mcp instead of stdio"
+        ),
+    ] = None,
+) -> None:
+    """Run an MCP server for coding agents (stdio unless --http is given).
+
+    Example: tpu-agent serve all   (or: tpu-agent serve onboarding --http 127.0.0.1:8765)
+    """
+    from tpu_runtime.cli.serve_cmd import ServeError, run_server
+
+    try:
+        run_server(name, http)
+    except ServeError as exc:
+        raise _fail(str(exc), 2) from None
 
 
 def main() -> None:

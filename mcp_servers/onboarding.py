@@ -1,0 +1,370 @@
+"""The `tpu-onboarding` MCP server: the tpu-model-onboarding agent's tools over the onboarding runtime.
+
+Thin by design: each tool checks its arguments, calls `tpu_runtime`, and shapes the answer for MCP.
+
+- tool `onboard_model` -> `OnboardReport` (structured content is exactly the report, so its output
+  schema is the report's documented JSON schema). The id of the stored copy travels beside it, not
+  inside it: in the result's `_meta` (`tpu-agent/report_id`, `tpu-agent/report_uri`) and as a
+  `resource_link` content block the model can see.
+- tool `op_status` -> `OpStatus`: how TorchTPU's op table judges one ATen op, with remedies.
+- resource template `onboard-report://{report_id}`: the last `KEEP_REPORTS` reports of this process.
+- prompt `onboard`: the playbook of workflows/onboard.yaml for one model file.
+
+Style: `register(server)` adds everything to a given server (so `mcp_servers.all` can serve every
+specialist from one server) and `build_server()` makes a fresh stand-alone one; there is no
+module-level server instance, so importing this module has no side effects and stays fast (no torch,
+no runtime modules beyond the report models: those load on the first call).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp_types import CallToolResult, ResourceLink, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine
+from tpu_runtime import __version__
+from tpu_runtime.onboard.report import OnboardReport, Remedy
+from tpu_runtime.onboard.report import OpStatus as StatusValue
+
+if TYPE_CHECKING:
+    from tpu_runtime.workflow import ProgressFn
+
+NAME = "tpu-onboarding"
+KEEP_REPORTS = 20
+REPORT_URI = "onboard-report://{report_id}"
+META_REPORT_ID = "tpu-agent/report_id"
+META_REPORT_URI = "tpu-agent/report_uri"
+ENTRY_PATTERN = r"^([A-Za-z_][\w.]*)?:[A-Za-z_][\w.]*$"
+
+INSTRUCTIONS = (
+    "Onboarding PyTorch models onto Google Cloud TPUs with TorchTPU, before any TPU time is spent. "
+    "onboard_model(model_file) runs the model on CPU in a sandbox and returns which ATen ops TorchTPU "
+    "lacks (with replacement code), recompile and host-sync risks, per-layer numerics against a float64 "
+    "CPU reference, HBM fit per TPU generation and a serving path; op_status(op) looks up one op. "
+    "Quote numbers only from these results; say 'registered in torch_tpu', never 'verified'. "
+    "The 'onboard' prompt is the step-by-step playbook."
+)
+
+ONBOARD_DESCRIPTION = """\
+Run a PyTorch model file on CPU in a sandboxed child process and report what it takes to run it on \
+Cloud TPUs with TorchTPU. Nothing runs on a TPU and nothing is written.
+
+Returns an OnboardReport (JSON): `ops` (every ATen op run forward and backward, the file:line and \
+module that first called it, and its status in TorchTPU's op table: supported, composite, cpu_variant \
+or missing; "registered", never verified on a chip), `missing` with `remedies` (plain-PyTorch rewrite \
+code, the CPU fallback, or a Pallas kernel), `risks` (dynamic shapes, host syncs, Python control \
+flow), `numerics` (per-layer error under emulated TPU matmul precision; null when numerics=false), \
+`preflight` (HBM bytes and fit per TPU generation, smallest slice), `serving` (vLLM-TorchTPU or \
+torch.compile) and `notes`. The result also links onboard-report://ID, where the report stays readable.
+
+Takes about 10-30 s for a small model, longer for big ones (numerics=false saves time); the model is \
+stopped after timeout_s seconds. Only one run executes at a time; others wait.
+
+The file must define the model and example inputs in one of these ways: get_model() and \
+get_inputs(); module-level `model` and `example_inputs`; class Model with get_inputs() and \
+get_init_inputs(); or pass entry="module:callable" naming a callable that returns (model, inputs) \
+(the module is imported from the model file's folder). model_file must lie inside the folders the \
+user works in (the client's roots). When the model cannot be loaded or run (it raises, hangs, runs \
+out of memory, crashes) the result is an error whose text is one line saying why."""
+
+OP_STATUS_DESCRIPTION = """\
+How TorchTPU's op table judges one ATen op, without running anything: supported (a TPU kernel is \
+registered), composite (PyTorch decomposes it into other ops), cpu_variant (a CPU-only kernel with a \
+device counterpart, in tpu_op) or missing; `detail` says why and names the torch_tpu release the table \
+comes from. For a missing op, `remedies` lists what to do: a plain-PyTorch rewrite with code, the CPU \
+fallback, or a Pallas kernel. Accepts 'aten::nansum', 'aten::add.Tensor', 'aten.mm.default' or 'nansum'."""
+
+logger = logging.getLogger(__name__)
+
+
+class OpStatus(BaseModel):
+    """One op's verdict (the runtime's `OpVerdict`) plus the table it came from and its remedies."""
+
+    op: str = Field(description="normalised overload name, e.g. 'aten::mm' or 'aten::add.Tensor'")
+    status: StatusValue
+    detail: str = Field(description="why this status, naming the torch_tpu release of the table")
+    tpu_op: str | None = Field(default=None, description="device counterpart of a CPU-only variant")
+    kind: str = Field(description="raw table classification of the op itself")
+    op_table: str = Field(description="where the op table came from: installed package or shipped snapshot")
+    op_table_note: str | None = Field(
+        default=None, description="e.g. that the snapshot's versions differ from the installed ones"
+    )
+    remedies: list[Remedy] = Field(description="what to do about a missing op; empty otherwise")
+
+
+class _Reports:
+    """The last `keep` onboard reports of this server, by id (touched only on the event loop)."""
+
+    def __init__(self, keep: int = KEEP_REPORTS) -> None:
+        self.keep = keep
+        self._items: OrderedDict[str, OnboardReport] = OrderedDict()
+        self._count = 0
+
+    def add(self, model_file: Path, report: OnboardReport) -> str:
+        self._count += 1
+        stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in model_file.stem)[:40] or "model"
+        report_id = f"{self._count}-{stem}"
+        self._items[report_id] = report
+        while len(self._items) > self.keep:
+            self._items.popitem(last=False)
+        return report_id
+
+    def get(self, report_id: str) -> OnboardReport | None:
+        return self._items.get(report_id)
+
+    def ids(self) -> list[str]:
+        return list(self._items)
+
+
+def _error(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def _progress_bridge(ctx: Context) -> ProgressFn:
+    """A workflow `ProgressFn` (called on the worker thread) that forwards to `ctx.report_progress`.
+
+    Progress counts workflow steps (step index + fraction of the step, out of the number of steps) and
+    only ever increases, as MCP requires; each message names the step.
+    """
+    from tpu_runtime.workflow import load_workflow
+
+    steps = load_workflow("onboard").steps
+    order = {step.id: i for i, step in enumerate(steps)}
+    titles = {step.id: step.title for step in steps}
+    total = float(len(steps))
+    last = -1.0
+
+    def notify(step_id: str, message: str, fraction: float) -> None:
+        nonlocal last
+        index = order.get(step_id, max(int(last), 0))
+        done = index + min(max(fraction, 0.0), 1.0)
+        if done <= last or (fraction >= 1.0 and index < len(steps) - 1):
+            return  # the end of one step is announced by the start of the next
+        last = done
+        title = titles.get(step_id, step_id)
+        if fraction >= 1.0:
+            text = "report ready"
+        else:
+            text = title if message in ("", title) else f"{title}: {message}"
+        try:
+            anyio.from_thread.run(ctx.report_progress, done, total, text)
+        except Exception as exc:  # progress is best effort: never fail the run over it
+            logger.debug("progress notification dropped: %s", exc)
+
+    return notify
+
+
+def register(server: MCPServer) -> None:
+    """Add the onboarding tools, the report resource template and the `onboard` prompt to `server`."""
+    reports = _Reports()
+    # One model run at a time per server: each child may use up to 3/4 of the machine's memory.
+    runs = anyio.CapacityLimiter(1)
+
+    @server.tool(
+        name="onboard_model",
+        title="Onboard a PyTorch model onto TorchTPU",
+        description=ONBOARD_DESCRIPTION,
+        annotations=ToolAnnotations(
+            title="Onboard a PyTorch model onto TorchTPU",
+            read_only_hint=True,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    )
+    async def onboard_model(
+        model_file: Annotated[
+            str,
+            Field(
+                min_length=1,
+                description="path of the .py file that defines the model and its example inputs "
+                "(relative paths start at the first allowed folder)",
+            ),
+        ],
+        ctx: Context,
+        roots: ClientRoots,
+        entry: Annotated[
+            Annotated[str, Field(pattern=ENTRY_PATTERN)] | None,
+            Field(
+                description="module:callable returning (model, inputs), when the file follows no "
+                "convention; ':callable' names one in the model file itself",
+            ),
+        ] = None,
+        batch: Annotated[
+            int | None, Field(ge=1, description="batch size to size HBM for (default: the example's)")
+        ] = None,
+        seq: Annotated[
+            int | None,
+            Field(ge=1, description="sequence length to size HBM for (default: the example's)"),
+        ] = None,
+        numerics: Annotated[
+            bool, Field(description="compare each layer against a float64 CPU reference (slower)")
+        ] = True,
+        timeout_s: Annotated[
+            float, Field(gt=0, le=86400, description="seconds the model may run before it is stopped")
+        ] = 600.0,
+    ) -> Annotated[CallToolResult, OnboardReport]:
+        try:
+            path = confine(model_file, allowed_folders(roots))
+        except PathNotAllowed as exc:
+            return _error(str(exc))
+        if not path.is_file():
+            return _error(f"no such file: {path}")
+
+        from tpu_runtime.onboard.job import OnboardRequest, run_onboard
+        from tpu_runtime.sandbox import ChildFailure
+
+        request = OnboardRequest(
+            model_file=path, entry=entry, batch=batch, seq=seq, numerics=numerics, timeout_s=timeout_s
+        )
+        progress = _progress_bridge(ctx)
+        try:
+            report = await anyio.to_thread.run_sync(run_onboard, request, progress, limiter=runs)
+        except ChildFailure as failure:
+            return _error(failure.message)
+        except Exception as exc:
+            # a fault of tpu-agent's own, not the model's: one line to the caller, the traceback to the log
+            logger.exception("onboard_model failed on %s", path)
+            first_line = (str(exc).strip().splitlines() or [""])[0]
+            return _error(f"onboard_model failed inside tpu-agent: {type(exc).__name__}: {first_line}")
+        report_id = reports.add(path, report)
+        uri = REPORT_URI.format(report_id=report_id)
+        return CallToolResult(
+            content=[
+                TextContent(type="text", text=report.model_dump_json()),
+                ResourceLink(
+                    type="resource_link",
+                    uri=uri,
+                    name=report_id,
+                    title=f"onboard report for {path.name}",
+                    description=f"this report, readable while the server runs (it keeps the last "
+                    f"{reports.keep})",
+                    mime_type="application/json",
+                ),
+            ],
+            structured_content=report.model_dump(mode="json"),
+            _meta={META_REPORT_ID: report_id, META_REPORT_URI: uri},
+        )
+
+    @server.tool(
+        name="op_status",
+        title="Look up one ATen op in TorchTPU's op table",
+        description=OP_STATUS_DESCRIPTION,
+        annotations=ToolAnnotations(
+            title="Look up one ATen op in TorchTPU's op table",
+            read_only_hint=True,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    )
+    def op_status(
+        op: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=200,
+                description="an ATen op, e.g. 'aten::nansum', 'aten::add.Tensor' or 'nansum'",
+            ),
+        ],
+    ) -> OpStatus:
+        from tpu_runtime.onboard.coverage import classify
+        from tpu_runtime.onboard.op_table import load_op_table
+        from tpu_runtime.onboard.remedies import remedies_for
+
+        table = load_op_table()
+        verdict = classify(op, table)
+        remedies = remedies_for(verdict.op, table) if verdict.status == "missing" else []
+        return OpStatus(
+            **verdict.model_dump(), op_table=table.source, op_table_note=table.note, remedies=remedies
+        )
+
+    @server.resource(
+        REPORT_URI,
+        name="onboard_report",
+        title="Onboard report",
+        description=f"An OnboardReport (JSON) that onboard_model returned; the server keeps the last "
+        f"{KEEP_REPORTS} in memory until it stops. The id comes with each onboard_model result.",
+        mime_type="application/json",
+    )
+    def onboard_report(report_id: str) -> str:
+        report = reports.get(report_id)
+        if report is None:
+            kept = ", ".join(reports.ids()) or "none yet"
+            raise ResourceNotFoundError(
+                f"no onboard report {report_id!r} in this server (kept: {kept}); run onboard_model again"
+            )
+        return report.model_dump_json(indent=2)
+
+    @server.prompt(
+        name="onboard",
+        title="Onboard a PyTorch model onto TorchTPU",
+        description="The onboarding playbook (workflows/onboard.yaml) for one model file: each step, "
+        "what it proves, and where it stops for the person's approval.",
+    )
+    def onboard(
+        model_file: Annotated[
+            str, Field(description="path of the .py file that defines the model and its example inputs")
+        ],
+    ) -> str:
+        return _playbook_text(model_file)
+
+
+def _playbook_text(model_file: str) -> str:
+    from tpu_runtime.workflow import load_workflow
+
+    workflow = load_workflow("onboard")
+    lines = [
+        f"{workflow.title}: {model_file}",
+        "",
+        f"Follow the '{workflow.name}' playbook (workflows/{workflow.name}.yaml), step by step:",
+    ]
+    for number, step in enumerate(workflow.steps, 1):
+        line = f"{number}. {step.title}"
+        if step.proves:
+            line += f". Proves: {step.proves}"
+        if step.gate == "approval":
+            line += (
+                ". Gate: runs only after the person approves the exact command on their TPU VM; "
+                "never run it yourself, and report it as not run until then"
+            )
+        lines.append(line)
+    gated = [s.title for s in workflow.steps if s.gate == "approval"]
+    lines += [
+        "",
+        f"One onboard_model call (model_file={model_file!r}) runs every step without a gate and returns "
+        "the report" + (f"; the gated step ({'; '.join(gated)}) comes back as not run." if gated else "."),
+        "Inputs it accepts: "
+        + "; ".join(f"{name}: {text}" for name, text in workflow.inputs.items() if name != "model_file")
+        + ".",
+        "For each missing op give the report's remedies with their code (op_status looks one op up). "
+        "Quote every number from the report, never from memory; say 'registered in torch_tpu', never "
+        "'verified'. Name the first divergent layer if there is one, and the smallest slice that fits.",
+    ]
+    return "\n".join(lines)
+
+
+def build_server() -> MCPServer:
+    """A stand-alone `tpu-onboarding` server."""
+    server = MCPServer(NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    register(server)
+    return server
+
+
+def main() -> None:
+    """Serve over stdio (what `tpu-agent serve onboarding` does)."""
+    build_server().run("stdio")
+
+
+if __name__ == "__main__":
+    main()
