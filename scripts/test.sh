@@ -9,6 +9,16 @@ VENV="${VENV:-.venv}"
 export TPU_SKIP_MDS_QUERY=1 JAX_PLATFORMS=cpu HF_HUB_OFFLINE=1 ANONYMIZED_TELEMETRY=False MPLBACKEND=Agg
 export PYTHONWARNINGS="ignore:<TorchTpu/Performance/TcMalloc/"
 
+# System tools some tests use: a network namespace (iproute2) and real sshd processes (openssh-server).
+# As root with apt they are installed; otherwise those tests skip and say why.
+need=()
+command -v ip >/dev/null || need+=(iproute2)
+[ -x /usr/sbin/sshd ] || need+=(openssh-server)
+if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
 if [ "${FRESH:-0}" = 1 ]; then rm -rf "$VENV"; fi
 if [ ! -x "$VENV/bin/python" ]; then python3.11 -m venv "$VENV" 2>/dev/null || python3 -m venv "$VENV"; fi
 # shellcheck disable=SC1091

@@ -216,6 +216,11 @@ def serve(
         raise _fail(str(exc), 2) from None
 
 
+from tpu_runtime.cli.run_cmd import register_remote_commands  # noqa: E402  (targets, run, approvals, audit)
+
+register_remote_commands(app)
+
+
 def main() -> None:
     app()
 

@@ -1,0 +1,142 @@
+"""The `targets`, `approvals` and `audit` commands, and that only a terminal can approve (no SSH needed)."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from tests.conftest import REPO
+from tpu_runtime.cli.app import app
+from tpu_runtime.remote.engine import RemoteEngine
+
+KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBn2c7b0GJ0lzgaFfR9Ti6kC4iyHBnzvYvX2m5n5k2rx"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("TPU_AGENT_HOME", str(tmp_path))
+    target = {
+        "kind": "hosts",
+        "user": "alice",
+        "hosts": [
+            {"name": "w0", "host": "10.0.0.2", "host_key": KEY},
+            {"name": "w1", "host": "10.0.0.3", "port": 2222, "host_key": KEY},
+        ],
+    }
+    (tmp_path / "targets.yaml").write_text(yaml.safe_dump({"targets": {"lab": target}}))
+    return tmp_path
+
+
+def _invoke(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(app, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_targets_list_and_show(home: Path) -> None:
+    code, out, _ = _invoke("targets", "list", "--json")
+    assert code == 0 and json.loads(out)["lab"]["kind"] == "hosts"
+    code, out, _ = _invoke("targets", "show", "lab", "--json")
+    workers = json.loads(out)["workers"]
+    assert [(w["host"], w["port"], w["user"]) for w in workers] == [
+        ("10.0.0.2", 22, "alice"),
+        ("10.0.0.3", 2222, "alice"),
+    ]
+    code, _, err = _invoke("targets", "show", "nope")
+    assert code == 2 and "no target named 'nope'" in err and "known: lab" in err
+
+
+def test_bad_targets_file_gives_one_line(home: Path) -> None:
+    (home / "targets.yaml").write_text(
+        "targets:\n  x: {kind: hosts, hosts: [{name: a, host: h, prot: 22}]}\n"
+    )
+    code, _, err = _invoke("targets", "list")
+    assert code == 2 and "targets.x.hosts.hosts.0.prot" in err.replace("\n", "")
+
+
+def test_run_without_a_terminal_leaves_the_request_pending(home: Path) -> None:
+    code, out, err = _invoke("run", "--target", "lab", "--json", "--", "python", "train.py")
+    assert code == 3
+    pending = json.loads(out.splitlines()[0])
+    assert pending["type"] == "pending" and pending["request"]["state"] == "pending"
+    assert "tpu-agent approvals approve" in err
+    code, _, err = _invoke("run", "--target", "lab", "--", "echo")
+    assert code == 3
+    code, _, err = _invoke("run", "--", "echo")
+    assert code == 2 and "--target is required" in err
+    code, _, err = _invoke("run", "--target", "lab", "--worker", "5", "--", "echo")
+    assert code == 2 and "indexes from 0 to 1" in err
+
+
+def test_approvals_list_show_deny_and_no_approval_without_a_terminal(home: Path) -> None:
+    engine = RemoteEngine()
+    request = engine.request_run("lab", ["python", "train.py", "--steps", "10"])
+    code, out, _ = _invoke("approvals", "list", "--json")
+    assert [r["id"] for r in json.loads(out)] == [request.id]
+    code, out, _ = _invoke("approvals", "show", request.id)
+    assert code == 0 and "python train.py --steps 10" in out and request.digest[:20] in out.replace("\n", "")
+    code, _, err = _invoke("approvals", "approve", request.id)
+    assert code == 4 and "needs your terminal" in err
+    assert engine.get_request(request.id).state == "pending"
+    code, _, _ = _invoke("approvals", "deny", request.id, "--reason", "wrong model")
+    assert code == 0 and engine.get_request(request.id).state == "denied"
+    code, _, err = _invoke("approvals", "deny", request.id)
+    assert code == 2 and "denied, not pending" in err
+
+
+def test_audit_show_and_verify_detects_tampering(home: Path) -> None:
+    engine = RemoteEngine()
+    request = engine.request_run("lab", ["echo", "1"])
+    engine.deny(request.id, "alice@tty", "no")
+    code, out, _ = _invoke("audit", "show", "--json")
+    assert [r["kind"] for r in json.loads(out)] == ["request", "denied"]
+    code, out, _ = _invoke("audit", "verify", "--json")
+    assert code == 0 and json.loads(out)["ok"] is True
+    with sqlite3.connect(home / "state.db") as conn:
+        conn.execute("DROP TRIGGER audit_no_update")
+        conn.execute("UPDATE audit SET payload = replace(payload, 'echo', 'rm') WHERE seq = 1")
+    code, _, err = _invoke("audit", "verify")
+    assert code == 1 and "row 1: contents do not match its hash" in err
+
+
+def test_the_person_approves_at_a_real_terminal(home: Path) -> None:
+    engine = RemoteEngine()
+    request = engine.request_run("lab", ["python", "train.py"])
+    primary, secondary = os.openpty()
+    env = {**os.environ, "TPU_AGENT_HOME": str(home), "COLUMNS": "200"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tpu_runtime.cli.app", "approvals", "approve", request.id],
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        cwd=REPO,
+        env=env,
+        close_fds=True,
+    )
+    os.close(secondary)
+    seen = b""
+    deadline = time.monotonic() + 60
+    try:
+        while b"Type yes" not in seen and time.monotonic() < deadline:
+            ready, _, _ = select.select([primary], [], [], 1.0)
+            if ready:
+                seen += os.read(primary, 4096)
+        assert b"python train.py" in seen and request.id.encode() in seen
+        os.write(primary, b"yes\n")
+        assert proc.wait(timeout=60) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        os.close(primary)
+    approval = engine.approval_for(request.id)
+    assert approval is not None and approval.digest == request.digest and approval.via == "approvals-cli"

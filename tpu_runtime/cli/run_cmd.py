@@ -1,0 +1,577 @@
+"""`tpu-agent targets|run|approvals|audit`: approval-gated commands on TPU VMs and GKE, and their audit log.
+
+Approval comes only from the person at a terminal: `run` asks on the terminal it was started from, and
+`approvals approve` works only on a terminal, so a program without one (a coding agent's shell tool)
+can request a run but cannot approve it. Heavy libraries (asyncssh, google-cloud-tpu) load inside the
+commands, never at import.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shlex
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from tpu_runtime.remote.approvals import Approval, RunRequest
+    from tpu_runtime.remote.engine import RemoteEngine
+    from tpu_runtime.remote.report import RunResult
+
+out = Console(highlight=False)
+err = Console(stderr=True, highlight=False)
+
+EXIT_FAILED = 1
+EXIT_BAD_INPUT = 2
+EXIT_PENDING = 3  # the request waits for the person's approval
+EXIT_DENIED = 4
+
+targets_app = typer.Typer(
+    help="Where commands may run: TPU VMs, SSH hosts, GKE clusters.", no_args_is_help=True
+)
+approvals_app = typer.Typer(help="Run requests waiting for your decision.", no_args_is_help=True)
+audit_app = typer.Typer(
+    help="The append-only, hash-chained log of requests, decisions and results.", no_args_is_help=True
+)
+
+
+def _fail(message: str, code: int = EXIT_FAILED) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {message}", soft_wrap=True, markup=True)
+    return typer.Exit(code)
+
+
+def _engine() -> RemoteEngine:
+    from tpu_runtime.remote.engine import RemoteEngine
+
+    return RemoteEngine()
+
+
+def _on_terminal() -> bool:
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _emit_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data) + "\n")
+    sys.stdout.flush()
+
+
+# ---- rendering -----------------------------------------------------------------------------------
+def _fingerprint(key_line: str) -> str:
+    import base64
+    import hashlib
+
+    try:
+        blob = base64.b64decode(key_line.split()[1])
+    except (IndexError, ValueError):
+        return "unreadable key"
+    digest = base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
+    return f"{key_line.split()[0]} SHA256:{digest}"
+
+
+def render_request(request: RunRequest, console: Console) -> None:
+    """Everything the person approves, spelled out: what runs, where, with what, for how long."""
+    spec = request.spec
+    console.print(f"[bold]Request {request.id}[/] on target [bold]{spec.target}[/] ({spec.target_kind})")
+    console.print(f"  state: {request.state}   requested by: {request.requested_by}")
+    console.print(f"  command: [bold]{shlex.join(spec.command)}[/]", soft_wrap=True, markup=True)
+    if spec.loop is not None:
+        console.print(
+            f"  loop {spec.loop.name!r}: {len(spec.loop.attempts)} planned attempts, budget "
+            f"{spec.loop.max_attempts} attempts / {spec.loop.max_seconds:g} s"
+        )
+        for i, argv in enumerate(spec.loop.attempts):
+            console.print(f"    [{i}] {shlex.join(argv)}", markup=False, soft_wrap=True)
+    console.print(f"  time limit: {spec.time_limit_s:g} s")
+    for key, value in sorted(spec.env.items()):
+        console.print(f"  env: {key}={shlex.quote(value)}", markup=False, soft_wrap=True)
+    for up in spec.uploads:
+        console.print(
+            f"  upload: {up.source} -> files/{up.dest} ({up.size} bytes, sha256 {up.sha256[:16]}...)",
+            markup=False,
+        )
+    for down in spec.downloads:
+        console.print(f"  download: {down.remote}", markup=False)
+    if spec.workers:
+        table = Table("worker", "name", "address", "user", "pinned host key", box=None, pad_edge=False)
+        for w in spec.workers:
+            table.add_row(str(w.index), w.name, f"{w.host}:{w.port}", w.user, _fingerprint(w.host_keys[0]))
+        console.print(table)
+    if spec.gke is not None:
+        console.print(
+            f"  kubectl context {spec.gke.context}, namespace {spec.gke.namespace}; manifest to apply:"
+        )
+        console.print(spec.gke.manifest, markup=False, soft_wrap=True)
+    console.print(f"  digest: {request.digest}")
+
+
+def _request_json(request: RunRequest) -> dict[str, Any]:
+    return request.model_dump(mode="json")
+
+
+# ---- targets -------------------------------------------------------------------------------------
+@targets_app.command("list")
+def targets_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Targets in your targets file.  Example: tpu-agent targets list"""
+    from tpu_runtime.remote.targets import TargetError
+
+    engine = _engine()
+    try:
+        targets = engine.targets()
+    except TargetError as exc:
+        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    if as_json:
+        _emit_json({name: t.model_dump(mode="json") for name, t in targets.items()})
+        return
+    if not targets:
+        err.print(f"no targets yet: add them to {engine.targets_path} (see `tpu-agent targets --help`)")
+        return
+    table = Table("name", "kind", "where")
+    for name, t in sorted(targets.items()):
+        if t.kind == "tpu-vm":
+            where = f"{t.project}/{t.zone}/{t.name or 'queued:' + str(t.queued_resource)}"
+        elif t.kind == "hosts":
+            where = ", ".join(f"{h.name}={h.host}:{h.port}" for h in t.hosts)
+        else:
+            where = f"{t.context} {t.accelerator} {t.topology}"
+        table.add_row(name, t.kind, where)
+    out.print(table)
+
+
+def _resolve(engine: RemoteEngine, name: str) -> Any:
+    from tpu_runtime.remote.targets import GkeTarget, TargetError, resolve_workers
+    from tpu_runtime.remote.tpu_api import TpuApiError
+
+    try:
+        target = engine.target(name)
+        workers = () if isinstance(target, GkeTarget) else resolve_workers(target, engine.tpu_api)
+    except (TargetError, TpuApiError) as exc:
+        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    return target, workers
+
+
+@targets_app.command("show")
+def targets_show(
+    name: Annotated[str, typer.Argument(help="target name")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """A target's settings and its workers with pinned host keys.  Example: tpu-agent targets show my-v6e"""
+    engine = _engine()
+    target, workers = _resolve(engine, name)
+    if as_json:
+        _emit_json(
+            {
+                "target": target.model_dump(mode="json"),
+                "workers": [w.model_dump(mode="json") for w in workers],
+            }
+        )
+        return
+    out.print(f"[bold]{name}[/] ({target.kind})")
+    for key, value in target.model_dump(exclude={"hosts", "kind"}).items():
+        out.print(f"  {key}: {value}", markup=False)
+    if workers:
+        table = Table("worker", "name", "address", "user", "pinned host key")
+        for w in workers:
+            table.add_row(str(w.index), w.name, f"{w.host}:{w.port}", w.user, _fingerprint(w.host_keys[0]))
+        out.print(table)
+
+
+@targets_app.command("check")
+def targets_check(
+    name: Annotated[str, typer.Argument(help="target name")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Connect to every worker (handshake, pinned host key, login; no command runs).
+
+    Example: tpu-agent targets check my-v6e
+    """
+    from tpu_runtime.remote.targets import GkeTarget
+
+    engine = _engine()
+    target, workers = _resolve(engine, name)
+    if isinstance(target, GkeTarget):
+        _check_gke(target, as_json)
+        return
+    from tpu_runtime.remote.ssh_exec import check_workers
+
+    with err.status(f"connecting to {len(workers)} worker(s)"):
+        checks = asyncio.run(
+            check_workers(workers, target.identity_file, target.connect_timeout_s, target.max_concurrency)
+        )
+    rows = [
+        {
+            "worker": w.index,
+            "name": w.name,
+            "address": f"{w.host}:{w.port}",
+            "ok": failure is None,
+            "seconds": round(seconds, 3),
+            "error_kind": failure.kind if failure else None,
+            "error": str(failure) if failure else None,
+        }
+        for w, seconds, failure in checks
+    ]
+    if as_json:
+        _emit_json(rows)
+    else:
+        table = Table("worker", "name", "address", "result", "time")
+        for r in rows:
+            verdict = "[green]ok[/]" if r["ok"] else f"[red]{r['error_kind']}[/]: {r['error']}"
+            table.add_row(
+                str(r["worker"]), str(r["name"]), str(r["address"]), verdict, f"{r['seconds']:.2f} s"
+            )
+        out.print(table)
+    if not all(r["ok"] for r in rows):
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _check_gke(target: Any, as_json: bool) -> None:
+    import subprocess
+
+    args = [
+        target.kubectl,
+        "--context",
+        target.context,
+        "get",
+        "nodes",
+        "-l",
+        f"cloud.google.com/gke-tpu-accelerator={target.accelerator},cloud.google.com/gke-tpu-topology={target.topology}",
+        "-o",
+        "name",
+    ]
+    try:
+        done = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    except (FileNotFoundError, subprocess.TimeoutExpired) as exc:
+        raise _fail(f"cannot run {target.kubectl}: {exc}") from None
+    nodes = done.stdout.split()
+    if as_json:
+        _emit_json(
+            {"ok": done.returncode == 0 and bool(nodes), "nodes": nodes, "error": done.stderr.strip() or None}
+        )
+    elif done.returncode != 0:
+        err.print(done.stderr.strip(), markup=False)
+    else:
+        out.print(f"{len(nodes)} TPU node(s) with {target.accelerator} {target.topology}", markup=False)
+    if done.returncode != 0 or not nodes:
+        raise typer.Exit(EXIT_FAILED)
+
+
+# ---- run -----------------------------------------------------------------------------------------
+def _parse_env(items: list[str]) -> dict[str, str]:
+    env: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise _fail(f"--env takes NAME=VALUE, got {item!r}", EXIT_BAD_INPUT)
+        env[key] = value
+    return env
+
+
+def _parse_uploads(items: list[str]) -> list[tuple[Path, str | None]]:
+    uploads: list[tuple[Path, str | None]] = []
+    for item in items:
+        local, sep, dest = item.partition(":")
+        uploads.append((Path(local), dest if sep else None))
+    return uploads
+
+
+def _ask(request: RunRequest) -> bool:
+    render_request(request, err)
+    answer = typer.prompt("Run this exactly as shown? Type yes to approve", default="no", err=True)
+    return answer.strip().lower() == "yes"
+
+
+def _wait_for_approval(engine: RemoteEngine, request: RunRequest, wait_s: float) -> Approval | None:
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        approval = engine.approval_for(request.id)
+        if approval is not None:
+            return approval
+        if engine.get_request(request.id).state not in ("pending", "approved"):
+            return None
+        time.sleep(1.0)
+    return None
+
+
+async def _execute(engine: RemoteEngine, approval: Approval, as_json: bool) -> RunResult:
+    from tpu_runtime.remote.report import OutputLine, WorkerResult
+
+    run_id = await engine.start(approval, actor="cli")
+    loop = asyncio.get_running_loop()
+    handled = False
+    with contextlib.suppress(ValueError, RuntimeError, NotImplementedError):  # only the main thread can
+        loop.add_signal_handler(signal.SIGINT, lambda: engine.cancel(run_id))  # Ctrl-C stops the remote side
+        handled = True
+    try:
+        async for event in engine.stream(run_id):
+            if as_json:
+                _emit_json(event.model_dump(mode="json"))
+            elif isinstance(event, OutputLine):
+                stream = sys.stdout if event.stream == "stdout" else sys.stderr
+                stream.write(event.prefixed() + "\n")
+                stream.flush()
+            elif isinstance(event, WorkerResult) and event.status != "ok":
+                err.print(
+                    f"[red]worker {event.worker} ({event.worker_name}): {event.error_kind}[/]: {event.error}"
+                )
+        return await engine.wait(run_id)
+    finally:
+        if handled:
+            loop.remove_signal_handler(signal.SIGINT)
+        await engine.aclose()
+
+
+def _report(result: RunResult, as_json: bool) -> None:
+    if as_json:
+        return
+    table = Table(
+        "worker", "name", "status", "exit", "error", "time", title=f"run {result.run_id}: {result.state}"
+    )
+    for w in result.workers:
+        table.add_row(
+            str(w.worker),
+            w.worker_name,
+            w.status,
+            "" if w.exit_status is None else str(w.exit_status),
+            w.error or "",
+            f"{w.duration_s:.2f} s",
+        )
+    err.print(table)
+
+
+def run(
+    command: Annotated[
+        list[str] | None, typer.Argument(help="the command and its arguments, after --")
+    ] = None,
+    target: Annotated[
+        str | None, typer.Option("--target", "-t", help="target name from your targets file")
+    ] = None,
+    worker: Annotated[str, typer.Option(help="all, one index, or a comma list like 0,2")] = "all",
+    env: Annotated[list[str] | None, typer.Option("--env", "-e", help="NAME=VALUE for the command")] = None,
+    upload: Annotated[
+        list[str] | None, typer.Option(help="LOCAL[:DEST] copied into the run's folder on each worker")
+    ] = None,
+    download: Annotated[
+        list[str] | None, typer.Option(help="remote file or folder fetched back after the command")
+    ] = None,
+    time_limit: Annotated[float, typer.Option(min=1, help="seconds before the command is stopped")] = 600.0,
+    wait: Annotated[
+        float,
+        typer.Option(min=0, help="without a terminal: seconds to wait for `tpu-agent approvals approve`"),
+    ] = 0.0,
+    request: Annotated[str | None, typer.Option(help="run an already approved request by id")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print events as JSON lines")] = False,
+) -> None:
+    """Run a command on a target's workers once you approve it.
+
+    Example: tpu-agent run --target my-v6e --worker all --upload train.py -- python train.py --steps 10
+    """
+    from tpu_runtime.remote.approvals import ApprovalError
+    from tpu_runtime.remote.spec import SpecError
+    from tpu_runtime.remote.targets import TargetError
+    from tpu_runtime.remote.tpu_api import TpuApiError
+
+    engine = _engine()
+    try:
+        if request:
+            req = engine.get_request(request)
+        else:
+            if not target:
+                raise _fail("--target is required (see `tpu-agent targets list`)", EXIT_BAD_INPUT)
+            if not command:
+                raise _fail(
+                    "no command: put it after --, e.g. tpu-agent run -t T -- tpu-info", EXIT_BAD_INPUT
+                )
+            req = engine.request_run(
+                target,
+                command,
+                workers=worker,
+                env=_parse_env(env or []),
+                uploads=_parse_uploads(upload or []),
+                downloads=download or [],
+                time_limit_s=time_limit,
+                requested_by="cli",
+            )
+        approval = engine.approval_for(req.id)
+        if approval is None and req.state == "pending":
+            if _on_terminal():
+                if not _ask(req):
+                    engine.deny(req.id, _approver("tty-prompt"), "declined at the prompt")
+                    raise _fail(f"request {req.id} denied", EXIT_DENIED)
+                approval = engine.approve(req.id, _approver("tty-prompt"), req.digest, via="tty-prompt")
+            else:
+                if as_json:
+                    _emit_json({"type": "pending", "request": _request_json(req)})
+                else:
+                    render_request(req, err)
+                err.print(
+                    f"waiting for approval: in your own terminal run  tpu-agent approvals approve {req.id}",
+                    markup=False,
+                )
+                approval = _wait_for_approval(engine, req, wait) if wait else None
+                if approval is None:
+                    raise typer.Exit(EXIT_PENDING)
+        if approval is None:
+            raise _fail(f"request {req.id} is {req.state} and has no usable approval", EXIT_DENIED)
+        result = asyncio.run(_execute(engine, approval, as_json))
+    except (ApprovalError, SpecError, TargetError, TpuApiError) as exc:
+        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    _report(result, as_json)
+    if not result.ok:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def _approver(via: str) -> str:
+    from tpu_runtime.remote.engine import whoami
+
+    return whoami(via)
+
+
+# ---- approvals -----------------------------------------------------------------------------------
+@approvals_app.command("list")
+def approvals_list(
+    show_all: Annotated[bool, typer.Option("--all", help="every request, not only pending ones")] = False,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Requests waiting for you.  Example: tpu-agent approvals list"""
+    engine = _engine()
+    requests = engine.list_requests(() if show_all else ("pending",))
+    if as_json:
+        _emit_json([_request_json(r) for r in requests])
+        return
+    if not requests:
+        err.print("nothing waiting for approval")
+        return
+    now = time.time()
+    table = Table("id", "state", "target", "workers", "command", "age")
+    for r in requests:
+        table.add_row(
+            r.id,
+            r.state,
+            r.spec.target,
+            str(len(r.spec.workers) or 1),
+            shlex.join(r.spec.command)[:60],
+            f"{(now - r.created_at) / 60:.0f} min",
+        )
+    out.print(table)
+
+
+@approvals_app.command("show")
+def approvals_show(
+    request_id: Annotated[str, typer.Argument(help="request id, e.g. r-3fa9c01b2e")],
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+    raw: Annotated[
+        bool, typer.Option(help="also print the exact wrapper script sent to each worker")
+    ] = False,
+) -> None:
+    """Everything a request would run.  Example: tpu-agent approvals show r-3fa9c01b2e"""
+    from tpu_runtime.remote.approvals import ApprovalError
+
+    try:
+        req = _engine().get_request(request_id)
+    except ApprovalError as exc:
+        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    if as_json:
+        _emit_json(_request_json(req))
+        return
+    render_request(req, out)
+    if raw and req.spec.script:
+        out.print(req.spec.script, markup=False)
+
+
+@approvals_app.command("approve")
+def approvals_approve(request_id: Annotated[str, typer.Argument(help="request id")]) -> None:
+    """Approve a request after reading it; works only in your own terminal.
+
+    Example: tpu-agent approvals approve r-3fa9c01b2e
+    """
+    from tpu_runtime.remote.approvals import APPROVAL_TTL_S, ApprovalError
+
+    if not _on_terminal():
+        raise _fail(
+            "approving needs your terminal (stdin and stderr on a TTY); nothing was approved", EXIT_DENIED
+        )
+    engine = _engine()
+    try:
+        req = engine.get_request(request_id)
+        if req.state != "pending":
+            raise _fail(f"request {request_id} is {req.state}, not pending", EXIT_BAD_INPUT)
+        if not _ask(req):
+            err.print("not approved")
+            raise typer.Exit(EXIT_DENIED)
+        approval = engine.approve(request_id, _approver("tty"), req.digest, via="approvals-cli")
+    except ApprovalError as exc:
+        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    err.print(f"approved {request_id} ({approval.id}); usable once within {APPROVAL_TTL_S / 60:.0f} minutes")
+
+
+@approvals_app.command("deny")
+def approvals_deny(
+    request_id: Annotated[str, typer.Argument(help="request id")],
+    reason: Annotated[str, typer.Option(help="why, for the audit log")] = "",
+) -> None:
+    """Refuse a request.  Example: tpu-agent approvals deny r-3fa9c01b2e --reason 'wrong target'"""
+    from tpu_runtime.remote.approvals import ApprovalError
+
+    try:
+        _engine().deny(request_id, _approver("cli"), reason)
+    except ApprovalError as exc:
+        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    err.print(f"denied {request_id}")
+
+
+# ---- audit ---------------------------------------------------------------------------------------
+@audit_app.command("show")
+def audit_show(
+    subject: Annotated[str | None, typer.Option("--id", help="only rows about this request or run")] = None,
+    limit: Annotated[int, typer.Option(min=1, help="the last N rows")] = 50,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """The audit log, oldest first.  Example: tpu-agent audit show --id r-3fa9c01b2e"""
+    from tpu_runtime.remote import audit
+
+    engine = _engine()
+    with engine.store.read() as conn:
+        found = audit.rows(conn, subject, limit)
+    if as_json:
+        _emit_json([r.model_dump(mode="json") for r in found])
+        return
+    table = Table("seq", "time (UTC)", "event", "about", "by", "details")
+    for r in found:
+        details = json.dumps(r.payload, separators=(",", ":"))
+        table.add_row(str(r.seq), r.ts[:19], r.kind, r.subject, r.actor, details[:80])
+    out.print(table)
+
+
+@audit_app.command("verify")
+def audit_verify(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Check the hash chain: finds any edited or deleted row.  Example: tpu-agent audit verify"""
+    from tpu_runtime.remote import audit
+
+    engine = _engine()
+    with engine.store.read() as conn:
+        check = audit.verify(conn)
+    if as_json:
+        _emit_json(check.model_dump(mode="json"))
+    elif check.ok:
+        out.print(f"[green]ok[/]: {check.rows} rows, chain intact, head {check.head_hash[:16]}...")
+    else:
+        for problem in check.problems:
+            err.print(f"[red]tampered[/]: {problem}")
+    if not check.ok:
+        raise typer.Exit(EXIT_FAILED)
+
+
+def register_remote_commands(app: typer.Typer) -> None:
+    """Add `targets`, `run`, `approvals` and `audit` to the main CLI."""
+    app.add_typer(targets_app, name="targets")
+    app.command("run", no_args_is_help=True)(run)
+    app.add_typer(approvals_app, name="approvals")
+    app.add_typer(audit_app, name="audit")

@@ -1,0 +1,97 @@
+"""What a run reports: output lines as they arrive, each worker's result, and the run's result.
+
+Front ends render these and nothing else: the CLI prints lines with a worker prefix and a table of
+results; MCP tools return them as structured output.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+ErrorKind = Literal[
+    "refused",  # nothing listens on the worker's SSH port
+    "timeout",  # connecting took longer than the connect timeout
+    "unreachable",  # no route, DNS failure, or another network error before SSH started
+    "auth",  # the worker rejected our key
+    "host_key",  # the worker's host key is not the pinned one
+    "connection_lost",  # the connection dropped while the command ran
+    "time_limit",  # the command ran past its time limit and was stopped
+    "setup",  # the run folder could not be made, or an upload/download failed
+    "cancelled",  # stopped on request
+    "exit",  # the command ran and exited non-zero
+]
+WorkerStatus = Literal["ok", "failed", "cancelled"]
+RunState = Literal["running", "succeeded", "failed", "cancelled", "interrupted"]
+
+
+class OutputLine(BaseModel):
+    """One line of a worker's stdout or stderr, without its newline."""
+
+    type: Literal["line"] = "line"
+    run_id: str
+    worker: int
+    worker_name: str
+    stream: Literal["stdout", "stderr"]
+    text: str
+
+    def prefixed(self) -> str:
+        return f"[{self.worker}:{self.worker_name}] {self.text}"
+
+
+class WorkerResult(BaseModel):
+    """How one worker's command ended."""
+
+    type: Literal["worker"] = "worker"
+    run_id: str
+    worker: int
+    worker_name: str
+    host: str
+    status: WorkerStatus
+    exit_status: int | None = None
+    signal: str | None = None
+    error_kind: ErrorKind | None = None
+    error: str | None = Field(default=None, description="one line saying what went wrong")
+    duration_s: float
+    stdout_sha256: str
+    stderr_sha256: str
+    stdout_lines: int = 0
+    stderr_lines: int = 0
+    downloads: list[str] = Field(default_factory=list, description="local paths fetched back")
+    remote_stopped: bool | None = Field(
+        default=None, description="after a cancel or time limit: whether the remote process group is gone"
+    )
+
+
+class RunResult(BaseModel):
+    """The end of a run: every worker's result and the overall state."""
+
+    type: Literal["result"] = "result"
+    run_id: str
+    request_id: str
+    state: RunState
+    duration_s: float
+    workers: list[WorkerResult]
+    attempt: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.state == "succeeded"
+
+
+class RunStatus(BaseModel):
+    """Where a run stands, for `status(run_id)` while it runs and after."""
+
+    run_id: str
+    request_id: str
+    state: RunState
+    started_at: float
+    finished_at: float | None = None
+    lines: int = 0
+    workers_done: int = 0
+    workers_total: int = 0
+    result: RunResult | None = None
+
+
+RunEvent = OutputLine | WorkerResult | RunResult

@@ -1,0 +1,218 @@
+"""What a run request asks for, and the digest an approval is bound to.
+
+The spec holds everything that decides what happens on the workers: the exact wrapper script and
+command, every worker's address and pinned host keys, the environment, each uploaded file's SHA-256,
+downloads, the time limit and, for a loop, its full plan and budget. The digest is SHA-256 over the
+spec's canonical JSON, so changing any byte of it after approval makes the approval useless.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from tpu_runtime.remote.confine import PathEscapeError, safe_relative
+
+SPEC_VERSION = 1
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+TargetKind = Literal["hosts", "tpu-vm", "gke"]
+
+
+class SpecError(ValueError):
+    """A request that cannot be built as asked; the message is one line."""
+
+
+class WorkerRef(BaseModel):
+    """One worker as resolved when the request was made; its host keys are the only ones accepted."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    index: int = Field(ge=0)
+    name: str
+    host: str
+    port: int = Field(ge=1, le=65535)
+    user: str
+    host_keys: tuple[str, ...] = Field(description="OpenSSH public key lines, e.g. 'ssh-ed25519 AAAA...'")
+
+    @field_validator("host", "user")
+    @classmethod
+    def _no_spaces(cls, value: str) -> str:
+        if not value or any(ch.isspace() or ord(ch) < 32 for ch in value):
+            raise ValueError(f"{value!r} is empty or has spaces or control characters")
+        return value
+
+
+class Upload(BaseModel):
+    """One local file copied into the run's folder on every worker before the command starts."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str = Field(description="absolute local path")
+    dest: str = Field(description="path relative to the run's files folder on the worker")
+    sha256: str
+    size: int = Field(ge=0)
+
+    @field_validator("dest")
+    @classmethod
+    def _confined(cls, value: str) -> str:
+        return safe_relative(value)
+
+
+class Download(BaseModel):
+    """A file or folder fetched back from each worker after the command ends (a profile, a log)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    remote: str = Field(description="absolute, or relative to the command's working folder")
+
+    @field_validator("remote")
+    @classmethod
+    def _plain(cls, value: str) -> str:
+        if not value or any(ord(ch) < 32 for ch in value):
+            raise ValueError(f"download path {value!r} is empty or has control characters")
+        return value
+
+
+class LoopPlan(BaseModel):
+    """A tuning or benchmark loop: every attempt's command, and the budget, approved as a whole."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    attempts: tuple[tuple[str, ...], ...] = Field(min_length=1, description="argv of each planned attempt")
+    max_attempts: int = Field(ge=1, description="attempts that may start, interrupted ones included")
+    max_seconds: float = Field(gt=0, description="wall-clock budget from the first attempt's start")
+
+
+class GkeWorkload(BaseModel):
+    """The manifest that is approved and applied, and the names needed to follow and stop it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    context: str
+    namespace: str
+    kind: Literal["Job", "JobSet"]
+    name: str
+    manifest: str = Field(description="the YAML applied with kubectl, byte for byte")
+    kubectl: str = "kubectl"
+
+
+class RunSpec(BaseModel):
+    """Everything the person approves. Its canonical JSON is what the digest covers."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    version: int = SPEC_VERSION
+    target: str
+    target_kind: TargetKind
+    workers: tuple[WorkerRef, ...] = ()
+    command: tuple[str, ...] = Field(min_length=1)
+    env: dict[str, str] = Field(default_factory=dict)
+    uploads: tuple[Upload, ...] = ()
+    downloads: tuple[Download, ...] = ()
+    time_limit_s: float = Field(gt=0, le=7 * 24 * 3600)
+    remote_dir: str = Field(description="per-run folders live below this on each worker")
+    script: str = Field(default="", description="the POSIX sh wrapper sent to every worker, verbatim")
+    identity_file: str | None = None
+    loop: LoopPlan | None = None
+    gke: GkeWorkload | None = None
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for key, val in value.items():
+            if not ENV_NAME.match(key):
+                raise ValueError(f"environment variable name {key!r} is not a plain shell name")
+            if "\x00" in val:
+                raise ValueError(f"environment variable {key} has a NUL byte")
+        return value
+
+    @field_validator("command")
+    @classmethod
+    def _no_nul(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if any("\x00" in arg for arg in value):
+            raise ValueError("the command has a NUL byte")
+        return value
+
+    @model_validator(mode="after")
+    def _shape(self) -> RunSpec:
+        if self.target_kind == "gke":
+            if self.gke is None:
+                raise ValueError("a GKE request needs its manifest")
+        elif not self.workers:
+            raise ValueError("a request needs at least one worker")
+        return self
+
+
+def canonical_json(data: Any) -> str:
+    """Sorted keys, no spaces, UTF-8 kept: the same data always gives the same bytes."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def spec_digest(spec: RunSpec) -> str:
+    return "sha256:" + hashlib.sha256(canonical_json(spec.model_dump(mode="json")).encode()).hexdigest()
+
+
+def spec_from_json(text: str) -> RunSpec:
+    return RunSpec.model_validate_json(text)
+
+
+def spec_to_json(spec: RunSpec) -> str:
+    return canonical_json(spec.model_dump(mode="json"))
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def plan_uploads(items: list[tuple[Path, str | None]]) -> tuple[Upload, ...]:
+    """Local files or folders -> one `Upload` per file, each with its hash, destinations confined.
+
+    `dest` defaults to the file's or folder's own name; a folder's files keep their relative layout.
+    Symlinks inside a folder are refused rather than followed, so nothing outside it is sent by accident.
+    """
+    uploads: list[Upload] = []
+    for source, dest in items:
+        path = source.expanduser()
+        if not path.exists():
+            raise SpecError(f"no such file to upload: {source}")
+        try:
+            base = safe_relative(dest) if dest else safe_relative(path.resolve().name)
+        except PathEscapeError as exc:
+            raise SpecError(str(exc)) from None
+        if path.is_file():
+            files = [(path, base)]
+        elif path.is_dir():
+            files = []
+            for child in sorted(path.rglob("*")):
+                if child.is_symlink():
+                    raise SpecError(f"refusing to upload symlink {child} (copy the file it points to)")
+                if child.is_file():
+                    files.append((child, f"{base}/{child.relative_to(path).as_posix()}"))
+        else:
+            raise SpecError(f"cannot upload {source}: not a regular file or folder")
+        for file, rel in files:
+            try:
+                safe = safe_relative(rel)
+            except PathEscapeError as exc:
+                raise SpecError(str(exc)) from None
+            uploads.append(
+                Upload(
+                    source=str(file.resolve()), dest=safe, sha256=file_sha256(file), size=file.stat().st_size
+                )
+            )
+    seen: set[str] = set()
+    for upload in uploads:
+        if upload.dest in seen:
+            raise SpecError(f"two uploads write the same destination {upload.dest!r}")
+        seen.add(upload.dest)
+    return tuple(uploads)

@@ -1,0 +1,244 @@
+"""Targets: the user's own list of where commands may run (`targets.yaml`), and who the workers are.
+
+Three kinds:
+
+    targets:
+      my-v6e:                       # a Cloud TPU VM (or a queued resource's nodes)
+        kind: tpu-vm
+        project: my-project
+        zone: us-east5-b
+        name: my-v6e-8              # or: queued_resource: my-qr
+        identity_file: ~/.ssh/google_compute_engine
+      lab:                          # plain SSH hosts, host keys pinned here or in a known_hosts file
+        kind: hosts
+        user: alice
+        hosts:
+          - {name: w0, host: 10.1.0.2, host_key: "ssh-ed25519 AAAA..."}
+      cluster:                      # a GKE cluster with a TPU node pool
+        kind: gke
+        context: gke_my-project_us-east5_my-cluster
+        accelerator: tpu-v6e-slice
+        topology: 4x4
+        chips_per_host: 4
+        image: us-docker.pkg.dev/my-project/images/trainer:latest
+
+Resolving a target gives the workers with the host keys that will be pinned into the request: for a TPU
+VM, addresses from the node's network endpoints and keys from its guest attributes; a worker without a
+known host key is an error, never trust-on-first-use.
+"""
+
+from __future__ import annotations
+
+import getpass
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from tpu_runtime.remote.spec import WorkerRef
+from tpu_runtime.remote.tpu_api import TpuApi
+
+DEFAULT_REMOTE_DIR = ".tpu-agent"
+DNS_LABEL_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-")
+
+
+class TargetError(ValueError):
+    """A target that is missing, malformed or cannot be resolved; the message is one line."""
+
+
+class _SshCommon(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    user: str | None = Field(default=None, description="login user; default: your local user name")
+    identity_file: str | None = Field(default=None, description="private key; default: ssh agent/~/.ssh")
+    remote_dir: str = Field(default=DEFAULT_REMOTE_DIR, description="run folders on each worker")
+    connect_timeout_s: float = Field(default=10.0, gt=0)
+    max_concurrency: int = Field(default=32, ge=1, description="SSH handshakes and uploads at once")
+
+    def login(self) -> str:
+        return self.user or getpass.getuser()
+
+
+class SshHost(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    host: str
+    port: int = Field(default=22, ge=1, le=65535)
+    host_key: str | None = Field(default=None, description="OpenSSH public key line of the host")
+
+
+class HostsTarget(_SshCommon):
+    kind: Literal["hosts"]
+    hosts: list[SshHost] = Field(min_length=1)
+    known_hosts: str | None = Field(default=None, description="known_hosts file for hosts without host_key")
+
+
+class TpuVmTarget(_SshCommon):
+    kind: Literal["tpu-vm"]
+    project: str
+    zone: str
+    name: str | None = None
+    queued_resource: str | None = None
+    internal_ip: bool = Field(
+        default=False, description="connect to internal addresses (from inside the VPC)"
+    )
+    api_endpoint: str | None = Field(default=None, description="Cloud TPU API endpoint override (tests)")
+
+    def node_names(self, api: TpuApi) -> list[str]:
+        if self.name and self.queued_resource:
+            raise TargetError("give either name or queued_resource, not both")
+        if self.name:
+            return [self.name]
+        if not self.queued_resource:
+            raise TargetError("a tpu-vm target needs name (the node) or queued_resource")
+        state, nodes = api.queued_resource_nodes(self.project, self.zone, self.queued_resource)
+        if not nodes:
+            raise TargetError(f"queued resource {self.queued_resource} has no nodes (state {state})")
+        return nodes
+
+
+class GkeTarget(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["gke"]
+    context: str = Field(description="kubectl context of the cluster")
+    namespace: str = "default"
+    accelerator: str = Field(description="value of cloud.google.com/gke-tpu-accelerator, e.g. tpu-v6e-slice")
+    topology: str = Field(description="value of cloud.google.com/gke-tpu-topology, e.g. 4x4")
+    chips_per_host: int = Field(ge=1, description="TPU chips on each node (google.com/tpu per pod)")
+    image: str
+    workload: Literal["job", "jobset"] = "job"
+    kubectl: str = "kubectl"
+
+    @field_validator("topology")
+    @classmethod
+    def _topology(cls, value: str) -> str:
+        dims = value.split("x")
+        if not 2 <= len(dims) <= 3 or not all(d.isdigit() and int(d) > 0 for d in dims):
+            raise ValueError(f"topology {value!r} is not like 2x4 or 4x4x4")
+        return value
+
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, value: str) -> str:
+        if not value or not set(value) <= DNS_LABEL_CHARS:
+            raise ValueError(f"namespace {value!r} is not a DNS label")
+        return value
+
+
+Target = Annotated[HostsTarget | TpuVmTarget | GkeTarget, Field(discriminator="kind")]
+
+
+class TargetsFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    targets: dict[str, Target] = Field(default_factory=dict)
+
+
+def load_targets(path: Path) -> dict[str, HostsTarget | TpuVmTarget | GkeTarget]:
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+        return dict(TargetsFile.model_validate(data).targets)
+    except yaml.YAMLError as exc:
+        raise TargetError(f"{path} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise TargetError(f"{path}: {where}: {err['msg']}") from None
+
+
+def get_target(path: Path, name: str) -> HostsTarget | TpuVmTarget | GkeTarget:
+    targets = load_targets(path)
+    if name not in targets:
+        known = ", ".join(sorted(targets)) or "none"
+        raise TargetError(f"no target named {name!r} in {path} (known: {known})")
+    return targets[name]
+
+
+def _known_host_keys(known_hosts: str, host: str, port: int) -> list[str]:
+    import asyncssh
+
+    path = Path(known_hosts).expanduser()
+    if not path.is_file():
+        raise TargetError(f"known_hosts file {path} does not exist")
+    trusted, _ca, _revoked, *_rest = asyncssh.match_known_hosts(str(path), host, "", port)
+    return [key.export_public_key("openssh").decode().strip() for key in trusted]
+
+
+def _hosts_workers(target: HostsTarget) -> tuple[WorkerRef, ...]:
+    workers = []
+    for index, entry in enumerate(target.hosts):
+        if entry.host_key:
+            keys = [" ".join(entry.host_key.split()[:2])]
+        elif target.known_hosts:
+            keys = _known_host_keys(target.known_hosts, entry.host, entry.port)
+        else:
+            keys = []
+        if not keys:
+            raise TargetError(
+                f"no pinned host key for worker {entry.name} ({entry.host}:{entry.port}): add host_key "
+                "(the line `ssh-keyscan -t ed25519 HOST` prints, after checking it) or known_hosts"
+            )
+        workers.append(
+            WorkerRef(
+                index=index,
+                name=entry.name,
+                host=entry.host,
+                port=entry.port,
+                user=target.login(),
+                host_keys=tuple(keys),
+            )
+        )
+    return tuple(workers)
+
+
+def _tpu_workers(target: TpuVmTarget, api: TpuApi | None) -> tuple[WorkerRef, ...]:
+    api = api or TpuApi(target.api_endpoint)
+    workers: list[WorkerRef] = []
+    for node in target.node_names(api):
+        info = api.get_node(target.project, target.zone, node)
+        if info.state != "READY":
+            raise TargetError(f"TPU node {node} is {info.state}, not READY")
+        for w in info.workers:
+            host = w.internal_ip if target.internal_ip or not w.external_ip else w.external_ip
+            if not w.host_keys:
+                raise TargetError(
+                    f"TPU node {node} worker {w.index} publishes no SSH host key in its guest attributes; "
+                    "refusing to connect unpinned"
+                )
+            workers.append(
+                WorkerRef(
+                    index=len(workers),
+                    name=f"{node}/w{w.index}",
+                    host=host,
+                    port=22,
+                    user=target.login(),
+                    host_keys=tuple(w.host_keys),
+                )
+            )
+    return tuple(workers)
+
+
+def resolve_workers(target: HostsTarget | TpuVmTarget, api: TpuApi | None = None) -> tuple[WorkerRef, ...]:
+    """Every worker of the target with its pinned host keys (calls the Cloud TPU API for a TPU VM)."""
+    if isinstance(target, HostsTarget):
+        return _hosts_workers(target)
+    return _tpu_workers(target, api)
+
+
+def select_workers(workers: tuple[WorkerRef, ...], which: str) -> tuple[WorkerRef, ...]:
+    """`all`, one index (`3`) or a comma list (`0,2`) -> those workers, checked against the target."""
+    if which == "all":
+        return workers
+    chosen: list[WorkerRef] = []
+    for part in which.split(","):
+        part = part.strip()
+        if not part.isdigit() or int(part) >= len(workers):
+            raise TargetError(f"--worker takes all, or indexes from 0 to {len(workers) - 1}; got {which!r}")
+        if workers[int(part)] not in chosen:
+            chosen.append(workers[int(part)])
+    return tuple(chosen)
