@@ -210,7 +210,8 @@ def _default_chips() -> Mapping[str, ChipSpec]:
 
 
 def _parse_chips(path: Path) -> dict[str, ChipSpec]:
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is ~10x faster where built
+    raw = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)  # noqa: S506 (a safe loader)
     if not isinstance(raw, dict) or not isinstance(raw.get("generations"), dict):
         raise ValueError(f"{path}: expected a mapping with a 'generations' mapping")
     chips: dict[str, ChipSpec] = {}

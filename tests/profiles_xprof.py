@@ -1,0 +1,81 @@
+"""Run xprof's own converter (`xspace_to_tool_data`) on profiles, in a child process, for comparison.
+
+xprof writes cache files beside its input and reuses them for any file in the same folder, so every
+profile is copied into a fresh folder of its own first. The child keeps xprof's C++ logging and its
+import out of the test process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+_CHILD = r"""
+import json, sys, time
+t0 = time.perf_counter()
+from xprof.convert.raw_to_tool_data import xspace_to_tool_data
+imported = time.perf_counter() - t0
+jobs = json.loads(sys.argv[1])
+out = {"import_s": imported, "results": []}
+for path, tools in jobs:
+    result = {}
+    for tool in tools:
+        t = time.perf_counter()
+        data, _ = xspace_to_tool_data([path], tool, {"use_saved_result": False})
+        seconds = time.perf_counter() - t
+        if isinstance(data, bytes):
+            data = data.decode()
+        result[tool] = {"seconds": seconds, "data": json.loads(data) if data else None}
+    out["results"].append(result)
+print(json.dumps(out))
+"""
+
+
+def xprof_available() -> bool:
+    return importlib.util.find_spec("xprof") is not None
+
+
+def run_xprof(jobs: list[tuple[Path, list[str]]], timeout: float = 120.0) -> list[dict[str, Any]]:
+    """For each (profile, tools): xprof's tool outputs, decoded from JSON, each profile on a copy."""
+    with tempfile.TemporaryDirectory(prefix="xprof-") as tmp:
+        copies = []
+        for index, (path, tools) in enumerate(jobs):
+            folder = Path(tmp) / f"p{index}"
+            folder.mkdir()
+            copy = folder / path.name
+            shutil.copyfile(path, copy)
+            copies.append((str(copy), tools))
+        env = dict(os.environ, TPU_SKIP_MDS_QUERY="1", JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
+        proc = subprocess.run(
+            [sys.executable, "-c", _CHILD, json.dumps(copies)],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            check=False,
+        )
+        if proc.returncode != 0:
+            raise RuntimeError(f"xprof child failed ({proc.returncode}): {proc.stderr[-2000:]}")
+        results: list[dict[str, Any]] = json.loads(proc.stdout)["results"]
+        return results
+
+
+def table(tool_output: Any) -> list[dict[str, Any]]:
+    """Rows of a Google-charts style data table (`{"cols": [...], "rows": [{"c": [{"v": ...}]}]}`)."""
+    ids = [col["id"] for col in tool_output["cols"]]
+    return [
+        dict(zip(ids, [cell.get("v") if cell else None for cell in row["c"]], strict=False))
+        for row in tool_output["rows"]
+    ]
+
+
+def percent(text: str) -> float:
+    """xprof prints shares as strings like '86.5%'."""
+    return float(text.rstrip("%"))
