@@ -221,6 +221,11 @@ from tpu_runtime.cli.run_cmd import register_remote_commands  # noqa: E402  (tar
 register_remote_commands(app)
 
 
+from tpu_runtime.cli.diagnose_cmd import diagnose  # noqa: E402  (imports typer and rich only)
+
+app.command()(diagnose)
+
+
 def main() -> None:
     app()
 

@@ -1,0 +1,134 @@
+"""Crash-log triage on the logs in tests/data/crash_logs/<category>/: category, facts, cut-short logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.conftest import REPO
+from tpu_runtime.diagnose.crashlog import RULES_DIR, diagnose_log, load_rules, user_frame
+from tpu_runtime.diagnose.report import CATEGORIES
+from tpu_runtime.diagnose.units import parse_duration, parse_size
+
+LOG_DIR = REPO / "tests" / "data" / "crash_logs"
+LOGS = sorted(LOG_DIR.glob("*/*.log"))
+EXPECTED: dict[str, dict[str, Any]] = yaml.safe_load((LOG_DIR / "expected.yaml").read_text())
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(LOG_DIR).as_posix()
+
+
+def test_every_category_has_rules_and_at_least_two_logs() -> None:
+    rules = load_rules()
+    assert sorted(r.category for r in rules) == sorted(c for c in CATEGORIES if c != "unknown")
+    assert sorted(p.stem for p in RULES_DIR.glob("*.yaml")) == sorted(r.category for r in rules)
+    for category in CATEGORIES:
+        assert len(list((LOG_DIR / category).glob("*.log"))) >= 2, category
+    assert {_rel(p) for p in LOGS} == set(EXPECTED), "every log needs an entry in expected.yaml, and back"
+
+
+def test_rules_cite_official_https_sources() -> None:
+    for rule in load_rules():
+        assert rule.cause and rule.fix and rule.citations
+        for citation in rule.citations:
+            assert citation.url.startswith("https://") and citation.label
+
+
+@pytest.mark.parametrize("path", LOGS, ids=_rel)
+def test_log_category_and_facts(path: Path) -> None:
+    text = path.read_text()
+    expected = EXPECTED[_rel(path)]
+    diagnosis = diagnose_log(text, str(path))
+    assert diagnosis.category == path.parent.name
+    for key, value in expected.get("facts", {}).items():
+        assert diagnosis.facts.get(key) == value, (key, diagnosis.facts.get(key))
+    for key in expected.get("absent", []):
+        assert key not in diagnosis.facts, key
+    if "largest_allocation" in expected:
+        first = diagnosis.facts["largest_allocations"][0]
+        for key, value in expected["largest_allocation"].items():
+            assert first[key] == value, key
+    if "summary" in expected:
+        assert expected["summary"] in diagnosis.summary
+    if diagnosis.category == "unknown":
+        assert diagnosis.confidence == 0.0 and diagnosis.citations == []
+    else:
+        assert diagnosis.confidence >= 0.5
+        assert diagnosis.citations and diagnosis.cause and diagnosis.fix
+        assert diagnosis.evidence
+    # evidence is quoted from the log, never made up
+    for line in diagnosis.evidence:
+        assert line.rstrip("…") in text
+
+
+@pytest.mark.parametrize("path", LOGS, ids=_rel)
+def test_cut_short_logs_never_switch_to_another_category(path: Path) -> None:
+    """A log cut anywhere is still read: its own category, or unknown, never a guess at another one."""
+    lines = path.read_text().splitlines()
+    for keep in (1, len(lines) // 3, len(lines) // 2, len(lines) - 1):
+        cut = "\n".join(lines[:keep])[:-7]  # also cut inside a line
+        diagnosis = diagnose_log(cut, "cut")
+        assert diagnosis.category in (path.parent.name, "unknown"), (keep, diagnosis.category)
+
+
+def test_traceback_wrapping_keeps_category_and_finds_the_user_line() -> None:
+    bare = "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space hbm."
+    wrapped = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "/home/u/proj/train.py", line 12, in <module>',
+            "    step(state)",
+            '  File "/usr/lib/python3/dist-packages/jax/_src/api.py", line 99, in cache_miss',
+            "    return f(*args)",
+            bare,
+        ]
+    )
+    assert diagnose_log(bare, "-").category == diagnose_log(wrapped, "-").category == "hbm_oom"
+    facts = diagnose_log(wrapped, "-").facts
+    assert (facts["source_file"], facts["source_line"], facts["source_code"]) == (
+        "/home/u/proj/train.py",
+        12,
+        "step(state)",
+    )
+
+
+def test_text_without_any_signature_is_unknown_with_what_could_be_read() -> None:
+    diagnosis = diagnose_log("starting\nValueError: learning rate must be positive\n", "-")
+    assert diagnosis.category == "unknown"
+    assert diagnosis.facts["exception"] == "ValueError"
+    assert "learning rate" in diagnosis.summary
+
+
+def test_user_frame() -> None:
+    assert user_frame("/home/a/train.py")
+    assert not user_frame("/usr/local/lib/python3.11/site-packages/torch/nn/modules/module.py")
+    assert not user_frame("/usr/lib/python3.11/threading.py")
+    assert not user_frame("<frozen runpy>")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("21.95G", int(21.95 * 2**30)),
+        ("1.7K", round(1.7 * 1024)),
+        ("256.00MiB", 256 * 2**20),
+        ("268435456B", 268435456),
+        ("1234 kB", 1234 * 1024),
+        ("0B", 0),
+        ("abc", None),
+        ("12.5Q", None),
+    ],
+)
+def test_parse_size(text: str, expected: int | None) -> None:
+    size = parse_size(text)
+    assert size == expected or (expected is not None and size is not None and abs(size - expected) <= 1)
+
+
+def test_parse_duration() -> None:
+    assert parse_duration("09s969ms486.408us") == pytest.approx(9.969486408)
+    assert parse_duration("04m11s602ms517.001us") == pytest.approx(251.602517001)
+    assert parse_duration("1.5 hours") is None

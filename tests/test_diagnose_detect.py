@@ -1,0 +1,149 @@
+"""Input detection from content (names only break ties), and one-line errors for bad input."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO, SHARED_FIXTURES
+from tpu_runtime.diagnose.detect import detect_input
+from tpu_runtime.diagnose.errors import BadInputError
+
+DATA = REPO / "tests" / "data"
+CRASH_LOG = DATA / "crash_logs" / "hbm_oom" / "jax_train_step_compile.log"
+METRICS = DATA / "diagnose" / "pytorch_xla_metrics.txt"
+V6E_PROFILE = SHARED_FIXTURES / "profiles" / "tpu_v6e_inference.xplane.pb"
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte, n = n & 0x7F, n >> 7
+        out.append(byte | (0x80 if n else 0))
+        if not n:
+            return bytes(out)
+
+
+def xspace_bytes(*plane_names: str) -> bytes:
+    """A minimal but well-formed XSpace: planes with an id and a name, and a hostname."""
+    out = b""
+    for i, name in enumerate(plane_names):
+        plane = b"\x08" + _varint(i + 1) + b"\x12" + _varint(len(name)) + name.encode()
+        out += b"\x0a" + _varint(len(plane)) + plane
+    return out + b"\x22" + _varint(4) + b"host"
+
+
+TRACE = {
+    "schemaVersion": 1,
+    "deviceProperties": [],
+    "traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 0, "dur": 5}],
+}
+
+
+def test_kinds_from_content_whatever_the_name(tmp_path: Path) -> None:
+    log = tmp_path / "notes.json"
+    shutil.copy(CRASH_LOG, log)
+    trace = tmp_path / "trace.txt"
+    trace.write_text(json.dumps(TRACE))
+    xspace = tmp_path / "capture.bin"
+    xspace.write_bytes(xspace_bytes("/host:CPU", "/device:TPU:0"))
+    metrics = tmp_path / "metrics.log"
+    shutil.copy(METRICS, metrics)
+    hlo = tmp_path / "program.txt"
+    hlo.write_text("HloModule jit_f, entry_computation_layout={(f32[2]{0})->f32[2]{0}}\n\nENTRY %main {}\n")
+    gz = tmp_path / "trace.json.gz"
+    gz.write_bytes(gzip.compress(json.dumps(TRACE).encode()))
+    bracketed = tmp_path / "bench.log"  # starts with "[" like a JSON array, but is a log
+    bracketed.write_text("[bench] 4 x TPU v5 lite\nRuntimeError: Mosaic failed to compile TPU kernel: x\n")
+    kinds = {p.name: detect_input(str(p)).kind for p in (log, trace, xspace, metrics, hlo, gz, bracketed)}
+    assert kinds == {
+        "notes.json": "crash_log",
+        "trace.txt": "torch_trace",
+        "capture.bin": "xspace",
+        "metrics.log": "metrics_report",
+        "program.txt": "xla_dump",
+        "trace.json.gz": "torch_trace",
+        "bench.log": "crash_log",
+    }
+    assert detect_input(str(gz)).gzipped
+    assert "2 plane(s)" in detect_input(str(xspace)).detail
+
+
+def test_trace_events_found_after_long_metadata(tmp_path: Path) -> None:
+    """Kineto writes deviceProperties and distributedInfo first; the key may be far into the file."""
+    doc = {"deviceProperties": [{"name": "x" * 200_000}], "traceEvents": TRACE["traceEvents"]}
+    path = tmp_path / "big_header.json"
+    path.write_text(json.dumps(doc))
+    assert detect_input(str(path)).kind == "torch_trace"
+
+
+def test_profile_run_folder_takes_the_newest_run(tmp_path: Path) -> None:
+    for run in ("2026_11_01_10_00_00", "2026_11_02_09_30_00"):
+        folder = tmp_path / "plugins" / "profile" / run
+        folder.mkdir(parents=True)
+        (folder / "host0.xplane.pb").write_bytes(xspace_bytes("/host:CPU"))
+    detected = detect_input(str(tmp_path))
+    assert detected.kind == "xspace"
+    assert [p.parent.name for p in detected.files] == ["2026_11_02_09_30_00"]
+    assert any("newest" in note for note in detected.notes)
+    run = tmp_path / "plugins" / "profile" / "2026_11_01_10_00_00"
+    assert detect_input(str(run)).files == (run / "host0.xplane.pb",)
+
+
+def test_xla_dump_folder(tmp_path: Path) -> None:
+    (tmp_path / "module_0001.jit_f.before_optimizations.txt").write_text("HloModule jit_f\n")
+    (tmp_path / "module_0001.jit_f.cpu_after_optimizations-buffer-assignment.txt").write_text("")
+    (tmp_path / "README").write_text("not a dump file")
+    detected = detect_input(str(tmp_path))
+    assert detected.kind == "xla_dump" and len(detected.files) == 2
+
+
+@pytest.mark.skipif(not V6E_PROFILE.is_file(), reason="shared/fixtures/profiles is not present")
+def test_real_xspace_and_a_truncated_copy(tmp_path: Path) -> None:
+    assert detect_input(str(V6E_PROFILE)).kind == "xspace"
+    cut = tmp_path / "cut.xplane.pb"
+    cut.write_bytes(V6E_PROFILE.read_bytes()[: V6E_PROFILE.stat().st_size // 2])
+    with pytest.raises(BadInputError, match="truncated XSpace"):
+        detect_input(str(cut))
+
+
+def _bad(tmp_path: Path, name: str, data: bytes) -> str:
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(BadInputError) as info:
+        detect_input(str(path))
+    message = str(info.value)
+    assert "\n" not in message and message.startswith(str(path))
+    return message
+
+
+def test_bad_inputs_get_one_line_reasons(tmp_path: Path) -> None:
+    assert "empty file" in _bad(tmp_path, "empty.log", b"")
+    whole = xspace_bytes("/host:CPU", "/device:TPU:0")
+    assert "truncated XSpace" in _bad(tmp_path, "cut.xplane.pb", whole[:-9])
+    assert "corrupt gzip" in _bad(tmp_path, "t.json.gz", b"\x1f\x8b\x08\x00garbage-not-deflate" * 4)
+    assert "not gzip" in _bad(tmp_path, "t.json.gz2.gz", b'{"traceEvents": []}')
+    assert "binary data" in _bad(tmp_path, "image.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64))
+    assert "traceEvents" in _bad(tmp_path, "config.json", b'{"lr": 0.1, "steps": 10}')
+    assert "neither" in _bad(tmp_path, "poem.txt", b"roses are red\nviolets are blue\n")
+    assert "not an XSpace" in _bad(tmp_path, "x.xplane.pb", b"hello world, not a protobuf at all")
+    with pytest.raises(BadInputError, match="no such file"):
+        detect_input(str(tmp_path / "missing.log"))
+    (tmp_path / "empty_dir").mkdir()
+    with pytest.raises(BadInputError, match="neither an XProf profile"):
+        detect_input(str(tmp_path / "empty_dir"))
+
+
+def test_stdin() -> None:
+    detected = detect_input("-", io.BytesIO(CRASH_LOG.read_bytes()))
+    assert detected.kind == "crash_log" and detected.text is not None and "Ran out of memory" in detected.text
+    assert detect_input("-", io.BytesIO(METRICS.read_bytes())).kind == "metrics_report"
+    with pytest.raises(BadInputError, match="empty input"):
+        detect_input("-", io.BytesIO(b"  \n"))
+    with pytest.raises(BadInputError, match="file path"):
+        detect_input("-", io.BytesIO(gzip.compress(b"{}")))

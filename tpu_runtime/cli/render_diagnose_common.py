@@ -1,0 +1,182 @@
+"""Pure data shaping shared by the DiagnoseReport renderers (terminal, Markdown, HTML).
+
+Nothing here formats for a medium: these functions pick, order and word the facts of a crash, the
+numbers of a profile summary and the step data of a trace, so the three renderers show the same things.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from tpu_runtime.cli.render_common import fmt_bytes
+from tpu_runtime.diagnose.report import CrashDiagnosis, DiagnoseReport
+
+__all__ = [
+    "crash_fact_rows",
+    "crash_records",
+    "fmt_ms",
+    "fmt_us",
+    "headline",
+    "profile_rows",
+    "profile_top_ops",
+]
+
+# Facts shown first, in this order; the source line is one row built from its four facts.
+_FIRST = ("tpu_generation", "exception", "status", "xla_error_code", "frameworks")
+_HIDDEN = {"source_file", "source_line", "source_function", "source_code", "message", "dims", "log_cut_short"}
+_PROFILE_SKIP = {"schema_version", "files", "hosts", "notes", "profiler_errors", "top_ops", "categories"}
+_TOP_OP_COLUMNS = (
+    "name",
+    "category",
+    "self_time_ms",
+    "percent_of_device_time",
+    "bound",
+    "gflops_per_second",
+    "gigabytes_per_second",
+    "framework_op",
+    "source",
+)
+_TOP_OP_COMPACT = ("name", "category", "self_time_ms", "percent_of_device_time", "bound", "source")
+
+
+def fmt_us(us: float) -> str:
+    """Microseconds in the unit that reads best."""
+    if us >= 1e6:
+        return f"{us / 1e6:.2f} s"
+    if us >= 1e3:
+        return f"{us / 1e3:.2f} ms"
+    return f"{us:.1f} µs"
+
+
+def fmt_ms(ms: float | None) -> str:
+    return "—" if ms is None else fmt_us(ms * 1e3)
+
+
+def fmt_fact(key: str, value: Any) -> str:
+    if key.endswith("_bytes") and isinstance(value, int):
+        return f"{fmt_bytes(value)} ({value:,} B)"
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in value.items())
+    if isinstance(value, list) and all(not isinstance(v, dict) for v in value):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def source_line(facts: dict[str, Any]) -> str | None:
+    if "source_file" not in facts:
+        return None
+    where = f"{facts['source_file']}:{facts.get('source_line', '?')}"
+    if facts.get("source_function"):
+        where += f" in {facts['source_function']}"
+    return where
+
+
+def crash_fact_rows(crash: CrashDiagnosis) -> list[tuple[str, str]]:
+    """(label, value) rows: the user's source line first, then the key facts, then the rest by name."""
+    facts = crash.facts
+    rows: list[tuple[str, str]] = []
+    where = source_line(facts)
+    if where:
+        rows.append(("source", where))
+    if facts.get("source_code"):
+        rows.append(("code", str(facts["source_code"])))
+    keys = [k for k in _FIRST if k in facts]
+    keys += sorted(k for k in facts if k not in _FIRST and k not in _HIDDEN and not _is_records(facts[k]))
+    rows.extend((k, fmt_fact(k, facts[k])) for k in keys)
+    if facts.get("log_cut_short"):
+        rows.append(("log", "cut short: the traceback has no final exception line"))
+    return rows
+
+
+_COMPACT = ("rank", "size", "shape", "source", "op_name")
+
+
+def crash_records(crash: CrashDiagnosis, compact: bool = False) -> list[tuple[str, list[dict[str, str]]]]:
+    """Facts that are lists of records (e.g. largest_allocations), each record as printable strings.
+
+    Sizes print in binary units, `source_file`/`source_line` as one `source`; `compact` keeps only the
+    columns that fit a terminal.
+    """
+    out: list[tuple[str, list[dict[str, str]]]] = []
+    for key, value in crash.facts.items():
+        if not _is_records(value):
+            continue
+        rows: list[dict[str, str]] = []
+        for rec in value:
+            row: dict[str, str] = {}
+            for k, v in rec.items():
+                if k in ("dims", "dtype", "source_line"):
+                    continue
+                if k == "source_file":
+                    row["source"] = f"{v}:{rec.get('source_line', '?')}"
+                elif k.endswith("_bytes") and isinstance(v, int):
+                    row[k.removesuffix("_bytes")] = fmt_bytes(v)
+                else:
+                    row[k] = str(v)
+            rows.append({k: v for k, v in row.items() if k in _COMPACT} if compact else row)
+        out.append((key, rows))
+    return out
+
+
+def _is_records(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, dict) for v in value)
+
+
+def headline(report: DiagnoseReport) -> str:
+    """One line naming what was found, for the top of every rendering."""
+    parts: list[str] = []
+    for crash in report.crashes:
+        parts.append(f"{crash.category}" + (f": {crash.summary}" if crash.summary else ""))
+    for trace in report.torch_traces:
+        high = [f.kind for f in trace.findings if f.severity in ("high", "medium")]
+        parts.append("torch trace: " + (", ".join(high) if high else "no issue flagged"))
+    for dump in report.xla_dumps:
+        parts.append(f"XLA dump: {dump.module_count} modules, {len(dump.recompilations)} recompiled")
+    for metrics in report.metrics:
+        parts.append("metrics: " + (", ".join(f.kind for f in metrics.findings) or "no issue flagged"))
+    if report.profile is not None:
+        parts.append(f"profile: {report.profile.get('bound_by', 'summarised')}")
+    return "; ".join(parts) or "nothing to report"
+
+
+def profile_rows(profile: dict[str, Any]) -> list[tuple[str, str]]:
+    """The profile summary's scalar fields, and one level of nested objects, as (key, value) rows."""
+    rows: list[tuple[str, str]] = []
+    for key, value in profile.items():
+        if key in _PROFILE_SKIP or value is None or value == [] or value == {}:
+            continue
+        if isinstance(value, dict):
+            for sub, inner in value.items():
+                if inner is not None and not isinstance(inner, list | dict):
+                    rows.append((f"{key}.{sub}", _num(inner)))
+        elif not isinstance(value, list):
+            rows.append((key, _num(value)))
+    return rows
+
+
+def profile_top_ops(
+    profile: dict[str, Any], top: int, compact: bool = False
+) -> tuple[list[str], list[list[str]]]:
+    """Columns and rows of the profile's top ops; `compact` keeps the ones that fit a terminal."""
+    ops = profile.get("top_ops") or []
+    if not ops or not isinstance(ops[0], dict):
+        return [], []
+    wanted = _TOP_OP_COMPACT if compact else _TOP_OP_COLUMNS
+    columns = [c for c in wanted if any(c in op for op in ops)]
+    rows = [[_num(op.get(c)) if op.get(c) is not None else "" for c in columns] for op in ops[:top]]
+    return columns, rows
+
+
+def profile_notes(profile: dict[str, Any]) -> Iterable[str]:
+    for key in ("notes", "profiler_errors"):
+        for note in profile.get(key) or []:
+            yield str(note)
+
+
+def _num(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:,.3f}".rstrip("0").rstrip(".") if abs(value) < 1e6 else f"{value:,.0f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)

@@ -1,0 +1,256 @@
+"""DiagnoseReport as GitHub-flavoured Markdown: the terminal summary's sections, in full."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from tpu_runtime.cli.render_common import fmt_bytes
+from tpu_runtime.cli.render_diagnose_common import (
+    crash_fact_rows,
+    crash_records,
+    fmt_ms,
+    fmt_us,
+    headline,
+    profile_notes,
+    profile_rows,
+    profile_top_ops,
+)
+from tpu_runtime.diagnose.report import (
+    CrashDiagnosis,
+    DiagnoseReport,
+    Finding,
+    MetricsSummary,
+    TorchTraceSummary,
+    XlaDumpSummary,
+)
+
+__all__ = ["render_diagnose_markdown"]
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|])")
+
+
+def _text(value: object) -> str:
+    """Plain text safe inside a table cell: no Markdown emphasis, no raw HTML, one line."""
+    s = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return " ".join(_MD_SPECIAL.sub(r"\\\1", s).splitlines()).strip()
+
+
+def _code(value: object) -> str:
+    s = " ".join(str(value).splitlines()).strip().replace("|", "\\|")
+    if not s:
+        return ""
+    fence = "``" if "`" in s else "`"
+    return f"{fence} {s} {fence}" if fence == "``" else f"`{s}`"
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    out = ["| " + " | ".join(_text(h) for h in headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    out += ["| " + " | ".join(row) + " |" for row in rows]
+    return [*out, ""]
+
+
+def render_diagnose_markdown(report: DiagnoseReport) -> str:
+    lines = ["# tpu-agent diagnose", "", f"**{_text(headline(report))}**", ""]
+    lines += _table(
+        ["input", "kind", "recognised as"],
+        [[_code(i.path), i.kind, _text(i.detail)] for i in report.inputs],
+    )
+    first = [f for f in report.findings if f.severity in ("high", "medium")][: report.top]
+    if first:
+        lines += ["## What to change first", ""]
+        lines += [
+            f"{i}. **{f.kind}** ({f.severity}, {_code(f.source)}): {_text(f.message)}"
+            for i, f in enumerate(first, 1)
+        ]
+        lines += [""]
+    for crash in report.crashes:
+        lines += _crash(crash)
+    for trace in report.torch_traces:
+        lines += _trace(trace, report.top)
+    for dump in report.xla_dumps:
+        lines += _dump(dump, report.top)
+    for metrics in report.metrics:
+        lines += _metrics(metrics, report.top)
+    if report.profile is not None:
+        lines += _profile(report.profile, report.top)
+    if report.notes:
+        lines += ["## Notes", ""] + [f"- {_text(n)}" for n in report.notes] + [""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _findings(findings: list[Finding]) -> list[str]:
+    if not findings:
+        return []
+    out = ["### Findings", ""]
+    for f in findings:
+        out.append(f"- **{f.severity}** `{f.kind}`: {_text(f.message)}")
+        if f.fix:
+            out.append(f"  - fix: {_text(f.fix)}")
+        for c in f.citations:
+            out.append(f"  - source: [{_text(c.label)}]({c.url})")
+    return [*out, ""]
+
+
+def _crash(crash: CrashDiagnosis) -> list[str]:
+    out = [f"## Crash log {_code(crash.source)}", ""]
+    out.append(f"**{crash.category}**: {_text(crash.title)} (confidence {crash.confidence:.2f})")
+    out.append("")
+    if crash.summary:
+        out += [_text(crash.summary), ""]
+    out += _table(["fact", "value"], [[_text(k), _code(v)] for k, v in crash_fact_rows(crash)])
+    for key, records in crash_records(crash):
+        columns = list(dict.fromkeys(k for rec in records for k in rec))
+        out += [f"**{_text(key.replace('_', ' '))}**", ""]
+        out += _table(columns, [[_text(rec.get(c, "")) for c in columns] for rec in records])
+    out += [f"**Cause.** {_text(crash.cause)}", "", f"**Fix.** {_text(crash.fix)}", ""]
+    out += [f"- [{_text(c.label)}]({c.url})" for c in crash.citations]
+    if crash.evidence:
+        out += ["", "Evidence:", "", "```text", *crash.evidence, "```"]
+    if crash.other_matches:
+        out += ["", f"Also matched (weaker): {', '.join(crash.other_matches)}"]
+    return [*out, ""]
+
+
+def _trace(s: TorchTraceSummary, top: int) -> list[str]:
+    out = [f"## torch.profiler trace {_code(s.source)}", ""]
+    rows = [
+        ["events", f"{s.events:,} on {s.threads} thread(s)"],
+        ["span", fmt_ms(s.span_ms)],
+        ["steps", str(len(s.steps) + s.steps_truncated)],
+        ["device events", str(s.device_events)],
+    ]
+    if s.step_ms:
+        rows.append(["step time", f"median {fmt_ms(s.step_ms['median'])}, max {fmt_ms(s.step_ms['max'])}"])
+    if s.gap_ms:
+        rows.append(
+            ["gaps between steps", f"total {fmt_ms(s.gap_ms['total'])}, max {fmt_ms(s.gap_ms['max'])}"]
+        )
+    if s.dataloader:
+        d = s.dataloader
+        share = f"{d.share_of_steps_pct:.1f}% of step time" if d.share_of_steps_pct is not None else "—"
+        rows.append(
+            ["data loader", f"{d.count} waits, {fmt_ms(d.total_ms)} total, max {fmt_ms(d.max_ms)}, {share}"]
+        )
+    out += _table(["", ""], rows)
+    for title, ops in (
+        ("Top host ops by self time", s.host_ops),
+        ("Top device ops by self time", s.device_ops),
+    ):
+        if ops:
+            out += [f"### {title}", ""]
+            out += _table(
+                ["op", "calls", "self", "total", "% of side"],
+                [
+                    [_code(o.name), str(o.count), fmt_us(o.self_us), fmt_us(o.total_us), f"{o.self_pct:.1f}"]
+                    for o in ops[:top]
+                ],
+            )
+    if s.steps:
+        out += ["### Steps", ""]
+        out += _table(
+            ["step", "start", "duration", "gap before", "data loader", "syncs"],
+            [
+                [
+                    str(st.step),
+                    fmt_ms(st.start_ms),
+                    fmt_ms(st.duration_ms),
+                    fmt_ms(st.gap_before_ms),
+                    fmt_ms(st.dataloader_ms),
+                    str(st.syncs),
+                ]
+                for st in s.steps[: max(top, 1) * 4]
+            ],
+        )
+    if s.syncs:
+        out += ["### Host-device syncs", ""]
+        out += _table(
+            ["op", "calls", "time", "from"],
+            [
+                [_code(x.name), str(x.count), fmt_us(x.total_us), _code(x.source or "—")]
+                for x in s.syncs[:top]
+            ],
+        )
+    out += _findings(s.findings)
+    out += [f"- note: {_text(n)}" for n in s.notes]
+    return [*out, ""]
+
+
+def _dump(s: XlaDumpSummary, top: int) -> list[str]:
+    out = [f"## XLA dump {_code(s.source)}", ""]
+    out += _table(
+        ["", ""],
+        [
+            ["modules", f"{s.module_count} compiled, {s.distinct_names} distinct names"],
+            [
+                "fusions",
+                f"{s.fusion_total} ({', '.join(f'{k} {v}' for k, v in s.fusion_kinds.items()) or 'none'})",
+            ],
+            ["collectives", ", ".join(f"{k} {v}" for k, v in s.collective_counts.items()) or "none"],
+        ],
+    )
+    if s.recompilations:
+        out += ["### Recompiled modules", ""]
+        out += _table(
+            ["module", "compilations", "layouts", "module ids"],
+            [
+                [
+                    _code(r.name),
+                    str(r.compilations),
+                    "<br>".join(_code(x) for x in r.signatures[:4]),
+                    ", ".join(r.module_ids),
+                ]
+                for r in s.recompilations[:top]
+            ],
+        )
+    if s.largest_buffers:
+        out += ["### Largest buffers", ""]
+        out += _table(
+            ["buffer", "size", "shape", "kind", "module"],
+            [
+                [_code(b.name), fmt_bytes(b.size_bytes), _code(b.shape), b.kind, _code(b.module)]
+                for b in s.largest_buffers[:top]
+            ],
+        )
+    if s.collectives:
+        out += ["### Collectives", ""]
+        out += _table(
+            ["kind", "shape", "groups", "op", "source"],
+            [
+                [c.kind, _code(c.shape), _code(c.replica_groups), _code(c.op_name), _code(c.source or "—")]
+                for c in s.collectives[:top]
+            ],
+        )
+    out += _findings(s.findings)
+    out += [f"- note: {_text(n)}" for n in s.notes]
+    return [*out, ""]
+
+
+def _metrics(s: MetricsSummary, top: int) -> list[str]:
+    out = [f"## Metrics report {_code(s.source)}", ""]
+    rows = [
+        ["compilations", "—" if s.compilations is None else str(s.compilations)],
+        ["compile time", "—" if s.compile_seconds is None else f"{s.compile_seconds:.1f} s"],
+        ["executions", "—" if s.executions is None else str(s.executions)],
+        [
+            "device-to-host transfers",
+            "—" if s.device_to_host_transfers is None else str(s.device_to_host_transfers),
+        ],
+    ]
+    out += _table(["", ""], rows)
+    if s.fallback_ops:
+        out += ["### CPU fallback ops", ""]
+        out += _table(["op", "calls"], [[_code(k), str(v)] for k, v in list(s.fallback_ops.items())[:top]])
+    out += _findings(s.findings)
+    return [*out, ""]
+
+
+def _profile(profile: dict[str, object], top: int) -> list[str]:
+    out = [f"## XProf profile {_code(profile.get('path', ''))}", ""]
+    out += _table(["", ""], [[_text(k), _text(v)] for k, v in profile_rows(profile)])
+    columns, rows = profile_top_ops(profile, top)
+    if rows:
+        out += ["### Top ops", ""]
+        out += _table(columns, [[_text(v) for v in row] for row in rows])
+    out += [f"- note: {_text(n)}" for n in profile_notes(profile)]
+    return [*out, ""]

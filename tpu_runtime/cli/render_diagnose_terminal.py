@@ -1,0 +1,258 @@
+"""DiagnoseReport as a compact rich summary for the terminal.
+
+Everything that came from the user's files (log lines, op names, paths) goes in as `rich.text.Text`,
+never as markup, so a `[bold]` inside a log prints as typed.
+"""
+
+from __future__ import annotations
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from tpu_runtime.cli.render_common import fmt_bytes
+from tpu_runtime.cli.render_diagnose_common import (
+    crash_fact_rows,
+    crash_records,
+    fmt_ms,
+    fmt_us,
+    headline,
+    profile_notes,
+    profile_rows,
+    profile_top_ops,
+)
+from tpu_runtime.diagnose.report import (
+    CrashDiagnosis,
+    DiagnoseReport,
+    Finding,
+    MetricsSummary,
+    TorchTraceSummary,
+    XlaDumpSummary,
+)
+
+__all__ = ["render_diagnose_terminal"]
+
+_SEVERITY = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
+
+
+def _t(value: object, style: str = "") -> Text:
+    return Text(str(value), style=style)
+
+
+def _table(title: str | None = None) -> Table:
+    return Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, show_edge=False)
+
+
+def _kv(rows: list[tuple[str, str]]) -> Table:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    for key, value in rows:
+        grid.add_row(_t(key), _t(value))
+    return grid
+
+
+def render_diagnose_terminal(report: DiagnoseReport, console: Console, top: int = 15) -> None:
+    console.print(Text.assemble(("diagnose: ", "bold"), headline(report)))
+    inputs = _table()
+    inputs.add_column("input")
+    inputs.add_column("kind")
+    inputs.add_column("recognised as")
+    for item in report.inputs:
+        inputs.add_row(_t(item.path), _t(item.kind, "cyan"), _t(item.detail, "dim"))
+    console.print(inputs)
+    first = [f for f in report.findings if f.severity in ("high", "medium")][:top]
+    if first:
+        console.print(Text("what to change first:", style="bold"))
+        for f in first:
+            console.print(
+                Text.assemble(
+                    (f"  [{f.severity}] ", _SEVERITY.get(f.severity, "")),
+                    (f.kind, "bold"),
+                    ": ",
+                    f.message,
+                    (f"  ({f.source})", "dim"),
+                )
+            )
+    for crash in report.crashes:
+        _crash(crash, console)
+    for trace in report.torch_traces:
+        _trace(trace, console, top)
+    for dump in report.xla_dumps:
+        _dump(dump, console, top)
+    for metrics in report.metrics:
+        _metrics(metrics, console, top)
+    if report.profile is not None:
+        _profile(report.profile, console, top)
+    for note in report.notes:
+        console.print(Text(f"note: {note}", style="dim"))
+
+
+def _crash(crash: CrashDiagnosis, console: Console) -> None:
+    style = "bold yellow" if crash.category == "unknown" else "bold red"
+    console.rule(Text.assemble(("crash log ", "bold"), (crash.source, "")), style="dim")
+    console.print(
+        Text.assemble(
+            (crash.category, style),
+            "  ",
+            (crash.title, "bold"),
+            (f"  (confidence {crash.confidence:.2f})", "dim"),
+        )
+    )
+    if crash.summary:
+        console.print(Text(crash.summary))
+    console.print(_kv(crash_fact_rows(crash)))
+    for key, records in crash_records(crash, compact=True):
+        table = _table(key.replace("_", " "))
+        columns = list(dict.fromkeys(k for rec in records for k in rec))
+        for c in columns:
+            table.add_column(c, overflow="fold")
+        for rec in records:
+            table.add_row(*(_t(rec.get(c, "")) for c in columns))
+        console.print(table)
+    console.print(Text.assemble(("cause: ", "bold"), crash.cause))
+    console.print(Text.assemble(("fix: ", "bold green"), crash.fix))
+    for citation in crash.citations:
+        console.print(
+            Text.assemble(("  source: ", "dim"), citation.label, " ", (citation.url, "blue underline"))
+        )
+    if crash.evidence:
+        console.print(Text("evidence:", style="bold"))
+        for line in crash.evidence[:5]:
+            console.print(Text(f"  {line}", style="dim"))
+    if crash.other_matches:
+        console.print(Text(f"also matched (weaker): {', '.join(crash.other_matches)}", style="dim"))
+
+
+def _findings(findings: list[Finding], console: Console) -> None:
+    for f in findings:
+        console.print(
+            Text.assemble(
+                (f"[{f.severity}] ", _SEVERITY.get(f.severity, "")), (f.kind, "bold"), ": ", f.message
+            )
+        )
+        if f.fix:
+            console.print(Text.assemble(("    fix: ", "green"), f.fix))
+
+
+def _trace(s: TorchTraceSummary, console: Console, top: int) -> None:
+    console.rule(Text.assemble(("torch.profiler trace ", "bold"), s.source), style="dim")
+    step = s.step_ms
+    rows = [
+        ("events", f"{s.events:,} on {s.threads} thread(s), {fmt_ms(s.span_ms)} span"),
+        (
+            "steps",
+            f"{len(s.steps) + s.steps_truncated}"
+            + (f", median {fmt_ms(step['median'])}, max {fmt_ms(step['max'])}" if step else ""),
+        ),
+    ]
+    if s.gap_ms:
+        rows.append(("gaps", f"total {fmt_ms(s.gap_ms['total'])}, max {fmt_ms(s.gap_ms['max'])}"))
+    if s.dataloader:
+        d = s.dataloader
+        share = f", {d.share_of_steps_pct:.0f}% of step time" if d.share_of_steps_pct is not None else ""
+        rows.append(
+            ("data loader", f"{d.count} waits, {fmt_ms(d.total_ms)} total, max {fmt_ms(d.max_ms)}{share}")
+        )
+    console.print(_kv(rows))
+    for title, ops in (
+        ("top host ops (self time)", s.host_ops),
+        ("top device ops (self time)", s.device_ops),
+    ):
+        if not ops:
+            continue
+        table = _table(title)
+        for name, justify in (
+            ("op", "left"),
+            ("calls", "right"),
+            ("self", "right"),
+            ("total", "right"),
+            ("%", "right"),
+        ):
+            table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        for op in ops[:top]:
+            table.add_row(
+                _t(op.name),
+                _t(op.count),
+                _t(fmt_us(op.self_us)),
+                _t(fmt_us(op.total_us)),
+                _t(f"{op.self_pct:.1f}"),
+            )
+        console.print(table)
+    if s.syncs:
+        table = _table("host-device syncs")
+        for name in ("op", "calls", "time", "from"):
+            table.add_column(name)
+        for sync in s.syncs[:top]:
+            table.add_row(_t(sync.name), _t(sync.count), _t(fmt_us(sync.total_us)), _t(sync.source or "—"))
+        console.print(table)
+    _findings(s.findings, console)
+    for note in s.notes:
+        console.print(Text(f"note: {note}", style="dim"))
+
+
+def _dump(s: XlaDumpSummary, console: Console, top: int) -> None:
+    console.rule(Text.assemble(("XLA dump ", "bold"), s.source), style="dim")
+    kinds = ", ".join(f"{k} {v}" for k, v in s.fusion_kinds.items()) or "none"
+    collectives = ", ".join(f"{k} {v}" for k, v in s.collective_counts.items()) or "none"
+    console.print(
+        _kv(
+            [
+                ("modules", f"{s.module_count} compiled, {s.distinct_names} distinct names"),
+                ("fusions", f"{s.fusion_total} ({kinds})"),
+                ("collectives", collectives),
+            ]
+        )
+    )
+    if s.recompilations:
+        table = _table("recompiled modules")
+        for name in ("module", "compilations", "layouts"):
+            table.add_column(name, overflow="fold")
+        for r in s.recompilations[:top]:
+            table.add_row(_t(r.name), _t(r.compilations), _t("\n".join(r.signatures[:4])))
+        console.print(table)
+    if s.largest_buffers:
+        table = _table("largest buffers")
+        for name in ("buffer", "size", "shape", "kind", "module"):
+            table.add_column(name, overflow="fold")
+        for b in s.largest_buffers[:top]:
+            table.add_row(_t(b.name), _t(fmt_bytes(b.size_bytes)), _t(b.shape), _t(b.kind), _t(b.module))
+        console.print(table)
+    if s.collectives:
+        table = _table("collectives")
+        for name in ("kind", "shape", "groups", "source"):
+            table.add_column(name, overflow="fold")
+        for c in s.collectives[:top]:
+            table.add_row(_t(c.kind), _t(c.shape), _t(c.replica_groups), _t(c.source or c.op_name))
+        console.print(table)
+    _findings(s.findings, console)
+
+
+def _metrics(s: MetricsSummary, console: Console, top: int) -> None:
+    console.rule(Text.assemble(("metrics report ", "bold"), s.source), style="dim")
+    rows = [
+        ("compilations", "—" if s.compilations is None else str(s.compilations)),
+        ("compile time", "—" if s.compile_seconds is None else f"{s.compile_seconds:.1f} s"),
+        ("executions", "—" if s.executions is None else str(s.executions)),
+        ("device→host", "—" if s.device_to_host_transfers is None else str(s.device_to_host_transfers)),
+    ]
+    if s.fallback_ops:
+        rows.append(("CPU fallback", ", ".join(f"{k} ({v})" for k, v in list(s.fallback_ops.items())[:top])))
+    console.print(_kv(rows))
+    _findings(s.findings, console)
+
+
+def _profile(profile: dict[str, object], console: Console, top: int) -> None:
+    console.rule(Text.assemble(("XProf profile ", "bold"), str(profile.get("path", ""))), style="dim")
+    console.print(_kv(profile_rows(profile)))
+    columns, rows = profile_top_ops(profile, top, compact=True)
+    if rows:
+        table = _table("top ops")
+        for c in columns:
+            table.add_column(c, overflow="fold")
+        for row in rows:
+            table.add_row(*(_t(v) for v in row))
+        console.print(table)
+    for note in profile_notes(profile):
+        console.print(Text(f"note: {note}", style="dim"))

@@ -1,0 +1,298 @@
+"""Which kind of input a path is, judged from its content (the name only breaks ties).
+
+Kinds: a crash log (text, or `-` for standard input), an XProf profile (XSpace protobuf: a
+`*.xplane.pb` file, or a folder holding them, such as a TensorBoard `plugins/profile/<run>/`), a
+torch.profiler Chrome trace (`.json` or `.json.gz`), an XLA dump folder (`--xla_dump_to`) or a single
+HLO text file, and a PyTorch/XLA metrics report (`met.metrics_report()`). Anything else, and input
+that is empty, cut short or corrupt, raises `BadInputError` with a one-line reason. Only the head of a
+file is read here (and, for XSpace, the top-level field headers), so detecting a 1 GB trace is cheap.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+import sys
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from tpu_runtime.diagnose.errors import BadInputError
+from tpu_runtime.diagnose.report import InputKind
+
+__all__ = ["STDIN", "DetectedInput", "detect_input", "xla_dump_files", "xspace_files"]
+
+STDIN = "-"
+HEAD_BYTES = 1 << 16
+JSON_SCAN_BYTES = 16 << 20  # how far into a JSON file to look for "traceEvents" (metadata comes first)
+STDIN_LIMIT = 512 << 20
+GZIP_MAGIC = b"\x1f\x8b"
+
+# A text file is a log when it has at least one of these; otherwise it is of no kind we know.
+_LOG_MARKERS = re.compile(
+    r"Traceback \(most recent call last\)|\b[A-Z][A-Za-z]*(?:Error|Exception|Exit)\b|\bERROR\b|\bFATAL\b"
+    r"|\bWARNING\b|\berror:|\bfailed\b|\bKilled\b|\bAborted\b|\bSegmentation fault\b|\bpanic\b"
+    r"|^[IWEF]\d{4} \d\d:\d\d:\d\d|RESOURCE_EXHAUSTED|DEADLINE_EXCEEDED|\bINTERNAL:|\btimed out\b",
+    re.M | re.I,
+)
+_METRIC_LINE = re.compile(
+    r"^(?:Metric: \S+|Counter: \S+|\s+(?:TotalSamples|Accumulator|ValueRate|Rate|Percentiles|Value): .*)$"
+)
+_HLO_HEADER = re.compile(rb"^HloModule \S+", re.M)
+_JSON_START = re.compile(r'^\s*(?:\{\s*(?:"|\}|$)|\[\s*(?:\{|\]|$))')  # not a "[bench] ..." log line
+_DUMP_FILE = re.compile(
+    r"^module_\d+\..+\.(?:txt|pb|pbtxt)$|buffer-assignment\.txt$|(?:before|after)_optimizations\.txt$"
+)
+# Bytes a field body takes per protobuf wire type (varint: read it; length-delimited: its length).
+_SKIP = {0: 0, 1: 8, 2: -1, 5: 4}
+# XPlane: id=1 (varint), name=2, lines=3, event_metadata=4, stat_metadata=5, stats=6.
+_XPLANE_FIRST_TAGS = {0x08, 0x12, 0x1A, 0x22, 0x2A, 0x32}
+
+
+@dataclass(frozen=True)
+class DetectedInput:
+    """A recognised input: its kind, the files to read, and (for standard input) the text itself."""
+
+    path: str
+    kind: InputKind
+    detail: str
+    files: tuple[Path, ...] = ()
+    text: str | None = None
+    gzipped: bool = False
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def detect_input(path: str, stdin: BinaryIO | None = None) -> DetectedInput:
+    """Decide what `path` holds; `-` reads standard input (a crash log or a metrics report)."""
+    if path == STDIN:
+        return _detect_stdin(stdin)
+    p = Path(path)
+    if not p.exists():
+        raise BadInputError(path, "no such file or folder")
+    if p.is_dir():
+        return _detect_folder(path, p)
+    if not p.is_file():
+        raise BadInputError(path, "not a regular file or folder")
+    size = p.stat().st_size
+    if size == 0:
+        raise BadInputError(path, "empty file")
+    with p.open("rb") as fh:
+        head = fh.read(HEAD_BYTES)
+    if head.startswith(GZIP_MAGIC):
+        return _detect_gzip(path, p)
+    if p.name.endswith(".gz"):
+        raise BadInputError(path, f"named .gz but is not gzip data (it starts with {_hex(head)})")
+    if _looks_like_xspace(head):
+        planes = _walk_xspace(path, p)
+        return DetectedInput(path, "xspace", f"XSpace protobuf, {planes} plane(s)", files=(p,))
+    if p.name.endswith((".xplane.pb", ".pb")):
+        raise BadInputError(path, f"not an XSpace protobuf (it starts with {_hex(head)}), or it is corrupt")
+    return _detect_text(path, head, p)
+
+
+def _detect_stdin(stdin: BinaryIO | None) -> DetectedInput:
+    if stdin is None:
+        stdin = sys.stdin.buffer
+    data = stdin.read(STDIN_LIMIT + 1)
+    if len(data) > STDIN_LIMIT:
+        raise BadInputError(STDIN, f"more than {STDIN_LIMIT >> 20} MiB on standard input; pass a file path")
+    if not data.strip():
+        raise BadInputError(STDIN, "empty input")
+    if data.startswith(GZIP_MAGIC) or _looks_like_xspace(data[:HEAD_BYTES]):
+        raise BadInputError(STDIN, "binary data on standard input; pass profiles and traces as file paths")
+    detected = _detect_text(STDIN, data[:HEAD_BYTES], None)
+    if detected.kind not in ("crash_log", "metrics_report"):
+        raise BadInputError(
+            STDIN, f"a {detected.kind.replace('_', ' ')} on standard input; pass it as a path"
+        )
+    return DetectedInput(STDIN, detected.kind, detected.detail, text=data.decode("utf-8", errors="replace"))
+
+
+def _detect_text(path: str, head: bytes, p: Path | None) -> DetectedInput:
+    if b"\x00" in head or _binary_share(head) > 0.1:
+        raise BadInputError(path, f"binary data of an unknown format (it starts with {_hex(head)})")
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    files = (p,) if p is not None else ()
+    if _JSON_START.match(text):
+        if p is not None:
+            with p.open("rb") as fh:
+                if _json_has_trace_events(fh):
+                    return DetectedInput(path, "torch_trace", "Chrome trace JSON (traceEvents)", files=files)
+        elif '"traceEvents"' in text:
+            return DetectedInput(path, "torch_trace", "Chrome trace JSON (traceEvents)")
+        raise BadInputError(path, "JSON without 'traceEvents': not a torch.profiler / Chrome trace")
+    if _HLO_HEADER.search(head):
+        return DetectedInput(path, "xla_dump", "HLO text (one module)", files=files)
+    lines = [line for line in text.splitlines() if line.strip()]
+    metric_lines = sum(1 for line in lines if _METRIC_LINE.match(line))
+    if metric_lines >= 3 and metric_lines * 2 >= len(lines):
+        return DetectedInput(path, "metrics_report", "PyTorch/XLA metrics report", files=files)
+    if _LOG_MARKERS.search(text):
+        return DetectedInput(path, "crash_log", "text log", files=files)
+    raise BadInputError(path, "text that is neither a crash log, a metrics report nor HLO text")
+
+
+def _detect_gzip(path: str, p: Path) -> DetectedInput:
+    try:
+        with gzip.open(p, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise BadInputError(path, f"corrupt gzip data ({_reason(exc)})") from None
+    if not head.strip():
+        raise BadInputError(path, "gzip file holds no data")
+    if head.lstrip()[:1] in (b"{", b"["):
+        with gzip.open(p, "rb") as fh:
+            if _json_has_trace_events(fh):
+                return DetectedInput(
+                    path, "torch_trace", "gzip'd Chrome trace JSON", files=(p,), gzipped=True
+                )
+    raise BadInputError(path, "gzip data that is not a torch.profiler / Chrome trace JSON")
+
+
+def _json_has_trace_events(fh: BinaryIO | gzip.GzipFile | io.BufferedReader) -> bool:
+    """Whether '"traceEvents"' (or a bare event array) appears in the first JSON_SCAN_BYTES."""
+    seen = 0
+    tail = first = b""
+    try:
+        while seen < JSON_SCAN_BYTES:
+            chunk = fh.read(1 << 20)
+            if not chunk:
+                break
+            first = first or chunk.lstrip()[:1]
+            window = tail + chunk
+            if b'"traceEvents"' in window or (first == b"[" and b'"ph"' in window):
+                return True
+            tail = chunk[-16:]
+            seen += len(chunk)
+    except (OSError, EOFError, zlib.error):
+        return False
+    return False
+
+
+def _detect_folder(path: str, p: Path) -> DetectedInput:
+    xplanes, note = xspace_files(p)
+    if xplanes:
+        planes = sum(_walk_xspace(str(f), f) for f in xplanes)
+        runs = f"{len(xplanes)} .xplane.pb file(s), {planes} plane(s)"
+        return DetectedInput(path, "xspace", f"profile folder: {runs}", files=tuple(xplanes), notes=note)
+    dump = xla_dump_files(p)
+    if dump:
+        return DetectedInput(
+            path, "xla_dump", f"XLA dump folder: {len(dump)} dump file(s)", files=tuple(dump)
+        )
+    raise BadInputError(
+        path, "folder holds neither an XProf profile (*.xplane.pb) nor XLA dump files (module_*.txt)"
+    )
+
+
+def xspace_files(folder: Path) -> tuple[list[Path], tuple[str, ...]]:
+    """The .xplane.pb files of a profile folder: its own, else those of the newest plugins/profile run."""
+    own = sorted(folder.glob("*.xplane.pb"))
+    if own:
+        return own, ()
+    runs_root = folder / "plugins" / "profile"
+    candidates = [runs_root] if runs_root.is_dir() else []
+    candidates += [d / "plugins" / "profile" for d in sorted(folder.iterdir()) if d.is_dir()]
+    for root in candidates:
+        if not root.is_dir():
+            continue
+        runs = sorted(d for d in root.iterdir() if d.is_dir() and any(d.glob("*.xplane.pb")))
+        if runs:
+            newest = runs[-1]
+            note = (
+                (f"{len(runs)} profile runs under {root}; read the newest, {newest.name}",)
+                if len(runs) > 1
+                else ()
+            )
+            return sorted(newest.glob("*.xplane.pb")), note
+    return [], ()
+
+
+def xla_dump_files(folder: Path) -> list[Path]:
+    """Files of an `--xla_dump_to` folder that diagnose reads or counts (HLO text, buffer assignment)."""
+    return sorted(f for f in folder.iterdir() if f.is_file() and _DUMP_FILE.search(f.name))
+
+
+# ------------------------------------------------------------------------------------------- XSpace
+
+
+def _looks_like_xspace(head: bytes) -> bool:
+    """A first field `planes` (tag 0x0a) whose body starts like an XPlane (id or name first)."""
+    if len(head) < 3 or head[0] != 0x0A:
+        return False
+    try:
+        _, pos = _varint(head, 1)
+    except IndexError:
+        return False
+    return pos < len(head) and head[pos] in _XPLANE_FIRST_TAGS
+
+
+def _walk_xspace(path: str, p: Path) -> int:
+    """Check the top-level fields header by header (their bodies are skipped); return the plane count."""
+    size = p.stat().st_size
+    planes = 0
+    with p.open("rb") as fh:
+        offset = 0
+        while offset < size:
+            fh.seek(offset)
+            header = fh.read(21)
+            try:
+                tag, pos = _varint(header, 0)
+                wire, number = tag & 7, tag >> 3
+                if number == 0 or wire not in _SKIP:
+                    raise BadInputError(
+                        path, f"corrupt XSpace protobuf: invalid field header 0x{tag:x} at byte {offset}"
+                    )
+                length, pos = _varint(header, pos) if wire in (0, 2) else (_SKIP[wire], pos)
+            except IndexError:
+                raise BadInputError(
+                    path, f"truncated XSpace protobuf: it ends inside a field header at byte {offset}"
+                ) from None
+            end = offset + pos + (length if wire != 0 else 0)
+            if end > size:
+                raise BadInputError(
+                    path,
+                    f"truncated XSpace protobuf: the field at byte {offset} needs {end - size} bytes more "
+                    "than the file has",
+                )
+            planes += number == 1 and wire == 2
+            offset = end
+    if planes == 0:
+        raise BadInputError(path, "XSpace protobuf without any plane")
+    return planes
+
+
+def _varint(data: bytes, pos: int) -> tuple[int, int]:
+    """Decode a protobuf varint at data[pos]; return (value, position after it). IndexError if cut."""
+    value = shift = 0
+    while True:
+        byte = data[pos]
+        value |= (byte & 0x7F) << shift
+        pos += 1
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+        if shift > 63:
+            raise IndexError("varint too long")
+
+
+# ------------------------------------------------------------------------------------------- helpers
+
+
+def _binary_share(head: bytes) -> float:
+    if not head:
+        return 0.0
+    sample = head[:4096]
+    text_bytes = bytes(range(32, 127)) + b"\t\n\r\f\b\x1b"
+    odd = sum(1 for b in sample if b < 128 and b not in text_bytes)
+    return odd / len(sample)
+
+
+def _hex(head: bytes) -> str:
+    return " ".join(f"{b:02x}" for b in head[:8]) or "nothing"
+
+
+def _reason(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__

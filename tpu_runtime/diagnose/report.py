@@ -1,0 +1,294 @@
+"""The one report model of `tpu-agent diagnose`; every front end renders this and nothing else.
+
+JSON schema (`DiagnoseReport.model_dump(mode="json")`; the full JSON Schema with field descriptions comes
+from `DiagnoseReport.model_json_schema()`). `schema_version` changes whenever a field is renamed or
+removed. Top level:
+
+- `inputs`: one entry per PATH: `path`, detected `kind` (crash_log, xspace, torch_trace, xla_dump,
+  metrics_report) and how it was recognised.
+- `crashes`: one `CrashDiagnosis` per crash log, with `category` (hbm_oom, vmem_oom,
+  mosaic_compile_error, xla_compile_error, unsupported_op, recompilation, runtime_init_failure,
+  version_mismatch, collective_timeout, host_oom, shape_dtype_error, unknown), `facts`, `cause`, `fix`,
+  `citations` ({label, url}), `evidence` (the matched log lines) and `confidence` at the top level.
+- `torch_traces`: one `TorchTraceSummary` per torch.profiler trace (top ops by self time, steps and the
+  gaps between them, data loader stalls, host-device syncs).
+- `xla_dumps`: one `XlaDumpSummary` per `--xla_dump_to` folder (modules, recompilations, fusions,
+  largest buffers, collectives).
+- `metrics`: one `MetricsSummary` per PyTorch/XLA metrics report.
+- `profile`: the XProf profile summary (`*.xplane.pb`), or null when there is none or its reader is
+  not installed (then `notes` says so).
+- `findings`: what to change, across all inputs, most severe first, each with a concrete `fix`,
+  `citations` and the input it came from (`source`); each summary also keeps its own `findings`.
+
+Sizes are bytes, durations milliseconds unless a field name says otherwise (`*_us`: microseconds).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+SCHEMA_VERSION = 1
+
+Category = Literal[
+    "hbm_oom",
+    "vmem_oom",
+    "mosaic_compile_error",
+    "xla_compile_error",
+    "unsupported_op",
+    "recompilation",
+    "runtime_init_failure",
+    "version_mismatch",
+    "collective_timeout",
+    "host_oom",
+    "shape_dtype_error",
+    "unknown",
+]
+CATEGORIES: tuple[Category, ...] = (
+    "hbm_oom",
+    "vmem_oom",
+    "mosaic_compile_error",
+    "xla_compile_error",
+    "unsupported_op",
+    "recompilation",
+    "runtime_init_failure",
+    "version_mismatch",
+    "collective_timeout",
+    "host_oom",
+    "shape_dtype_error",
+    "unknown",
+)
+InputKind = Literal["crash_log", "xspace", "torch_trace", "xla_dump", "metrics_report"]
+Severity = Literal["high", "medium", "low", "info"]
+
+
+class Citation(BaseModel):
+    """A public source for a cause or a fix: a short label and the URL of the official page."""
+
+    label: str
+    url: str
+
+
+class Finding(BaseModel):
+    """One thing worth changing, found in a trace, a dump or a metrics report."""
+
+    kind: str = Field(description="machine-readable name, e.g. 'host_sync', 'dataloader_stall'")
+    severity: Severity
+    message: str = Field(description="what the data shows, with the numbers")
+    fix: str = Field(default="", description="what to change, concretely")
+    citations: list[Citation] = []
+    source: str = Field(default="", description="the input it came from (set in the report's ranked list)")
+
+
+class InputSummary(BaseModel):
+    path: str = Field(description="as given on the command line; '-' is standard input")
+    kind: InputKind
+    detail: str = Field(description="how the kind was recognised, and which files were read")
+    files: list[str] = Field(default=[], description="the files read (profile runs, dump folders)")
+
+
+# ------------------------------------------------------------------------------------------ crash logs
+
+
+class CrashDiagnosis(BaseModel):
+    """What a crash log says failed, why, and what to do about it."""
+
+    source: str = Field(description="the log's path, or '-' for standard input")
+    category: Category
+    title: str = Field(description="the category in words")
+    summary: str = Field(default="", description="one line with the key numbers, when the log has them")
+    facts: dict[str, Any] = Field(
+        description="what the log holds: sizes in bytes (*_bytes), shapes, kernel/op, TPU generation, "
+        "the user's source line (source_file, source_line, source_function, source_code), exception"
+    )
+    cause: str
+    fix: str
+    citations: list[Citation]
+    evidence: list[str] = Field(description="the log lines the category was matched on")
+    confidence: float = Field(
+        ge=0.0,
+        le=1.0,
+        description="how specific the matched patterns are: about 0.9 for an error's own signature, "
+        "0.5-0.7 for generic wording; 0 for 'unknown'",
+    )
+    other_matches: list[Category] = Field(
+        default=[], description="other categories whose patterns also matched, weaker or earlier"
+    )
+    lines: int = Field(description="lines read")
+
+
+# ------------------------------------------------------------------------------------ torch.profiler
+
+
+class OpStat(BaseModel):
+    """One op name aggregated over a trace; self time excludes the ops nested inside it."""
+
+    name: str
+    side: Literal["host", "device"]
+    count: int
+    self_us: float
+    total_us: float
+    self_pct: float = Field(description="share of all self time on its side, in percent")
+
+
+class StepStat(BaseModel):
+    """One ProfilerStep#N on the step timeline."""
+
+    step: int
+    start_ms: float = Field(description="from the first step's start")
+    duration_ms: float
+    gap_before_ms: float | None = Field(description="idle time since the previous step ended")
+    dataloader_ms: float = Field(description="time in enumerate(DataLoader) events inside the step")
+    syncs: int = Field(description="host-device syncs inside the step")
+
+
+class SyncStat(BaseModel):
+    """A host-device sync (the host waits for a device value), grouped by op and user source line."""
+
+    name: str
+    count: int
+    total_us: float
+    source: str | None = Field(
+        description="innermost user Python frame above it (traces recorded with_stack=True): 'file:line "
+        "(function)', the line being where torch.profiler saw the frame start, not the sync's own line"
+    )
+
+
+class StallStat(BaseModel):
+    """Time spent waiting for the data loader, per step and in total."""
+
+    count: int
+    total_ms: float
+    max_ms: float
+    mean_ms: float
+    share_of_steps_pct: float | None = Field(description="data loader time over step time, in percent")
+    slow_steps: list[int] = Field(description="steps where the loader took a quarter of the step or more")
+
+
+class TorchTraceSummary(BaseModel):
+    source: str
+    format: str = Field(description="'json' or 'json.gz'")
+    events: int
+    threads: int
+    span_ms: float = Field(description="first event start to last event end")
+    device_events: int = Field(description="device-side events (kernels, memcpy, TPU ops); 0 on CPU traces")
+    host_ops: list[OpStat]
+    device_ops: list[OpStat]
+    steps: list[StepStat]
+    steps_truncated: int = Field(default=0, description="steps left out of `steps` (the list is capped)")
+    step_ms: dict[str, float] = Field(description="min, median, mean, max step time")
+    gap_ms: dict[str, float] = Field(description="total, max, mean gap between consecutive steps")
+    dataloader: StallStat | None
+    syncs: list[SyncStat]
+    findings: list[Finding]
+    notes: list[str] = []
+
+
+# ---------------------------------------------------------------------------------------- XLA dumps
+
+
+class XlaModule(BaseModel):
+    """One compiled HLO module in a dump folder."""
+
+    id: str = Field(description="the dump's module number, e.g. '0006'")
+    name: str = Field(description="HloModule name, e.g. 'jit_train_step'")
+    signature: str = Field(description="entry_computation_layout: parameter and result shapes")
+    fingerprint: str = Field(description="hash from the file name if it has one, else of the HLO text")
+    instructions: int
+    fusions: int
+    fusion_kinds: dict[str, int]
+    collectives: int
+    assigned_bytes: int | None = Field(description="sum of buffer allocations (buffer-assignment file)")
+    files: list[str]
+
+
+class Recompilation(BaseModel):
+    """The same module name compiled more than once with different programs."""
+
+    name: str
+    compilations: int
+    signatures: list[str] = Field(description="distinct parameter/result layouts, in dump order")
+    module_ids: list[str]
+
+
+class BufferStat(BaseModel):
+    module: str
+    name: str
+    size_bytes: int
+    shape: str
+    allocation: int
+    kind: str = Field(description="parameter, output, temp, constant, thread-local ... (buffer assignment)")
+
+
+class CollectiveStat(BaseModel):
+    module: str
+    kind: Literal["all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all"]
+    name: str
+    shape: str
+    replica_groups: str = ""
+    op_name: str = ""
+    source: str | None = Field(default=None, description="user file:line from the HLO metadata")
+
+
+class XlaDumpSummary(BaseModel):
+    source: str
+    module_count: int
+    distinct_names: int
+    modules: list[XlaModule]
+    modules_truncated: int = 0
+    recompilations: list[Recompilation]
+    fusion_total: int
+    fusion_kinds: dict[str, int]
+    largest_buffers: list[BufferStat]
+    collective_counts: dict[str, int]
+    collectives: list[CollectiveStat]
+    findings: list[Finding]
+    notes: list[str] = []
+
+
+# ----------------------------------------------------------------------------------- metrics reports
+
+
+class MetricStat(BaseModel):
+    name: str
+    samples: int
+    total: str = Field(description="the accumulator as printed")
+    total_seconds: float | None = None
+
+
+class MetricsSummary(BaseModel):
+    source: str
+    format: str = Field(description="'pytorch_xla' (met.metrics_report())")
+    metrics: list[MetricStat]
+    counters: dict[str, int]
+    compilations: int | None
+    compile_seconds: float | None
+    executions: int | None
+    device_to_host_transfers: int | None
+    fallback_ops: dict[str, int] = Field(description="aten:: counters: ops that ran on the CPU fallback")
+    findings: list[Finding]
+
+
+# ---------------------------------------------------------------------------------------------- report
+
+
+class DiagnoseReport(BaseModel):
+    schema_version: int = SCHEMA_VERSION
+    inputs: list[InputSummary]
+    crashes: list[CrashDiagnosis] = []
+    torch_traces: list[TorchTraceSummary] = []
+    xla_dumps: list[XlaDumpSummary] = []
+    metrics: list[MetricsSummary] = []
+    # The XProf reader (tpu_runtime.diagnose.profile) owns this model; it is kept as plain JSON here.
+    profile: dict[str, Any] | None = Field(
+        default=None, description="XProf profile summary (analyze_profile(...).model_dump())"
+    )
+    findings: list[Finding] = Field(
+        default=[], description="what to change, across all inputs, most severe first (crashes lead)"
+    )
+    top: int = Field(description="rows per table (--top)")
+    timings: dict[str, float] = Field(
+        default={}, description="seconds per input (keyed by path) and per workflow step ('step:<id>')"
+    )
+    notes: list[str] = []
