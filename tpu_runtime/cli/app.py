@@ -226,6 +226,11 @@ from tpu_runtime.cli.diagnose_cmd import diagnose  # noqa: E402  (imports typer 
 app.command()(diagnose)
 
 
+from tpu_runtime.cli.route_cmd import register_route  # noqa: E402  (imports typer and rich only)
+
+register_route(app)
+
+
 def main() -> None:
     app()
 
