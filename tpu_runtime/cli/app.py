@@ -221,9 +221,15 @@ from tpu_runtime.cli.run_cmd import register_remote_commands  # noqa: E402  (tar
 register_remote_commands(app)
 
 
-from tpu_runtime.cli.diagnose_cmd import diagnose  # noqa: E402  (imports typer and rich only)
+from tpu_runtime.cli.kb_cmd import register_kb  # noqa: E402  (imports typer and rich only)
+
+register_kb(app)
+
+
+from tpu_runtime.cli.diagnose_cmd import capture_profile, diagnose  # noqa: E402  (typer and rich only)
 
 app.command()(diagnose)
+app.command("capture-profile", no_args_is_help=True)(capture_profile)
 
 
 from tpu_runtime.cli.route_cmd import register_route  # noqa: E402  (imports typer and rich only)

@@ -974,7 +974,7 @@ def compare_profiles(
         )
     order = {"slower": 0, "faster": 1, "added": 2, "removed": 3, "unchanged": 4}
     ops.sort(key=lambda c: (order[c.status], -abs(c.change_percent or 0.0)))
-    counts = Counter(c.status for c in ops)
+    counts: Counter[str] = Counter(c.status for c in ops)
     step = metrics[0]
     if step.change_percent is not None and step.before is not None and step.after is not None:
         head = f"step time {step.before:.4g} ms -> {step.after:.4g} ms ({step.change_percent:+.1f}%)"

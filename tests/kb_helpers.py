@@ -1,0 +1,73 @@
+"""Small corpora for the knowledge-base tests: a few fact sheets and an empty package list."""
+
+# ruff: noqa: E501  (fact-sheet lines are long by design: one fact per line, with its source)
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from tpu_runtime.knowledge.build import BuildRequest
+
+SHEET_EAGER = """\
+# Tiny TorchTPU sheet
+
+## Eager modes
+
+- Pick a mode with `torch.tpu.set_eager_mode(torch.tpu.EagerMode.DEFER_AND_FUSE)` around a block of code. ([source](https://example.org/eager), checked 2026-11-30)
+- The fused mode merges operations on the fly and runs faster than strict eager. ([source](https://example.org/blog), checked 2026-11-30)
+
+## Environment
+
+- Set `TORCH_DEVICE_BACKEND_AUTOLOAD=0` to keep the backend from loading when torch is imported. ([source](https://example.org/env), checked 2026-11-30)
+"""
+
+SHEET_PALLAS = """\
+# Tiny Pallas sheet
+
+## Block shapes
+
+- The last two block dimensions must be divisible by 8 and 128 or equal the full array dimensions. ([source](https://example.org/pallas), checked 2026-11-30)
+
+## Scalar prefetch
+
+- `PrefetchScalarGridSpec(num_scalar_prefetch=1)` puts the first operand in SMEM and passes it to every index map. ([source](https://example.org/sparse), checked 2026-11-30)
+"""
+
+CHIPS_YAML = """\
+generations:
+  v6e:
+    display_name: TPU v6e
+    aliases: [trillium]
+    hbm:
+      gib: 32
+      source: https://example.org/v6e
+      checked: 2026-11-30
+      alternatives:
+        - {value: 31.25, unit: GiB, source: https://example.org/other, checked: 2026-11-30}
+"""
+
+
+def write_corpus(root: Path) -> BuildRequest:
+    """A knowledge folder with three sheets and no packages; returns a BuildRequest for it."""
+    knowledge = root / "knowledge"
+    knowledge.mkdir(parents=True, exist_ok=True)
+    (knowledge / "eager.md").write_text(SHEET_EAGER)
+    (knowledge / "pallas.md").write_text(SHEET_PALLAS)
+    (knowledge / "chips.yaml").write_text(CHIPS_YAML)
+    (knowledge / "README.md").write_text("# not a sheet\n")
+    packages = root / "packages.yaml"
+    packages.write_text("packages: []\n")
+    return BuildRequest(folder=root / "index", knowledge_folder=knowledge, packages_file=packages)
+
+
+def write_docs(folder: Path, files: dict[str, str | bytes]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, content in files.items():
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(textwrap.dedent(content))
+    return folder

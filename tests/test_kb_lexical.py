@@ -1,0 +1,49 @@
+"""Identifier-aware BM25: exact names typed by the user find their passage."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tpu_runtime.knowledge.lexical import LexicalIndex, tokenize
+
+
+def test_tokenize_keeps_whole_identifiers_and_parts() -> None:
+    tokens = tokenize(
+        "Set XLA_FLAGS=--xla_tpu_enable_latency_hiding_scheduler=true and torch.tpu.pallas.jax_op"
+    )
+    for expected in (
+        "xla_flags",
+        "xla_tpu_enable_latency_hiding_scheduler",
+        "latency",
+        "torch.tpu.pallas.jax_op",
+        "jax_op",
+        "pallas",
+    ):
+        assert expected in tokens
+    assert "and" not in tokens
+    assert "prefetchscalargridspec" in tokenize("PrefetchScalarGridSpec")
+    assert "scalar" in tokenize("PrefetchScalarGridSpec")
+
+
+def test_exact_flag_lookup_beats_prose_about_the_same_topic() -> None:
+    texts = [
+        "The latency hiding scheduler overlaps collectives with compute on TPUs in general.",
+        "Flag --xla_tpu_enable_latency_hiding_scheduler=true turns the scheduler on.",
+        "Scheduler options for latency and hiding are described elsewhere in this guide.",
+        "Unrelated text about HBM capacity.",
+    ]
+    index = LexicalIndex.build(texts)
+    assert index.top("--xla_tpu_enable_latency_hiding_scheduler", 2)[0][0] == 1
+    assert index.top("HBM capacity", 1)[0][0] == 3
+    assert index.top("zzzz unknown", 3) == []
+
+
+def test_importing_bm25s_does_not_import_jax() -> None:
+    code = (
+        "import sys, importlib.util; from tpu_runtime.knowledge.lexical import _bm25s; _bm25s(); "
+        "print('jax' in sys.modules, importlib.util.find_spec('jax') is not None)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "True"]  # not imported, and still importable afterwards

@@ -1,0 +1,238 @@
+"""`tpu-agent ask` and `tpu-agent kb build|status|add`: the knowledge base from the command line.
+
+Importing this module loads only typer and rich; the engine (chromadb, bm25s, the embedding model) is
+imported inside each command, so `tpu-agent --help` stays fast and never touches torch or jax.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from tpu_runtime.knowledge.models import Answer, BuildReport, KbStatus
+
+kb_app = typer.Typer(
+    help="The knowledge index behind `tpu-agent ask`: build it, check it, add your own docs folder.",
+    no_args_is_help=True,
+)
+out = Console()
+err = Console(stderr=True)
+
+
+def _fail(message: str, code: int = 1) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+class _BuildProgress:
+    """A rich progress bar for index builds; silent when stderr is not a terminal."""
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
+
+        self.enabled = err.is_terminal
+        self.bar = Progress(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TaskProgressColumn(),
+            TimeElapsedColumn(),
+            console=err,
+            transient=True,
+        )
+        self.task = self.bar.add_task("knowledge index", total=1.0)
+
+    def __call__(self, step: str, message: str, fraction: float) -> None:
+        self.bar.update(self.task, completed=min(max(fraction, 0.0), 1.0), description=message)
+
+    def __enter__(self) -> _BuildProgress:
+        if self.enabled:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.bar.stop()
+
+
+def _dump(model: Answer | BuildReport | KbStatus) -> None:
+    sys.stdout.write(json.dumps(model.model_dump(mode="json"), indent=2) + "\n")
+
+
+def _render_answer(reply: Answer) -> None:
+    if reply.covered:
+        citation = reply.citations[0]
+        out.print(f"[bold green]Answer[/] ({escape(citation.source)})", highlight=False)
+        out.print(f"  “{escape(citation.quote)}”", highlight=False, soft_wrap=True)
+        if citation.url:
+            out.print(f"  source: {escape(citation.url)}", highlight=False)
+        if citation.checked:
+            out.print(f"  checked: {citation.checked}", highlight=False)
+    else:
+        out.print(f"[bold yellow]Not covered[/]: {escape(reply.reason)}", highlight=False, soft_wrap=True)
+        out.print(f"  closest page to read: {escape(reply.closest or '-')}", highlight=False)
+    if reply.passages:
+        table = Table(title="passages", title_justify="left", show_lines=False)
+        table.add_column("#", justify="right")
+        table.add_column("score", justify="right")
+        table.add_column("source", overflow="fold")
+        table.add_column("url", overflow="fold")
+        for rank, passage in enumerate(reply.passages, 1):
+            table.add_row(
+                str(rank), f"{passage.score:.4f}", escape(passage.source), escape(passage.url or "")
+            )
+        out.print(table)
+    for note in reply.notes:
+        err.print(f"[dim]note: {escape(note)}[/]", highlight=False, soft_wrap=True)
+
+
+def ask(
+    question: Annotated[
+        str, typer.Argument(help="your question, or a flag, env var, API name or error line")
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
+    k: Annotated[int, typer.Option("--k", min=1, max=50, help="how many passages to return")] = 5,
+) -> None:
+    """Answer from the indexed docs with citations, or say plainly that they do not cover it.
+
+    Example: tpu-agent ask "How do I select the eager mode in TorchTPU?"   (first use builds the index)
+    """
+    from tpu_runtime.knowledge.api import QueryError, answer
+    from tpu_runtime.knowledge.store import KbIndexError
+
+    try:
+        with _BuildProgress() as progress:
+            reply = answer(question, k, progress=progress)
+    except QueryError as exc:
+        raise _fail(str(exc), 2) from None
+    except KbIndexError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        _dump(reply)
+    else:
+        _render_answer(reply)
+
+
+def _render_build(report: BuildReport) -> None:
+    vectors = (
+        "vectors complete" if report.dense_ready else "vectors incomplete (lexical search covers the rest)"
+    )
+    out.print(
+        f"index {escape(report.index_dir)}: {report.chunks} passages, {vectors}, {report.seconds:.1f} s",
+        highlight=False,
+    )
+    for label, items in (
+        ("indexed", report.indexed),
+        ("embedded", report.embedded),
+        ("removed", report.removed),
+    ):
+        if items:
+            out.print(f"  {label}: {escape(', '.join(items))}", highlight=False, soft_wrap=True)
+    for item in report.skipped:
+        err.print(f"[yellow]skipped[/] {escape(item)}", highlight=False, soft_wrap=True)
+    for item in report.problems:
+        err.print(f"[yellow]warning[/] {escape(item)}", highlight=False, soft_wrap=True)
+
+
+@kb_app.command("build")
+def kb_build(
+    rebuild: Annotated[
+        bool, typer.Option(help="drop the index (added folders are kept) and build anew")
+    ] = False,
+    lexical: Annotated[bool, typer.Option(help="build the BM25 side only, no vectors")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the build report as JSON")] = False,
+) -> None:
+    """Build or update the index; only sources whose content changed are read and embedded again.
+
+    Example: tpu-agent kb build
+    """
+    from tpu_runtime.knowledge.build import BuildRequest, run_kb_build
+    from tpu_runtime.knowledge.store import KbIndexError
+
+    try:
+        with _BuildProgress() as progress:
+            report = run_kb_build(BuildRequest(rebuild=rebuild, dense=not lexical), progress)
+    except KbIndexError as exc:
+        raise _fail(str(exc)) from None
+    _dump(report) if as_json else _render_build(report)
+
+
+@kb_app.command("add")
+def kb_add(
+    folder: Annotated[
+        Path, typer.Argument(help="a folder of docs (Markdown, reST, text, HTML) or a docs clone")
+    ],
+    lexical: Annotated[bool, typer.Option(help="index it for BM25 only, no vectors (faster)")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the build report as JSON")] = False,
+) -> None:
+    """Index a docs folder of your own; it is re-read whenever its files change.
+
+    Example: tpu-agent kb add ~/src/my-team-docs
+    """
+    from tpu_runtime.knowledge.api import add_folder
+    from tpu_runtime.knowledge.store import KbIndexError
+
+    try:
+        with _BuildProgress() as progress:
+            report = add_folder(folder, progress=progress, dense=not lexical)
+    except KbIndexError as exc:
+        raise _fail(str(exc), 2) from None
+    _dump(report) if as_json else _render_build(report)
+
+
+def _status_rows(status: KbStatus) -> Iterator[tuple[str, str, str, str]]:
+    stale, missing = set(status.stale), set(status.missing)
+    for unit in status.units:
+        state = "stale" if unit.unit in stale else "ok"
+        yield unit.label, str(unit.chunks), "yes" if unit.dense_done else "no", state
+    for name in sorted(missing):
+        yield name, "-", "-", "not indexed"
+
+
+@kb_app.command("status")
+def kb_status(
+    as_json: Annotated[bool, typer.Option("--json", help="print the status as JSON")] = False,
+) -> None:
+    """What is indexed, with which model, and what changed since.  Example: tpu-agent kb status"""
+    from tpu_runtime.knowledge.api import status
+
+    result = status()
+    if as_json:
+        _dump(result)
+        return
+    out.print(f"index: {escape(result.index_dir)} ({result.size_bytes / 2**20:.1f} MiB)", highlight=False)
+    if result.model:
+        out.print(
+            f"model: {escape(result.model)} sha256 {escape((result.model_sha256 or '')[:16])}…",
+            highlight=False,
+        )
+    lexical = "ready" if result.lexical_ready else "missing"
+    dense = "ready" if result.dense_ready else "incomplete"
+    out.print(
+        f"passages: {result.chunks} (vectors for {result.dense_chunks}); lexical {lexical}, dense {dense}",
+        highlight=False,
+    )
+    table = Table(show_lines=False)
+    for column in ("source", "passages", "vectors", "state"):
+        table.add_column(column)
+    for row in _status_rows(result):
+        table.add_row(*(escape(cell) for cell in row))
+    if result.units or result.missing:
+        out.print(table)
+    for problem in result.problems:
+        err.print(f"[yellow]note[/] {escape(problem)}", highlight=False, soft_wrap=True)
+
+
+def register_kb(app: typer.Typer) -> None:
+    """Add `ask` and the `kb` group to the main app."""
+    app.command("ask")(ask)
+    app.add_typer(kb_app, name="kb")

@@ -1,0 +1,233 @@
+"""`tpu-agent kb build` / `kb add`: bring the index up to date with the corpus, one unit at a time.
+
+Order matters for robustness: every changed unit is chunked and written, then the lexical (BM25) index
+is rebuilt, and only then are vectors computed, unit by unit, each unit marked complete in the manifest
+as soon as its vectors are stored. So `ask` can answer lexically while this runs, a build stopped at
+any point resumes where it was, and a unit whose package did not change is never embedded again.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from tpu_runtime.knowledge.corpus import ChunkRecord, UnitSpec
+from tpu_runtime.knowledge.curated import discover_curated
+from tpu_runtime.knowledge.embedder import ModelUnavailable, load_embedder
+from tpu_runtime.knowledge.folders import FolderError, discover_folder
+from tpu_runtime.knowledge.models import BuildReport, SourceState
+from tpu_runtime.knowledge.packages import discover_packages, load_package_configs
+from tpu_runtime.knowledge.store import KbIndexError, Manifest, Store, index_dir
+
+ProgressFn = Callable[[str, str, float], None]  # (step, message, fraction of the whole build done)
+EMBED_BATCH = 16  # passages per embedding call; bounds peak memory (~0.2 GB of activations)
+
+
+class BuildRequest(BaseModel):
+    """What to build. The defaults build the shipped corpus under the user's data folder."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    folder: Path | None = None  # the index folder (default: index_dir())
+    rebuild: bool = False  # drop everything except the list of added folders, then build
+    dense: bool = True  # compute vectors (False: lexical index only)
+    add_folders: list[Path] = []
+    remove_folders: list[Path] = []
+    knowledge_folder: Path | None = None  # fact sheets (default: the shipped knowledge/)
+    packages_file: Path | None = None  # package list (default: knowledge/indexed_packages.yaml)
+
+
+def discover_all(request: BuildRequest, manifest: Manifest) -> tuple[list[UnitSpec], list[str]]:
+    """Every unit the corpus has now, and notes about what could not be found."""
+    specs = discover_curated(request.knowledge_folder)
+    configs = load_package_configs(request.packages_file)
+    package_specs, notes = discover_packages(configs)
+    specs.extend(package_specs)
+    for folder in manifest.folders:
+        try:
+            specs.append(discover_folder(Path(folder)))
+        except FolderError as exc:
+            notes.append(f"{exc}; its passages already indexed are kept")
+    return specs, notes
+
+
+def run_kb_build(request: BuildRequest, progress: ProgressFn | None = None) -> BuildReport:
+    """Raises KbIndexError (one line) when another build holds the lock or a folder cannot be added."""
+    notify = progress or (lambda step, message, fraction: None)
+    store = Store(request.folder or index_dir())
+    started = time.perf_counter()
+    report = BuildReport(index_dir=str(store.folder))
+    with store.build_lock():
+        manifest = store.read_manifest()
+        report.problems.extend(store.problems)
+        if request.rebuild:
+            manifest = Manifest(folders=manifest.folders)
+            store.quarantine_chroma()
+        for folder in request.add_folders:
+            try:
+                spec = discover_folder(folder)
+            except FolderError as exc:
+                raise KbIndexError(str(exc)) from None
+            if spec.location not in manifest.folders:
+                manifest.folders.append(spec.location)
+        for folder in request.remove_folders:
+            manifest.folders = [f for f in manifest.folders if Path(f) != folder.resolve()]
+        notify("scan", "finding sources", 0.0)
+        specs, notes = discover_all(request, manifest)
+        report.problems.extend(notes)
+        _index_units(store, manifest, specs, report, notify)
+        t0 = time.perf_counter()
+        _write_lexical(store, manifest, report)
+        report.timings_s["lexical"] = round(time.perf_counter() - t0, 3)
+        if request.dense:
+            t0 = time.perf_counter()
+            _embed_units(store, manifest, report, notify)
+            report.timings_s["embed"] = round(time.perf_counter() - t0, 3)
+        report.chunks = sum(s.chunks for s in manifest.units.values())
+        report.dense_ready = bool(manifest.units) and all(s.dense_done for s in manifest.units.values())
+    report.seconds = round(time.perf_counter() - started, 3)
+    notify("done", "index up to date", 1.0)
+    return report
+
+
+def _index_units(
+    store: Store, manifest: Manifest, specs: list[UnitSpec], report: BuildReport, notify: ProgressFn
+) -> None:
+    t0 = time.perf_counter()
+    current = {spec.unit for spec in specs}
+    for unit in list(manifest.units):
+        state = manifest.units[unit]
+        if unit not in current and not (state.kind == "folder" and state.location in manifest.folders):
+            store.remove_chunks(unit)
+            _drop_vectors(store, unit, report)
+            del manifest.units[unit]
+            report.removed.append(unit)
+    for number, spec in enumerate(specs):
+        known = manifest.units.get(spec.unit)
+        readable = known is not None and _chunks_readable(store, spec.unit, known)
+        if known is not None and readable and known.content_hash == spec.content_hash:
+            report.unchanged.append(spec.unit)
+            continue
+        notify("chunk", f"reading {spec.label}", 0.05 * number / max(len(specs), 1))
+        assert spec.load is not None
+        loaded = spec.load()
+        store.write_chunks(spec.unit, loaded.chunks)
+        manifest.units[spec.unit] = SourceState(
+            unit=spec.unit,
+            kind=spec.kind,
+            label=spec.label,
+            version=spec.version,
+            content_hash=spec.content_hash,
+            chunks=len(loaded.chunks),
+            dense_done=False,
+            location=spec.location,
+            skipped=loaded.skipped,
+        )
+        report.skipped.extend(loaded.skipped)
+        report.indexed.append(spec.unit)
+        store.write_manifest(manifest)
+    store.write_manifest(manifest)
+    report.timings_s["chunk"] = round(time.perf_counter() - t0, 3)
+
+
+def _chunks_readable(store: Store, unit: str, state: SourceState) -> bool:
+    try:
+        return len(store.read_chunks(unit)) == state.chunks
+    except KbIndexError as exc:
+        store.problems.append(str(exc))
+        return False
+
+
+def all_chunks(store: Store, manifest: Manifest, problems: list[str]) -> list[ChunkRecord]:
+    chunks: list[ChunkRecord] = []
+    for unit in manifest.units:
+        try:
+            chunks.extend(store.read_chunks(unit))
+        except KbIndexError as exc:
+            problems.append(f"{exc}; `tpu-agent kb build` re-reads the source")
+    return chunks
+
+
+def _write_lexical(store: Store, manifest: Manifest, report: BuildReport) -> None:
+    chunks = all_chunks(store, manifest, report.problems)
+    ids = [c.id for c in chunks]
+    if store.read_lexical_order() == ids and not report.indexed and not report.removed:
+        return
+    store.write_lexical(ids, [c.index_text() for c in chunks])
+
+
+def _drop_vectors(store: Store, unit: str, report: BuildReport) -> None:
+    if not store.chroma_dir.exists():
+        return
+    try:
+        store.open_collection(create=True).delete(where={"unit": unit})
+    except Exception as exc:  # chromadb raises many types; a failed delete is repaired on the next build
+        report.problems.append(f"could not drop old vectors of {unit}: {type(exc).__name__}")
+
+
+def _open_or_repair(store: Store, manifest: Manifest, report: BuildReport) -> Any:
+    try:
+        return store.open_collection(create=True)
+    except Exception as exc:  # a damaged sqlite file or HNSW segment: chromadb's error types vary
+        moved = store.quarantine_chroma()
+        report.problems.append(
+            f"vector store was unreadable ({type(exc).__name__}: {str(exc)[:120]}); moved it to {moved} "
+            "and re-embedding; lexical passages were kept"
+        )
+        for state in manifest.units.values():
+            state.dense_done = False
+        return store.open_collection(create=True)
+
+
+def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: ProgressFn) -> None:
+    try:
+        embedder = load_embedder(store.folder)
+    except ModelUnavailable as exc:
+        report.problems.append(f"{exc}; vectors not built, answers use lexical search")
+        return
+    described = embedder.describe()
+    if manifest.model is not None and manifest.model.get("sha256") != described["sha256"]:
+        store.quarantine_chroma()
+        for state in manifest.units.values():
+            state.dense_done = False
+    manifest.model = described
+    collection: Any = _open_or_repair(store, manifest, report)
+    for state in manifest.units.values():  # a unit marked done whose vectors are not all there is redone
+        if (
+            state.dense_done
+            and len(collection.get(where={"unit": state.unit}, include=[])["ids"]) != state.chunks
+        ):
+            state.dense_done = False
+    todo = [s for s in manifest.units.values() if not s.dense_done]
+    total = sum(s.chunks for s in todo) or 1
+    done = 0
+    for state in todo:
+        try:
+            chunks = store.read_chunks(state.unit)
+            collection.delete(where={"unit": state.unit})
+            for start in range(0, len(chunks), EMBED_BATCH):
+                batch = chunks[start : start + EMBED_BATCH]
+                vectors = embedder.embed([c.index_text() for c in batch])
+                collection.add(
+                    ids=[c.id for c in batch],
+                    embeddings=vectors,
+                    metadatas=[{"unit": state.unit} for _ in batch],
+                )
+                done += len(batch)
+                notify(
+                    "embed", f"embedding {state.label} ({done}/{total} passages)", 0.1 + 0.9 * done / total
+                )
+        except Exception as exc:  # chromadb/disk failure: keep what is done, the next build resumes here
+            report.problems.append(
+                f"could not store vectors of {state.label} ({type(exc).__name__}: {str(exc)[:120]}); "
+                "its passages answer lexically until `tpu-agent kb build` succeeds"
+            )
+            break
+        state.dense_done = True
+        store.write_manifest(manifest)
+        report.embedded.append(state.unit)
+    store.write_manifest(manifest)

@@ -1,0 +1,124 @@
+"""BM25 over identifier-aware tokens (bm25s), so a flag, env var or API name typed by the user matches.
+
+Tokens: every identifier-like run is kept whole (lower-cased, leading dashes dropped:
+`--xla_tpu_enable_latency_hiding_scheduler`, `xla_flags`, `torch.tpu.pallas.jax_op`) and also split into
+its parts (`xla`, `tpu`, `pallas`, `jax_op`, `jax`, `op`, camelCase pieces), so the exact name scores
+highest through its rare whole token while prose questions still match the parts.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+import threading
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+_WORD_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/:]*[A-Za-z0-9_]|[A-Za-z0-9]")
+_PART_RE = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
+STOPWORDS = frozenset(
+    "a an and are as at be but by can do does for from has have how i if in into is it its me my "  # noqa: SIM905
+    "not of on or so such than that the their them then there these they this to was we were what "
+    "when where which while who why will with would you your ".split()
+)
+_import_lock = threading.Lock()
+
+
+IDENTIFIER_RE = re.compile(r"[._/]|--|[a-z][A-Z]|^[A-Z0-9]+(_[A-Z0-9]+)+$")
+
+
+def is_identifier(word: str) -> bool:
+    """A flag, env var, dotted API name or CamelCase symbol, as opposed to an English word."""
+    return len(word) > 3 and bool(IDENTIFIER_RE.search(word))
+
+
+def query_tokens(text: str, boost: int = 3) -> list[str]:
+    """Tokens for a query: as `tokenize`, with each whole identifier repeated `boost` times, so that
+    the exact name outweighs documents that merely use its common parts ('libtpu', 'init', 'args')."""
+    tokens = tokenize(text)
+    wholes = {m.group(0).strip(".-/:").lower() for m in _WORD_RE.finditer(text) if is_identifier(m.group(0))}
+    return tokens + [t for t in tokens if t in wholes] * (boost - 1)
+
+
+def tokenize(text: str) -> list[str]:
+    tokens: list[str] = []
+    for match in _WORD_RE.finditer(text):
+        word = match.group(0).strip(".-/:")
+        if not word:
+            continue
+        lower = word.lower()
+        if lower in STOPWORDS:
+            continue
+        tokens.append(lower)
+        if len(word) > 2 and re.search(r"[._\-/:]|[a-z][A-Z]", word):
+            for sep_part in re.split(r"[.\-/:]+", word):
+                for part in [sep_part, *sep_part.split("_")] if "_" in sep_part else [sep_part]:
+                    for piece in (
+                        [part, *_PART_RE.findall(part)] if re.search(r"[a-z][A-Z]", part) else [part]
+                    ):
+                        low = piece.lower()
+                        if low and low != lower and low not in STOPWORDS:
+                            tokens.append(low)
+    return tokens
+
+
+def _bm25s() -> ModuleType:
+    """Import bm25s without letting it import jax (it probes jax.lax for top-k; that costs ~2 s and
+    can wake libtpu). We block the probe only when jax is not already loaded, and only during the import."""
+    with _import_lock:
+        if "bm25s" in sys.modules:
+            return sys.modules["bm25s"]
+        blocked = "jax" not in sys.modules
+        if blocked:
+            sys.modules["jax"] = None  # type: ignore[assignment]  # makes `import jax.lax` raise ImportError
+        try:
+            return importlib.import_module("bm25s")
+        finally:
+            if blocked and sys.modules.get("jax", 0) is None:
+                del sys.modules["jax"]
+
+
+class LexicalIndex:
+    """A bm25s index whose document i is chunk i of the store's chunk list."""
+
+    def __init__(self, retriever: Any, size: int) -> None:
+        self._retriever = retriever
+        self.size = size
+
+    @classmethod
+    def build(cls, texts: list[str]) -> LexicalIndex:
+        bm25s = _bm25s()
+        retriever = bm25s.BM25(k1=1.2, b=0.75)
+        corpus = [tokenize(t) or ["\u2205"] for t in texts]
+        retriever.index(corpus, show_progress=False)
+        return cls(retriever, len(texts))
+
+    def save(self, folder: Path) -> None:
+        self._retriever.save(str(folder), show_progress=False)
+
+    @classmethod
+    def load(cls, folder: Path, size: int) -> LexicalIndex:
+        bm25s = _bm25s()
+        retriever = bm25s.BM25.load(str(folder), load_corpus=False, mmap=False)
+        return cls(retriever, size)
+
+    def scores(self, query: str) -> np.ndarray:
+        ids = self._retriever.get_tokens_ids(query_tokens(query))
+        if not ids:
+            return np.zeros(self.size, dtype=np.float32)
+        result: np.ndarray = self._retriever.get_scores_from_ids(ids)
+        return result
+
+    def top(self, query: str, k: int) -> list[tuple[int, float]]:
+        """(chunk index, BM25 score) of the k best chunks with a positive score, best first."""
+        scores = self.scores(query)
+        if not len(scores):
+            return []
+        k = min(k, len(scores))
+        best = np.argpartition(-scores, k - 1)[:k]
+        ranked = sorted(((int(i), float(scores[i])) for i in best), key=lambda p: -p[1])
+        return [(i, s) for i, s in ranked if s > 0]

@@ -1,0 +1,226 @@
+"""Hybrid retrieval: BM25 and MiniLM rankings fused by reciprocal rank (RRF, k=60).
+
+chromadb has no local hybrid search, so both rankings are computed here and fused. When the vectors are
+missing or incomplete (model not installed, a build still embedding, a damaged vector store) the search
+still answers from BM25, and says so in `notes`; for units whose vectors are complete the fusion is used.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from tpu_runtime.knowledge.build import all_chunks
+from tpu_runtime.knowledge.corpus import ChunkRecord
+from tpu_runtime.knowledge.embedder import Embedder, ModelUnavailable, load_embedder
+from tpu_runtime.knowledge.lexical import LexicalIndex, is_identifier
+from tpu_runtime.knowledge.models import Passage, RetrievalMode
+from tpu_runtime.knowledge.store import Manifest, Store
+
+RRF_K = 60
+CANDIDATES = 50
+# The team's fact sheets are vetted restatements with sources: when BM25 and the embeddings disagree,
+# they win near ties (hybrid mode only).
+CURATED_BOOST = 1.15
+# A query that names an identifier (flag, env var, API symbol) is an exact lookup: BM25, which matches
+# the name itself, counts this many times more than the embedding ranking in the fusion.
+EXACT_LEXICAL_WEIGHT = 3.0
+MAX_QUERY_CHARS = 2000
+
+
+@dataclass
+class SearchResult:
+    passages: list[Passage]
+    mode: RetrievalMode
+    notes: list[str] = field(default_factory=list)
+    query_vector: np.ndarray | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class KnowledgeIndex:
+    """An opened index, kept in memory for fast repeated queries (the MCP server holds one)."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.problems: list[str] = []
+        self.manifest: Manifest = store.read_manifest()
+        self.problems.extend(store.problems)
+        self.chunks: list[ChunkRecord] = all_chunks(store, self.manifest, self.problems)
+        self.position = {c.id: i for i, c in enumerate(self.chunks)}
+        self.lexical = self._open_lexical()
+        self.dense_units = {u for u, s in self.manifest.units.items() if s.dense_done}
+        self._embedder: Embedder | None = None
+        self._collection: Any = None
+        self._dense_error: str | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, folder: Path) -> KnowledgeIndex:
+        return cls(Store(folder))
+
+    def _open_lexical(self) -> LexicalIndex:
+        order = self.store.read_lexical_order()
+        if order == [c.id for c in self.chunks]:
+            try:
+                return LexicalIndex.load(self.store.lexical_dir, len(self.chunks))
+            except Exception as exc:  # bm25s raises several types for damaged files; rebuild in memory
+                self.problems.append(f"lexical index unreadable ({type(exc).__name__}); rebuilt in memory")
+        elif order is not None:
+            self.problems.append(
+                "lexical index is out of date; rebuilt in memory (`tpu-agent kb build` saves it)"
+            )
+        return LexicalIndex.build([c.index_text() for c in self.chunks])
+
+    def _dense(self) -> tuple[Embedder, Any] | None:
+        """Embedder and collection, or None (with the reason kept) when the dense side is unusable."""
+        with self._lock:
+            if self._dense_error is not None:
+                return None
+            if self._embedder is None or self._collection is None:
+                if not self.dense_units:
+                    self._dense_error = "no vectors built yet"
+                    return None
+                try:
+                    self._embedder = load_embedder(self.store.folder)
+                    model = self.manifest.model or {}
+                    if model.get("sha256") not in (None, self._embedder.weights_sha256):
+                        self._dense_error = (
+                            "vectors were built with other model weights; run `tpu-agent kb build`"
+                        )
+                        return None
+                    self._collection = self.store.open_collection(create=False)
+                except ModelUnavailable as exc:
+                    self._dense_error = str(exc)
+                    return None
+                except Exception as exc:  # chromadb: missing or damaged store; its error types vary
+                    self._dense_error = (
+                        f"vector store unreadable ({type(exc).__name__}); `tpu-agent kb build` repairs it"
+                    )
+                    return None
+            return self._embedder, self._collection
+
+    def dense_status(self) -> tuple[bool, str | None]:
+        """(all units have vectors, reason when not)."""
+        missing = [u for u in self.manifest.units if u not in self.dense_units]
+        if self._dense_error:
+            return False, self._dense_error
+        if missing:
+            then = "a build is running" if self.store.build_running() else "`tpu-agent kb build` adds them"
+            return False, f"vectors missing for {len(missing)} of {len(self.manifest.units)} sources ({then})"
+        return True, None
+
+    def search(self, query: str, k: int = 5) -> SearchResult:
+        """The k best passages for `query`, fused from BM25 and embedding ranks."""
+        timings: dict[str, float] = {}
+        notes: list[str] = list(self.problems)
+        query = query[:MAX_QUERY_CHARS]
+        t0 = time.perf_counter()
+        lexical = self.lexical.top(query, CANDIDATES) if self.chunks else []
+        timings["lexical"] = (time.perf_counter() - t0) * 1000
+        dense_hits: list[tuple[int, float]] = []
+        qvec: np.ndarray | None = None
+        mode: RetrievalMode = "lexical"
+        dense = self._dense() if self.chunks else None
+        if dense is not None:
+            embedder, collection = dense
+            t0 = time.perf_counter()
+            qvec = embedder.embed([query])[0]
+            timings["embed"] = (time.perf_counter() - t0) * 1000
+            t0 = time.perf_counter()
+            try:
+                found = collection.query(
+                    query_embeddings=qvec[None, :],
+                    n_results=min(CANDIDATES, max(len(self.chunks), 1)),
+                    include=["distances"],
+                )
+                for cid, dist in zip(found["ids"][0], found["distances"][0], strict=False):
+                    pos = self.position.get(cid)
+                    if pos is not None and self.chunks[pos].unit in self.dense_units:
+                        dense_hits.append((pos, 1.0 - float(dist)))
+                mode = "hybrid"
+            except Exception as exc:  # chromadb query failure: fall back to lexical for this query
+                self._dense_error = f"vector search failed ({type(exc).__name__})"
+                qvec = None
+            timings["dense"] = (time.perf_counter() - t0) * 1000
+        ok, why = self.dense_status()
+        if not ok and why:
+            notes.append(
+                f"lexical search only: {why}" if mode == "lexical" else f"partly lexical search only: {why}"
+            )
+        fused: dict[int, float] = {}
+        lex_rank = {pos: rank for rank, (pos, _) in enumerate(lexical, 1)}
+        dense_rank = {pos: rank for rank, (pos, _) in enumerate(dense_hits, 1)}
+        cosines = {pos: cos for pos, cos in dense_hits}
+        lexical_weight = EXACT_LEXICAL_WEIGHT if self._names_identifier(query) else 1.0
+        for ranking, weight in ((lex_rank, lexical_weight), (dense_rank, 1.0)):
+            for pos, rank in ranking.items():
+                fused[pos] = fused.get(pos, 0.0) + weight / (RRF_K + rank)
+        if mode == "hybrid":  # a tie-breaker between two rankings that disagree; BM25 alone stands as is
+            for pos in fused:
+                if self.chunks[pos].kind == "curated":
+                    fused[pos] *= CURATED_BOOST
+        best = sorted(fused.items(), key=lambda item: -item[1])[:k]
+        if dense is not None and qvec is not None:
+            self._fill_cosines([pos for pos, _ in best if pos not in cosines], qvec, cosines)
+        passages = [
+            self._passage(pos, score, lex_rank.get(pos), dense_rank.get(pos), cosines.get(pos))
+            for pos, score in best
+        ]
+        return SearchResult(passages, mode, notes, qvec, timings)
+
+    def _names_identifier(self, query: str) -> bool:
+        """Whether the query contains an identifier-like word that the corpus contains as a whole."""
+        for word in query.split():
+            for piece in re.split(r"[=(),:'\"`]+", word):
+                piece = piece.strip(".-/")
+                if is_identifier(piece) and self.document_frequency(piece.lower()) > 0:
+                    return True
+        return False
+
+    def _fill_cosines(self, positions: list[int], qvec: np.ndarray, cosines: dict[int, float]) -> None:
+        wanted = [self.chunks[p].id for p in positions if self.chunks[p].unit in self.dense_units]
+        if not wanted or self._collection is None:
+            return
+        try:
+            got = self._collection.get(ids=wanted, include=["embeddings"])
+        except Exception:  # cosines are informative only; a failed lookup leaves them empty
+            return
+        for cid, vec in zip(got["ids"], got["embeddings"], strict=False):
+            cosines[self.position[cid]] = float(np.dot(np.asarray(vec, dtype=np.float32), qvec))
+
+    def _passage(
+        self, pos: int, score: float, lex: int | None, dense: int | None, cosine: float | None
+    ) -> Passage:
+        c = self.chunks[pos]
+        return Passage(
+            text=c.text,
+            source=c.citation(),
+            url=c.url,
+            score=round(score, 6),
+            kind=c.kind,
+            path=c.path,
+            line=c.line,
+            section=c.section,
+            symbol=c.symbol,
+            package=c.package,
+            version=c.version,
+            checked=c.checked,
+            chunk_id=c.id,
+            lexical_rank=lex,
+            dense_rank=dense,
+            cosine=None if cosine is None else round(cosine, 4),
+        )
+
+    def document_frequency(self, token: str) -> int:
+        retriever = self.lexical._retriever
+        ids = retriever.get_tokens_ids([token])
+        if not ids:
+            return 0
+        indptr = retriever.scores["indptr"]
+        return int(indptr[ids[0] + 1] - indptr[ids[0]])
