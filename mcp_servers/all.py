@@ -20,6 +20,7 @@ NAME = "tpu-agent"
 
 SPECIALISTS: dict[str, str] = {
     "onboarding": "mcp_servers.onboarding",
+    "diagnostics": "mcp_servers.diagnostics",
 }
 """`tpu-agent serve` name -> module exposing NAME, INSTRUCTIONS, register(server) and build_server()."""
 

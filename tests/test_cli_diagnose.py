@@ -1,9 +1,10 @@
-"""`tpu-agent diagnose` as a user runs it: exit codes, --json, stdin, --md/--html, one-line errors."""
+"""`tpu-agent diagnose` as a user runs it: exit codes, --json, stdin, --md/--html, errors, profiles."""
 
 from __future__ import annotations
 
 import gzip
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,9 +12,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from tests.conftest import REPO
+from tests.conftest import REPO, SHARED_FIXTURES
+from tests.profiles_synth import load_space, scale_op, write_space
 from tests.test_diagnose_detect import TRACE, xspace_bytes
 from tpu_runtime.cli.app import app
+from tpu_runtime.cli.render_diagnose_html import ROOFLINE_LABEL, roofline_figure
+from tpu_runtime.diagnose.profile import analyze_profile
 
 DATA = REPO / "tests" / "data"
 HBM_LOG = DATA / "crash_logs" / "hbm_oom" / "jax_train_step_compile.log"
@@ -152,3 +156,167 @@ def test_cli_module_does_not_import_heavy_libraries() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert done.stdout.strip() == ""
+
+
+# --- profiles: --compare, and the summary in every renderer ------------------------------------------
+
+V6E = SHARED_FIXTURES / "profiles" / "tpu_v6e_inference.xplane.pb"
+SLOW_OP = "broadcast_add_fusion.1"
+_SI = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18}
+
+
+@pytest.fixture(scope="module")
+def slowed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shared v6e profile with one loop fusion twice as slow (tests/profiles_synth.py)."""
+    if not V6E.is_file():
+        pytest.skip(f"shared fixture {V6E} is absent (the shared/ folder beside the checkout)")
+    space = load_space(V6E)
+    assert scale_op(space, SLOW_OP, 2.0) == 400
+    return write_space(space, tmp_path_factory.mktemp("slowed") / "slow.xplane.pb")
+
+
+def _number(cell: str) -> float:
+    """A rendered figure back as a number: '77,773', '21.2%', '1.342 GFLOP', '10.74 GB'."""
+    match = re.fullmatch(r"([-+0-9.,e]+)\s*([kMGTPE]?)(?:FLOP|B)?%?", cell.strip())
+    assert match, cell
+    return float(match.group(1).replace(",", "")) * _SI[match.group(2)]
+
+
+def _shows(cell: str, value: float) -> bool:
+    """Whether a rendered figure is `value` rounded to the digits it prints (half a unit in the last)."""
+    match = re.fullmatch(r"([-+0-9.,]+)(e[-+]\d+)?\s*([kMGTPE]?)(?:FLOP|B)?%?", cell.strip())
+    assert match, cell
+    mantissa, exponent, prefix = match.groups()
+    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+    unit = 10.0 ** (int(exponent[1:]) if exponent else 0) * _SI[prefix]
+    return abs(_number(cell) - value) <= 0.5 * 10.0**-decimals * unit * (1 + 1e-9)
+
+
+def _md_table(text: str, heading: str) -> list[dict[str, str]]:
+    """The rows of the Markdown table under the first heading that starts with `heading`."""
+    lines = text.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(heading))
+    rows = [line for line in lines[start + 1 :] if line.startswith("|")]
+    block = rows[: next((i for i, r in enumerate(rows[1:], 1) if not r.startswith("|")), len(rows))]
+    cells = [[c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]] for row in block]
+    header, body = cells[0], cells[2:]
+    end = next((i for i, row in enumerate(body) if len(row) != len(header)), len(body))
+    return [dict(zip(header, row, strict=True)) for row in body[:end]]
+
+
+def test_compare_in_json_terminal_markdown_and_html(tmp_path: Path, slowed: Path) -> None:
+    md, html = tmp_path / "r.md", tmp_path / "r.html"
+    result = runner.invoke(app, ["diagnose", str(slowed), "--compare", str(V6E), "--top", "8", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["profile"] == analyze_profile(slowed, 8).model_dump(mode="json")
+    diff = data["comparison"]
+    assert diff["before"] == str(V6E) and diff["ops"][0]["name"] == SLOW_OP
+    assert diff["ops"][0]["status"] == "slower" and "1 slower" in diff["summary"]
+
+    shown = runner.invoke(
+        app,
+        ["diagnose", str(slowed), "--compare", str(V6E), "--top", "8", "--md", str(md), "--html", str(html)],
+        env={"COLUMNS": "220"},
+    )
+    assert shown.exit_code == 0, shown.output
+    for words in (
+        "device-bound",
+        "top 8 of 17 ops by self time",
+        "MXU utilisation",
+        "compared with baseline",
+    ):
+        assert words in shown.stdout, words
+    assert re.search(rf"slower\s+{re.escape(SLOW_OP)}\s+8,155\s+16,31\d\s+\+100\.0%", shown.stdout)
+
+    text = md.read_text()
+    assert "## Compared with the baseline profile" in text
+    changed = {
+        row["op"].strip("`").replace("\\_", "_"): row for row in _md_table(text, "### Top ops, average")
+    }
+    assert changed[SLOW_OP]["status"] == "slower" and changed[SLOW_OP]["change"] == "+100.0%"
+    metrics = {row["metric"]: row for row in _md_table(text, "## Compared with the baseline")}
+    step = diff["metrics"][0]
+    assert _shows(metrics["step time mean (ms)"]["baseline"], step["before"])
+    assert _shows(metrics["step time mean (ms)"]["this run"], step["after"])
+
+    page = html.read_text()
+    assert page.count("<svg") == 1 and f'aria-label="{ROOFLINE_LABEL}"' in page
+    assert "<script" not in page.lower() and "src=" not in page
+    assert 'id="comparison"' in page and "status-slower" in page
+
+
+@pytest.mark.skipif(not V6E.is_file(), reason="shared/fixtures/profiles is not present")
+def test_markdown_numbers_match_the_profile_summary(tmp_path: Path) -> None:
+    md = tmp_path / "r.md"
+    assert runner.invoke(app, ["diagnose", str(V6E), "--top", "10", "--md", str(md)]).exit_code == 0
+    summary = analyze_profile(V6E, 10)
+    text = md.read_text()
+    rows = _md_table(text, "### Top 10 of 17 ops by self time")
+    assert [row["#"] for row in rows] == [str(op.rank) for op in summary.top_ops]
+    for row, op in zip(rows, summary.top_ops, strict=True):
+        assert row["op"] == f"`{op.name}`"
+        for column, value in (
+            ("self time (ms)", op.self_time_ms),
+            ("% of device", op.percent_of_device_time),
+            ("avg/run (µs)", op.avg_self_time_us),
+            ("FLOPs/run", op.flops),
+            ("bytes/run", op.bytes_accessed),
+            ("FLOP/B", op.operational_intensity or 0.0),
+            ("GFLOP/s", op.gflops_per_second),
+            ("GB/s", op.gigabytes_per_second),
+        ):
+            assert _shows(row[column], value), (op.name, column, row[column], value)
+        assert row["bound"] == op.bound
+        if op.source:
+            assert row["source"] == f"`{op.source}`" and row["framework op"] == f"`{op.framework_op}`"
+    overview = dict(
+        re.findall(r"^\| (step time|device busy / idle|program roofline) \| (.+) \|$", text, flags=re.M)
+    )
+    assert summary.steps is not None and summary.device_time is not None and summary.roofline is not None
+    mean = re.search(r"mean ([\d,.]+) ms", overview["step time"])
+    assert mean and _shows(mean.group(1), summary.steps.mean_ms)
+    busy = re.search(r"busy ([\d.]+%)", overview["device busy / idle"])
+    assert busy and _shows(busy.group(1), summary.device_time.busy_percent)
+    rate = re.search(r"([\d,.]+) GB/s per core", overview["program roofline"])
+    assert rate and _shows(rate.group(1), summary.roofline.gigabytes_per_second)
+
+
+@pytest.mark.skipif(not V6E.is_file(), reason="shared/fixtures/profiles is not present")
+def test_roofline_chart_beside_the_step_timeline(tmp_path: Path) -> None:
+    trace = _steps_trace(tmp_path / "trace.json")
+    html = tmp_path / "r.html"
+    result = runner.invoke(app, ["diagnose", str(trace), str(V6E), "--html", str(html)])
+    assert result.exit_code == 0, result.output
+    page = html.read_text()
+    assert page.count("<svg") == 2
+    assert 'aria-label="step durations' in page and f'aria-label="{ROOFLINE_LABEL}"' in page
+
+    summary = analyze_profile(V6E, 10)
+    fig = roofline_figure(summary)
+    assert fig is not None and summary.peaks is not None and summary.peaks.teraflops_per_second
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    roof = ax.get_lines()[0].get_ydata()
+    assert max(roof) == pytest.approx(summary.peaks.teraflops_per_second * 1e12)
+    ranks = [int(t.get_text()) for t in ax.texts if t.get_text().isdigit()]
+    points = sorted((float(x), float(y)) for c in ax.collections for x, y in c.get_offsets())
+    drawn = [op for op in summary.top_ops if op.flops and op.bytes_accessed]
+    assert drawn and sorted(ranks) == [op.rank for op in drawn]
+    assert summary.roofline is not None  # the whole program is the one extra point
+    expected = sorted(
+        [(op.operational_intensity or 0.0, op.gflops_per_second * 1e9) for op in drawn]
+        + [(summary.roofline.operational_intensity or 0.0, summary.roofline.gflops_per_second * 1e9)]
+    )
+    assert len(points) == len(expected)
+    for (x, y), (want_x, want_y) in zip(points, expected, strict=True):
+        assert (x, y) == (pytest.approx(want_x), pytest.approx(want_y))
+
+
+def test_no_roofline_without_tpu_peaks(tmp_path: Path) -> None:
+    profile = tmp_path / "host.xplane.pb"
+    profile.write_bytes(xspace_bytes("/host:CPU"))
+    html = tmp_path / "r.html"
+    assert runner.invoke(app, ["diagnose", str(profile), "--html", str(html)]).exit_code == 0
+    page = html.read_text()
+    assert "<svg" not in page and "no TPU device planes" in page

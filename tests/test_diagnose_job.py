@@ -1,25 +1,26 @@
-"""run_diagnose: dispatch by kind, the profile slot, the metrics report, and the JSON schema."""
+"""run_diagnose: dispatch by kind, the typed profile and --compare, metrics reports, the JSON schema."""
 
 from __future__ import annotations
 
 import io
-import sys
-import types
 from pathlib import Path
 
 import pytest
-from pydantic import BaseModel
 
 from tests.conftest import REPO, SHARED_FIXTURES
+from tests.profiles_synth import load_space, scale_op, write_space
 from tests.test_diagnose_detect import xspace_bytes
+from tpu_runtime.cli.render_diagnose_common import headline
 from tpu_runtime.diagnose.errors import BadInputError
-from tpu_runtime.diagnose.job import PROFILE_MODULE, run_diagnose
+from tpu_runtime.diagnose.job import run_diagnose
 from tpu_runtime.diagnose.metrics import analyze_metrics
+from tpu_runtime.diagnose.profile import ProfileSummary
 from tpu_runtime.diagnose.report import DiagnoseReport
 
 DATA = REPO / "tests" / "data"
 METRICS = DATA / "diagnose" / "pytorch_xla_metrics.txt"
 V6E_PROFILE = SHARED_FIXTURES / "profiles" / "tpu_v6e_inference.xplane.pb"
+SLOW_OP = "broadcast_add_fusion.1"  # a loop fusion in the fixture's jit_f, 400 runs over 4 chips
 
 
 def test_metrics_report_numbers_and_findings() -> None:
@@ -60,40 +61,74 @@ def test_bad_input_fails_before_any_analysis(tmp_path: Path) -> None:
         run_diagnose(["-", "-"], stdin=io.BytesIO(b"x"))
 
 
-class _FakeSummary(BaseModel):
-    path: str
-    top: int
-    bound_by: str = "device_bound"
+def _slowed_copy(folder: Path, factor: float = 2.0) -> Path:
+    """The v6e fixture with every run of SLOW_OP stretched by `factor` (tests/profiles_synth.py)."""
+    space = load_space(V6E_PROFILE)
+    assert scale_op(space, SLOW_OP, factor) == 400
+    return write_space(space, folder / "plugins" / "profile" / "run" / "slow.xplane.pb")
 
 
-def test_profile_slot_takes_the_reader_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.fixture(scope="module")
+def slowed_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A profile log dir (plugins/profile/run/) holding the slowed copy of the v6e fixture."""
+    if not V6E_PROFILE.is_file():
+        pytest.skip(f"shared fixture {V6E_PROFILE} is absent (the shared/ folder beside the checkout)")
+    folder = tmp_path_factory.mktemp("slowed")
+    _slowed_copy(folder)
+    return folder
+
+
+def test_profile_slot_is_the_typed_summary(tmp_path: Path) -> None:
     profile = tmp_path / "host.xplane.pb"
     profile.write_bytes(xspace_bytes("/host:CPU"))
-    fake = types.ModuleType(PROFILE_MODULE)
-    fake.analyze_profile = lambda path, top: _FakeSummary(path=str(path), top=top)  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, PROFILE_MODULE, fake)
     report = run_diagnose([str(profile), str(profile)], top=7)
-    assert report.profile == {"path": str(profile), "top": 7, "bound_by": "device_bound"}
+    assert isinstance(report.profile, ProfileSummary)
+    assert report.profile.path == str(profile) and report.profile.is_tpu is False
+    assert report.comparison is None
     assert any("only the first profile" in n for n in report.notes)
+    again = DiagnoseReport.model_validate_json(report.model_dump_json())
+    assert again.profile == report.profile
 
 
-def test_profile_slot_says_when_the_reader_is_missing(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_compare_needs_a_profile_on_both_sides(tmp_path: Path) -> None:
     profile = tmp_path / "host.xplane.pb"
     profile.write_bytes(xspace_bytes("/host:CPU"))
-    monkeypatch.setitem(sys.modules, PROFILE_MODULE, None)  # makes the import fail as if absent
-    report = run_diagnose([str(profile)])
-    assert report.profile is None
-    assert any(n.startswith("profile analysis not installed") for n in report.notes)
+    log = DATA / "crash_logs" / "host_oom" / "dmesg_oom_killer.log"
+    with pytest.raises(BadInputError, match=r"--compare takes an XProf profile.*crash log"):
+        run_diagnose([str(profile)], compare=str(log))
+    with pytest.raises(BadInputError, match="needs an XProf profile among the inputs"):
+        run_diagnose([str(log)], compare=str(profile))
+    with pytest.raises(BadInputError, match="no such file"):
+        run_diagnose([str(profile)], compare=str(tmp_path / "missing.xplane.pb"))
+    with pytest.raises(BadInputError, match="not standard input"):
+        run_diagnose([str(profile)], compare="-")
 
 
 @pytest.mark.skipif(not V6E_PROFILE.is_file(), reason="shared/fixtures/profiles is not present")
-def test_real_profile_goes_through_the_installed_reader() -> None:
-    pytest.importorskip(PROFILE_MODULE)
+def test_real_profile_goes_through_the_reader() -> None:
     report = run_diagnose([str(V6E_PROFILE)], top=3)
-    assert report.profile is not None and report.profile.get("is_tpu") is True
-    assert len(report.profile.get("top_ops", [])) <= 3
+    assert report.profile is not None and report.profile.is_tpu
+    assert report.profile.device_kind == "TPU v6 Lite" and len(report.profile.top_ops) == 3
+
+
+def test_compare_against_the_baseline_shows_the_slowed_op(slowed_run: Path) -> None:
+    """The slowed copy (run folder) against the untouched fixture as the baseline."""
+    report = run_diagnose([str(slowed_run)], top=10, compare=str(V6E_PROFILE))
+    diff = report.comparison
+    assert diff is not None and report.profile is not None
+    assert diff.before == str(V6E_PROFILE) and diff.after == str(slowed_run)
+    assert diff.ops[0].name == SLOW_OP and diff.ops[0].status == "slower"
+    assert diff.ops[0].change_percent == pytest.approx(100.0, abs=0.5)
+    assert {c.status for c in diff.ops[1:]} <= {"unchanged", "added", "removed"}
+    step = diff.metrics[0]
+    assert step.before is not None and step.after is not None and step.after > step.before
+    assert step.after == pytest.approx(report.profile.steps.mean_ms if report.profile.steps else 0.0)
+    assert str(V6E_PROFILE) in report.timings and str(slowed_run) in report.timings
+    assert "compared with baseline" in headline(report)
+    # the other way round the same op is faster
+    reverse = run_diagnose([str(V6E_PROFILE)], top=10, compare=str(slowed_run))
+    assert reverse.comparison is not None
+    assert {c.name: c.status for c in reverse.comparison.ops}[SLOW_OP] == "faster"
 
 
 def test_json_schema_is_documented() -> None:
@@ -102,3 +137,6 @@ def test_json_schema_is_documented() -> None:
     assert {"category", "facts", "cause", "fix", "citations", "evidence", "confidence"} <= set(crash)
     assert "unknown" in crash["category"]["enum"] and "hbm_oom" in crash["category"]["enum"]
     assert crash["facts"]["description"] and schema["properties"]["profile"]["description"]
+    assert {"top_ops", "steps", "bound_by", "peaks"} <= set(schema["$defs"]["ProfileSummary"]["properties"])
+    assert {"metrics", "ops", "summary"} <= set(schema["$defs"]["ProfileComparison"]["properties"])
+    assert "comparison" in schema["properties"]

@@ -1,4 +1,8 @@
-"""`tpu-agent diagnose PATH...`: parse the arguments, run the diagnose job, render its report.
+"""`tpu-agent diagnose PATH...` and `tpu-agent capture-profile SCRIPT`: parse, call the runtime, render.
+
+`diagnose` runs the diagnose job and renders its report. `capture-profile` plans a profile capture on a
+TPU VM (tpu_runtime.diagnose.capture), files it as a run request and hands it to `tpu-agent run`'s
+approval flow; it is its own command because `diagnose` takes PATH arguments and so cannot be a group.
 
 Imports nothing heavy at module level (the CLI must start fast and without torch or jax): the job and
 the renderers are imported inside the command.
@@ -8,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -15,10 +20,15 @@ import typer
 from rich.console import Console
 from rich.text import Text
 
-__all__ = ["diagnose"]
+__all__ = ["capture_profile", "diagnose"]
 
 out = Console()
 err = Console(stderr=True)
+
+
+class CaptureFramework(StrEnum):
+    torchtpu = "torchtpu"
+    jax = "jax"
 
 
 def diagnose(
@@ -36,11 +46,19 @@ def diagnose(
         Path | None, typer.Option(help="also write a self-contained HTML report with a step timeline")
     ] = None,
     top: Annotated[int, typer.Option(min=1, help="rows per table (ops, buffers, syncs)")] = 15,
+    compare: Annotated[
+        str | None,
+        typer.Option(
+            metavar="OTHER",
+            help="baseline XProf profile (*.xplane.pb or run folder): show what changed from it",
+        ),
+    ] = None,
 ) -> None:
     """What failed or where the time goes: crash logs, XProf profiles, torch.profiler traces, XLA dumps.
 
     Exit code 0 when diagnosed (also for an 'unknown' crash), 2 for input that cannot be read.
-    Example: tpu-agent diagnose run.log   (or: tpu-agent diagnose trace.json.gz --html report.html)
+    Example: tpu-agent diagnose run.log   (or: tpu-agent diagnose trace.json.gz --html report.html;
+    tpu-agent diagnose after.xplane.pb --compare before.xplane.pb)
     """
     from tpu_runtime.cli.app import _progress
     from tpu_runtime.diagnose.errors import BadInputError
@@ -48,7 +66,7 @@ def diagnose(
 
     try:
         with _progress(enabled=err.is_terminal and not as_json) as progress:
-            report = run_diagnose(paths, top, progress)
+            report = run_diagnose(paths, top, progress, compare=compare)
     except BadInputError as exc:
         err.print(Text.assemble(("error: ", "bold red"), str(exc)), highlight=False, soft_wrap=True)
         raise typer.Exit(2) from None
@@ -68,3 +86,87 @@ def diagnose(
 
         html.write_text(render_diagnose_html(report), encoding="utf-8")
         err.print(f"wrote {html}", highlight=False)
+
+
+def capture_profile(
+    script: Annotated[Path, typer.Argument(help="the Python script to profile on the TPU VM")],
+    script_args: Annotated[
+        list[str] | None, typer.Argument(metavar="[-- ARGS...]", help="arguments for the script, after --")
+    ] = None,
+    target: Annotated[
+        str | None, typer.Option("--target", "-t", help="target name from your targets file")
+    ] = None,
+    framework: Annotated[
+        CaptureFramework, typer.Option(help="torchtpu (torch_tpu's profiler) or jax (jax.profiler.trace)")
+    ] = CaptureFramework.torchtpu,
+    duration: Annotated[
+        float, typer.Option(min=0.001, help="seconds to record, counted from the script's start")
+    ] = 60.0,
+    out_dir: Annotated[
+        str, typer.Option(help="profile folder on the TPU VM, relative to the run's folder")
+    ] = "profile",
+    worker: Annotated[str, typer.Option(help="all, one index, or a comma list like 0,2")] = "all",
+    upload: Annotated[
+        list[Path] | None, typer.Option(help="another file or folder the script needs, sent beside it")
+    ] = None,
+    python: Annotated[str, typer.Option(help="the Python interpreter on the TPU VM")] = "python3",
+    as_json: Annotated[bool, typer.Option("--json", help="print the plan and events as JSON lines")] = False,
+) -> None:
+    """Record an XProf profile of SCRIPT on a TPU VM, after you approve it, and fetch it back.
+
+    Shows the plan, files it as a run request and asks for approval on this terminal.
+    Without a terminal it exits 3 with the request id: approve it with `tpu-agent approvals approve ID`,
+    then run it with `tpu-agent run --request ID`.
+    Example: tpu-agent capture-profile -t my-v6e --framework jax --duration 30 train.py -- --steps 50
+    """
+    from tpu_runtime.cli.run_cmd import EXIT_BAD_INPUT, run
+    from tpu_runtime.diagnose.capture import CaptureError, capture_plan, fetched_profiles, request_capture
+    from tpu_runtime.remote.engine import RemoteEngine
+    from tpu_runtime.remote.spec import SpecError
+    from tpu_runtime.remote.targets import TargetError
+    from tpu_runtime.remote.tpu_api import TpuApiError
+
+    def fail(message: str) -> typer.Exit:
+        err.print(Text.assemble(("error: ", "bold red"), message), highlight=False, soft_wrap=True)
+        return typer.Exit(EXIT_BAD_INPUT)
+
+    if not target:
+        raise fail("--target is required (see `tpu-agent targets list`)")
+    engine = RemoteEngine()
+    try:
+        plan = capture_plan(
+            framework.value,
+            script,
+            duration,
+            out_dir,
+            script_args=script_args or [],
+            extra_uploads=upload or [],
+            python=python,
+        )
+        request = request_capture(engine, target, plan, workers=worker)
+    except (CaptureError, SpecError, TargetError, TpuApiError) as exc:
+        raise fail(str(exc)) from None
+    local = engine.state_path / "downloads" / request.id / "w<worker>" / plan.download
+    if as_json:
+        line = {"type": "capture_plan", "plan": plan.model_dump(mode="json"), "request_id": request.id}
+        sys.stdout.write(json.dumps(line) + "\n")
+        sys.stdout.flush()
+    else:
+        err.print(Text.assemble(("profile capture ", "bold"), f"({plan.framework}): {plan.profiler}"))
+        for text in (
+            f"  window: {plan.duration_s:g} s from the script's start; profile written to {plan.out_dir}/ "
+            "on each worker",
+            f"  fetched back to: {local}",
+            f"  after approval, if this command is not waiting:  tpu-agent run --request {request.id}",
+        ):
+            err.print(text, markup=False, highlight=False, soft_wrap=True)
+    run(request=request.id, as_json=as_json)
+    found = fetched_profiles(engine.state_path, engine.get_request(request.id))
+    if as_json:
+        sys.stdout.write(json.dumps({"type": "profiles", "paths": [str(p) for p in found]}) + "\n")
+    elif found:
+        fetched = "  ".join(str(p) for p in found)
+        err.print(f"profile fetched: {fetched}", markup=False, highlight=False, soft_wrap=True)
+        err.print(f"next: tpu-agent diagnose {found[0]}", markup=False, highlight=False, soft_wrap=True)
+    else:
+        err.print("the run ended without a profile folder to fetch", highlight=False)

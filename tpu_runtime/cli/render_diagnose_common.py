@@ -1,12 +1,11 @@
 """Pure data shaping shared by the DiagnoseReport renderers (terminal, Markdown, HTML).
 
-Nothing here formats for a medium: these functions pick, order and word the facts of a crash, the
-numbers of a profile summary and the step data of a trace, so the three renderers show the same things.
+Nothing here formats for a medium: these functions pick, order and word the facts of a crash and the
+headline, so the three renderers show the same things (a profile's rows: render_diagnose_profile).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from tpu_runtime.cli.render_common import fmt_bytes
@@ -18,26 +17,11 @@ __all__ = [
     "fmt_ms",
     "fmt_us",
     "headline",
-    "profile_rows",
-    "profile_top_ops",
 ]
 
 # Facts shown first, in this order; the source line is one row built from its four facts.
 _FIRST = ("tpu_generation", "exception", "status", "xla_error_code", "frameworks")
 _HIDDEN = {"source_file", "source_line", "source_function", "source_code", "message", "dims", "log_cut_short"}
-_PROFILE_SKIP = {"schema_version", "files", "hosts", "notes", "profiler_errors", "top_ops", "categories"}
-_TOP_OP_COLUMNS = (
-    "name",
-    "category",
-    "self_time_ms",
-    "percent_of_device_time",
-    "bound",
-    "gflops_per_second",
-    "gigabytes_per_second",
-    "framework_op",
-    "source",
-)
-_TOP_OP_COMPACT = ("name", "category", "self_time_ms", "percent_of_device_time", "bound", "source")
 
 
 def fmt_us(us: float) -> str:
@@ -136,47 +120,8 @@ def headline(report: DiagnoseReport) -> str:
     for metrics in report.metrics:
         parts.append("metrics: " + (", ".join(f.kind for f in metrics.findings) or "no issue flagged"))
     if report.profile is not None:
-        parts.append(f"profile: {report.profile.get('bound_by', 'summarised')}")
+        p = report.profile
+        parts.append(f"profile: {p.bound_by.replace('_', '-')}" if p.is_tpu else "profile: no TPU planes")
+    if report.comparison is not None:
+        parts.append(f"compared with baseline: {report.comparison.summary}")
     return "; ".join(parts) or "nothing to report"
-
-
-def profile_rows(profile: dict[str, Any]) -> list[tuple[str, str]]:
-    """The profile summary's scalar fields, and one level of nested objects, as (key, value) rows."""
-    rows: list[tuple[str, str]] = []
-    for key, value in profile.items():
-        if key in _PROFILE_SKIP or value is None or value == [] or value == {}:
-            continue
-        if isinstance(value, dict):
-            for sub, inner in value.items():
-                if inner is not None and not isinstance(inner, list | dict):
-                    rows.append((f"{key}.{sub}", _num(inner)))
-        elif not isinstance(value, list):
-            rows.append((key, _num(value)))
-    return rows
-
-
-def profile_top_ops(
-    profile: dict[str, Any], top: int, compact: bool = False
-) -> tuple[list[str], list[list[str]]]:
-    """Columns and rows of the profile's top ops; `compact` keeps the ones that fit a terminal."""
-    ops = profile.get("top_ops") or []
-    if not ops or not isinstance(ops[0], dict):
-        return [], []
-    wanted = _TOP_OP_COMPACT if compact else _TOP_OP_COLUMNS
-    columns = [c for c in wanted if any(c in op for op in ops)]
-    rows = [[_num(op.get(c)) if op.get(c) is not None else "" for c in columns] for op in ops[:top]]
-    return columns, rows
-
-
-def profile_notes(profile: dict[str, Any]) -> Iterable[str]:
-    for key in ("notes", "profiler_errors"):
-        for note in profile.get(key) or []:
-            yield str(note)
-
-
-def _num(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:,.3f}".rstrip("0").rstrip(".") if abs(value) < 1e6 else f"{value:,.0f}"
-    if isinstance(value, int) and not isinstance(value, bool):
-        return f"{value:,}"
-    return str(value)

@@ -2,8 +2,11 @@
 
 For each torch.profiler trace with ProfilerStep#N events it draws a step timeline: each step's duration
 split into data-loader wait and the rest, with the host-device syncs marked, above a time axis that shows
-the gaps between steps. Charts come from matplotlib's object API through the onboarding renderer's SVG
-helper (ids prefixed per chart, fixed hash salt), and all report text goes through jinja2 autoescaping.
+the gaps between steps. For an XProf profile it draws a roofline: the top ops as points at their
+operational intensity (FLOP/B) and achieved FLOP/s on log-log axes, under the chip's roofline from the
+profile's own peaks (per TensorCore, so comparable with the per-core rates of the ops). Charts come
+from matplotlib's object API through the onboarding renderer's SVG helper (ids prefixed per chart,
+fixed hash salt), and all report text goes through jinja2 autoescaping.
 """
 
 from __future__ import annotations
@@ -23,17 +26,31 @@ from tpu_runtime.cli.render_diagnose_common import (
     fmt_ms,
     fmt_us,
     headline,
-    profile_notes,
-    profile_rows,
-    profile_top_ops,
+)
+from tpu_runtime.cli.render_diagnose_profile import (
+    category_rows,
+    comparison_metric_rows,
+    comparison_op_rows,
+    host_event_rows,
+    profile_overview,
+    top_op_rows,
 )
 from tpu_runtime.cli.render_html import _svg
+from tpu_runtime.diagnose.profile import ProfileSummary
 from tpu_runtime.diagnose.report import DiagnoseReport, TorchTraceSummary
 
-__all__ = ["render_diagnose_html", "step_timeline_figure", "step_timeline_svg"]
+__all__ = [
+    "render_diagnose_html",
+    "roofline_figure",
+    "roofline_svg",
+    "step_timeline_figure",
+    "step_timeline_svg",
+]
 
 TEMPLATE_NAME = "diagnose.html.j2"
 _COMPUTE, _LOADER, _SYNC = "#4c78a8", "#f58518", "#c62828"
+_ROOF, _MEMORY, _PROGRAM = "#1d2330", "#f58518", "#c62828"
+ROOFLINE_LABEL = "roofline: top ops by operational intensity and achieved FLOP/s per TensorCore"
 
 
 def step_timeline_svg(trace: TorchTraceSummary, index: int = 0) -> Markup:
@@ -93,6 +110,96 @@ def step_timeline_figure(trace: TorchTraceSummary) -> Figure:
     return fig
 
 
+def roofline_svg(profile: ProfileSummary) -> Markup:
+    """The roofline chart as inline SVG; empty when the profile has no peak figures to draw a roof."""
+    fig = roofline_figure(profile)
+    if fig is None:
+        return Markup("")
+    return _svg(fig, "roofline", ROOFLINE_LABEL)
+
+
+def roofline_figure(profile: ProfileSummary) -> Figure | None:
+    """Log-log intensity (FLOP/B) against FLOP/s: the roof min(peak, intensity x bandwidth), the ridge,
+    each top op with FLOPs and bytes (numbered by rank, coloured by its bound) and the whole program.
+
+    Ops without FLOPs or bytes (copies, collectives) have no place on log axes; the caption counts them.
+    """
+    peaks = profile.peaks
+    if peaks is None or not peaks.teraflops_per_second or not peaks.hbm_gigabytes_per_second:
+        return None
+    peak = peaks.teraflops_per_second * 1e12
+    bandwidth = peaks.hbm_gigabytes_per_second * 1e9
+    ridge = peak / bandwidth
+    drawn = [
+        (op.rank, op.bound, op.operational_intensity, op.gflops_per_second * 1e9)
+        for op in profile.top_ops
+        if op.operational_intensity is not None and op.operational_intensity > 0 and op.gflops_per_second > 0
+    ]
+    program = profile.roofline
+    xs = [ridge] + [x for _, _, x, _ in drawn]
+    if program is not None and program.operational_intensity and program.gflops_per_second > 0:
+        xs.append(program.operational_intensity)
+    lo, hi = min(xs) / 10, max(xs) * 10
+    grid = [lo * (hi / lo) ** (k / 200) for k in range(201)]
+    fig = Figure(figsize=(10, 5.2))
+    ax = fig.add_subplot()
+    ax.loglog(grid, [min(peak, x * bandwidth) for x in grid], color=_ROOF, lw=2, label="roofline (per core)")
+    ax.axvline(ridge, color=_ROOF, ls=":", lw=1)
+    ax.annotate(
+        f"ridge {ridge:.3g} FLOP/B", (ridge, peak), xytext=(4, -14), textcoords="offset points", fontsize=8
+    )
+    for bound, color in (("compute", _COMPUTE), ("memory", _MEMORY), ("unknown", "#9e9e9e")):
+        mine = [(rank, x, y) for rank, b, x, y in drawn if b == bound]
+        if not mine:
+            continue
+        ax.scatter(
+            [x for _, x, _ in mine],
+            [y for _, _, y in mine],
+            color=color,
+            s=36,
+            zorder=3,
+            label=f"{bound}-bound op",
+        )
+        for rank, x, y in mine:
+            ax.annotate(str(rank), (x, y), xytext=(4, 3), textcoords="offset points", fontsize=8)
+    if program is not None and program.operational_intensity and program.gflops_per_second > 0:
+        ax.scatter(
+            [program.operational_intensity],
+            [program.gflops_per_second * 1e9],
+            marker="*",
+            s=140,
+            color=_PROGRAM,
+            zorder=4,
+            label="whole program",
+        )
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel("operational intensity (FLOP per HBM byte)")
+    ax.set_ylabel("achieved FLOP/s per TensorCore")
+    source = peaks.source.replace("_", " ")
+    ax.set_title(
+        f"Roofline: {profile.device_kind or 'TPU'}, {peaks.teraflops_per_second:.4g} TFLOP/s and "
+        f"{peaks.hbm_gigabytes_per_second:.4g} GB/s per core (from the {source})",
+        fontsize=11,
+        loc="left",
+    )
+    left_out = len(profile.top_ops) - len(drawn)
+    if left_out:
+        ax.text(
+            0.01,
+            0.01,
+            f"{left_out} of the top {len(profile.top_ops)} ops have no FLOPs or bytes (copies, collectives) "
+            "and are not drawn",
+            transform=ax.transAxes,
+            fontsize=8,
+            color="#5b6475",
+        )
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    for side in ("top", "right"):
+        ax.spines[side].set_visible(False)
+    fig.tight_layout()
+    return fig
+
+
 def _environment() -> jinja2.Environment:
     env = jinja2.Environment(
         autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
@@ -112,17 +219,22 @@ _COMPILED = _ENV.from_string(
 def render_diagnose_html(report: DiagnoseReport) -> str:
     crashes = [{"crash": c, "facts": crash_fact_rows(c), "records": crash_records(c)} for c in report.crashes]
     traces = [{"trace": t, "chart": step_timeline_svg(t, i)} for i, t in enumerate(report.torch_traces)]
+    top = report.top
     profile = report.profile
-    columns, rows = profile_top_ops(profile, report.top) if profile is not None else ([], [])
+    comparison = report.comparison
     return _COMPILED.render(
         report=report,
         headline=headline(report),
         crashes=crashes,
         traces=traces,
-        top=report.top,
+        top=top,
         profile=profile,
-        profile_rows=profile_rows(profile) if profile is not None else [],
-        profile_columns=columns,
-        profile_ops=rows,
-        profile_notes=list(profile_notes(profile)) if profile is not None else [],
+        profile_rows=profile_overview(profile) if profile is not None else [],
+        profile_categories=category_rows(profile, top) if profile is not None else [],
+        profile_ops=top_op_rows(profile, top) if profile is not None else [],
+        profile_host=host_event_rows(profile, top) if profile is not None else [],
+        roofline=roofline_svg(profile) if profile is not None else Markup(""),
+        comparison=comparison,
+        comparison_metrics=comparison_metric_rows(comparison) if comparison is not None else [],
+        comparison_ops=comparison_op_rows(comparison, top) if comparison is not None else [],
     )

@@ -12,10 +12,17 @@ from tpu_runtime.cli.render_diagnose_common import (
     fmt_ms,
     fmt_us,
     headline,
-    profile_notes,
-    profile_rows,
-    profile_top_ops,
 )
+from tpu_runtime.cli.render_diagnose_profile import (
+    DASH,
+    category_rows,
+    comparison_metric_rows,
+    comparison_op_rows,
+    host_event_rows,
+    profile_overview,
+    top_op_rows,
+)
+from tpu_runtime.diagnose.profile import ProfileComparison, ProfileSummary
 from tpu_runtime.diagnose.report import (
     CrashDiagnosis,
     DiagnoseReport,
@@ -74,6 +81,8 @@ def render_diagnose_markdown(report: DiagnoseReport) -> str:
         lines += _metrics(metrics, report.top)
     if report.profile is not None:
         lines += _profile(report.profile, report.top)
+    if report.comparison is not None:
+        lines += _comparison(report.comparison, report.top)
     if report.notes:
         lines += ["## Notes", ""] + [f"- {_text(n)}" for n in report.notes] + [""]
     return "\n".join(lines).rstrip() + "\n"
@@ -245,12 +254,78 @@ def _metrics(s: MetricsSummary, top: int) -> list[str]:
     return [*out, ""]
 
 
-def _profile(profile: dict[str, object], top: int) -> list[str]:
-    out = [f"## XProf profile {_code(profile.get('path', ''))}", ""]
-    out += _table(["", ""], [[_text(k), _text(v)] for k, v in profile_rows(profile)])
-    columns, rows = profile_top_ops(profile, top)
-    if rows:
-        out += ["### Top ops", ""]
-        out += _table(columns, [[_text(v) for v in row] for row in rows])
-    out += [f"- note: {_text(n)}" for n in profile_notes(profile)]
+def _profile(p: ProfileSummary, top: int) -> list[str]:
+    out = [f"## XProf profile {_code(p.path)}", ""]
+    out += _table(["", ""], [[_text(k), _text(v)] for k, v in profile_overview(p)])
+    categories = category_rows(p, top)
+    if categories:
+        out += ["### Busy time by HLO category", ""]
+        out += _table(
+            ["category", "self time (ms)", "% of busy"], [[_text(c) for c in row] for row in categories]
+        )
+    ops = top_op_rows(p, top)
+    if ops:
+        out += [f"### Top {len(ops)} of {p.distinct_ops} ops by self time", ""]
+        out += _table(
+            [
+                "#",
+                "op",
+                "category",
+                "self time (ms)",
+                "% of device",
+                "avg/run (µs)",
+                "FLOPs/run",
+                "bytes/run",
+                "FLOP/B",
+                "GFLOP/s",
+                "GB/s",
+                "bound",
+                "framework op",
+                "source",
+            ],
+            [
+                [
+                    o.rank,
+                    _code(o.name),
+                    _text(o.category),
+                    o.self_ms,
+                    o.percent,
+                    o.avg_us,
+                    o.flops,
+                    o.bytes,
+                    o.intensity,
+                    o.gflops,
+                    o.gbps,
+                    o.bound,
+                    _code(o.framework_op) if o.framework_op != DASH else DASH,
+                    _code(o.source) if o.source != DASH else DASH,
+                ]
+                for o in ops
+            ],
+        )
+    events = host_event_rows(p, top)
+    if events and not ops:
+        out += ["### Top host events by self time", ""]
+        out += _table(["event", "self time (ms)", "count"], [[_code(n), ms, c] for n, ms, c in events])
+    out += [f"- note: {_text(n)}" for n in [*p.notes, *p.profiler_errors]]
+    return [*out, ""]
+
+
+def _comparison(c: ProfileComparison, top: int) -> list[str]:
+    out = ["## Compared with the baseline profile", ""]
+    out += [f"Baseline {_code(c.before)}, this run {_code(c.after)}: {_text(c.summary)}", ""]
+    out += _table(
+        ["metric", "baseline", "this run", "change"],
+        [[_text(m.label), m.before, m.after, m.change] for m in comparison_metric_rows(c)],
+    )
+    ops = comparison_op_rows(c, top)
+    if ops:
+        out += [
+            f"### Top ops, average self time per run (µs); changes beyond {c.threshold_percent:g}% count",
+            "",
+        ]
+        out += _table(
+            ["status", "op", "program", "baseline", "this run", "change"],
+            [[o.status, _code(o.label), _code(o.program), o.before, o.after, o.change] for o in ops],
+        )
     return [*out, ""]

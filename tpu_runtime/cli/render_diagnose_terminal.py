@@ -18,10 +18,16 @@ from tpu_runtime.cli.render_diagnose_common import (
     fmt_ms,
     fmt_us,
     headline,
-    profile_notes,
-    profile_rows,
-    profile_top_ops,
 )
+from tpu_runtime.cli.render_diagnose_profile import (
+    category_rows,
+    comparison_metric_rows,
+    comparison_op_rows,
+    host_event_rows,
+    profile_overview,
+    top_op_rows,
+)
+from tpu_runtime.diagnose.profile import ProfileComparison, ProfileSummary
 from tpu_runtime.diagnose.report import (
     CrashDiagnosis,
     DiagnoseReport,
@@ -85,6 +91,8 @@ def render_diagnose_terminal(report: DiagnoseReport, console: Console, top: int 
         _metrics(metrics, console, top)
     if report.profile is not None:
         _profile(report.profile, console, top)
+    if report.comparison is not None:
+        _comparison(report.comparison, console, top)
     for note in report.notes:
         console.print(Text(f"note: {note}", style="dim"))
 
@@ -243,16 +251,91 @@ def _metrics(s: MetricsSummary, console: Console, top: int) -> None:
     _findings(s.findings, console)
 
 
-def _profile(profile: dict[str, object], console: Console, top: int) -> None:
-    console.rule(Text.assemble(("XProf profile ", "bold"), str(profile.get("path", ""))), style="dim")
-    console.print(_kv(profile_rows(profile)))
-    columns, rows = profile_top_ops(profile, top, compact=True)
-    if rows:
-        table = _table("top ops")
-        for c in columns:
-            table.add_column(c, overflow="fold")
-        for row in rows:
+_BOUND = {"compute": "green", "memory": "yellow", "unknown": "dim"}
+_STATUS = {"slower": "bold red", "faster": "green", "added": "cyan", "removed": "dim", "unchanged": "dim"}
+
+
+def _columns(table: Table, names: list[tuple[str, str]]) -> Table:
+    for name, justify in names:
+        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    return table
+
+
+def _profile(p: ProfileSummary, console: Console, top: int) -> None:
+    console.rule(Text.assemble(("XProf profile ", "bold"), p.path), style="dim")
+    console.print(_kv(profile_overview(p)))
+    categories = category_rows(p, top)
+    if categories:
+        table = _columns(
+            _table("busy time by HLO category"), [("category", "left"), ("ms", "right"), ("%", "right")]
+        )
+        for row in categories:
             table.add_row(*(_t(v) for v in row))
         console.print(table)
-    for note in profile_notes(profile):
+    ops = top_op_rows(p, top)
+    if ops:
+        table = _columns(
+            _table(f"top {len(ops)} of {p.distinct_ops} ops by self time"),
+            [
+                ("#", "right"),
+                ("op", "left"),
+                ("self ms", "right"),
+                ("%", "right"),
+                ("FLOPs/run", "right"),
+                ("bytes/run", "right"),
+                ("FLOP/B", "right"),
+                ("bound", "left"),
+                ("framework op / source", "left"),
+            ],
+        )
+        for o in ops:
+            table.add_row(
+                _t(o.rank),
+                _t(o.name),
+                _t(o.self_ms),
+                _t(o.percent),
+                _t(o.flops),
+                _t(o.bytes),
+                _t(o.intensity),
+                _t(o.bound, _BOUND.get(o.bound, "")),
+                _t("\n".join(dict.fromkeys((o.framework_op, o.source))), "dim"),
+            )
+        console.print(table)
+    events = host_event_rows(p, top)
+    if events and not ops:
+        table = _columns(
+            _table("top host events"), [("event", "left"), ("self ms", "right"), ("count", "right")]
+        )
+        for row in events:
+            table.add_row(*(_t(v) for v in row))
+        console.print(table)
+    for note in [*p.notes, *p.profiler_errors]:
         console.print(Text(f"note: {note}", style="dim"))
+
+
+def _comparison(c: ProfileComparison, console: Console, top: int) -> None:
+    console.rule(Text.assemble(("compared with baseline ", "bold"), c.before), style="dim")
+    console.print(Text(c.summary, style="bold"))
+    table = _columns(
+        _table(), [("metric", "left"), ("baseline", "right"), ("this run", "right"), ("change", "right")]
+    )
+    for m in comparison_metric_rows(c):
+        table.add_row(_t(m.label), _t(m.before), _t(m.after), _t(m.change))
+    console.print(table)
+    ops = comparison_op_rows(c, top)
+    if ops:
+        table = _columns(
+            _table("top ops: average self time per run (µs)"),
+            [
+                ("status", "left"),
+                ("op", "left"),
+                ("baseline", "right"),
+                ("this run", "right"),
+                ("change", "right"),
+            ],
+        )
+        for o in ops:
+            table.add_row(
+                _t(o.status, _STATUS.get(o.status, "")), _t(o.label), _t(o.before), _t(o.after), _t(o.change)
+            )
+        console.print(table)

@@ -15,8 +15,10 @@ removed. Top level:
 - `xla_dumps`: one `XlaDumpSummary` per `--xla_dump_to` folder (modules, recompilations, fusions,
   largest buffers, collectives).
 - `metrics`: one `MetricsSummary` per PyTorch/XLA metrics report.
-- `profile`: the XProf profile summary (`*.xplane.pb`), or null when there is none or its reader is
-  not installed (then `notes` says so).
+- `profile`: the XProf profile summary (`*.xplane.pb`; `tpu_runtime.diagnose.profile.ProfileSummary`),
+  or null when no input is a profile.
+- `comparison`: with `--compare OTHER`, what changed from the baseline profile OTHER to `profile`
+  (`ProfileComparison`: headline metrics and the ops of both top lists), else null.
 - `findings`: what to change, across all inputs, most severe first, each with a concrete `fix`,
   `citations` and the input it came from (`source`); each summary also keeps its own `findings`.
 
@@ -28,6 +30,8 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
+
+from tpu_runtime.diagnose.profile import ProfileComparison, ProfileSummary
 
 SCHEMA_VERSION = 1
 
@@ -280,9 +284,12 @@ class DiagnoseReport(BaseModel):
     torch_traces: list[TorchTraceSummary] = []
     xla_dumps: list[XlaDumpSummary] = []
     metrics: list[MetricsSummary] = []
-    # The XProf reader (tpu_runtime.diagnose.profile) owns this model; it is kept as plain JSON here.
-    profile: dict[str, Any] | None = Field(
-        default=None, description="XProf profile summary (analyze_profile(...).model_dump())"
+    profile: ProfileSummary | None = Field(
+        default=None, description="XProf profile summary of the first profile among the inputs"
+    )
+    comparison: ProfileComparison | None = Field(
+        default=None,
+        description="with --compare OTHER: what changed from the baseline profile OTHER to `profile`",
     )
     findings: list[Finding] = Field(
         default=[], description="what to change, across all inputs, most severe first (crashes lead)"

@@ -1,20 +1,21 @@
 """The steps of workflows/diagnose.yaml: each reads and writes one `DiagnoseContext`, in order.
 
-`detect` recognises every input before any analysis, so one bad path stops the run with its one-line
-reason; the reader steps then fill the report, and `findings` ranks what to change across all inputs.
+`detect` recognises every input (and the `--compare` baseline) before any analysis, so one bad path
+stops the run with its one-line reason; the reader steps then fill the report, and `findings` ranks what
+to change across all inputs.
 """
 
 from __future__ import annotations
 
-import importlib
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from tpu_runtime.diagnose.detect import STDIN, DetectedInput, detect_input
 from tpu_runtime.diagnose.errors import BadInputError
+from tpu_runtime.diagnose.profile import ProfileSummary
 from tpu_runtime.diagnose.report import (
     CrashDiagnosis,
     DiagnoseReport,
@@ -24,11 +25,6 @@ from tpu_runtime.diagnose.report import (
 )
 from tpu_runtime.workflow import ProgressFn, Step
 
-PROFILE_MODULE = "tpu_runtime.diagnose.profile"
-PROFILE_MISSING = (
-    "profile analysis not installed: {path} is an XProf profile, but this build has no "
-    f"{PROFILE_MODULE}.analyze_profile, so no profile summary was produced"
-)
 _SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
 
 
@@ -39,7 +35,9 @@ class DiagnoseContext:
     paths: list[str]
     top: int = 15
     stdin: BinaryIO | None = None
+    compare: str | None = None
     detected: list[DetectedInput] = field(default_factory=list)
+    baseline: DetectedInput | None = None
     report: DiagnoseReport | None = None
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -57,6 +55,8 @@ def detect(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
     for i, path in enumerate(ctx.paths):
         progress(step.id, path, i / len(ctx.paths))
         ctx.detected.append(detect_input(path, ctx.stdin))
+    if ctx.compare is not None:
+        ctx.baseline = _detect_baseline(ctx.compare, ctx.detected)
     ctx.report = DiagnoseReport(
         inputs=[
             InputSummary(path=d.path, kind=d.kind, detail=d.detail, files=[str(f) for f in d.files])
@@ -76,6 +76,7 @@ def crash_logs(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
 
 
 def profiles(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
+    """Summarise the first profile; with `--compare`, also the baseline, and what changed between them."""
     report = ctx.require_report()
     for item in _timed(ctx, step, progress, "xspace"):
         if report.profile is not None:
@@ -84,7 +85,20 @@ def profiles(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
                 "with --compare"
             )
             continue
-        report.profile = _profile(item, ctx.top, report.notes)
+        report.profile = _profile(item, ctx.top)
+    if ctx.baseline is not None and report.profile is not None:
+        from tpu_runtime.diagnose.profile import compare_profiles
+
+        progress(step.id, f"baseline {ctx.baseline.path}", 0.5)
+        start = time.perf_counter()
+        baseline = _profile(ctx.baseline, ctx.top)
+        report.timings[ctx.baseline.path] = round(time.perf_counter() - start, 3)
+        report.comparison = compare_profiles(baseline, report.profile)
+        if baseline.is_tpu != report.profile.is_tpu:
+            report.notes.append(
+                f"--compare {ctx.baseline.path}: one profile has TPU device planes and the other has none, "
+                "so only host-side figures are comparable"
+            )
 
 
 def torch_traces(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
@@ -157,23 +171,28 @@ def _crash_finding(crash: CrashDiagnosis) -> Finding:
     )
 
 
-def _profile(item: DetectedInput, top: int, notes: list[str]) -> dict[str, Any] | None:
-    """The XProf summary from the profile reader when it is installed; otherwise a note, never a guess."""
+def _detect_baseline(compare: str, detected: list[DetectedInput]) -> DetectedInput:
+    """The `--compare` input: an XProf profile, and only when some PATH is a profile to compare with it."""
+    if compare == STDIN:
+        raise BadInputError(compare, "--compare takes a profile file or folder, not standard input")
+    baseline = detect_input(compare)
+    if baseline.kind != "xspace":
+        raise BadInputError(
+            compare,
+            f"--compare takes an XProf profile (*.xplane.pb or its run folder), but this is a "
+            f"{baseline.kind.replace('_', ' ')}",
+        )
+    if not any(d.kind == "xspace" for d in detected):
+        raise BadInputError(compare, "--compare needs an XProf profile among the inputs to compare it with")
+    return baseline
+
+
+def _profile(item: DetectedInput, top: int) -> ProfileSummary:
+    """The XProf summary; a profile the reader cannot read becomes a one-line BadInputError."""
+    from tpu_runtime.diagnose.profile import analyze_profile
+
     try:
-        module = importlib.import_module(PROFILE_MODULE)
-    except ModuleNotFoundError as exc:
-        if exc.name != PROFILE_MODULE:
-            raise
-        notes.append(PROFILE_MISSING.format(path=item.path))
-        return None
-    analyze: Callable[[Path, int], Any] | None = getattr(module, "analyze_profile", None)
-    if analyze is None:
-        notes.append(PROFILE_MISSING.format(path=item.path))
-        return None
-    try:
-        result = analyze(Path(item.path), top)
+        return analyze_profile(Path(item.path), top)
     except ValueError as exc:  # the reader's ProfileReadError: a profile it cannot read
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise BadInputError(item.path, message.removeprefix(f"{item.path}: ")) from None
-    dumped: dict[str, Any] = result.model_dump(mode="json") if hasattr(result, "model_dump") else dict(result)
-    return dumped

@@ -1,0 +1,271 @@
+"""The `tpu-diagnostics` MCP server: the tpu-diagnostics agent's tools over the diagnose runtime.
+
+Thin by design: each tool checks its arguments, calls `tpu_runtime.diagnose`, and shapes the answer.
+All tools only read: nothing runs on a TPU and nothing is written.
+
+- tool `diagnose` -> `DiagnoseReport` for crash logs, XProf profiles, torch.profiler traces, XLA dumps
+  and metrics reports given as paths (confined to the client's roots, see `_paths`), optionally
+  compared with a baseline profile.
+- tool `diagnose_log` -> `DiagnoseReport` for a crash log (or metrics report) passed as text, for the
+  error a user pasted into the chat.
+- tool `compare_profiles` -> `ProfileComparison`: what changed between two profiles, on its own.
+
+Style as in `mcp_servers.onboarding`: `register(server)` adds the tools to a given server,
+`build_server()` makes a stand-alone one; importing this module loads only the report models.
+"""
+
+from __future__ import annotations
+
+import functools
+import io
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, TypeVar
+
+import anyio
+import anyio.from_thread
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from mcp_servers._paths import ClientRoots, allowed_folders, confine
+from tpu_runtime import __version__
+from tpu_runtime.diagnose.profile import ProfileComparison
+from tpu_runtime.diagnose.report import DiagnoseReport
+
+if TYPE_CHECKING:
+    from mcp_types import ListRootsResult
+
+    from tpu_runtime.workflow import ProgressFn
+
+NAME = "tpu-diagnostics"
+MAX_PATHS = 32
+MAX_TOP = 100
+MAX_LOG_CHARS = 16 << 20
+WORKFLOW = "diagnose"
+
+INSTRUCTIONS = (
+    "Diagnosing TPU runs from their evidence, without a TPU. diagnose(paths) reads crash logs, XProf "
+    "profiles (*.xplane.pb or their folder), torch.profiler traces (.json/.json.gz), XLA dump folders and "
+    "PyTorch/XLA metrics reports (the kind of each is detected from its content) and returns one report: "
+    "crash category with facts, cause, fix and citations; where device time goes with roofline verdicts "
+    "and the user's source line; trace gaps, data loader stalls and host syncs; recompilations; ranked "
+    "findings. diagnose_log(text) does the same for pasted error text; compare=... or "
+    "compare_profiles(before, after) says what changed between two profiles. Quote numbers only from "
+    "these results; an 'unknown' category means no rule matched, never guess one."
+)
+
+DIAGNOSE_DESCRIPTION = """\
+Diagnose a TPU run from files: crash logs, XProf profiles (*.xplane.pb or a plugins/profile/<run>/ \
+folder), torch.profiler traces (.json, .json.gz), XLA dump folders (--xla_dump_to) and PyTorch/XLA \
+metrics reports. Pass every input at once; each one's kind is detected from its content. Read-only.
+
+Returns a DiagnoseReport (JSON): `crashes` (category such as hbm_oom, vmem_oom, mosaic_compile_error, \
+xla_compile_error, unsupported_op, recompilation, runtime_init_failure, version_mismatch, \
+collective_timeout, host_oom, shape_dtype_error or unknown, with `facts`, `cause`, `fix`, `citations`), \
+`profile` (step time and its split, device busy/idle, host- or device-bound verdict, top HLO ops by \
+self time with FLOPs, bytes, roofline bound, framework op and source line, MXU utilisation), \
+`torch_traces`, `xla_dumps`, `metrics`, `findings` (what to change, most severe first) and `notes`. \
+`top` caps each table. `compare` names a baseline profile: `comparison` then says what changed from \
+it to the profile among `paths`.
+
+Paths must lie inside the folders the user works in (the client's roots); relative paths start at the \
+first of them. Unreadable input (missing, empty, truncated, corrupt, unknown format) gives an error \
+whose text is one line saying which path and why."""
+
+DIAGNOSE_LOG_DESCRIPTION = """\
+Diagnose a crash log passed as text (an error the user pasted: a traceback, RESOURCE_EXHAUSTED, an \
+XlaRuntimeError, a Mosaic or libtpu message) or a PyTorch/XLA metrics report. Read-only. Returns a \
+DiagnoseReport whose `crashes[0]` holds the category, the facts the text states (sizes, shapes, op, \
+TPU generation, the user's source line), cause, fix and citations; category 'unknown' when no rule \
+matches, with what was extracted."""
+
+COMPARE_DESCRIPTION = """\
+What changed between two XProf profiles (each an *.xplane.pb or its run folder, inside the client's \
+roots): step time, device busy share, program time and FLOP/s, and each op of either top list as \
+slower, faster, added, removed or unchanged by its average self time per run. Read-only."""
+
+
+def _read_only(title: str) -> ToolAnnotations:
+    return ToolAnnotations(
+        title=title, read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+    )
+
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+def _error(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def _result(model: BaseModel) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=model.model_dump_json())],
+        structured_content=model.model_dump(mode="json"),
+    )
+
+
+def _progress_bridge(ctx: Context) -> ProgressFn:
+    """A workflow `ProgressFn` (called on the worker thread) that forwards to `ctx.report_progress`.
+
+    Progress counts the diagnose workflow's steps (index + fraction of the step) and only increases, as
+    MCP requires; the readers' own sub-step ids count as the step they run in.
+    """
+    from tpu_runtime.workflow import load_workflow
+
+    steps = load_workflow(WORKFLOW).steps
+    order = {step.id: i for i, step in enumerate(steps)}
+    titles = {step.id: step.title for step in steps}
+    total = float(len(steps))
+    last = -1.0
+
+    def notify(step_id: str, message: str, fraction: float) -> None:
+        nonlocal last
+        index = order.get(step_id, max(int(last), 0))
+        done = index + min(max(fraction, 0.0), 0.99)
+        if done <= last:
+            return
+        last = done
+        title = titles.get(step_id, step_id)
+        text = title if message in ("", title) else f"{title}: {message}"
+        try:
+            anyio.from_thread.run(ctx.report_progress, done, total, text)
+        except Exception as exc:  # progress is best effort: never fail the call over it
+            logger.debug("progress notification dropped: %s", exc)
+
+    return notify
+
+
+def _confined(paths: list[str], roots: ListRootsResult | None) -> list[str]:
+    """Each path resolved inside the allowed folders; raises PathNotAllowed or ValueError (one line)."""
+    allowed = allowed_folders(roots)
+    out: list[str] = []
+    for path in paths:
+        if path.strip() == "-":
+            raise ValueError("'-' (standard input) is not available over MCP: pass the text to diagnose_log")
+        out.append(str(confine(path, allowed)))
+    return out
+
+
+async def _call(fn: Callable[[], T], what: str, limiter: anyio.CapacityLimiter) -> T | CallToolResult:
+    """Run a runtime call on a worker thread; bad input and internal faults become one-line errors."""
+    from tpu_runtime.diagnose.errors import BadInputError
+
+    try:
+        return await anyio.to_thread.run_sync(fn, limiter=limiter)
+    except BadInputError as exc:
+        return _error(str(exc))
+    except Exception as exc:
+        logger.exception("%s failed", what)
+        first_line = (str(exc).strip().splitlines() or [""])[0]
+        return _error(f"{what} failed inside tpu-agent: {type(exc).__name__}: {first_line}")
+
+
+def register(server: MCPServer) -> None:
+    """Add the diagnostics tools to `server`."""
+    # Profiles and traces are parsed in memory-bounded passes; two at a time keeps a server responsive.
+    work = anyio.CapacityLimiter(2)
+
+    @server.tool(
+        name="diagnose",
+        title="Diagnose TPU crash logs, profiles, traces and XLA dumps",
+        description=DIAGNOSE_DESCRIPTION,
+        annotations=_read_only("Diagnose TPU crash logs, profiles, traces and XLA dumps"),
+    )
+    async def diagnose(
+        paths: Annotated[
+            list[Annotated[str, Field(min_length=1)]],
+            Field(
+                min_length=1,
+                max_length=MAX_PATHS,
+                description="files or folders to diagnose: logs, *.xplane.pb or profile folders, traces, "
+                "XLA dump folders, metrics reports",
+            ),
+        ],
+        ctx: Context,
+        roots: ClientRoots,
+        top: Annotated[int, Field(ge=1, le=MAX_TOP, description="rows per table (ops, buffers, syncs)")] = 10,
+        compare: Annotated[
+            Annotated[str, Field(min_length=1)] | None,
+            Field(description="baseline XProf profile (*.xplane.pb or run folder) to compare with"),
+        ] = None,
+    ) -> Annotated[CallToolResult, DiagnoseReport]:
+        try:
+            resolved = _confined(paths, roots)
+            baseline = _confined([compare], roots)[0] if compare is not None else None
+        except ValueError as exc:  # PathNotAllowed is a ValueError too
+            return _error(str(exc))
+        from tpu_runtime.diagnose.job import run_diagnose
+
+        call = functools.partial(run_diagnose, resolved, top, _progress_bridge(ctx), compare=baseline)
+        report = await _call(call, "diagnose", work)
+        return report if isinstance(report, CallToolResult) else _result(report)
+
+    @server.tool(
+        name="diagnose_log",
+        title="Diagnose a pasted TPU crash log",
+        description=DIAGNOSE_LOG_DESCRIPTION,
+        annotations=_read_only("Diagnose a pasted TPU crash log"),
+    )
+    async def diagnose_log(
+        text: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=MAX_LOG_CHARS,
+                description="the log or error text as the run printed it (a traceback, libtpu or XLA output)",
+            ),
+        ],
+        top: Annotated[int, Field(ge=1, le=MAX_TOP, description="rows per table")] = 10,
+    ) -> Annotated[CallToolResult, DiagnoseReport]:
+        from tpu_runtime.diagnose.job import run_diagnose
+
+        data = io.BytesIO(text.encode("utf-8"))
+        call = functools.partial(run_diagnose, ["-"], top, None, data)
+        report = await _call(call, "diagnose_log", work)
+        return report if isinstance(report, CallToolResult) else _result(report)
+
+    @server.tool(
+        name="compare_profiles",
+        title="Compare two XProf profiles",
+        description=COMPARE_DESCRIPTION,
+        annotations=_read_only("Compare two XProf profiles"),
+    )
+    async def compare_profiles(
+        before: Annotated[str, Field(min_length=1, description="the baseline profile (file or run folder)")],
+        after: Annotated[str, Field(min_length=1, description="the profile after the change")],
+        roots: ClientRoots,
+        top: Annotated[int, Field(ge=1, le=MAX_TOP, description="ops per top list")] = 10,
+    ) -> Annotated[CallToolResult, ProfileComparison]:
+        try:
+            baseline, current = _confined([before, after], roots)
+        except ValueError as exc:
+            return _error(str(exc))
+        from tpu_runtime.diagnose.job import run_diagnose
+
+        call = functools.partial(run_diagnose, [current], top, None, compare=baseline)
+        report = await _call(call, "compare_profiles", work)
+        if isinstance(report, CallToolResult):
+            return report
+        if report.comparison is None:  # run_diagnose refuses non-profiles, so this is a fault of ours
+            return _error(f"compare_profiles failed inside tpu-agent: no comparison for {after}")
+        return _result(report.comparison)
+
+
+def build_server() -> MCPServer:
+    """A stand-alone `tpu-diagnostics` server."""
+    server = MCPServer(NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    register(server)
+    return server
+
+
+def main() -> None:
+    """Serve over stdio (what `tpu-agent serve diagnostics` does)."""
+    build_server().run("stdio")
+
+
+if __name__ == "__main__":
+    main()
