@@ -61,6 +61,10 @@ def test_llama_shrunk_copy_has_the_same_ops(llama_file: Path) -> None:
 
 def test_progress_reaches_every_step(write_model: Callable[..., Path]) -> None:
     path = write_model("import torch\nmodel = torch.nn.Linear(4, 4)\nexample_inputs = (torch.ones(2, 4),)\n")
-    seen: list[str] = []
-    run_onboard(OnboardRequest(model_file=path, fake_tpu=False, xla="none"), lambda s, m, f: seen.append(s))
-    assert {"probe", "coverage", "risks", "preflight", "serving", "device_numerics"} <= set(seen)
+    seen: list[tuple[str, str]] = []
+    run_onboard(
+        OnboardRequest(model_file=path, fake_tpu=False, xla="none"), lambda s, m, f: seen.append((s, m))
+    )
+    assert {"probe", "coverage", "risks", "preflight", "serving", "device_numerics"} <= {s for s, _ in seen}
+    # the sandboxed child reports its own stages through the progress pipe
+    assert {"ops", "numerics"} <= {m for s, m in seen if s == "probe"}

@@ -55,4 +55,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    # Run as `python -m`, this module is `__main__`; code that imports `tpu_runtime.child_entry` to
+    # report progress must reach this same module object, or its reports go nowhere.
+    sys.modules["tpu_runtime.child_entry"] = sys.modules[__name__]
     sys.exit(main(sys.argv[1:]))
