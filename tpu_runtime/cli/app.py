@@ -237,6 +237,11 @@ from tpu_runtime.cli.route_cmd import register_route  # noqa: E402  (imports typ
 register_route(app)
 
 
+from tpu_runtime.cli.kernel_cmd import kernel_app  # noqa: E402  (imports typer and rich only)
+
+app.add_typer(kernel_app, name="kernel")
+
+
 def main() -> None:
     app()
 

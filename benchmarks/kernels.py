@@ -1,0 +1,99 @@
+"""Wall time of `kernel check` on a 512x512x512 tiled matmul through every CPU stage, and of `kernel tune`
+over 16 candidates offline, both through the real path (sandboxed child processes, compile-only TPUs).
+
+Run by hand: `python benchmarks/kernels.py [--budget 16] [--json]`; the figures go into the README. The
+machine's load average is printed with them, since the interpreter and the compiler share its cores.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from tpu_runtime.kernels.job import KernelCheckRequest, run_kernel_check
+from tpu_runtime.kernels.scaffold import TEMPLATES_DIR
+from tpu_runtime.kernels.tune import KernelTuneRequest, run_kernel_tune
+
+SHAPE = {"m": 512, "k": 512, "n": 512}
+
+
+def bench_check(template: Path) -> dict[str, Any]:
+    start = time.perf_counter()
+    report = run_kernel_check(
+        KernelCheckRequest(
+            file=template,
+            shapes=[SHAPE],
+            target_shape=SHAPE,
+            generations=["v5e", "v5p", "v6e", "tpu7x"],
+            stages=["correctness", "honesty", "lowering", "compile", "torch"],
+        )
+    )
+    wall = time.perf_counter() - start
+    return {
+        "wall_seconds": round(wall, 2),
+        "verdict": report.verdict,
+        "child_seconds": report.seconds,
+        "stages": {s.stage: {"verdict": s.verdict, "seconds": s.seconds} for s in report.stages},
+    }
+
+
+def bench_tune(template: Path, budget: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="tpu-agent-bench-") as tmp:
+        start = time.perf_counter()
+        report = run_kernel_tune(
+            KernelTuneRequest(file=template, budget=budget, generation="v6e", run_dir=Path(tmp) / "run")
+        )
+        wall = time.perf_counter() - start
+    seconds = [a.seconds for a in report.attempts if a.seconds]
+    return {
+        "wall_seconds": round(wall, 2),
+        "attempts": report.attempts_used,
+        "passed": sum(1 for a in report.attempts if a.verdict == "pass"),
+        "median_attempt_seconds": round(statistics.median(seconds), 2) if seconds else None,
+        "best": report.best.params if report.best else None,
+        "speedup_over_default": round(report.speedup_over_default, 2)
+        if report.speedup_over_default
+        else None,
+        "message": report.message,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--budget", type=int, default=16, help="candidates to tune (default 16)")
+    parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    args = parser.parse_args()
+    template = TEMPLATES_DIR / "matmul.py"
+    load_before = os.getloadavg()
+    figures = {
+        "machine": {"cpus": os.cpu_count(), "load_average_1m_before": round(load_before[0], 2)},
+        "check_512_matmul_all_cpu_stages": bench_check(template),
+        f"tune_{args.budget}_candidates_offline": bench_tune(template, args.budget),
+    }
+    figures["machine"]["load_average_1m_after"] = round(os.getloadavg()[0], 2)
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return
+    check = figures["check_512_matmul_all_cpu_stages"]
+    tune = figures[f"tune_{args.budget}_candidates_offline"]
+    print(f"machine: {figures['machine']}")
+    print(
+        "kernel check, 512x512x512 f32 tiled matmul, stages 1-5, 4 generations: "
+        f"{check['wall_seconds']} s ({check['verdict']})"
+    )
+    for stage, row in check["stages"].items():
+        print(f"  {stage:12s} {row['verdict']:8s} {row['seconds']:.2f} s")
+    print(
+        f"kernel tune, {tune['attempts']} candidates on v6e: {tune['wall_seconds']} s, median attempt "
+        f"{tune['median_attempt_seconds']} s, {tune['passed']} passed; {tune['message']}"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,24 @@
+"""Bad input: no reference function."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import pallas as pl
+
+SHAPES: list[dict[str, int]] = [{"rows": 8, "cols": 128}]
+
+
+def make_inputs(rng: np.random.Generator, shape: dict[str, int], dtype: str) -> tuple[jax.Array, ...]:
+    return (jnp.asarray(rng.standard_normal((shape["rows"], shape["cols"]), np.float32), dtype),)
+
+
+def _copy(x_ref: Any, o_ref: Any) -> None:
+    o_ref[...] = x_ref[...]
+
+
+def kernel(x: jax.Array) -> jax.Array:
+    return pl.pallas_call(_copy, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)

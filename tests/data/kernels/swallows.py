@@ -1,0 +1,33 @@
+"""Planted cheat: errors from the Pallas path are swallowed and a plain-jnp result returned instead."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental import pallas as pl
+
+SPACE: dict[str, list[Any]] = {}
+DEFAULTS: dict[str, Any] = {}
+SHAPES: list[dict[str, int]] = [{"rows": 8, "cols": 128}]
+
+
+def make_inputs(rng: np.random.Generator, shape: dict[str, int], dtype: str) -> tuple[jax.Array, ...]:
+    return (jnp.asarray(rng.standard_normal((shape["rows"], shape["cols"]), np.float32), dtype),)
+
+
+def _square(x_ref: Any, o_ref: Any) -> None:
+    o_ref[...] = x_ref[...] * x_ref[...]
+
+
+def kernel(x: jax.Array) -> jax.Array:
+    try:
+        return pl.pallas_call(_square, out_shape=jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+    except Exception:
+        return x * x
+
+
+def reference(x: jax.Array) -> jax.Array:
+    return x * x

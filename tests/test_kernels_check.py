@@ -1,0 +1,149 @@
+"""`kernel check` on planted bugs: each gets the right stage verdict and a message that names the problem.
+
+These call the stage runner in this process (the child process path is covered in
+test_kernels_bad_input.py and test_kernels_cli.py), with only the stages each case is about.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tpu_runtime.kernels.report import KernelCheckReport
+
+KERNELS = Path(__file__).resolve().parent / "data" / "kernels"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _child_environment() -> None:
+    from tpu_runtime.kernels.check import prepare_child
+
+    prepare_child()
+
+
+def check(name: str, stages: list[str], **options: object) -> KernelCheckReport:
+    from tpu_runtime.kernels.check import CheckOptions, run_check
+    from tpu_runtime.kernels.convention import load_kernel_module
+
+    path = KERNELS / f"{name}.py"
+    return run_check(load_kernel_module(path), CheckOptions(file=str(path), stages=stages, **options))  # type: ignore[arg-type]
+
+
+def line_of(name: str, text: str) -> int:
+    lines = (KERNELS / f"{name}.py").read_text().splitlines()
+    return next(i for i, line in enumerate(lines, start=1) if text in line)
+
+
+def verdicts(report: KernelCheckReport) -> dict[str, str]:
+    return {s.stage: s.verdict for s in report.stages}
+
+
+def test_a_correct_kernel_passes_every_cpu_stage() -> None:
+    report = check("axpy", ["correctness", "honesty", "lowering", "compile"], generations=["v6e"])
+    assert verdicts(report) == {
+        "correctness": "pass",
+        "honesty": "pass",
+        "lowering": "pass",
+        "compile": "pass",
+        "timing": "not_run",
+    }
+    assert report.verdict == "pass"
+    timing = report.stage("timing")
+    assert timing is not None and "needs a real TPU" in timing.message
+
+
+def test_off_by_one_past_a_scalar_prefetch_array() -> None:
+    report = check("oob_prefetch", ["correctness"])
+    stage = report.stage("correctness")
+    assert stage is not None and stage.verdict == "fail"
+    message = stage.message
+    assert "out-of-bounds read" in message
+    assert (
+        "scalar-prefetch operand 0" in message
+        and "index [4]" in message
+        and "last valid index is [3]" in message
+    )
+    assert f"oob_prefetch.py:{line_of('oob_prefetch', 'starts_ref[i + 1]')}" in message
+
+
+def test_a_block_left_unwritten() -> None:
+    report = check("unwritten_block", ["correctness"])
+    stage = report.stage("correctness")
+    assert stage is not None and stage.verdict == "fail"
+    # the last of four 8-row blocks of a (32, 128) output
+    assert "1024 of 4096 elements were never written" in stage.message
+    assert "24..31 x 0..127" in stage.message
+
+
+def test_a_data_race() -> None:
+    report = check("race", ["correctness"])
+    stage = report.stage("correctness")
+    assert stage is not None and stage.verdict == "fail"
+    assert "data race on a VMEM buffer" in stage.message
+    assert f"race.py:{line_of('race', 'copy.start()')}" in stage.message
+    assert f"race.py:{line_of('race', 'buf[...] + 1.0')}" in stage.message
+
+
+def test_a_kernel_that_calls_the_reference() -> None:
+    report = check("calls_reference", ["correctness", "honesty"], held_out=False)
+    assert verdicts(report)["correctness"] == "pass"  # the numbers are right: that is the point
+    honesty = report.stage("honesty")
+    assert honesty is not None and honesty.verdict == "fail"
+    assert "called the module's reference()" in honesty.message
+    assert any("uses `reference`" in d for d in honesty.details)
+
+
+def test_an_illegal_block_shape_passes_interpret_mode_but_not_lowering() -> None:
+    report = check("bad_block_shape", ["correctness", "lowering", "compile"], generations=["v6e"])
+    assert verdicts(report) == {
+        "correctness": "pass",
+        "lowering": "fail",
+        "compile": "skip",
+        "timing": "not_run",
+    }
+    lowering = report.stage("lowering")
+    assert lowering is not None
+    assert "illegal block shape (12, 128)" in lowering.message
+    assert "multiples of 8" in lowering.message and "use 8" in lowering.message
+
+
+def test_too_big_for_vmem_on_one_generation_but_not_another() -> None:
+    report = check("vmem_hog", ["compile"], generations=["v5e", "v5p"])
+    stage = report.stage("compile")
+    assert stage is not None and stage.verdict == "fail"
+    by_generation = {g.generation: g for g in stage.generations}
+    assert by_generation["v5e"].verdict == "pass"
+    assert by_generation["v5p"].verdict == "fail"
+    assert "too big for VMEM on v5p" in by_generation["v5p"].message
+    assert "64.0 MiB" in by_generation["v5p"].message
+    assert "compiles for v5e" in stage.message
+
+
+def test_swallowed_errors_and_plain_jnp_fallbacks_fail_honesty() -> None:
+    swallows = check("swallows", ["honesty"], held_out=False).stage("honesty")
+    assert swallows is not None and swallows.verdict == "fail"
+    assert f"swallows.py:{line_of('swallows', 'except Exception')}" in swallows.message
+    fallback = check("jnp_fallback", ["honesty"], held_out=False).stage("honesty")
+    assert fallback is not None and fallback.verdict == "fail"
+    assert "falls back to jnp" in fallback.message
+
+
+def test_wrong_output_shape_and_a_kernel_that_raises() -> None:
+    wrong = check("wrong_shape", ["correctness"]).stage("correctness")
+    assert wrong is not None and wrong.verdict == "fail"
+    assert "has shape (8, 128); the reference returns (8, 256)" in wrong.message
+    raised = check("raises", ["correctness"]).stage("correctness")
+    assert raised is not None and raised.verdict == "fail"
+    assert "raised ValueError: row-major layouts are not supported yet" in raised.message
+    assert f"raises.py:{line_of('raises', 'raise ValueError')}" in raised.message
+
+
+def test_special_cased_test_shapes_fail_honesty() -> None:
+    report = check("special_case", ["correctness", "honesty"])
+    assert verdicts(report)["correctness"] == "pass"
+    honesty = report.stage("honesty")
+    assert honesty is not None and honesty.verdict == "fail"
+    found = [honesty.message, *honesty.details]
+    assert any("x.shape[1] == 128" in f and "branches on a declared test dimension" in f for f in found)
+    assert any("fails the held-out shape (rows=64, cols=256)" in f and "never written" in f for f in found)

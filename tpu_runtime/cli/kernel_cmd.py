@@ -1,0 +1,384 @@
+"""`tpu-agent kernel new|check|tune`: Pallas TPU kernels from template to tuned parameters.
+
+Parses options, calls `tpu_runtime.kernels` and renders the report. Imports nothing heavy at module import
+time: JAX, libtpu and the kernel file only ever load in child processes the engine starts.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+if TYPE_CHECKING:
+    from tpu_runtime.kernels.report import KernelCheckReport, TuneReport
+
+kernel_app = typer.Typer(
+    help="Pallas TPU kernels: scaffold from a template, check (correctness, honesty, lowering, compile, "
+    "PyTorch), autotune within a recorded budget.",
+    no_args_is_help=True,
+)
+
+out = Console()
+err = Console(stderr=True)
+
+_VERDICT_STYLE = {"pass": "green", "fail": "bold red", "warn": "yellow", "skip": "dim", "not_run": "dim"}
+_STAGE_NAMES = ("correctness", "honesty", "lowering", "compile", "torch")
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
+    return typer.Exit(code)
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return text
+
+
+def parse_assignments(items: list[str], option: str) -> dict[str, Any]:
+    """'a=1,b=2' (repeatable) -> {'a': 1, 'b': 2}; values parsed as JSON when they can be."""
+    parsed: dict[str, Any] = {}
+    for item in items:
+        for part in item.split(","):
+            key, sep, value = part.partition("=")
+            if not sep or not key.strip() or not value.strip():
+                raise _fail(f"{option} takes NAME=VALUE pairs such as block_m=256, got {part!r}")
+            parsed[key.strip()] = _value(value.strip())
+    return parsed
+
+
+def parse_shape(text: str, option: str) -> dict[str, int]:
+    shape = parse_assignments([text], option)
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in shape.values()):
+        raise _fail(f"{option} takes integer dimensions such as m=512,k=512,n=512, got {text!r}")
+    return {k: int(v) for k, v in shape.items()}
+
+
+def _split(values: list[str]) -> list[str]:
+    return [v.strip() for item in values for v in item.split(",") if v.strip()]
+
+
+class _Progress:
+    """A rich progress bar on stderr; silent when stderr is not a terminal."""
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        self.enabled = err.is_terminal
+        self.bar = Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=err
+        )
+        self.task = self.bar.add_task("starting", total=1.0)
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.enabled:
+            self.bar.stop()
+
+    def __call__(self, step: str, message: str, fraction: float) -> None:
+        self.bar.update(self.task, description=message, completed=fraction)
+
+
+@kernel_app.command("new")
+def kernel_new(
+    name: Annotated[
+        str | None, typer.Argument(help="name of the new kernel module (a Python identifier)")
+    ] = None,
+    template: Annotated[str | None, typer.Option("--template", "-t", help="template to start from")] = None,
+    folder: Annotated[Path, typer.Option("--dir", help="folder to write NAME.py into")] = Path("."),
+    force: Annotated[bool, typer.Option(help="overwrite an existing NAME.py")] = False,
+    list_only: Annotated[bool, typer.Option("--list", help="list the templates and exit")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="print the result as JSON")] = False,
+) -> None:
+    """Create a kernel module from a template: the kernel, its plain-jnp reference, inputs, shapes, space.
+
+    Example: tpu-agent kernel new my_matmul --template matmul_bf16
+    """
+    from tpu_runtime.kernels.convention import CONVENTION_SUMMARY
+    from tpu_runtime.kernels.scaffold import ScaffoldError, create_kernel, list_templates
+
+    templates = list_templates()
+    if list_only or name is None:
+        if as_json:
+            sys.stdout.write(
+                json.dumps([{"name": t.name, "summary": t.summary} for t in templates], indent=2) + "\n"
+            )
+            return
+        table = Table(title="kernel templates", show_lines=False)
+        table.add_column("template", style="cyan")
+        table.add_column("what it is")
+        for t in templates:
+            table.add_row(t.name, t.summary)
+        out.print(table)
+        if name is None and not list_only:
+            out.print("create one with: tpu-agent kernel new NAME --template TEMPLATE")
+        return
+    if template is None:
+        raise _fail(f"--template is required; choose one of: {', '.join(t.name for t in templates)}")
+    try:
+        path = create_kernel(name, template, folder, force=force)
+    except ScaffoldError as exc:
+        raise _fail(str(exc)) from None
+    if as_json:
+        payload = {"file": str(path), "template": template, "convention": CONVENTION_SUMMARY}
+        sys.stdout.write(json.dumps(payload, indent=2) + "\n")
+        return
+    out.print(f"wrote [bold]{path}[/] from template [cyan]{template}[/]", highlight=False)
+    out.print(CONVENTION_SUMMARY, markup=False, highlight=False, soft_wrap=True)
+    out.print(
+        f"next: edit it, then  tpu-agent kernel check {path}   and   "
+        f"tpu-agent kernel tune {path} --budget 16",
+        markup=False,
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+@kernel_app.command("check")
+def kernel_check(
+    file: Annotated[Path, typer.Argument(help="the kernel module (.py) to check")],
+    generation: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--generation",
+            "-g",
+            help="TPU generation(s) to compile for: v5e, v5p, v6e, tpu7x (repeat or comma-separate)",
+        ),
+    ] = None,
+    param: Annotated[
+        list[str] | None, typer.Option("--param", "-p", help="override a DEFAULTS value: NAME=VALUE")
+    ] = None,
+    shape: Annotated[
+        list[str] | None,
+        typer.Option("--shape", help="check this shape instead of SHAPES: m=512,k=512 (repeatable)"),
+    ] = None,
+    target_shape: Annotated[
+        str | None, typer.Option(help="compile and estimate at this shape, not TARGET_SHAPE")
+    ] = None,
+    stages: Annotated[
+        str, typer.Option(help="comma-separated subset of: correctness,honesty,lowering,compile,torch")
+    ] = ",".join(_STAGE_NAMES),
+    seed: Annotated[
+        int | None, typer.Option(help="seed for the random inputs (default: fresh each run)")
+    ] = None,
+    timeout: Annotated[
+        float, typer.Option(help="seconds the whole check may run before it is stopped")
+    ] = 600.0,
+    memory_gb: Annotated[float, typer.Option(help="host memory the kernel may use (0: 3/4 of RAM)")] = 0.0,
+    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+    debug: Annotated[bool, typer.Option(help="show tracebacks of failures")] = False,
+) -> None:
+    """Check a kernel stage by stage: correctness, honesty, lowering, compile, PyTorch. Exit 1 on a fail.
+
+    Stages: interpret-mode correctness with race detection and poisoned outputs; no reference calls,
+    jnp fallbacks, swallowed errors or special-cased shapes; jax.export for TPU; XLA:TPU compile per
+    generation with VMEM and a roofline estimate; torch.tpu.pallas.jax_op on fake tensors.
+
+    Example: tpu-agent kernel check my_matmul.py -g v5e -g v6e
+    """
+    from tpu_runtime.kernels.job import (
+        DEFAULT_GENERATIONS,
+        KernelCheckRequest,
+        KernelToolError,
+        run_kernel_check,
+    )
+
+    chosen = _split(stages.split(",")) if stages else []
+    unknown = [s for s in chosen if s not in _STAGE_NAMES]
+    if unknown or not chosen:
+        raise _fail(f"--stages takes a comma-separated subset of {','.join(_STAGE_NAMES)}, got {stages!r}")
+    if not file.is_file():
+        raise _fail(f"no such kernel file: {file}")
+    request = KernelCheckRequest(
+        file=file,
+        params=parse_assignments(param or [], "--param"),
+        shapes=[parse_shape(s, "--shape") for s in shape] if shape else None,
+        target_shape=parse_shape(target_shape, "--target-shape") if target_shape else None,
+        generations=_split(generation) if generation else list(DEFAULT_GENERATIONS),
+        stages=chosen,  # type: ignore[arg-type]
+        seed=seed,
+        timeout_s=timeout,
+        memory_gb=memory_gb,
+    )
+    try:
+        with _Progress() as progress:
+            report = run_kernel_check(request, progress)
+    except KernelToolError as exc:
+        if debug and exc.detail:
+            err.print(exc.detail, markup=False, highlight=False)
+        raise _fail(exc.message + ("" if debug or not exc.detail else " (--debug shows the log)")) from None
+    if as_json:
+        sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+    else:
+        render_check(report, out, debug=debug)
+    raise typer.Exit(0 if report.verdict == "pass" else 1)
+
+
+def render_check(report: KernelCheckReport, console: Console, debug: bool = False) -> None:
+    """The check report as terminal tables."""
+    params = ", ".join(f"{k}={v}" for k, v in report.params.items()) or "none"
+    console.print(f"[bold]{escape(report.file)}[/]  params: {escape(params)}", highlight=False)
+    table = Table(show_header=True, header_style="bold", expand=True)
+    table.add_column("stage", no_wrap=True, min_width=13)
+    table.add_column("verdict", no_wrap=True, min_width=7)
+    table.add_column("what was found", ratio=1, overflow="fold")
+    for stage in report.stages:
+        style = _VERDICT_STYLE.get(stage.verdict, "")
+        label = stage.title.split(" ")[0] + " " + stage.stage
+        table.add_row(label, f"[{style}]{stage.verdict.upper()}[/]", escape(stage.message))
+    console.print(table)
+    correctness = report.stage("correctness")
+    if correctness and correctness.cases:
+        cases = Table(title="correctness cases", header_style="bold")
+        for column in ("shape", "dtype", "verdict", "max scaled error", "seconds"):
+            cases.add_column(column)
+        for case in correctness.cases:
+            dims = ", ".join(f"{k}={v}" for k, v in case.shape.items())
+            scaled = "" if case.max_scaled_error is None else f"{case.max_scaled_error:.3g}"
+            style = _VERDICT_STYLE.get(case.verdict, "")
+            cases.add_row(
+                escape(dims), case.dtype, f"[{style}]{case.verdict}[/]", scaled, f"{case.seconds:.2f}"
+            )
+        console.print(cases)
+    compiled = report.stage("compile")
+    if compiled and compiled.generations:
+        gens = Table(title=f"compile at target shape {report.target_shape}", header_style="bold")
+        for column in ("generation", "verdict", "VMEM (model)", "compile s", "bound", "estimate"):
+            gens.add_column(column)
+        for g in compiled.generations:
+            vmem = "" if g.vmem_bytes is None else f"{g.vmem_bytes / 2**20:.2f} MiB"
+            if g.vmem_capacity_bytes:
+                vmem += f" / {g.vmem_capacity_bytes / 2**20:.0f}"
+            estimate = "" if g.estimate_seconds is None else f"{g.estimate_seconds * 1e3:.4g} ms"
+            style = _VERDICT_STYLE.get(g.verdict, "")
+            gens.add_row(
+                g.generation,
+                f"[{style}]{g.verdict}[/]",
+                vmem,
+                "" if g.compile_seconds is None else f"{g.compile_seconds:.2f}",
+                g.bound or "",
+                estimate,
+            )
+        console.print(gens)
+    torch_stage = report.stage("torch")
+    if torch_stage and torch_stage.snippet and torch_stage.verdict in ("pass", "skip"):
+        console.print("[bold]PyTorch snippet[/] (torch.tpu.pallas.jax_op):")
+        console.print(torch_stage.snippet, markup=False, highlight=False, soft_wrap=True)
+    for stage in report.stages:
+        for detail in stage.details if (debug or stage.verdict == "fail") else []:
+            console.print(f"  [dim]{stage.stage}:[/] {escape(detail)}", highlight=False)
+    seed_note = report.notes[0] if report.notes else ""
+    console.print(f"{seed_note}; {report.seconds:.1f} s", style="dim", highlight=False, soft_wrap=True)
+    if debug:
+        for note in report.notes[1:]:
+            console.print(note, markup=False, highlight=False)
+    verdict_style = _VERDICT_STYLE[report.verdict]
+    console.print(f"verdict: [{verdict_style}]{report.verdict.upper()}[/]")
+
+
+@kernel_app.command("tune")
+def kernel_tune(
+    file: Annotated[Path, typer.Argument(help="the kernel module (.py) to tune")],
+    budget: Annotated[
+        int, typer.Option(min=1, help="most candidates to try in this run (fixed when it starts)")
+    ],
+    space: Annotated[
+        str | None,
+        typer.Option(help="parameter space as JSON, e.g. '{\"block_m\": [128, 256]}' (default: SPACE)"),
+    ] = None,
+    generation: Annotated[str, typer.Option("--generation", "-g", help="TPU generation to rank for")] = "v6e",
+    run_dir: Annotated[
+        Path | None, typer.Option(help="run folder (default: one per file, generation and space)")
+    ] = None,
+    attempt_timeout: Annotated[
+        float, typer.Option(help="seconds one attempt may run before it is stopped")
+    ] = 600.0,
+    memory_gb: Annotated[float, typer.Option(help="host memory the kernel may use (0: 3/4 of RAM)")] = 0.0,
+    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+) -> None:
+    """Autotune within a budget, every attempt recorded in a resumable run folder.
+
+    A candidate that fails any check never wins. Offline, candidates are ranked by the compile-time
+    roofline estimate; the best is reported with its margin over DEFAULTS.
+
+    Example: tpu-agent kernel tune my_matmul.py --budget 16 -g v6e
+    """
+    from tpu_runtime.kernels.job import KernelToolError
+    from tpu_runtime.kernels.tune import KernelTuneRequest, run_kernel_tune
+
+    parsed_space = None
+    if space is not None:
+        try:
+            parsed_space = json.loads(space)
+        except json.JSONDecodeError as exc:
+            raise _fail(f"--space is not valid JSON: {exc}") from None
+        if not isinstance(parsed_space, dict) or not all(isinstance(v, list) for v in parsed_space.values()):
+            raise _fail('--space must be a JSON object of lists, e.g. {"block_m": [128, 256]}')
+    if not file.is_file():
+        raise _fail(f"no such kernel file: {file}")
+    request = KernelTuneRequest(
+        file=file,
+        budget=budget,
+        space=parsed_space,
+        generation=generation,
+        run_dir=run_dir,
+        attempt_timeout_s=attempt_timeout,
+        memory_gb=memory_gb,
+    )
+    try:
+        with _Progress() as progress:
+            report = run_kernel_tune(request, progress)
+    except KernelToolError as exc:
+        raise _fail(exc.message) from None
+    if as_json:
+        sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+    else:
+        render_tune(report, out)
+    raise typer.Exit(0 if report.best is not None else 1)
+
+
+def render_tune(report: TuneReport, console: Console) -> None:
+    resumed = " (resumed)" if report.resumed else ""
+    console.print(
+        f"[bold]{escape(report.file)}[/] on {report.generation}: {report.attempts_used} of {report.budget} "
+        f"attempts used{resumed}; space of {report.candidates_total} candidates",
+        highlight=False,
+    )
+    table = Table(header_style="bold", expand=True)
+    for column in ("#", "params", "verdict", "estimate", "bound", "VMEM", "s"):
+        table.add_column(column, no_wrap=column != "params")
+    best_n = report.best.n if report.best else None
+    for a in report.attempts:
+        style = _VERDICT_STYLE.get(a.verdict, "red")
+        mark = " *" if a.n == best_n else ""
+        estimate = "" if a.estimate_seconds is None else f"{a.estimate_seconds * 1e3:.4g} ms"
+        vmem = "" if a.vmem_bytes is None else f"{a.vmem_bytes / 2**20:.2f} MiB"
+        params = escape(", ".join(f"{k}={v}" for k, v in a.params.items()))
+        if a.verdict != "pass":
+            params += f"\n[dim]{escape(a.message[:200])}[/]"
+        table.add_row(
+            f"{a.n}{mark}",
+            params,
+            f"[{style}]{a.verdict}[/]",
+            estimate,
+            a.bound or "",
+            vmem,
+            f"{a.seconds:.1f}",
+        )
+    console.print(table)
+    console.print(report.message, highlight=False, markup=False)
+    console.print(f"ranking: {report.ranking}", style="dim", highlight=False, markup=False)
+    console.print(f"run folder: {report.run_dir}", style="dim", highlight=False, markup=False)

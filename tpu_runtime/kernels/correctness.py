@@ -1,0 +1,434 @@
+"""Stage 1: run the kernel in TPU interpret mode on fresh random inputs and compare with its reference.
+
+For every (shape, dtype): inputs come from the module's `make_inputs` with a freshly seeded generator;
+the reference runs on float64 copies of the floating inputs (JAX's x64 mode), so the comparison is against
+a higher-precision answer; the kernel runs under `pltpu.InterpretParams(detect_races=True)` with its
+output blocks poisoned (`tpu_runtime.kernels.poison`) and out-of-bounds reads raising. The verdict of a
+case names the first thing wrong: an exception (out-of-bounds read with the offending ref and index), a
+data race, the output's structure, shape or dtype, elements never written, NaN/Inf the reference does not
+have, or values beyond the dtype's tolerance: |out - ref| <= atol * RMS(ref) + rtol * |ref|.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import logging
+import math
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from tpu_runtime.kernels.convention import KernelModule
+from tpu_runtime.kernels.explain import Explained, explain_race, explain_runtime, first_line
+from tpu_runtime.kernels.poison import poisoned_outputs
+from tpu_runtime.kernels.report import STAGE_TITLES, CaseResult, StageResult
+
+#: (rtol, atol as a fraction of the reference output's RMS), by output dtype.
+DEFAULT_TOLERANCE: dict[str, tuple[float, float]] = {
+    "float64": (1e-9, 1e-9),
+    "float32": (1e-4, 1e-4),
+    "bfloat16": (2e-2, 2e-2),
+    "float16": (5e-3, 5e-3),
+    "float8_e4m3fn": (1.25e-1, 1.25e-1),
+    "float8_e5m2": (2.5e-1, 2.5e-1),
+}
+
+
+@dataclass
+class Captured:
+    """Interpreter output produced while a kernel ran: exceptions the callback logger saw, stdout text."""
+
+    logged: list[BaseException] = field(default_factory=list)
+    stdout: str = ""
+
+
+class _ExceptionLog(logging.Handler):
+    def __init__(self, sink: list[BaseException]) -> None:
+        super().__init__(logging.ERROR)
+        self.sink = sink
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.exc_info and record.exc_info[1] is not None:
+            self.sink.append(record.exc_info[1])
+
+
+@contextlib.contextmanager
+def capture() -> Iterator[Captured]:
+    """Collect what the interpreter prints (race reports) and logs (callback failures), silently."""
+    captured = Captured()
+    logger = logging.getLogger("jax._src.callback")
+    handler = _ExceptionLog(captured.logged)
+    old_propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    buffer = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(buffer):
+            yield captured
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = old_propagate
+        captured.stdout = buffer.getvalue()
+
+
+@dataclass
+class KernelRun:
+    """The outcome of calling the kernel once in interpret mode."""
+
+    outputs: list[Any] | None
+    error: Explained | None
+    race: Explained | None
+    reference_calls: int
+    stdout: str = ""
+
+
+@contextlib.contextmanager
+def guard_reference(km: KernelModule) -> Iterator[list[int]]:
+    """Count calls of the module-level `reference` while the kernel runs (the kernel must never call it)."""
+    counter = [0]
+    module: Any = km.module
+    original = module.reference
+
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        counter[0] += 1
+        return original(*args, **kwargs)
+
+    module.reference = guarded
+    try:
+        yield counter
+    finally:
+        module.reference = original
+
+
+def reset_interpreter() -> None:
+    """The interpreter keeps global state after an exception; clear it before the next run."""
+    from jax.experimental.pallas import tpu as pltpu
+
+    pltpu.reset_tpu_interpret_mode_state()
+
+
+def races_found() -> bool:
+    from jax._src.pallas.mosaic.interpret import interpret_pallas_call as ipc
+
+    state = getattr(ipc, "races", None)
+    return bool(state is not None and state.races_found)
+
+
+def run_kernel(
+    km: KernelModule,
+    params: dict[str, Any],
+    inputs: tuple[Any, ...],
+    *,
+    poison: bool = True,
+    uninitialized: Literal["nan", "zero"] = "nan",
+    prefetch_shapes: Callable[[], list[tuple[int, ...]]] | None = None,
+) -> KernelRun:
+    """Call the kernel once in TPU interpret mode with race detection; never raises for kernel errors."""
+    import jax
+    from jax.experimental.pallas import tpu as pltpu
+
+    interpret = pltpu.InterpretParams(detect_races=True, uninitialized_memory=uninitialized)
+    outputs: list[Any] | None = None
+    error: Explained | None = None
+    reset_interpreter()
+    with capture() as captured, guard_reference(km) as calls:
+        try:
+            with poisoned_outputs(poison), pltpu.force_tpu_interpret_mode(interpret):
+                result = km.kernel(*inputs, **params)
+                result = jax.block_until_ready(result)
+            outputs = [np.asarray(leaf) for leaf in jax.tree.leaves(result)]
+        except Exception as exc:
+            reset_interpreter()
+            shapes = None
+            if prefetch_shapes is not None and "smem" in str(exc):
+                with contextlib.suppress(Exception):  # naming the operand is a nicety; the error stands
+                    shapes = prefetch_shapes()
+            error = explain_runtime(exc, captured.logged, km.path, shapes)
+    race = None
+    if "RACE DETECTED" in captured.stdout or (error is None and races_found()):
+        race = explain_race(captured.stdout, km.path)
+    return KernelRun(outputs, error, race, calls[0], captured.stdout)
+
+
+def reference_outputs(km: KernelModule, inputs: tuple[Any, ...]) -> tuple[list[np.ndarray], str]:
+    """The reference on float64 copies of the floating inputs; falls back to the inputs' own precision."""
+    import jax
+    import jax.numpy as jnp
+
+    def upcast(x: Any) -> Any:
+        return x.astype(jnp.float64) if jnp.issubdtype(x.dtype, jnp.floating) else x
+
+    try:
+        with jax.enable_x64(True):
+            wide = jax.tree.map(upcast, inputs)
+            result = _jit_or_eager(km.reference, *wide)
+            return [np.asarray(leaf, dtype=np.float64) for leaf in jax.tree.leaves(result)], "float64"
+    except Exception:
+        result = _jit_or_eager(km.reference, *inputs)
+        return [np.asarray(leaf).astype(np.float64) for leaf in jax.tree.leaves(result)], "input precision"
+
+
+def _jit_or_eager(fn: Callable[..., Any], *args: Any) -> Any:
+    """One XLA compile for the whole function (much faster than op-by-op on CPU); functions that branch
+    on array values cannot be traced, so they run eagerly."""
+    import jax
+
+    try:
+        traced = jax.jit(fn).trace(*args)
+    except jax.errors.ConcretizationTypeError:
+        return fn(*args)
+    return traced.lower().compile()(*args)
+
+
+def rng_for(seed: int, *stream: int) -> np.random.Generator:
+    """The generator handed to `make_inputs`: one independent stream per (seed, case)."""
+    return np.random.default_rng([seed, *stream])
+
+
+def make_case_inputs(
+    km: KernelModule, rng: np.random.Generator, shape: dict[str, int], dtype: str
+) -> tuple[Any, ...]:
+    """`make_inputs`, normalised to a tuple of JAX arrays; raises ValueError for anything else."""
+    import jax
+    import jax.numpy as jnp
+
+    made = km.make_inputs(rng, dict(shape), dtype)
+    inputs = tuple(made) if isinstance(made, (tuple, list)) else (made,)
+    for i, value in enumerate(inputs):
+        if not isinstance(value, (jax.Array, np.ndarray)):
+            raise ValueError(f"make_inputs returned {type(value).__name__} as input {i}; return arrays only")
+    return tuple(jnp.asarray(value) for value in inputs)
+
+
+def tolerance_for(km: KernelModule, dtype: Any) -> tuple[float, float]:
+    name = np.dtype(dtype).name
+    if name in km.tolerance:
+        return km.tolerance[name]
+    if np.issubdtype(np.dtype(dtype), np.integer) or np.dtype(dtype) == np.bool_:
+        return (0.0, 0.0)
+    return DEFAULT_TOLERANCE.get(name, (1e-4, 1e-4))
+
+
+def _where(mask: np.ndarray) -> str:
+    """Where the True elements of `mask` lie: a bounding box, and the first index."""
+    idx = np.argwhere(mask)
+    if idx.size == 0:
+        return ""
+    lo, hi = idx.min(axis=0), idx.max(axis=0)
+    box = " x ".join(f"{a}..{b}" for a, b in zip(lo, hi, strict=True))
+    return f"index range [{box}], first at {tuple(int(i) for i in idx[0])}"
+
+
+@dataclass
+class CaseOutcome:
+    result: CaseResult
+    reference_calls: int = 0
+    detail: str = ""
+
+
+def check_case(
+    km: KernelModule,
+    params: dict[str, Any],
+    shape: dict[str, int],
+    dtype: str,
+    rng: np.random.Generator,
+    prefetch_shapes: Callable[[tuple[Any, ...]], list[tuple[int, ...]]] | None = None,
+) -> CaseOutcome:
+    """Run one (shape, dtype) case end to end and return its verdict."""
+    import jax
+
+    start = time.perf_counter()
+
+    def done(verdict: str, message: str, calls: int = 0, detail: str = "", **extra: Any) -> CaseOutcome:
+        result = CaseResult(
+            shape=dict(shape),
+            dtype=dtype,
+            verdict=verdict,  # type: ignore[arg-type]
+            message=message,
+            seconds=round(time.perf_counter() - start, 3),
+            **extra,
+        )
+        return CaseOutcome(result, calls, detail)
+
+    try:
+        inputs = make_case_inputs(km, rng, shape, dtype)
+    except Exception as exc:
+        return done("fail", f"make_inputs raised {type(exc).__name__}: {first_line(exc)}")
+    try:
+        expected = jax.eval_shape(km.reference, *inputs)
+        want, precision = reference_outputs(km, inputs)
+    except Exception as exc:
+        return done("fail", f"the reference raised {type(exc).__name__}: {first_line(exc)} (fix reference())")
+    shapes_now = (lambda: prefetch_shapes(inputs)) if prefetch_shapes else None
+    run = run_kernel(km, params, inputs, prefetch_shapes=shapes_now)
+    if run.error is not None:
+        return done("fail", run.error.message, run.reference_calls, run.error.detail)
+    if run.race is not None:
+        return done("fail", run.race.message, run.reference_calls, run.race.detail)
+    assert run.outputs is not None
+    want_avals = jax.tree.leaves(expected)
+    got = run.outputs
+    if len(got) != len(want_avals):
+        return done(
+            "fail",
+            f"the kernel returns {len(got)} array(s), the reference {len(want_avals)}",
+            run.reference_calls,
+        )
+    worst_abs, worst_scaled = 0.0, 0.0
+    tolerance_text = ""
+    for i, (out, aval, ref) in enumerate(zip(got, want_avals, want, strict=True)):
+        label = f"output {i}" if len(got) > 1 else "the output"
+        if tuple(out.shape) != tuple(aval.shape):
+            return done(
+                "fail",
+                f"{label} has shape {tuple(out.shape)}; the reference returns {tuple(aval.shape)}",
+                run.reference_calls,
+            )
+        if np.dtype(out.dtype) != np.dtype(aval.dtype):
+            return done(
+                "fail",
+                f"{label} has dtype {np.dtype(out.dtype).name}; "
+                f"the reference returns {np.dtype(aval.dtype).name}",
+                run.reference_calls,
+            )
+        verdict = _compare(km, out, ref, label)
+        if verdict.kind == "nonfinite":
+            return done("fail", _classify_nonfinite(km, params, inputs, i, verdict), run.reference_calls)
+        if verdict.kind == "mismatch":
+            return done(
+                "fail",
+                verdict.message,
+                run.reference_calls,
+                max_abs_error=verdict.max_abs,
+                max_scaled_error=verdict.max_scaled,
+                tolerance=verdict.tolerance,
+            )
+        worst_abs, worst_scaled = max(worst_abs, verdict.max_abs), max(worst_scaled, verdict.max_scaled)
+        tolerance_text = verdict.tolerance
+    return done(
+        "pass",
+        f"matches the {precision} reference (max scaled error {worst_scaled:.3g} of 1)",
+        run.reference_calls,
+        max_abs_error=worst_abs,
+        max_scaled_error=worst_scaled,
+        tolerance=tolerance_text,
+    )
+
+
+@dataclass
+class _Comparison:
+    kind: str
+    message: str = ""
+    max_abs: float = 0.0
+    max_scaled: float = 0.0
+    tolerance: str = ""
+    bad_mask: Any = None
+
+
+def _compare(km: KernelModule, out: np.ndarray, ref: np.ndarray, label: str) -> _Comparison:
+    got = out.astype(np.float64)
+    rtol, atol_frac = tolerance_for(km, out.dtype)
+    finite_ref = np.isfinite(ref)
+    bad = ~np.isfinite(got) & finite_ref
+    if bad.any():
+        return _Comparison("nonfinite", bad_mask=bad, message=label)
+    rms = float(np.sqrt(np.mean(np.square(ref[finite_ref])))) if finite_ref.any() else 0.0
+    atol = atol_frac * (rms if rms > 0 else 1.0)
+    err = np.where(finite_ref, np.abs(got - ref), 0.0)
+    allowed = atol + rtol * np.abs(ref)
+    scaled = np.where(
+        allowed > 0, err / np.where(allowed > 0, allowed, 1.0), np.where(err > 0, math.inf, 0.0)
+    )
+    tolerance = f"rtol {rtol:g}, atol {atol_frac:g} x RMS(ref)" if rtol or atol_frac else "exact"
+    max_abs = float(err.max()) if err.size else 0.0
+    max_scaled = float(scaled.max()) if scaled.size else 0.0
+    if max_scaled <= 1.0:
+        return _Comparison("ok", max_abs=max_abs, max_scaled=max_scaled, tolerance=tolerance)
+    wrong = scaled > 1.0
+    worst = np.unravel_index(int(np.argmax(scaled)), scaled.shape) if scaled.ndim else ()
+    message = (
+        f"{label}: {int(wrong.sum())} of {wrong.size} elements differ beyond tolerance ({tolerance}); "
+        "worst at "
+        f"{tuple(int(i) for i in worst)}: kernel {got[worst]:.6g}, reference {ref[worst]:.6g}; "
+        f"{_where(wrong)}"
+    )
+    return _Comparison("mismatch", message, max_abs, max_scaled, tolerance, wrong)
+
+
+def _classify_nonfinite(
+    km: KernelModule, params: dict[str, Any], inputs: tuple[Any, ...], index: int, verdict: _Comparison
+) -> str:
+    """NaN/Inf where the reference is finite: never written (poison survived) or computed?
+
+    Rerun without poison and with zero-filled fresh memory: elements that become finite were never written.
+    """
+    mask = verdict.bad_mask
+    label = verdict.message
+    total = int(mask.sum())
+    rerun = run_kernel(km, params, inputs, poison=False, uninitialized="zero")
+    if rerun.outputs is not None and index < len(rerun.outputs):
+        second = np.asarray(rerun.outputs[index], np.float64)
+        unwritten = mask & np.isfinite(second)
+        if unwritten.any():
+            count = int(unwritten.sum())
+            return (
+                f"{label}: {count} of {mask.size} elements were never written ({_where(unwritten)}); every "
+                "output block the grid visits must be stored completely"
+            )
+    return (
+        f"{label}: {total} of {mask.size} elements are NaN or Inf where the reference is finite "
+        f"({_where(mask)})"
+    )
+
+
+def correctness_stage(
+    km: KernelModule,
+    params: dict[str, Any],
+    shapes: list[dict[str, int]],
+    dtypes: list[str],
+    seed: int,
+    progress: Callable[[float], None] | None = None,
+) -> tuple[StageResult, int, list[str]]:
+    """Every (shape, dtype) case; returns the stage, how often the kernel called the reference, and the
+    tracebacks of failed cases."""
+    from tpu_runtime.kernels.introspect import prefetch_shapes
+
+    start = time.perf_counter()
+    cases: list[CaseResult] = []
+    details: list[str] = []
+    calls = 0
+    combos = [(s, d) for s in shapes for d in dtypes]
+    for n, (shape, dtype) in enumerate(combos):
+        outcome = check_case(
+            km, params, shape, dtype, rng_for(seed, n), lambda xs: prefetch_shapes(km.kernel, params, xs)
+        )
+        cases.append(outcome.result)
+        calls += outcome.reference_calls
+        if outcome.detail:
+            details.append(outcome.detail)
+        if progress:
+            progress((n + 1) / len(combos))
+    failed = [c for c in cases if c.verdict == "fail"]
+    if failed:
+        first = failed[0]
+        message = f"{len(failed)} of {len(cases)} cases fail; {_case_label(first)}: {first.message}"
+    else:
+        message = f"all {len(cases)} cases match the reference ({len(shapes)} shapes x {len(dtypes)} dtypes)"
+    stage = StageResult(
+        stage="correctness",
+        title=STAGE_TITLES["correctness"],
+        verdict="fail" if failed else "pass",
+        message=message,
+        cases=cases,
+        seconds=round(time.perf_counter() - start, 3),
+    )
+    return stage, calls, details
+
+
+def _case_label(case: CaseResult) -> str:
+    dims = ", ".join(f"{k}={v}" for k, v in case.shape.items())
+    return f"({dims}) {case.dtype}"

@@ -1,0 +1,142 @@
+"""The report models of `tpu-agent kernel check` and `tpu-agent kernel tune`; front ends render these.
+
+The JSON form (`model_dump(mode="json")`) is the stable schema; `schema_version` changes whenever a field
+is renamed or removed.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+SCHEMA_VERSION = 1
+
+Verdict = Literal["pass", "fail", "warn", "skip", "not_run"]
+StageName = Literal["correctness", "honesty", "lowering", "compile", "torch", "timing"]
+CPU_STAGES: tuple[StageName, ...] = ("correctness", "honesty", "lowering", "compile", "torch")
+ALL_STAGES: tuple[StageName, ...] = (*CPU_STAGES, "timing")
+STAGE_TITLES: dict[str, str] = {
+    "correctness": "1. Correctness (TPU interpret mode, race detection)",
+    "honesty": "2. Honesty (no reference calls, jnp fallbacks, swallowed errors, special-cased shapes)",
+    "lowering": "3. Lowering (jax.export for TPU)",
+    "compile": "4. Compile (compile-only TPU topology, VMEM, roofline)",
+    "torch": "5. PyTorch integration (torch.tpu.pallas.jax_op)",
+    "timing": "6. Timing on a real TPU",
+}
+TIMING_NOT_RUN = (
+    "not run: timing needs a real TPU. It runs only on your TPU VM after you approve the exact command; "
+    "no TPU target is configured, and no timing is ever estimated in its place"
+)
+
+
+class CaseResult(BaseModel):
+    """One (shape, dtype) run of the kernel against its reference."""
+
+    shape: dict[str, int]
+    dtype: str
+    verdict: Verdict
+    message: str
+    max_abs_error: float | None = None
+    max_scaled_error: float | None = Field(
+        default=None, description="max |out - ref| / (atol + rtol * |ref|); at most 1 passes"
+    )
+    tolerance: str = ""
+    seconds: float = 0.0
+
+
+class GenerationResult(BaseModel):
+    """Stage 4 for one TPU generation: compile, VMEM and the roofline estimate at the target shape."""
+
+    generation: str
+    topology: str
+    device_kind: str = ""
+    verdict: Verdict
+    message: str
+    compile_seconds: float | None = None
+    vmem_bytes: int | None = Field(default=None, description="model: buffered blocks + VMEM scratch, tiled")
+    vmem_limit_bytes: int | None = Field(default=None, description="the kernel's vmem_limit_bytes, if set")
+    vmem_capacity_bytes: int | None = Field(default=None, description="VMEM per core (knowledge/chips.yaml)")
+    hbm_bytes: int | None = Field(
+        default=None, description="XLA memory analysis: arguments + outputs + temps"
+    )
+    flops: float | None = None
+    flops_source: str = ""
+    hbm_traffic_bytes: float | None = None
+    traffic_source: str = ""
+    grid_steps: int | None = None
+    estimate_seconds: float | None = None
+    bound: Literal["compute", "memory", "overhead"] | None = None
+    peak_flops: float | None = None
+    hbm_bandwidth: float | None = None
+
+
+class StageResult(BaseModel):
+    stage: StageName
+    title: str
+    verdict: Verdict
+    message: str
+    details: list[str] = []
+    seconds: float = 0.0
+    cases: list[CaseResult] = []
+    generations: list[GenerationResult] = []
+    snippet: str | None = None
+
+
+class KernelCheckReport(BaseModel):
+    """Everything `tpu-agent kernel check FILE` found, stage by stage."""
+
+    schema_version: int = SCHEMA_VERSION
+    file: str
+    kernel: str
+    params: dict[str, Any]
+    shapes: list[dict[str, int]]
+    dtypes: list[str]
+    target_shape: dict[str, int]
+    generations: list[str]
+    stages: list[StageResult]
+    verdict: Literal["pass", "fail"]
+    seconds: float
+    versions: dict[str, str] = {}
+    notes: list[str] = []
+
+    def stage(self, name: str) -> StageResult | None:
+        return next((s for s in self.stages if s.stage == name), None)
+
+
+class Attempt(BaseModel):
+    """One tuning attempt: a parameter set, every check's verdict, and its estimate."""
+
+    n: int
+    params: dict[str, Any]
+    verdict: Literal["pass", "fail", "interrupted"]
+    stage_verdicts: dict[str, str] = {}
+    message: str = ""
+    vmem_bytes: int | None = None
+    estimate_seconds: float | None = None
+    bound: str | None = None
+    measured_seconds: float | None = None
+    seconds: float = 0.0
+    log: str = ""
+
+
+class TuneReport(BaseModel):
+    """A bounded autotune run: what was tried, what won, by how much, and where the record lives."""
+
+    schema_version: int = SCHEMA_VERSION
+    file: str
+    run_dir: str
+    generation: str
+    budget: int
+    attempts_used: int
+    candidates_total: int
+    ranking: str
+    resumed: bool
+    attempts: list[Attempt]
+    best: Attempt | None
+    default: Attempt | None
+    speedup_over_default: float | None = Field(
+        default=None, description="default's estimate / best's estimate (1.0: the default is best)"
+    )
+    message: str
+    notes: list[str] = []

@@ -1,0 +1,304 @@
+"""Stage 4: compile the kernel at its target shape for each requested TPU generation, on this host.
+
+`jax.experimental.topologies.get_topology_desc("v6e:1x1", "tpu")` gives compile-only devices: libtpu's
+XLA:TPU and Mosaic compile for that chip without one, and fail with the chip's real limits (VMEM overflow,
+unsupported operations). For each generation the stage reports whether it compiles, the kernel's modelled
+VMEM against the chip's VMEM, XLA's memory and cost analysis, and a roofline estimate
+(`tpu_runtime.kernels.roofline`).
+
+FLOPs come from XLA's cost analysis of the compiled program, which for a Pallas kernel is the kernel's own
+`pl.CostEstimate` (XLA cannot see inside a Mosaic kernel); without one they are counted from the reference's
+jaxpr. HBM bytes come from the pipeline traffic model (`tpu_runtime.kernels.introspect`).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from tpu_runtime.kernels.convention import KernelModule
+from tpu_runtime.kernels.explain import explain_compile, first_line
+from tpu_runtime.kernels.report import STAGE_TITLES, GenerationResult, StageResult
+from tpu_runtime.kernels.roofline import device_peaks, estimate
+
+#: Generations whose topology names have three dimensions.
+_THREE_D = ("v4", "v5p", "tpu7x")
+DEFAULT_GENERATIONS = ("v5e", "v5p", "v6e", "tpu7x")
+
+
+def topology_for(generation: str) -> tuple[str, str]:
+    """(canonical generation, single-chip topology), e.g. 'v6e' -> ('v6e', 'v6e:1x1')."""
+    from tpu_runtime.chips import get_chip
+
+    name = get_chip(generation).name
+    return name, f"{name}:{'1x1x1' if name in _THREE_D else '1x1'}"
+
+
+def prepare_libtpu() -> None:
+    """Before libtpu loads off a TPU VM: no metadata-server query, no host-wide libtpu lock."""
+    from tpu_runtime.platform_env import apply_safe_defaults, on_tpu_vm
+
+    apply_safe_defaults()
+    if not on_tpu_vm():
+        os.environ.setdefault("ALLOW_MULTIPLE_LIBTPU_LOAD", "1")
+
+
+@functools.cache
+def compile_device(topology: str) -> Any:
+    prepare_libtpu()
+    from jax.experimental import topologies
+
+    return topologies.get_topology_desc(topology, "tpu").devices[0]
+
+
+def compile_for_device(fn: Any, avals: tuple[Any, ...], device: Any) -> Any:
+    """XLA:TPU-compile `fn` for one compile-only device; returns the compiled executable."""
+    import jax
+    from jax.sharding import SingleDeviceSharding
+
+    sharding = SingleDeviceSharding(device)
+    jitted = jax.jit(fn, in_shardings=tuple(sharding for _ in avals), out_shardings=sharding)
+    return jitted.trace(*avals).lower(lowering_platforms=("tpu",)).compile()
+
+
+@dataclass
+class TargetModel:
+    """Generation-independent facts about the kernel at its target shape."""
+
+    dtype: str
+    steps: int
+    vmem_bytes: int
+    vmem_limit_bytes: int | None
+    reference_flops: float
+    traffic_bytes: float
+    traffic_note: str
+    int8: bool
+    calls: int
+
+
+def target_model(km: KernelModule, params: dict[str, Any], target: dict[str, int], dtype: str) -> TargetModel:
+    import jax
+    import numpy as np
+
+    from tpu_runtime.kernels.introspect import (
+        concrete_pallas_operands,
+        describe,
+        hbm_traffic,
+        pallas_call_eqns,
+        work,
+    )
+    from tpu_runtime.kernels.lowering import fixed_inputs, input_avals
+
+    fn = functools.partial(km.kernel, **params)
+    avals = input_avals(km, target, dtype)
+    eqns = pallas_call_eqns(jax.make_jaxpr(fn)(*avals))
+    infos = [describe(e) for e in eqns]
+    reference_flops = work(jax.make_jaxpr(km.reference)(*avals))
+    notes: list[str] = []
+    if any(i.num_prefetch for i in infos):
+        concrete = concrete_pallas_operands(fn, fixed_inputs(km, target, dtype))
+        traffics = [hbm_traffic(eqn, operands) for eqn, operands in concrete]
+        notes.append("scalar-prefetch index maps evaluated on inputs drawn with a fixed seed")
+    else:
+        traffics = [hbm_traffic(eqn, None) for eqn in eqns]
+    notes += [t.note for t in traffics if t.note]
+    exact = all(t.exact for t in traffics)
+    total = float(sum(t.bytes for t in traffics))
+    source = "pipeline model: blocks fetched when their index changes" + (
+        "" if exact else " (partly estimated)"
+    )
+    limits = [i.vmem_limit_bytes for i in infos if i.vmem_limit_bytes]
+    return TargetModel(
+        dtype=dtype,
+        steps=sum(max(i.steps, 0) for i in infos),
+        vmem_bytes=max((i.vmem_bytes for i in infos), default=0),
+        vmem_limit_bytes=min(limits) if limits else None,
+        reference_flops=reference_flops,
+        traffic_bytes=total,
+        traffic_note="; ".join([source, *notes]),
+        int8=any(np.dtype(a.dtype) == np.int8 for a in avals),
+        calls=len(eqns),
+    )
+
+
+def _cost(compiled: Any) -> dict[str, float]:
+    analysis = compiled.cost_analysis()
+    if isinstance(analysis, (list, tuple)):
+        analysis = analysis[0] if analysis else {}
+    return {str(k): float(v) for k, v in (analysis or {}).items()}
+
+
+def compile_generation(
+    km: KernelModule,
+    params: dict[str, Any],
+    avals: tuple[Any, ...],
+    model: TargetModel,
+    generation: str,
+) -> tuple[GenerationResult, str]:
+    """Compile for one generation; returns its result and, on failure, the raw error."""
+    name, topology = topology_for(generation)
+    peaks = device_peaks(name, int8=model.int8)
+    base: dict[str, Any] = {
+        "generation": name,
+        "topology": topology,
+        "vmem_bytes": model.vmem_bytes,
+        "vmem_limit_bytes": model.vmem_limit_bytes,
+        "vmem_capacity_bytes": peaks.vmem_capacity,
+        "grid_steps": model.steps,
+    }
+    try:
+        device = compile_device(topology)
+    except Exception as exc:
+        return GenerationResult(
+            **base,
+            verdict="skip",
+            message=f"libtpu has no compile-only topology {topology}: {first_line(exc)}",
+        ), ""
+    base["device_kind"] = str(device.device_kind)
+    start = time.perf_counter()
+    try:
+        compiled = compile_for_device(functools.partial(km.kernel, **params), avals, device)
+    except Exception as exc:
+        explained = explain_compile(exc, name, peaks.vmem_capacity)
+        return GenerationResult(
+            **base,
+            verdict="fail",
+            message=explained.message,
+            compile_seconds=round(time.perf_counter() - start, 3),
+        ), explained.detail
+    seconds = round(time.perf_counter() - start, 3)
+    cost = _cost(compiled)
+    memory = compiled.memory_analysis()
+    hbm = None
+    if memory is not None:
+        hbm = int(
+            memory.argument_size_in_bytes
+            + memory.output_size_in_bytes
+            - memory.alias_size_in_bytes
+            + memory.temp_size_in_bytes
+        )
+    xla_flops = cost.get("flops", 0.0)
+    if xla_flops > 0:
+        flops, flops_source = xla_flops, "XLA cost analysis (fed by the kernel's pl.CostEstimate)"
+    else:
+        flops = model.reference_flops
+        flops_source = (
+            "counted from the reference's jaxpr (no pl.CostEstimate: XLA cannot see inside the kernel)"
+        )
+    traffic, traffic_source = model.traffic_bytes, model.traffic_note
+    if not math.isfinite(traffic):
+        traffic = cost.get("bytes accessed", 0.0) or sum(
+            v for k, v in cost.items() if k.startswith("bytes accessed")
+        )
+        traffic_source = "XLA cost analysis bytes accessed"
+    seconds_est, bound = estimate(flops, traffic, model.steps, peaks)
+    vmem_note = ""
+    verdict = "pass"
+    if peaks.vmem_capacity and model.vmem_bytes > peaks.vmem_capacity:
+        verdict, vmem_note = (
+            "warn",
+            "; the VMEM model exceeds the chip's VMEM although the compiler accepted it",
+        )
+    elif model.vmem_limit_bytes and model.vmem_bytes > model.vmem_limit_bytes:
+        verdict, vmem_note = "warn", "; the VMEM model exceeds the kernel's vmem_limit_bytes"
+    capacity = f" of {peaks.vmem_capacity / 2**20:.0f} MiB" if peaks.vmem_capacity else ""
+    message = (
+        f"compiles in {seconds:.2f} s; VMEM {model.vmem_bytes / 2**20:.2f} MiB{capacity} (model); "
+        f"{_bound_text(bound, model.steps)}, about {_duration(seconds_est)} on one {name} device (roofline "
+        f"estimate){vmem_note}"
+    )
+    if peaks.note:
+        message += f"; {peaks.note}"
+    return GenerationResult(
+        **base,
+        verdict=verdict,  # type: ignore[arg-type]
+        message=message,
+        compile_seconds=seconds,
+        hbm_bytes=hbm,
+        flops=flops,
+        flops_source=flops_source,
+        hbm_traffic_bytes=traffic,
+        traffic_source=traffic_source,
+        estimate_seconds=seconds_est,
+        bound=bound,
+        peak_flops=peaks.peak_flops,
+        hbm_bandwidth=peaks.hbm_bandwidth,
+    ), ""
+
+
+def _bound_text(bound: str, steps: int) -> str:
+    if bound == "overhead":
+        return "dominated by per-grid-step overhead" + (
+            f" ({steps} steps: try bigger blocks)" if steps > 64 else ""
+        )
+    return {"compute": "compute-bound", "memory": "HBM-bandwidth-bound"}[bound]
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.3g} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.3g} ms"
+    return f"{seconds * 1e6:.3g} µs"
+
+
+def compile_stage(
+    km: KernelModule,
+    params: dict[str, Any],
+    target: dict[str, int],
+    generations: list[str],
+) -> tuple[StageResult, list[str]]:
+    """Compile at the target shape (first dtype) for every generation."""
+    from tpu_runtime.kernels.lowering import input_avals
+
+    start = time.perf_counter()
+    dtype = km.dtypes[0]
+    label = "(" + ", ".join(f"{k}={v}" for k, v in target.items()) + f") {dtype}"
+    tracebacks: list[str] = []
+    try:
+        avals = input_avals(km, target, dtype)
+        model = target_model(km, params, target, dtype)
+    except Exception as exc:
+        stage = StageResult(
+            stage="compile",
+            title=STAGE_TITLES["compile"],
+            verdict="fail",
+            message=(
+                f"could not trace the kernel at the target shape {label}: "
+                f"{type(exc).__name__}: {first_line(exc)}"
+            ),
+            seconds=round(time.perf_counter() - start, 3),
+        )
+        return stage, tracebacks
+    results = []
+    for generation in generations:
+        result, detail = compile_generation(km, params, avals, model, generation)
+        results.append(result)
+        if detail:
+            tracebacks.append(detail)
+    failed = [r for r in results if r.verdict == "fail"]
+    warned = [r for r in results if r.verdict in ("warn", "skip")]
+    if failed:
+        verdict, message = "fail", "; ".join(f"{r.generation}: {r.message}" for r in failed)
+        ok = [r.generation for r in results if r.verdict == "pass"]
+        if ok:
+            message += f" (compiles for {', '.join(ok)})"
+    elif warned:
+        verdict, message = "warn", "; ".join(f"{r.generation}: {r.message}" for r in warned)
+    else:
+        verdict = "pass"
+        message = f"compiles at the target shape {label} for {', '.join(r.generation for r in results)}"
+    stage = StageResult(
+        stage="compile",
+        title=STAGE_TITLES["compile"],
+        verdict=verdict,  # type: ignore[arg-type]
+        message=message,
+        generations=results,
+        details=[f"target shape {label}; {model.calls} pallas_call(s), {model.steps} grid steps"],
+        seconds=round(time.perf_counter() - start, 3),
+    )
+    return stage, tracebacks
