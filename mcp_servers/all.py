@@ -21,6 +21,9 @@ NAME = "tpu-agent"
 SPECIALISTS: dict[str, str] = {
     "onboarding": "mcp_servers.onboarding",
     "diagnostics": "mcp_servers.diagnostics",
+    "kernels": "mcp_servers.kernels",
+    "knowledge": "mcp_servers.knowledge",
+    "runs": "mcp_servers.runs",
 }
 """`tpu-agent serve` name -> module exposing NAME, INSTRUCTIONS, register(server) and build_server()."""
 

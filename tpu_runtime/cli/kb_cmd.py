@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from tpu_runtime.knowledge.models import Answer, BuildReport, KbStatus
+    from tpu_runtime.router import RouteDecision
 
 kb_app = typer.Typer(
     help="The knowledge index behind `tpu-agent ask`: build it, check it, add your own docs folder.",
@@ -101,14 +102,25 @@ def ask(
     ],
     as_json: Annotated[bool, typer.Option("--json", help="print the answer as JSON")] = False,
     k: Annotated[int, typer.Option("--k", min=1, max=50, help="how many passages to return")] = 5,
+    no_route: Annotated[
+        bool, typer.Option("--no-route", help="do not check whether another specialist fits better")
+    ] = False,
 ) -> None:
     """Answer from the indexed docs with citations, or say plainly that they do not cover it.
 
+    When the question reads like a crash to diagnose, a model to onboard or kernel work, a one-line
+    hint on stderr names the command that fits better; the docs still answer.
+
     Example: tpu-agent ask "How do I select the eager mode in TorchTPU?"   (first use builds the index)
     """
-    from tpu_runtime.knowledge.api import QueryError, answer
+    from tpu_runtime.knowledge.api import QueryError, answer, check_query
     from tpu_runtime.knowledge.store import KbIndexError
 
+    try:
+        check_query(question, k)
+    except QueryError as exc:
+        raise _fail(str(exc), 2) from None
+    route = None if no_route else _route(question)
     try:
         with _BuildProgress() as progress:
             reply = answer(question, k, progress=progress)
@@ -117,9 +129,42 @@ def ask(
     except KbIndexError as exc:
         raise _fail(str(exc)) from None
     if as_json:
-        _dump(reply)
+        data = reply.model_dump(mode="json")
+        data["route"] = route.model_dump(mode="json") if route is not None else None
+        sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
         _render_answer(reply)
+
+
+ROUTE_HINTS = {
+    "tpu-diagnostics": "this looks like a crash or profile to diagnose",
+    "tpu-model-onboarding": "this looks like a model to onboard",
+    "tpu-kernel-development": "this looks like Pallas kernel work",
+}
+"""What `ask` says when the router sends a question to another specialist."""
+CLEAR_MARGIN = 2.0
+"""Router points by which another specialist must beat the knowledge base before `ask` hints at it."""
+
+
+def _route(question: str) -> RouteDecision:
+    """Route the question like `tpu-agent route`; print a one-line hint when another specialist clearly
+    fits better (the knowledge base answers anyway: a hint, never a refusal)."""
+    from tpu_runtime.cli.route_cmd import next_step
+    from tpu_runtime.router import KNOWLEDGE, analyse
+
+    analysis = analyse(question, [])
+    decision = analysis.decision
+    margin = analysis.scores[decision.agent] - analysis.scores[KNOWLEDGE]
+    if decision.agent != KNOWLEDGE and margin >= CLEAR_MARGIN:
+        command, _ = next_step(analysis, question)
+        err.print(
+            f"hint: {ROUTE_HINTS.get(decision.agent, decision.agent)} ({decision.agent}: {decision.reason}): "
+            f"run `{command}`; answering from the docs anyway",
+            markup=False,
+            highlight=False,
+            soft_wrap=True,
+        )
+    return decision
 
 
 def _render_build(report: BuildReport) -> None:

@@ -2,8 +2,8 @@
 
 stdio by default (what Claude Code and most MCP clients start); streamable HTTP at
 `http://HOST:PORT/mcp` with `--http`. The names are the specialists registered in
-`mcp_servers.all.SPECIALISTS` (onboarding, diagnostics) plus `all`, which serves every specialist's
-tools on one server.
+`mcp_servers.all.SPECIALISTS` (onboarding, diagnostics, kernels, knowledge, runs) plus `all`, which serves
+every specialist's tools on one server.
 """
 
 from __future__ import annotations

@@ -1,0 +1,1164 @@
+"""The `tpu-runs` MCP server: approval-gated commands on the user's TPU VMs, SSH hosts and GKE clusters.
+
+Thin by design: each tool calls `tpu_runtime.remote.engine.RemoteEngine` and shapes the answer.
+
+- `list_targets` -> `TargetList`: the targets in the user's targets file.
+- `request_run` -> `RunRequestView`: files a request and shows exactly what would run where, with the
+  digest the approval will be bound to. It runs nothing.
+- `run` -> `RunView`: runs a request once the person approved it, and returns its output.
+- `run_status`, `run_output`, `cancel_run`: follow and stop a run.
+- `fetch_logs` -> `RunView`: the tail of log files on the workers (a read-only `tail`, same approval).
+
+Approval. There is no tool that approves, and no argument that carries an approval. `run` obtains the
+person's decision itself through MCP elicitation, with the SDK's resolver mechanism (a
+`Resolve(fn)` parameter whose resolver returns `Elicit(message, Model)`; `ctx.elicit()` alone fails
+on the 2026-07-28 protocol): the client shows the person the command, workers, environment, uploads,
+time limit and digest, and only an accept in which the person typed the digest's first characters
+approves (`engine.approve(..., via="mcp-elicitation")`). Decline or cancel denies the request; both are
+in the audit log. A client that cannot elicit gets back what the person must run in their own
+terminal (`tpu-agent approvals approve ID`); calling `run` again then uses that approval and nothing
+else. Requests a policy rule pre-approved (read-only `tail`, `ls`, `tpu-info` ...) need no question.
+
+Style as in `mcp_servers.onboarding`: `register(server)` adds the tools to a given server,
+`build_server()` makes a stand-alone one; importing this module loads no SSH or cloud libraries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+import shlex
+import time
+import weakref
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
+
+import anyio
+import anyio.to_thread
+from mcp.server.mcpserver import (
+    AcceptedElicitation,
+    CancelledElicitation,
+    Context,
+    DeclinedElicitation,
+    Elicit,
+    ElicitationResult,
+    MCPServer,
+    Resolve,
+)
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field
+
+from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine
+from tpu_runtime import __version__
+from tpu_runtime.remote.report import OutputLine, RunResult, WorkerResult
+
+if TYPE_CHECKING:
+    from tpu_runtime.remote.approvals import Approval, RunRequest
+    from tpu_runtime.remote.engine import RemoteEngine
+
+NAME = "tpu-runs"
+APPROVAL_VIA = "mcp-elicitation"
+REQUESTED_BY = "mcp"
+DIGEST_PREFIX_CHARS = 8
+MAX_KEPT_LINES = 100_000  # output lines kept in memory per run; older ones are dropped (the log file has all)
+KEEP_RUNS = 50  # runs whose output this server keeps in memory; older ones come back from their log file
+RESULT_LINES = 200  # output lines a `run` result carries (the last ones); run_output pages through all
+MAX_PAGE_LINES = 5000
+CANCEL_WAIT_S = 30.0
+PROGRESS_EVERY_S = 0.5
+REQUEST_ID = r"^r-[0-9a-f]{6,32}$"
+RUN_ID = r"^run-[0-9a-f]{6,32}$"
+
+RunViewStatus = Literal[
+    "awaiting_approval",  # pending: the person has not decided yet
+    "approved",  # approved (by the person or a policy rule) and not started: call run
+    "not_approved",  # the person accepted the dialog but the digest typed did not match; still pending
+    "denied",
+    "expired",
+    "running",
+    "succeeded",
+    "failed",
+    "cancelled",
+    "interrupted",
+]
+
+INSTRUCTIONS = (
+    "Commands on the user's Cloud TPU VMs, SSH hosts and GKE clusters, each only after the person "
+    "approves it. list_targets shows where commands can run. request_run files a request and shows "
+    "exactly what would run where, with its digest; it runs nothing. run(request_id) asks the person "
+    "to approve that exact request (an approval dialog in the client, or `tpu-agent approvals approve "
+    "ID` in their own terminal when the client has no dialog) and then runs it and returns its output; "
+    "run_status, run_output and cancel_run follow and stop runs; fetch_logs reads log files on the "
+    "workers under the same approval. No tool approves anything: never try to approve for the person, "
+    "and report a pending request as not run."
+)
+
+LIST_TARGETS_DESCRIPTION = """\
+The targets in the user's targets file (TPU VMs or queued resources by project/zone/name, lists of SSH \
+hosts, GKE clusters): name, kind, where, and the number of workers when the file lists them. Read-only; \
+contacts nothing. When there are none, the result names the file the person edits."""
+
+REQUEST_RUN_DESCRIPTION = """\
+File a request to run a command on a target's workers, and show exactly what would run where. Runs \
+nothing and approves nothing: it resolves the workers (addresses and pinned host keys), hashes the \
+files to upload, stores the request as pending and writes it to the audit log.
+
+Returns a RunRequestView: `request_id`, the exact `command` (argv, run without a shell unless you pass \
+e.g. ["sh", "-c", "..."]; it starts in the run's own folder, where the uploads land), `workers`, \
+`env`, `uploads` (local file -> path in the run's folder, size, sha256), `downloads`, `time_limit_s`, \
+`digest` (SHA-256 over all of it: the approval is bound to it) and `next_step`. Show it to the user, \
+then call run(request_id): the person approves or declines there. A request the user's policy allows \
+without a prompt (read-only tpu-info, ls, cat, tail of log folders, df, free) comes back already \
+approved. Upload paths must lie inside the folders the user works in."""
+
+RUN_DESCRIPTION = """\
+Run a filed request on its workers once the person approves it, and return its output. Only the \
+person can approve: this tool shows them the command, workers, environment, uploads, time limit and \
+digest in the client's approval dialog, and runs it only if they accept and type the digest's first \
+8 characters. Declining denies the request (audited); nothing runs.
+
+If the client cannot show an approval dialog, nothing runs and the result (status awaiting_approval) \
+says what the person must run in their own terminal: `tpu-agent approvals approve REQUEST_ID`. Call \
+run again afterwards; it then runs with that approval only. An approval is used once and expires.
+
+Returns a RunView: `status` (awaiting_approval, not_approved, denied, expired, running, succeeded, \
+failed, cancelled), `message` (what happened and what to do next), `run_id`, per-worker results \
+(exit status, signal, error kind and one-line error), and the last output lines with a worker prefix. \
+Waits up to wait_s seconds for the run to end, sending progress; a longer run keeps running: follow \
+it with run_output and run_status, stop it with cancel_run."""
+
+RUN_STATUS_DESCRIPTION = """\
+Where a run or a request stands. Pass a run id (run-...) or a request id (r-...): for a request it \
+says whether the person approved, denied or has not decided yet, and the status of its run once \
+started. Read-only."""
+
+RUN_OUTPUT_DESCRIPTION = """\
+Output lines of a run from line `since_line` on (0-based; pass the returned `next_line` to continue), \
+each with its worker and stream. Waits up to wait_s seconds for new lines while the run is running, so \
+calling it in a loop follows the run. Read-only."""
+
+CANCEL_DESCRIPTION = """\
+Stop a running run: the whole remote process group on every worker is killed, then each worker's \
+result says whether the remote process is gone. Only runs started by this server can be cancelled \
+here; a run started in a terminal is stopped there (Ctrl-C)."""
+
+FETCH_LOGS_DESCRIPTION = """\
+Read the last lines of log files on a target's workers (`tail -n LINES PATH...`, read-only) and return \
+them with a worker prefix. Like run, it needs the person's approval in the client's dialog (or their \
+`tpu-agent approvals approve ID` when the client has no dialog; then call fetch_logs again with the \
+same arguments), unless the user's policy allows reading those log folders without a prompt. Paths are \
+paths on the workers."""
+
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+
+# ---- result models ---------------------------------------------------------------------------------
+class TargetView(BaseModel):
+    name: str
+    kind: Literal["hosts", "tpu-vm", "gke"]
+    where: str = Field(description="addresses, project/zone/node, or kubectl context and topology")
+    workers: int | None = Field(
+        default=None, description="workers listed in the file (TPU VM workers are resolved at request time)"
+    )
+
+
+class TargetList(BaseModel):
+    targets_file: str
+    targets: list[TargetView]
+    note: str | None = None
+
+
+class WorkerView(BaseModel):
+    index: int
+    name: str
+    address: str = Field(description="host:port")
+    user: str
+    host_key: str = Field(description="type and SHA-256 fingerprint of the pinned host key")
+
+
+class UploadView(BaseModel):
+    source: str = Field(description="local file")
+    dest: str = Field(description="path inside the run's files/ folder on each worker")
+    size: int
+    sha256: str
+
+
+class RunRequestView(BaseModel):
+    """Everything the person is asked to approve, and its digest."""
+
+    request_id: str
+    state: str = Field(description="pending, approved, denied, expired, running or finished")
+    target: str
+    target_kind: str
+    command: list[str] = Field(description="argv, exactly as it will run")
+    command_line: str = Field(description="the same argv quoted for a POSIX shell, for display")
+    workers: list[WorkerView]
+    env: dict[str, str]
+    uploads: list[UploadView]
+    downloads: list[str]
+    time_limit_s: float
+    gke_manifest: str | None = Field(default=None, description="for GKE targets: the manifest applied")
+    digest: str = Field(description="SHA-256 over everything above: the approval is bound to it")
+    expires_at: str = Field(description="when the request can no longer be approved (UTC)")
+    approved_by: str | None = Field(default=None, description="who approved it, e.g. a policy rule")
+    next_step: str
+
+
+class OutputLineView(BaseModel):
+    n: int = Field(description="0-based line number within the run")
+    worker: int
+    worker_name: str
+    stream: Literal["stdout", "stderr"] | None = Field(description="None when read back from the log file")
+    text: str
+
+
+class RunView(BaseModel):
+    """What happened to a request: its decision, and its run once started."""
+
+    request_id: str
+    run_id: str | None = None
+    status: RunViewStatus
+    message: str = Field(description="what happened and what to do next")
+    target: str
+    command_line: str
+    workers_total: int = 0
+    workers_done: int = 0
+    workers: list[WorkerResult] = Field(default=[], description="each finished worker's result")
+    output: list[OutputLineView] = Field(default=[], description="the last output lines (see run_output)")
+    lines_total: int = 0
+    next_line: int = Field(default=0, description="pass to run_output as since_line to read on")
+    duration_s: float | None = None
+
+
+class OutputPage(BaseModel):
+    run_id: str
+    status: RunViewStatus
+    lines: list[OutputLineView]
+    next_line: int
+    done: bool = Field(description="the run has ended and every line has been returned")
+    dropped: int = Field(default=0, description="lines no longer kept in memory before since_line")
+
+
+class CancelView(BaseModel):
+    run_id: str
+    cancelled: bool = Field(description="the run was still running and was told to stop")
+    status: RunViewStatus
+    workers: list[WorkerResult] = Field(default=[], description="each worker's result after the stop")
+    message: str
+
+
+class RunConsent(BaseModel):
+    """The approval dialog's one field: the person types the digest's first characters."""
+
+    digest: str = Field(
+        max_length=80,
+        description=f"To approve exactly this run, type the first {DIGEST_PREFIX_CHARS} characters of the "
+        "digest shown above (after 'sha256:'). To refuse, decline.",
+    )
+
+
+class _NoQuestion(BaseModel):
+    """A resolver outcome that asked the person nothing, and why."""
+
+    why: Literal["no_request", "not_pending", "no_elicitation", "error"]
+    error: str | None = None
+    request_id: str | None = None
+
+
+# ---- helpers ------------------------------------------------------------------------------------------
+def _error(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def _result(model: BaseModel) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=model.model_dump_json())],
+        structured_content=model.model_dump(mode="json"),
+    )
+
+
+def _utc(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
+
+
+def _fingerprint(key_line: str) -> str:
+    import base64
+    import hashlib
+
+    try:
+        blob = base64.b64decode(key_line.split()[1])
+    except (IndexError, ValueError):
+        return "unreadable key"
+    digest = base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
+    return f"{key_line.split()[0]} SHA256:{digest}"
+
+
+def _one_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def request_view(request: RunRequest) -> RunRequestView:
+    spec = request.spec
+    if request.state == "approved":
+        step = f"approved by {request.decided_by}: call run(request_id={request.id!r}) to start it"
+    elif request.state == "pending":
+        step = (
+            f"show this to the user, then call run(request_id={request.id!r}): the person approves or "
+            "declines exactly this request there. Never approve it yourself"
+        )
+    else:
+        step = f"this request is {request.state}; file a new one to run it again"
+    return RunRequestView(
+        request_id=request.id,
+        state=request.state,
+        target=spec.target,
+        target_kind=spec.target_kind,
+        command=list(spec.command),
+        command_line=shlex.join(spec.command),
+        workers=[
+            WorkerView(
+                index=w.index,
+                name=w.name,
+                address=f"{w.host}:{w.port}",
+                user=w.user,
+                host_key=_fingerprint(w.host_keys[0]) if w.host_keys else "none",
+            )
+            for w in spec.workers
+        ],
+        env=dict(spec.env),
+        uploads=[
+            UploadView(source=u.source, dest=u.dest, size=u.size, sha256=u.sha256) for u in spec.uploads
+        ],
+        downloads=[d.remote for d in spec.downloads],
+        time_limit_s=spec.time_limit_s,
+        gke_manifest=spec.gke.manifest if spec.gke is not None else None,
+        digest=request.digest,
+        expires_at=_utc(request.expires_at),
+        approved_by=request.decided_by if request.state == "approved" else None,
+        next_step=step,
+    )
+
+
+def approval_message(request: RunRequest) -> str:
+    """The approval dialog's text: everything that will run where. Depends only on the stored request,
+    so it renders identically on every round of a 2026-07-28 input-required exchange."""
+    spec = request.spec
+    lines = [
+        f"Approve this run on target {spec.target!r} ({spec.target_kind})?",
+        f"Command: {shlex.join(spec.command)}",
+    ]
+    if spec.workers:
+        lines.append(f"Workers ({len(spec.workers)}):")
+        lines += [
+            f"  {w.index} {w.name}: {w.user}@{w.host}:{w.port}, host key "
+            f"{_fingerprint(w.host_keys[0]) if w.host_keys else 'none'}"
+            for w in spec.workers
+        ]
+    env = ", ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(spec.env.items()))
+    lines.append(f"Environment: {env or 'none added'}")
+    if spec.uploads:
+        lines.append(f"Uploads ({len(spec.uploads)}):")
+        lines += [
+            f"  {u.source} -> files/{u.dest} ({u.size} bytes, sha256 {u.sha256[:16]}...)"
+            for u in spec.uploads
+        ]
+    else:
+        lines.append("Uploads: none")
+    if spec.downloads:
+        lines.append("Downloads: " + ", ".join(d.remote for d in spec.downloads))
+    lines.append(f"Time limit: {spec.time_limit_s:g} s")
+    if spec.gke is not None:
+        lines += [
+            f"kubectl context {spec.gke.context}, namespace {spec.gke.namespace}; manifest to apply:",
+            spec.gke.manifest,
+        ]
+    lines += [
+        f"Request {request.id}, filed by {request.requested_by}; "
+        f"can be approved until {_utc(request.expires_at)}.",
+        f"Digest: {request.digest}",
+        f"To approve exactly this, accept and type the first {DIGEST_PREFIX_CHARS} characters of the digest "
+        "after 'sha256:'. Decline to refuse; nothing runs.",
+    ]
+    return "\n".join(lines)
+
+
+def digest_confirmed(typed: str, digest: str) -> bool:
+    """Whether what the person typed is the digest's first characters (or all of it)."""
+    text = typed.strip().lower().removeprefix("sha256:")
+    full = digest.lower().removeprefix("sha256:")
+    return len(text) >= DIGEST_PREFIX_CHARS and full.startswith(text)
+
+
+def can_elicit(ctx: Context) -> bool:
+    """Whether this client can show the person a form (the SDK's own capability rule, checked first so
+    a client without it gets instructions instead of a protocol error)."""
+    capabilities = ctx.client_capabilities
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    if elicitation is None or (elicitation.form is None and elicitation.url is not None):
+        return False
+    version = ctx.protocol_version
+    from mcp_types.version import is_version_at_least
+
+    if version is not None and is_version_at_least(version, "2026-07-28"):
+        return True  # asked through the input-required round trip
+    return bool(ctx.session.can_send_request)
+
+
+# ---- per-run output kept by this server ------------------------------------------------------------------
+class _RunOutput:
+    """The output and result of one run started here, gathered from the engine's event stream."""
+
+    def __init__(self, run_id: str, request: RunRequest) -> None:
+        self.run_id = run_id
+        self.request = request
+        self.lines: list[OutputLineView] = []
+        self.dropped = 0
+        self.workers: list[WorkerResult] = []
+        self.result: RunResult | None = None
+        self.done = False
+        self.workers_total = max(1, len(request.spec.workers))
+        self._changed = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    @property
+    def total(self) -> int:
+        return self.dropped + len(self.lines)
+
+    def _touch(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def follow(self, engine: RemoteEngine) -> None:
+        try:
+            async for event in engine.stream(self.run_id):
+                if isinstance(event, OutputLine):
+                    self.lines.append(
+                        OutputLineView(
+                            n=self.total,
+                            worker=event.worker,
+                            worker_name=event.worker_name,
+                            stream=event.stream,
+                            text=event.text,
+                        )
+                    )
+                    if len(self.lines) > MAX_KEPT_LINES:
+                        drop = len(self.lines) - MAX_KEPT_LINES
+                        self.lines = self.lines[drop:]
+                        self.dropped += drop
+                elif isinstance(event, WorkerResult):
+                    self.workers.append(event)
+                elif isinstance(event, RunResult):
+                    self.result = event
+                self._touch()
+        except Exception:  # keep what arrived; status then comes from the engine's record
+            logger.exception("following run %s failed", self.run_id)
+        finally:
+            self.done = True
+            self._touch()
+
+    async def changed(self, timeout_s: float) -> None:
+        """Return when something new arrives, the run ends, or `timeout_s` passes."""
+        if self.done or timeout_s <= 0:
+            return
+        event = self._changed
+        with anyio.move_on_after(timeout_s):
+            await event.wait()
+
+    def page(self, since: int, limit: int) -> tuple[list[OutputLineView], int]:
+        start = max(since, self.dropped)
+        chosen = self.lines[start - self.dropped : start - self.dropped + limit]
+        return chosen, start + len(chosen)
+
+
+def _parse_log_line(n: int, line: str) -> OutputLineView:
+    match = re.match(r"^\[(-?\d+):([^\]]*)\] ?(.*)$", line)
+    if match is None:
+        return OutputLineView(n=n, worker=-1, worker_name="", stream=None, text=line)
+    return OutputLineView(
+        n=n, worker=int(match.group(1)), worker_name=match.group(2), stream=None, text=match.group(3)
+    )
+
+
+# ---- the service behind the tools -----------------------------------------------------------------------
+class _Runs:
+    """One engine per server, the output of runs started here, and the requests fetch_logs filed."""
+
+    def __init__(self, engine: RemoteEngine | None) -> None:
+        self._engine = engine
+        self.outputs: dict[str, _RunOutput] = {}
+        self.fetches: dict[tuple[str, tuple[str, ...], str, int], str] = {}
+
+    def engine(self) -> RemoteEngine:
+        if self._engine is None:
+            from tpu_runtime.remote.engine import RemoteEngine
+
+            self._engine = RemoteEngine()
+        return self._engine
+
+    # -- approval -----------------------------------------------------------------------------------
+    def question(self, request_id: str, ctx: Context) -> Elicit[RunConsent] | _NoQuestion:
+        """What to ask the person about a request, if anything (the body acts on the answer)."""
+        from tpu_runtime.remote.approvals import ApprovalError
+
+        try:
+            request = self.engine().get_request(request_id)
+        except ApprovalError:
+            return _NoQuestion(why="no_request", request_id=request_id)
+        if request.state != "pending" or request.expires_at <= time.time():
+            return _NoQuestion(why="not_pending", request_id=request_id)
+        if not can_elicit(ctx):
+            return _NoQuestion(why="no_elicitation", request_id=request_id)
+        return Elicit(approval_message(request), RunConsent)
+
+    def fetch_request(self, target: str, paths: list[str], workers: str, lines: int) -> _NoQuestion | str:
+        """The request id fetch_logs uses for these arguments: one still undecided is reused, so a
+        question asked on one round of the input-required exchange is the one answered on the next."""
+        from tpu_runtime.remote.approvals import ApprovalError
+        from tpu_runtime.remote.policy import PolicyError
+        from tpu_runtime.remote.spec import SpecError
+        from tpu_runtime.remote.targets import TargetError
+        from tpu_runtime.remote.tpu_api import TpuApiError
+
+        engine = self.engine()
+        key = (target, tuple(paths), workers, lines)
+        known = self.fetches.get(key)
+        if known is not None:
+            with contextlib.suppress(ApprovalError):
+                if engine.get_request(known).state in ("pending", "approved"):
+                    return known
+        try:
+            request = engine.request_run(
+                target,
+                ["tail", "-n", str(lines), *paths],
+                workers=workers,
+                time_limit_s=120.0,
+                requested_by=f"{REQUESTED_BY}:fetch_logs",
+            )
+        except (TargetError, SpecError, TpuApiError, PolicyError, ApprovalError) as exc:
+            return _NoQuestion(why="error", error=_one_line(exc))
+        self.fetches[key] = request.id
+        return request.id
+
+    def decide(self, request: RunRequest, consent: Any) -> RunView | None:
+        """Record the person's answer from the dialog; a RunView when the run must not start."""
+        from tpu_runtime.remote.approvals import ApprovalError
+        from tpu_runtime.remote.engine import whoami
+
+        engine = self.engine()
+        approver = whoami(APPROVAL_VIA)
+        if isinstance(consent, DeclinedElicitation | CancelledElicitation):
+            word = "declined" if isinstance(consent, DeclinedElicitation) else "cancelled"
+            try:
+                engine.deny(request.id, approver, f"{word} in the MCP client's approval dialog")
+            except ApprovalError as exc:
+                logger.info("could not record the denial of %s: %s", request.id, exc)
+            return _view(
+                request,
+                "denied",
+                f"the person {word} request {request.id} in the approval dialog; nothing ran. Do not retry "
+                "it unless they ask; file a new request for a changed command",
+            )
+        if isinstance(consent, AcceptedElicitation) and isinstance(consent.data, RunConsent):
+            typed = consent.data.digest
+            if digest_confirmed(typed, request.digest):
+                try:
+                    engine.approve(request.id, approver, request.digest, via=APPROVAL_VIA)
+                except ApprovalError as exc:
+                    if engine.approval_for(request.id) is None:  # approved elsewhere meanwhile: use that
+                        return _view(request, "not_approved", f"not approved: {exc}")
+                return None
+            with contextlib.suppress(ApprovalError):  # refused and audited by the engine
+                engine.approve(request.id, approver, typed.strip()[:80], via=APPROVAL_VIA)
+            return _view(
+                request,
+                "not_approved",
+                f"not approved: the characters typed ({typed.strip()[:20]!r}) are not the start of the "
+                f"digest {request.digest}; nothing ran. Call run again to ask the person again",
+            )
+        return None
+
+    # -- running -----------------------------------------------------------------------------------
+    async def run_request(
+        self, request_id: str, consent: Any, ctx: Context, wait_s: float
+    ) -> RunView | CallToolResult:
+        """Approve from the dialog's answer if there is one, then start the run and wait for it."""
+        from tpu_runtime.remote.approvals import ApprovalError
+        from tpu_runtime.remote.runs import run_for_request
+
+        engine = self.engine()
+        try:
+            request = engine.get_request(request_id)
+        except ApprovalError as exc:
+            return _error(f"{exc}: file one with request_run first")
+        if request.state == "pending":
+            if isinstance(consent, _NoQuestion) and consent.why == "no_elicitation":
+                if engine.approval_for(request.id) is None:
+                    return _view(
+                        request,
+                        "awaiting_approval",
+                        "this MCP client cannot show an approval dialog, so nothing ran. Ask the person "
+                        f"to run, in their own terminal:  tpu-agent approvals approve {request.id}  (it "
+                        "shows the request and its digest), then call run again with the same request_id. "
+                        "Never run that command yourself",
+                    )
+            elif not isinstance(consent, _NoQuestion):
+                refused = self.decide(request, consent)
+                if refused is not None:
+                    return refused
+        approval = engine.approval_for(request.id)
+        if approval is None:
+            request = engine.get_request(request.id)
+            if request.state in ("running", "finished"):
+                run_id = run_for_request(engine.store, request.id)
+                return _error(
+                    f"request {request.id} was already run as {run_id}; an approval is used once. "
+                    f"See run_status({run_id!r}), or file a new request to run it again"
+                )
+            if request.state in ("denied", "expired"):
+                return _view(
+                    request,
+                    request.state,
+                    f"request {request.id} is {request.state}; nothing ran. File a new request to run it",
+                )
+            if request.state == "pending" and request.expires_at <= time.time():
+                return _view(request, "expired", f"request {request.id} expired; file a new one")
+            return _error(
+                f"request {request.id} is {request.state} and has no usable approval (approvals expire "
+                "after 10 minutes and are used once): file a new request"
+            )
+        return await self.start(request, approval, ctx, wait_s)
+
+    async def start(
+        self, request: RunRequest, approval: Approval, ctx: Context, wait_s: float
+    ) -> RunView | CallToolResult:
+        from tpu_runtime.remote.approvals import ApprovalError
+
+        engine = self.engine()
+        try:
+            run_id = await engine.start(approval, actor=REQUESTED_BY)
+        except ApprovalError as exc:
+            return _error(str(exc))
+        output = _RunOutput(run_id, request)
+        self.outputs[run_id] = output
+        self._forget_old_runs()
+        output.task = asyncio.create_task(output.follow(engine))
+        await self.wait(output, ctx, wait_s)
+        return self.view(output)
+
+    def _forget_old_runs(self) -> None:
+        """Keep the output of the last KEEP_RUNS runs in memory; older ones are read from their log."""
+        finished = [run_id for run_id, out in self.outputs.items() if out.done]
+        for run_id in finished[: max(0, len(self.outputs) - KEEP_RUNS)]:
+            del self.outputs[run_id]
+
+    async def wait(self, output: _RunOutput, ctx: Context, wait_s: float) -> None:
+        """Wait for the run to end (at most `wait_s`), sending progress as lines and results arrive."""
+        deadline = time.monotonic() + wait_s
+        sent = 0
+        last_sent = 0.0
+        while not output.done:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            await output.changed(min(left, PROGRESS_EVERY_S))
+            seen = output.total + len(output.workers)
+            if seen > sent and (output.done or time.monotonic() - last_sent >= PROGRESS_EVERY_S):
+                sent, last_sent = seen, time.monotonic()
+                last = output.lines[-1].text[:120] if output.lines else ""
+                message = f"{len(output.workers)}/{output.workers_total} workers done; {output.total} lines"
+                with contextlib.suppress(Exception):  # progress is best effort
+                    await ctx.report_progress(
+                        float(seen), None, f"{message}; last: {last}" if last else message
+                    )
+
+    def view(self, output: _RunOutput) -> RunView:
+        request = output.request
+        result = output.result
+        status: RunViewStatus = result.state if result is not None else "running"
+        if output.done and result is None:
+            stored = self.engine().status(output.run_id)
+            status = stored.state if stored is not None else "failed"
+        if status == "running":
+            message = (
+                f"run {output.run_id} is still running: follow it with run_output(run_id={output.run_id!r}, "
+                f"since_line={output.total}) or run_status, stop it with cancel_run"
+            )
+        else:
+            failed = [w for w in output.workers if w.status != "ok"]
+            message = f"run {output.run_id} {status}"
+            if failed:
+                message += "; " + "; ".join(
+                    f"worker {w.worker} ({w.worker_name}): {w.error_kind}: {w.error}" for w in failed[:8]
+                )
+        tail = output.lines[-RESULT_LINES:]
+        return RunView(
+            request_id=request.id,
+            run_id=output.run_id,
+            status=status,
+            message=message,
+            target=request.spec.target,
+            command_line=shlex.join(request.spec.command),
+            workers_total=output.workers_total,
+            workers_done=len(output.workers),
+            workers=list(output.workers),
+            output=tail,
+            lines_total=output.total,
+            next_line=output.total,
+            duration_s=result.duration_s if result is not None else None,
+        )
+
+    def status(self, run_or_request: str) -> RunView | CallToolResult:
+        from tpu_runtime.remote.approvals import ApprovalError
+        from tpu_runtime.remote.runs import run_for_request
+
+        engine = self.engine()
+        if run_or_request.startswith("r-"):
+            try:
+                request = engine.get_request(run_or_request)
+            except ApprovalError as exc:
+                return _error(str(exc))
+            run_id = run_for_request(engine.store, request.id)
+            if run_id is None:
+                return _request_status(request)
+            return self._run_status(run_id)
+        return self._run_status(run_or_request)
+
+    def _run_status(self, run_id: str) -> RunView | CallToolResult:
+        output = self.outputs.get(run_id)
+        if output is not None:
+            return self.view(output)
+        engine = self.engine()
+        stored = engine.status(run_id)
+        if stored is None:
+            return _error(f"no run {run_id!r}")
+        request = engine.get_request(stored.request_id)
+        lines = self.log_lines(run_id)
+        result = stored.result
+        return RunView(
+            request_id=request.id,
+            run_id=run_id,
+            status=stored.state,
+            message=f"run {run_id} {stored.state} (started outside this server; output read from its log)",
+            target=request.spec.target,
+            command_line=shlex.join(request.spec.command),
+            workers_total=stored.workers_total or len(request.spec.workers),
+            workers_done=stored.workers_done,
+            workers=list(result.workers) if result is not None else [],
+            output=lines[-RESULT_LINES:],
+            lines_total=len(lines),
+            next_line=len(lines),
+            duration_s=result.duration_s if result is not None else None,
+        )
+
+    def log_lines(self, run_id: str) -> list[OutputLineView]:
+        path = self.engine().state_path / "runs" / f"{run_id}.log"
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+        return [_parse_log_line(n, line) for n, line in enumerate(text.splitlines())]
+
+    async def output_page(
+        self, run_id: str, since: int, limit: int, wait_s: float
+    ) -> OutputPage | CallToolResult:
+        output = self.outputs.get(run_id)
+        if output is None:
+            stored = self.engine().status(run_id)
+            if stored is None:
+                return _error(f"no run {run_id!r}")
+            lines = self.log_lines(run_id)
+            chosen = lines[since : since + limit]
+            nxt = since + len(chosen) if chosen else max(since, len(lines))
+            return OutputPage(
+                run_id=run_id,
+                status=stored.state,
+                lines=chosen,
+                next_line=nxt,
+                done=stored.state != "running" and nxt >= len(lines),
+            )
+        if since >= output.total and not output.done:
+            await output.changed(wait_s)
+        chosen, nxt = output.page(since, limit)
+        view = self.view(output)
+        return OutputPage(
+            run_id=run_id,
+            status=view.status,
+            lines=chosen,
+            next_line=nxt,
+            done=output.done and nxt >= output.total,
+            dropped=max(0, output.dropped - since),
+        )
+
+    async def cancel(self, run_id: str) -> CancelView | CallToolResult:
+        engine = self.engine()
+        output = self.outputs.get(run_id)
+        if output is None:
+            stored = engine.status(run_id)
+            if stored is None:
+                return _error(f"no run {run_id!r}")
+            if stored.state == "running":
+                return _error(
+                    f"run {run_id} was not started by this server; stop it where it runs (Ctrl-C in the "
+                    "terminal that started it)"
+                )
+            return CancelView(
+                run_id=run_id, cancelled=False, status=stored.state, message=f"run {run_id} already ended"
+            )
+        cancelled = engine.cancel(run_id)
+        if output.task is not None:
+            with anyio.move_on_after(CANCEL_WAIT_S):
+                await asyncio.shield(output.task)
+        view = self.view(output)
+        if not cancelled:
+            message = f"run {run_id} had already ended ({view.status})"
+        elif view.status == "running":
+            message = f"run {run_id} was told to stop and has not ended within {CANCEL_WAIT_S:g} s"
+        else:
+            gone = [w.remote_stopped for w in output.workers]
+            message = f"run {run_id} {view.status}"
+            if gone and all(gone):
+                message += "; the remote process is gone on every worker"
+            elif any(g is False for g in gone):
+                message += "; on some workers the remote process may still run (see workers)"
+        return CancelView(
+            run_id=run_id,
+            cancelled=cancelled,
+            status=view.status,
+            workers=list(output.workers),
+            message=message,
+        )
+
+
+def _view(request: RunRequest, status: RunViewStatus, message: str) -> RunView:
+    return RunView(
+        request_id=request.id,
+        status=status,
+        message=message,
+        target=request.spec.target,
+        command_line=shlex.join(request.spec.command),
+        workers_total=len(request.spec.workers),
+    )
+
+
+def _request_status(request: RunRequest) -> RunView:
+    """A request that has not started a run: where the person's decision stands."""
+    if request.state == "approved":
+        return _view(request, "approved", f"request {request.id} is approved and not started: call run")
+    if request.state == "pending" and request.expires_at > time.time():
+        return _view(
+            request,
+            "awaiting_approval",
+            f"request {request.id}: the person has not decided yet; call run to ask them (or they run "
+            f"`tpu-agent approvals approve {request.id}` in their own terminal)",
+        )
+    status: RunViewStatus = "denied" if request.state == "denied" else "expired"
+    return _view(request, status, f"request {request.id} is {status}; nothing ran. File a new request")
+
+
+def _targets(engine: RemoteEngine) -> TargetList:
+    from tpu_runtime.remote.targets import GkeTarget, HostsTarget
+
+    listed: list[TargetView] = []
+    for name, target in sorted(engine.targets().items()):
+        if isinstance(target, HostsTarget):
+            where = ", ".join(f"{h.name}={h.host}:{h.port}" for h in target.hosts)
+            listed.append(TargetView(name=name, kind="hosts", where=where, workers=len(target.hosts)))
+        elif isinstance(target, GkeTarget):
+            where = f"kubectl context {target.context}, {target.accelerator} {target.topology}"
+            listed.append(TargetView(name=name, kind="gke", where=where))
+        else:
+            node = target.name or f"queued resource {target.queued_resource}"
+            listed.append(
+                TargetView(name=name, kind="tpu-vm", where=f"{target.project}/{target.zone}/{node}")
+            )
+    note = None
+    if not listed:
+        note = (
+            f"no targets yet: the person adds them to {engine.targets_path} (see `tpu-agent targets --help`)"
+        )
+    return TargetList(targets_file=str(engine.targets_path), targets=listed, note=note)
+
+
+_services: weakref.WeakKeyDictionary[MCPServer, _Runs] = weakref.WeakKeyDictionary()
+"""The run service of each server `register` added the tools to (resolvers find theirs through ctx)."""
+
+
+def _service(ctx: Context) -> _Runs:
+    return _services[ctx.mcp_server]
+
+
+def _ask_about_request(request_id: str, ctx: Context) -> Elicit[RunConsent] | _NoQuestion:
+    """Resolver of `run`'s consent: the approval question for the request, or why none is asked."""
+    return _service(ctx).question(request_id, ctx)
+
+
+async def _ask_about_fetch(
+    target: str, paths: list[str], workers: str, lines: int, ctx: Context
+) -> Elicit[RunConsent] | _NoQuestion:
+    """Resolver of `fetch_logs`' consent: files (or reuses) its read request, then asks about it."""
+    runs = _service(ctx)
+    found = await anyio.to_thread.run_sync(lambda: runs.fetch_request(target, paths, workers, lines))
+    if isinstance(found, _NoQuestion):
+        return found
+    return runs.question(found, ctx)
+
+
+RunAnswer = Annotated[ElicitationResult[RunConsent], Resolve(_ask_about_request)]
+"""The person's answer in the approval dialog (filled by the SDK before `run` runs; never an argument)."""
+FetchAnswer = Annotated[ElicitationResult[RunConsent], Resolve(_ask_about_fetch)]
+
+
+def _annotations(title: str, *, read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
+    return ToolAnnotations(
+        title=title,
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=True,
+    )
+
+
+class UploadItem(BaseModel):
+    """A local file or folder to copy into the run's folder on every worker."""
+
+    path: str = Field(min_length=1, description="local file or folder, inside the folders the user works in")
+    dest: str | None = Field(
+        default=None, description="path inside the run's files/ folder (default: the file's own name)"
+    )
+
+
+def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
+    """Add the run tools to `server`. `engine` defaults to one over the user's config and state."""
+    runs = _Runs(engine)
+    user_interaction = {"anthropic/requiresUserInteraction": True}
+
+    _services[server] = runs
+
+    async def in_thread(fn: Callable[[], T]) -> T:
+        return await anyio.to_thread.run_sync(fn)
+
+    @server.tool(
+        name="list_targets",
+        title="List run targets",
+        description=LIST_TARGETS_DESCRIPTION,
+        annotations=_annotations("List run targets", read_only=True, destructive=False, idempotent=True),
+    )
+    async def list_targets() -> Annotated[CallToolResult, TargetList]:
+        from tpu_runtime.remote.targets import TargetError
+
+        try:
+            return _result(await in_thread(lambda: _targets(runs.engine())))
+        except TargetError as exc:
+            return _error(str(exc))
+
+    @server.tool(
+        name="request_run",
+        title="Request a run on TPU workers (runs nothing)",
+        description=REQUEST_RUN_DESCRIPTION,
+        annotations=_annotations(
+            "Request a run on TPU workers (runs nothing)",
+            read_only=False,
+            destructive=False,
+            idempotent=False,
+        ),
+    )
+    async def request_run(
+        target: Annotated[str, Field(min_length=1, max_length=200, description="a name from list_targets")],
+        argv: Annotated[
+            list[str],
+            Field(
+                min_length=1,
+                max_length=512,
+                description='the command as an argv list, e.g. ["python", "train.py"]',
+            ),
+        ],
+        roots: ClientRoots,
+        workers: Annotated[
+            str, Field(pattern=r"^(all|\d+(,\d+)*)$", description="all, one index, or a comma list like 0,2")
+        ] = "all",
+        env: Annotated[
+            dict[str, str], Field(max_length=64, description="environment variables for the command")
+        ] = {},  # noqa: B006  (pydantic copies defaults; it is never mutated)
+        uploads: Annotated[
+            list[UploadItem],
+            Field(max_length=256, description="local files or folders to copy to each worker"),
+        ] = [],  # noqa: B006
+        downloads: Annotated[
+            list[Annotated[str, Field(min_length=1)]],
+            Field(max_length=64, description="remote files or folders fetched back after the command"),
+        ] = [],  # noqa: B006
+        time_limit_s: Annotated[
+            float, Field(gt=0, le=7 * 24 * 3600, description="seconds before the command is stopped")
+        ] = 600.0,
+    ) -> Annotated[CallToolResult, RunRequestView]:
+        from tpu_runtime.remote.approvals import ApprovalError
+        from tpu_runtime.remote.policy import PolicyError
+        from tpu_runtime.remote.spec import ENV_NAME, SpecError
+        from tpu_runtime.remote.targets import TargetError
+        from tpu_runtime.remote.tpu_api import TpuApiError
+
+        for key, value in env.items():
+            if not ENV_NAME.match(key) or "\x00" in value:
+                return _error(
+                    f"environment variable {key!r}: the name must be letters, digits and underscores, not "
+                    "starting with a digit, and the value must have no NUL byte"
+                )
+        try:
+            allowed = allowed_folders(roots)
+            local = [(confine(item.path, allowed), item.dest) for item in uploads]
+        except PathNotAllowed as exc:
+            return _error(str(exc))
+
+        def file_it() -> RunRequest:
+            return runs.engine().request_run(
+                target,
+                argv,
+                workers=workers,
+                env=env,
+                uploads=local,
+                downloads=downloads,
+                time_limit_s=time_limit_s,
+                requested_by=REQUESTED_BY,
+            )
+
+        try:
+            request = await in_thread(file_it)
+        except (TargetError, SpecError, TpuApiError, PolicyError, ApprovalError) as exc:
+            return _error(_one_line(exc))
+        except ValueError as exc:  # pydantic checks of the spec (env names, NUL bytes)
+            return _error(f"bad request: {_one_line(exc)}")
+        return _result(request_view(request))
+
+    @server.tool(
+        name="run",
+        title="Run an approved request on TPU workers",
+        description=RUN_DESCRIPTION,
+        annotations=_annotations(
+            "Run an approved request on TPU workers", read_only=False, destructive=True, idempotent=False
+        ),
+        meta=user_interaction,
+    )
+    async def run(
+        request_id: Annotated[str, Field(pattern=REQUEST_ID, description="the id request_run returned")],
+        ctx: Context,
+        consent: RunAnswer,
+        wait_s: Annotated[
+            float, Field(ge=0, le=600, description="seconds to wait for the run to end before returning")
+        ] = 120.0,
+    ) -> Annotated[CallToolResult, RunView]:
+        outcome = _unwrap_plain(consent)
+        view = await runs.run_request(request_id, outcome, ctx, wait_s)
+        return view if isinstance(view, CallToolResult) else _result(view)
+
+    @server.tool(
+        name="run_status",
+        title="Status of a run or request",
+        description=RUN_STATUS_DESCRIPTION,
+        annotations=_annotations(
+            "Status of a run or request", read_only=True, destructive=False, idempotent=True
+        ),
+    )
+    async def run_status(
+        run_id: Annotated[
+            str,
+            Field(
+                pattern=f"{RUN_ID}|{REQUEST_ID}",
+                description="a run id (run-...) or a request id (r-...)",
+            ),
+        ],
+    ) -> Annotated[CallToolResult, RunView]:
+        view = await in_thread(lambda: runs.status(run_id))
+        return view if isinstance(view, CallToolResult) else _result(view)
+
+    @server.tool(
+        name="run_output",
+        title="Output lines of a run",
+        description=RUN_OUTPUT_DESCRIPTION,
+        annotations=_annotations("Output lines of a run", read_only=True, destructive=False, idempotent=True),
+    )
+    async def run_output(
+        run_id: Annotated[str, Field(pattern=RUN_ID, description="the run id run returned")],
+        since_line: Annotated[int, Field(ge=0, description="first line to return (0-based)")] = 0,
+        max_lines: Annotated[
+            int, Field(ge=1, le=MAX_PAGE_LINES, description="lines to return at most")
+        ] = 500,
+        wait_s: Annotated[
+            float, Field(ge=0, le=60, description="while running: seconds to wait for new lines")
+        ] = 10.0,
+    ) -> Annotated[CallToolResult, OutputPage]:
+        page = await runs.output_page(run_id, since_line, max_lines, wait_s)
+        return page if isinstance(page, CallToolResult) else _result(page)
+
+    @server.tool(
+        name="cancel_run",
+        title="Cancel a running run",
+        description=CANCEL_DESCRIPTION,
+        annotations=_annotations("Cancel a running run", read_only=False, destructive=True, idempotent=True),
+    )
+    async def cancel_run(
+        run_id: Annotated[str, Field(pattern=RUN_ID, description="the run id to stop")],
+    ) -> Annotated[CallToolResult, CancelView]:
+        view = await runs.cancel(run_id)
+        return view if isinstance(view, CallToolResult) else _result(view)
+
+    @server.tool(
+        name="fetch_logs",
+        title="Read log files on TPU workers",
+        description=FETCH_LOGS_DESCRIPTION,
+        annotations=_annotations(
+            "Read log files on TPU workers", read_only=True, destructive=False, idempotent=False
+        ),
+        meta=user_interaction,
+    )
+    async def fetch_logs(
+        target: Annotated[str, Field(min_length=1, max_length=200, description="a name from list_targets")],
+        paths: Annotated[
+            list[
+                Annotated[str, Field(min_length=1, max_length=1024, pattern=r"^[^-\x00-\x1f][^\x00-\x1f]*$")]
+            ],
+            Field(min_length=1, max_length=16, description="log file paths on the workers"),
+        ],
+        ctx: Context,
+        consent: FetchAnswer,
+        workers: Annotated[
+            str, Field(pattern=r"^(all|\d+(,\d+)*)$", description="all, one index, or a comma list like 0,2")
+        ] = "all",
+        lines: Annotated[int, Field(ge=1, le=100_000, description="lines from the end of each file")] = 200,
+        wait_s: Annotated[float, Field(ge=0, le=600, description="seconds to wait for the read")] = 60.0,
+    ) -> Annotated[CallToolResult, RunView]:
+        outcome = _unwrap_plain(consent)
+        if isinstance(outcome, _NoQuestion) and outcome.why == "error":
+            return _error(outcome.error or "fetch_logs could not file its request")
+        request_id = runs.fetches.get((target, tuple(paths), workers, lines))
+        if request_id is None:
+            return _error("fetch_logs could not file its request")
+        view = await runs.run_request(request_id, outcome, ctx, wait_s)
+        return view if isinstance(view, CallToolResult) else _result(view)
+
+
+def _unwrap_plain(consent: Any) -> Any:
+    """The resolver's outcome: an elicitation answer, or the `_NoQuestion` it returned instead of asking."""
+    if isinstance(consent, AcceptedElicitation) and isinstance(consent.data, _NoQuestion):
+        return consent.data
+    return consent
+
+
+def build_server(engine: RemoteEngine | None = None) -> MCPServer:
+    """A stand-alone `tpu-runs` server."""
+    server = MCPServer(NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    register(server, engine)
+    return server
+
+
+def main() -> None:
+    """Serve over stdio (what `tpu-agent serve runs` does)."""
+    build_server().run("stdio")
+
+
+if __name__ == "__main__":
+    main()
