@@ -105,7 +105,7 @@ def _tune_cmd(run_dir: Path, budget: int) -> list[str]:
         "--run-dir",
         str(run_dir),
         "--attempt-timeout",
-        "4",
+        "6",
         "--json",
     ]
 
@@ -162,8 +162,10 @@ def test_killed_tuner_resumes_without_exceeding_the_budget(tmp_path: Path) -> No
     for attempt in report["attempts"]:
         by_rows.setdefault(attempt["params"]["block_rows"], []).append(attempt)
     assert any(a["verdict"] == "interrupted" for a in report["attempts"])
-    assert all(a["verdict"] == "fail" and "timed out" in a["message"] for a in by_rows[16])
-    assert all(a["verdict"] == "fail" for a in by_rows[64])  # the wrong one, with the largest blocks
+    # the attempt in flight when the tuner died may be any candidate: judge the finished ones
+    finished = {rows: [a for a in runs if a["verdict"] != "interrupted"] for rows, runs in by_rows.items()}
+    assert all(a["verdict"] == "fail" and "timed out" in a["message"] for a in finished[16])
+    assert all(a["verdict"] == "fail" for a in finished[64])  # the wrong one, with the largest blocks
     assert report["best"]["params"] == {"block_rows": 32}
     assert report["default"]["params"] == {"block_rows": 8}
     assert report["speedup_over_default"] > 1.0
