@@ -176,11 +176,21 @@ class OpTable(BaseModel):
 
     @classmethod
     def read(cls, path: Path, source: str = "", note: str | None = None) -> OpTable:
+        """Parsed once per file version: servers look ops up many times, and a refresh changes the mtime."""
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            return cls.from_compact(data, source=source, note=note)
+            stat = path.stat()
+            key = (str(path), stat.st_mtime_ns, stat.st_size)
+            table = _READ_CACHE.get(key)
+            if table is None:
+                table = cls.from_compact(json.loads(path.read_text(encoding="utf-8")), source="", note=None)
+                _READ_CACHE.clear()  # one or two files are ever in use: keep the latest only
+                _READ_CACHE[key] = table
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise OpTableError(f"cannot read op table {path}: {exc}") from exc
+        return table.model_copy(update={"source": source, "note": note})
+
+
+_READ_CACHE: dict[tuple[str, int, int], OpTable] = {}
 
 
 # --- versions and places ---------------------------------------------------------------------------
