@@ -9,8 +9,11 @@ All tools only read: nothing runs on a TPU and nothing is written.
 - tool `diagnose_log` -> `DiagnoseReport` for a crash log (or metrics report) passed as text, for the
   error a user pasted into the chat.
 - tool `compare_profiles` -> `ProfileComparison`: what changed between two profiles, on its own.
+- resource template `diagnose-report://{report_id}`: the last reports `diagnose` and `diagnose_log`
+  returned; each result carries its id in `_meta` and a `resource_link` (`mcp_servers._report_store`).
+- prompt `diagnose`: the playbook of workflows/diagnose.yaml for the given inputs (`_workflow_prompt`).
 
-Style as in `mcp_servers.onboarding`: `register(server)` adds the tools to a given server,
+Style as in `mcp_servers.onboarding`: `register(server)` adds everything to a given server,
 `build_server()` makes a stand-alone one; importing this module loads only the report models.
 """
 
@@ -20,6 +23,7 @@ import functools
 import io
 import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import anyio
@@ -30,6 +34,8 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from mcp_servers._paths import ClientRoots, allowed_folders, confine
+from mcp_servers._report_store import ReportStore
+from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime import __version__
 from tpu_runtime.diagnose.profile import ProfileComparison
 from tpu_runtime.diagnose.report import DiagnoseReport
@@ -44,6 +50,7 @@ MAX_PATHS = 32
 MAX_TOP = 100
 MAX_LOG_CHARS = 16 << 20
 WORKFLOW = "diagnose"
+REPORT_SCHEME = "diagnose-report"
 
 INSTRUCTIONS = (
     "Diagnosing TPU runs from their evidence, without a TPU. diagnose(paths) reads crash logs, XProf "
@@ -53,7 +60,8 @@ INSTRUCTIONS = (
     "and the user's source line; trace gaps, data loader stalls and host syncs; recompilations; ranked "
     "findings. diagnose_log(text) does the same for pasted error text; compare=... or "
     "compare_profiles(before, after) says what changed between two profiles. Quote numbers only from "
-    "these results; an 'unknown' category means no rule matched, never guess one."
+    "these results; an 'unknown' category means no rule matched, never guess one. The 'diagnose' prompt is "
+    "the step-by-step playbook."
 )
 
 DIAGNOSE_DESCRIPTION = """\
@@ -68,7 +76,8 @@ collective_timeout, host_oom, shape_dtype_error or unknown, with `facts`, `cause
 self time with FLOPs, bytes, roofline bound, framework op and source line, MXU utilisation), \
 `torch_traces`, `xla_dumps`, `metrics`, `findings` (what to change, most severe first) and `notes`. \
 `top` caps each table. `compare` names a baseline profile: `comparison` then says what changed from \
-it to the profile among `paths`.
+it to the profile among `paths`. The result also links diagnose-report://ID, where the report stays \
+readable.
 
 Paths must lie inside the folders the user works in (the client's roots); relative paths start at the \
 first of them. Unreadable input (missing, empty, truncated, corrupt, unknown format) gives an error \
@@ -79,7 +88,8 @@ Diagnose a crash log passed as text (an error the user pasted: a traceback, RESO
 XlaRuntimeError, a Mosaic or libtpu message) or a PyTorch/XLA metrics report. Read-only. Returns a \
 DiagnoseReport whose `crashes[0]` holds the category, the facts the text states (sizes, shapes, op, \
 TPU generation, the user's source line), cause, fix and citations; category 'unknown' when no rule \
-matches, with what was extracted."""
+matches, with what was extracted. The result also links diagnose-report://ID, where the report stays \
+readable."""
 
 COMPARE_DESCRIPTION = """\
 What changed between two XProf profiles (each an *.xplane.pb or its run folder, inside the client's \
@@ -165,7 +175,11 @@ async def _call(fn: Callable[[], T], what: str, limiter: anyio.CapacityLimiter) 
 
 
 def register(server: MCPServer) -> None:
-    """Add the diagnostics tools to `server`."""
+    """Add the diagnostics tools, the report resource template and the `diagnose` prompt to `server`."""
+    reports: ReportStore[DiagnoseReport] = ReportStore(REPORT_SCHEME, "diagnose report")
+    reports.register(
+        server, name="diagnose_report", title="Diagnose report", produced_by="diagnose or diagnose_log"
+    )
     # Profiles and traces are parsed in memory-bounded passes; two at a time keeps a server responsive.
     work = anyio.CapacityLimiter(2)
 
@@ -202,7 +216,10 @@ def register(server: MCPServer) -> None:
 
         call = functools.partial(run_diagnose, resolved, top, _progress_bridge(ctx), compare=baseline)
         report = await _call(call, "diagnose", work)
-        return report if isinstance(report, CallToolResult) else _result(report)
+        if isinstance(report, CallToolResult):
+            return report
+        first = Path(resolved[0])
+        return reports.result(first.stem, report, f"diagnose report for {first.name}")
 
     @server.tool(
         name="diagnose_log",
@@ -226,7 +243,9 @@ def register(server: MCPServer) -> None:
         data = io.BytesIO(text.encode("utf-8"))
         call = functools.partial(run_diagnose, ["-"], top, None, data)
         report = await _call(call, "diagnose_log", work)
-        return report if isinstance(report, CallToolResult) else _result(report)
+        if isinstance(report, CallToolResult):
+            return report
+        return reports.result("log", report, "diagnose report for the pasted log")
 
     @server.tool(
         name="compare_profiles",
@@ -253,6 +272,39 @@ def register(server: MCPServer) -> None:
         if report.comparison is None:  # run_diagnose refuses non-profiles, so this is a fault of ours
             return _error(f"compare_profiles failed inside tpu-agent: no comparison for {after}")
         return _result(report.comparison)
+
+    @server.prompt(
+        name="diagnose",
+        title="Diagnose a TPU crash log, profile, trace or XLA dump",
+        description="The diagnostics playbook (workflows/diagnose.yaml) for the given inputs: each step, "
+        "what it proves, and how to report an unknown failure.",
+    )
+    def diagnose_prompt(
+        paths: Annotated[
+            str,
+            Field(
+                description="the files to diagnose (crash logs, *.xplane.pb profiles or their folders, "
+                "torch.profiler traces, XLA dump folders, metrics reports), or 'pasted log' for error text "
+                "in the conversation"
+            ),
+        ],
+    ) -> str:
+        return _playbook_text(paths)
+
+
+def _playbook_text(paths: str) -> str:
+    closing = [
+        f"One diagnose call (paths: {paths}) runs every step and returns the report; for error text "
+        "pasted into the conversation call diagnose_log(text) instead. With a baseline profile pass "
+        "compare=BASELINE, or call compare_profiles(before, after) for the changes alone.",
+        "Quote every number from the report, never from memory. For a crash give the category, the facts "
+        "(sizes, op, TPU generation, the user's source line), the cause and the fix with its citations, "
+        "including the knowledge-base id (tpu-err:...) and its sentence where one is given. For 'unknown', "
+        "say that no rule matched and show what was extracted; never guess a category. Then go through "
+        "`findings` in order. The report stays readable as diagnose-report://ID (the id comes with the "
+        "result).",
+    ]
+    return playbook_text(WORKFLOW, paths, closing)
 
 
 def build_server() -> MCPServer:

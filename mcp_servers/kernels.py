@@ -12,7 +12,9 @@ result and this server keeps answering.
   PyTorch wrapper; progress per stage. Read-only.
 - tool `tune_kernel` -> `TuneReport`: bounded autotune recorded in a resumable run folder; progress per
   attempt.
-- prompt `kernel`: the playbook of workflows/kernel.yaml.
+- resource template `kernel-report://{report_id}`: the last check and tune reports of this process; each
+  result carries its id in `_meta` and a `resource_link` (`mcp_servers._report_store`).
+- prompt `kernel`: the playbook of workflows/kernel.yaml (`_workflow_prompt`).
 
 Style as in `mcp_servers.onboarding`: `register(server)` adds everything to a given server,
 `build_server()` makes a stand-alone one; importing this module loads only the report models.
@@ -36,6 +38,8 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine
+from mcp_servers._report_store import ReportStore
+from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime import __version__
 from tpu_runtime.kernels.report import STAGE_TITLES, KernelCheckReport, StageName, TuneReport
 
@@ -44,6 +48,7 @@ if TYPE_CHECKING:
 
 NAME = "tpu-kernels"
 WORKFLOW = "kernel"
+REPORT_SCHEME = "kernel-report"
 MAX_BUDGET = 1000
 MAX_SHAPES = 16
 MAX_TIMEOUT_S = 24 * 3600.0
@@ -95,8 +100,9 @@ always not_run: it needs the user's TPU.
 Returns a KernelCheckReport (JSON): `verdict` (pass/fail), `stages` (each with verdict, message, \
 details, correctness `cases`, per-generation compile results, `snippet`), the params, shapes and seed \
 used (`notes[0]`). A FAIL is a normal result: read the failing stage's message, fix the kernel, check \
-again. A module that cannot be checked at all (does not import, lacks reference(), hangs past \
-timeout_s, crashes) gives an error whose text is one line saying why. Takes about 10-60 s."""
+again. The result also links kernel-report://ID, where the report stays readable. A module that \
+cannot be checked at all (does not import, lacks reference(), hangs past timeout_s, crashes) gives an \
+error whose text is one line saying why. Takes about 10-60 s."""
 
 TUNE_DESCRIPTION = """\
 Autotune a kernel's parameters within a fixed budget: tries DEFAULTS first, then points of the \
@@ -108,7 +114,8 @@ the same arguments resumes it and never exceeds the budget, including after a cr
 run folder.
 
 Returns a TuneReport (JSON): `attempts`, `best` and `default` with their estimates, \
-`speedup_over_default`, `ranking` (how candidates were ranked), `run_dir`, `message`. `run_dir` must \
+`speedup_over_default`, `ranking` (how candidates were ranked), `run_dir`, `message`; the result \
+also links kernel-report://ID, where the report stays readable. `run_dir` must \
 lie inside the folders the user works in; without it the run is kept in tpu-agent's data folder (the \
 same one `tpu-agent kernel tune` uses). Each attempt takes about 10-30 s; one stopped after \
 attempt_timeout_s counts as failed."""
@@ -240,7 +247,14 @@ async def _call(
 
 
 def register(server: MCPServer) -> None:
-    """Add the kernel tools and the `kernel` prompt to `server`."""
+    """Add the kernel tools, the report resource template and the `kernel` prompt to `server`."""
+    reports: ReportStore[KernelCheckReport | TuneReport] = ReportStore(REPORT_SCHEME, "kernel report")
+    reports.register(
+        server,
+        name="kernel_report",
+        title="Kernel check or tune report",
+        produced_by="check_kernel or tune_kernel",
+    )
     # Each check is a child process that imports JAX and compiles; two at a time keep the host usable.
     checks = anyio.CapacityLimiter(2)
     # A tune already runs its attempts one after another; a second tune waits rather than competing.
@@ -391,7 +405,7 @@ def register(server: MCPServer) -> None:
         if isinstance(report, CallToolResult):
             return report
         await ctx.report_progress(float(len(chosen)), float(len(chosen)), f"verdict: {report.verdict}")
-        return _result(report)
+        return reports.result(f"check-{file.stem}", report, f"kernel check report for {file.name}")
 
     @server.tool(
         name="tune_kernel",
@@ -451,7 +465,7 @@ def register(server: MCPServer) -> None:
         if isinstance(report, CallToolResult):
             return report
         await ctx.report_progress(float(budget + 1), float(budget + 1), report.message)
-        return _result(report)
+        return reports.result(f"tune-{file.stem}", report, f"kernel tune report for {file.name}")
 
     @server.prompt(
         name="kernel",
@@ -468,31 +482,13 @@ def register(server: MCPServer) -> None:
 
 
 def _playbook_text(goal: str) -> str:
-    from tpu_runtime.workflow import load_workflow
-
-    workflow = load_workflow(WORKFLOW)
-    lines = [
-        f"{workflow.title}: {goal}",
-        "",
-        f"Follow the '{workflow.name}' playbook (workflows/{workflow.name}.yaml), step by step:",
-    ]
-    for number, step in enumerate(workflow.steps, 1):
-        line = f"{number}. {step.title}"
-        if step.proves:
-            line += f". Proves: {step.proves}"
-        if step.gate == "approval":
-            line += (
-                ". Gate: runs only after the person approves the exact command on their TPU; never run "
-                "it yourself, and report it as not run until then"
-            )
-        lines.append(line)
-    lines += [
-        "",
+    closing = [
         "Tools: kernel_templates and new_kernel (scaffold), check_kernel (the check stages; do not go on "
         "while one fails), tune_kernel (the budget is fixed before it starts). Quote VMEM, roofline and "
-        "tuning figures from their results as compile-time estimates: nothing ran on a chip.",
+        "tuning figures from their results as compile-time estimates: nothing ran on a chip. Each check "
+        "and tune report stays readable as kernel-report://ID (the id comes with the result).",
     ]
-    return "\n".join(lines)
+    return playbook_text(WORKFLOW, goal, closing, gate_where="their TPU")
 
 
 def build_server() -> MCPServer:

@@ -7,7 +7,7 @@ returns the engine's own models (`Answer`, `Passage`, `KbStatus`, `BuildReport`)
 - tool `search` -> `SearchResults`: the ranked passages themselves, each with its citation.
 - tool `kb_status` -> `KbStatus`: what is indexed, with which model, and what changed since.
 - tool `kb_build` -> `BuildReport`: brings the index up to date (minutes for the vectors), with progress.
-- prompt `ask`: the playbook of workflows/ask.yaml for one question.
+- prompt `ask`: the playbook of workflows/ask.yaml for one question (`_workflow_prompt`).
 
 Why `answer` and `search` never build the full index themselves: computing the vectors takes minutes,
 and a tool that blocks that long without saying why looks hung. When there is no index yet they build
@@ -34,6 +34,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime import __version__
 from tpu_runtime.knowledge.models import Answer, BuildReport, KbStatus, Passage, RetrievalMode
 
@@ -324,24 +325,13 @@ def register(server: MCPServer, corpus: BuildRequest | None = None) -> None:
 
 
 def _playbook_text(question: str) -> str:
-    from tpu_runtime.workflow import load_workflow
-
-    workflow = load_workflow("ask")
-    lines = [
-        f"{workflow.title}: {question}",
-        "",
-        f"Follow the '{workflow.name}' playbook (workflows/{workflow.name}.yaml), step by step:",
-    ]
-    for number, step in enumerate(workflow.steps, 1):
-        lines.append(f"{number}. {step.title}" + (f". Proves: {step.proves}" if step.proves else ""))
-    lines += [
-        "",
+    closing = [
         f"One answer call (question={question!r}) runs every step and returns the Answer. Quote its "
         "`citations` with their URLs and add nothing from memory. When `covered` is false, say the indexed "
         "sources do not cover it and name `closest`. When `notes` say the search was lexical only, mention "
         "that kb_build adds the vectors; search returns more passages when one is not enough.",
     ]
-    return "\n".join(lines)
+    return playbook_text("ask", question, closing)
 
 
 def build_server(corpus: BuildRequest | None = None) -> MCPServer:

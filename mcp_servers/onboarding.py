@@ -5,10 +5,10 @@ Thin by design: each tool checks its arguments, calls `tpu_runtime`, and shapes 
 - tool `onboard_model` -> `OnboardReport` (structured content is exactly the report, so its output
   schema is the report's documented JSON schema). The id of the stored copy travels beside it, not
   inside it: in the result's `_meta` (`tpu-agent/report_id`, `tpu-agent/report_uri`) and as a
-  `resource_link` content block the model can see.
+  `resource_link` content block the model can see (`mcp_servers._report_store`).
 - tool `op_status` -> `OpStatus`: how TorchTPU's op table judges one ATen op, with remedies.
-- resource template `onboard-report://{report_id}`: the last `KEEP_REPORTS` reports of this process.
-- prompt `onboard`: the playbook of workflows/onboard.yaml for one model file.
+- resource template `onboard-report://{report_id}`: the last reports of this process.
+- prompt `onboard`: the playbook of workflows/onboard.yaml for one model file (`_workflow_prompt`).
 
 Style: `register(server)` adds everything to a given server (so `mcp_servers.all` can serve every
 specialist from one server) and `build_server()` makes a fresh stand-alone one; there is no
@@ -19,19 +19,18 @@ no runtime modules beyond the report models: those load on the first call).
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceNotFoundError
-from mcp_types import CallToolResult, ResourceLink, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine
+from mcp_servers._report_store import ReportStore
+from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime import __version__
 from tpu_runtime.onboard.report import OnboardReport, Remedy
 from tpu_runtime.onboard.report import OpStatus as StatusValue
@@ -40,10 +39,7 @@ if TYPE_CHECKING:
     from tpu_runtime.workflow import ProgressFn
 
 NAME = "tpu-onboarding"
-KEEP_REPORTS = 20
-REPORT_URI = "onboard-report://{report_id}"
-META_REPORT_ID = "tpu-agent/report_id"
-META_REPORT_URI = "tpu-agent/report_uri"
+REPORT_SCHEME = "onboard-report"
 ENTRY_PATTERN = r"^([A-Za-z_][\w.]*)?:[A-Za-z_][\w.]*$"
 
 INSTRUCTIONS = (
@@ -102,30 +98,6 @@ class OpStatus(BaseModel):
     remedies: list[Remedy] = Field(description="what to do about a missing op; empty otherwise")
 
 
-class _Reports:
-    """The last `keep` onboard reports of this server, by id (touched only on the event loop)."""
-
-    def __init__(self, keep: int = KEEP_REPORTS) -> None:
-        self.keep = keep
-        self._items: OrderedDict[str, OnboardReport] = OrderedDict()
-        self._count = 0
-
-    def add(self, model_file: Path, report: OnboardReport) -> str:
-        self._count += 1
-        stem = "".join(c if c.isalnum() or c in "-_" else "_" for c in model_file.stem)[:40] or "model"
-        report_id = f"{self._count}-{stem}"
-        self._items[report_id] = report
-        while len(self._items) > self.keep:
-            self._items.popitem(last=False)
-        return report_id
-
-    def get(self, report_id: str) -> OnboardReport | None:
-        return self._items.get(report_id)
-
-    def ids(self) -> list[str]:
-        return list(self._items)
-
-
 def _error(text: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
@@ -166,7 +138,8 @@ def _progress_bridge(ctx: Context) -> ProgressFn:
 
 def register(server: MCPServer) -> None:
     """Add the onboarding tools, the report resource template and the `onboard` prompt to `server`."""
-    reports = _Reports()
+    reports: ReportStore[OnboardReport] = ReportStore(REPORT_SCHEME, "onboard report")
+    reports.register(server, name="onboard_report", title="Onboard report", produced_by="onboard_model")
     # One model run at a time per server: each child may use up to 3/4 of the machine's memory.
     runs = anyio.CapacityLimiter(1)
 
@@ -237,24 +210,7 @@ def register(server: MCPServer) -> None:
             logger.exception("onboard_model failed on %s", path)
             first_line = (str(exc).strip().splitlines() or [""])[0]
             return _error(f"onboard_model failed inside tpu-agent: {type(exc).__name__}: {first_line}")
-        report_id = reports.add(path, report)
-        uri = REPORT_URI.format(report_id=report_id)
-        return CallToolResult(
-            content=[
-                TextContent(type="text", text=report.model_dump_json()),
-                ResourceLink(
-                    type="resource_link",
-                    uri=uri,
-                    name=report_id,
-                    title=f"onboard report for {path.name}",
-                    description=f"this report, readable while the server runs (it keeps the last "
-                    f"{reports.keep})",
-                    mime_type="application/json",
-                ),
-            ],
-            structured_content=report.model_dump(mode="json"),
-            _meta={META_REPORT_ID: report_id, META_REPORT_URI: uri},
-        )
+        return reports.result(path.stem, report, f"onboard report for {path.name}")
 
     @server.tool(
         name="op_status",
@@ -289,23 +245,6 @@ def register(server: MCPServer) -> None:
             **verdict.model_dump(), op_table=table.source, op_table_note=table.note, remedies=remedies
         )
 
-    @server.resource(
-        REPORT_URI,
-        name="onboard_report",
-        title="Onboard report",
-        description=f"An OnboardReport (JSON) that onboard_model returned; the server keeps the last "
-        f"{KEEP_REPORTS} in memory until it stops. The id comes with each onboard_model result.",
-        mime_type="application/json",
-    )
-    def onboard_report(report_id: str) -> str:
-        report = reports.get(report_id)
-        if report is None:
-            kept = ", ".join(reports.ids()) or "none yet"
-            raise ResourceNotFoundError(
-                f"no onboard report {report_id!r} in this server (kept: {kept}); run onboard_model again"
-            )
-        return report.model_dump_json(indent=2)
-
     @server.prompt(
         name="onboard",
         title="Onboard a PyTorch model onto TorchTPU",
@@ -324,24 +263,8 @@ def _playbook_text(model_file: str) -> str:
     from tpu_runtime.workflow import load_workflow
 
     workflow = load_workflow("onboard")
-    lines = [
-        f"{workflow.title}: {model_file}",
-        "",
-        f"Follow the '{workflow.name}' playbook (workflows/{workflow.name}.yaml), step by step:",
-    ]
-    for number, step in enumerate(workflow.steps, 1):
-        line = f"{number}. {step.title}"
-        if step.proves:
-            line += f". Proves: {step.proves}"
-        if step.gate == "approval":
-            line += (
-                ". Gate: runs only after the person approves the exact command on their TPU VM; "
-                "never run it yourself, and report it as not run until then"
-            )
-        lines.append(line)
     gated = [s.title for s in workflow.steps if s.gate == "approval"]
-    lines += [
-        "",
+    closing = [
         f"One onboard_model call (model_file={model_file!r}) runs every step without a gate and returns "
         "the report" + (f"; the gated step ({'; '.join(gated)}) comes back as not run." if gated else "."),
         "Inputs it accepts: "
@@ -351,7 +274,7 @@ def _playbook_text(model_file: str) -> str:
         "Quote every number from the report, never from memory; say 'registered in torch_tpu', never "
         "'verified'. Name the first divergent layer if there is one, and the smallest slice that fits.",
     ]
-    return "\n".join(lines)
+    return playbook_text("onboard", model_file, closing)
 
 
 def build_server() -> MCPServer:

@@ -19,7 +19,8 @@ from mcp_types import ListRootsResult, ResourceLink, Root, TextContent
 
 from mcp_servers import all as all_servers
 from mcp_servers._paths import AllowedFolders, PathNotAllowed, allowed_folders, confine
-from mcp_servers.onboarding import META_REPORT_ID, META_REPORT_URI, build_server
+from mcp_servers._report_store import META_REPORT_ID, META_REPORT_URI
+from mcp_servers.onboarding import build_server
 from tests.conftest import REPO
 from tpu_runtime.cli.serve_cmd import ServeError, parse_http
 

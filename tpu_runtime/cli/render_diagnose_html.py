@@ -37,7 +37,7 @@ from tpu_runtime.cli.render_diagnose_profile import (
 )
 from tpu_runtime.cli.render_html import _svg
 from tpu_runtime.diagnose.profile import ProfileSummary
-from tpu_runtime.diagnose.report import DiagnoseReport, TorchTraceSummary
+from tpu_runtime.diagnose.report import Citation, DiagnoseReport, TorchTraceSummary
 
 __all__ = [
     "render_diagnose_html",
@@ -216,7 +216,20 @@ _COMPILED = _ENV.from_string(
 )
 
 
+def _kb_labelled(citations: list[Citation]) -> list[Citation]:
+    """Citations whose link text also names the knowledge-base fact id they stand on."""
+    return [c.model_copy(update={"label": f"{c.label} [{c.kb}]"}) if c.kb else c for c in citations]
+
+
+def _with_kb_ids(report: DiagnoseReport) -> DiagnoseReport:
+    """A copy whose crash and finding citations name their `tpu-err:*` ids (the template prints labels)."""
+    crashes = [c.model_copy(update={"citations": _kb_labelled(c.citations)}) for c in report.crashes]
+    findings = [f.model_copy(update={"citations": _kb_labelled(f.citations)}) for f in report.findings]
+    return report.model_copy(update={"crashes": crashes, "findings": findings})
+
+
 def render_diagnose_html(report: DiagnoseReport) -> str:
+    report = _with_kb_ids(report)
     crashes = [{"crash": c, "facts": crash_fact_rows(c), "records": crash_records(c)} for c in report.crashes]
     traces = [{"trace": t, "chart": step_timeline_svg(t, i)} for i, t in enumerate(report.torch_traces)]
     top = report.top

@@ -24,6 +24,7 @@ from tpu_runtime.cli.render_diagnose_profile import (
 )
 from tpu_runtime.diagnose.profile import ProfileComparison, ProfileSummary
 from tpu_runtime.diagnose.report import (
+    Citation,
     CrashDiagnosis,
     DiagnoseReport,
     Finding,
@@ -97,8 +98,20 @@ def _findings(findings: list[Finding]) -> list[str]:
         if f.fix:
             out.append(f"  - fix: {_text(f.fix)}")
         for c in f.citations:
-            out.append(f"  - source: [{_text(c.label)}]({c.url})")
+            out.append(f"  - source: {_citation(c)}")
     return [*out, ""]
+
+
+def _citation(c: Citation) -> str:
+    """The link, then the knowledge-base fact it names (id, sentence, the sentence's own source)."""
+    text = f"[{_text(c.label)}]({c.url})"
+    if c.kb:
+        text += f"; knowledge base {_code(c.kb)}"
+        if c.kb_text:
+            text += f": {_text(c.kb_text)}"
+        if c.kb_source:
+            text += f" ([source]({c.kb_source}))"
+    return text
 
 
 def _crash(crash: CrashDiagnosis) -> list[str]:
@@ -113,7 +126,7 @@ def _crash(crash: CrashDiagnosis) -> list[str]:
         out += [f"**{_text(key.replace('_', ' '))}**", ""]
         out += _table(columns, [[_text(rec.get(c, "")) for c in columns] for rec in records])
     out += [f"**Cause.** {_text(crash.cause)}", "", f"**Fix.** {_text(crash.fix)}", ""]
-    out += [f"- [{_text(c.label)}]({c.url})" for c in crash.citations]
+    out += [f"- {_citation(c)}" for c in crash.citations]
     if crash.evidence:
         out += ["", "Evidence:", "", "```text", *crash.evidence, "```"]
     if crash.other_matches:

@@ -125,6 +125,10 @@ def _crash(crash: CrashDiagnosis, console: Console) -> None:
         console.print(
             Text.assemble(("  source: ", "dim"), citation.label, " ", (citation.url, "blue underline"))
         )
+        if citation.kb:
+            console.print(
+                Text.assemble(("    knowledge base ", "dim"), (citation.kb, "cyan"), ": ", citation.kb_text)
+            )
     if crash.evidence:
         console.print(Text("evidence:", style="bold"))
         for line in crash.evidence[:5]:

@@ -3,7 +3,10 @@
 The rules are data: `tpu_runtime/data/crash_rules/<category>.yaml`, one file per category. Each rule
 lists regex `patterns` (any match votes for the category, with a `weight` saying how specific it is),
 `facts` extractors (regexes with named groups; sizes are normalised to bytes), `summary` templates, and
-the `cause`, `fix` and `citations` shown to the user. This module only runs them: the category with the
+the `cause`, `fix` and `citations` shown to the user; a citation's `kb` names the fact of the team's
+knowledge base it stands on (a `tpu-err:*` section of knowledge/errors.md), whose sentence on what the
+error means is read from that file when a log is diagnosed, so the wording is written once, in the
+knowledge base. This module only runs the rules: the category with the
 strongest match wins (ties: the rule's `priority`, then the match nearest the end of the log, where
 the fatal error usually is). A log no rule matches is `unknown`, never a guess; it still gets the
 generic facts every log gets here: the exception, XLA error code and status, TPU generation, and the
@@ -13,9 +16,10 @@ user's source line (the innermost traceback frame outside site-packages).
 from __future__ import annotations
 
 import functools
+import logging
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -26,9 +30,19 @@ from pydantic import BaseModel, Field, field_validator
 from tpu_runtime.diagnose.report import CATEGORIES, Category, Citation, CrashDiagnosis
 from tpu_runtime.diagnose.units import parse_size
 
-__all__ = ["RULES_DIR", "CrashRule", "diagnose_log", "load_rules", "user_frame"]
+__all__ = [
+    "RULES_DIR",
+    "CrashRule",
+    "KbFact",
+    "diagnose_log",
+    "load_error_glossary",
+    "load_rules",
+    "user_frame",
+    "with_kb_text",
+]
 
 RULES_DIR = Path(__file__).resolve().parents[1] / "data" / "crash_rules"
+ERRORS_SHEET = "errors.md"
 MAX_EVIDENCE = 8
 MAX_LINE = 400
 
@@ -40,6 +54,8 @@ UNKNOWN_FIX = (
     "Look at the exception and the source line below. If the log was cut short, capture the whole "
     "output (stdout and stderr, e.g. `python train.py 2>&1 | tee run.log`) and run diagnose again."
 )
+
+logger = logging.getLogger(__name__)
 
 # ------------------------------------------------------------------------------------------ the rules
 
@@ -163,7 +179,7 @@ def diagnose_log(text: str, source: str, rules: Sequence[CrashRule] | None = Non
         facts=merged,
         cause=best.rule.cause.strip(),
         fix=best.rule.fix.strip(),
-        citations=best.rule.citations,
+        citations=with_kb_text(best.rule.citations),
         evidence=best.evidence,
         confidence=round(best.score, 2),
         other_matches=[v.rule.category for v in votes[1:]],
@@ -190,6 +206,89 @@ def _vote(rule: CrashRule, lines: Sequence[str]) -> _Vote | None:
     # Each further pattern that agrees adds a little certainty, never past 0.99.
     score = min(0.99, score + 0.03 * (hits - 1))
     return _Vote(rule, score, last, list(evidence)[:MAX_EVIDENCE])
+
+
+# ------------------------------------------------------------------------- knowledge-base citations
+
+_KB_HEADING = re.compile(r"^## (?P<id>tpu-err:[a-z0-9-]+)\b")
+_KB_FACT = re.compile(
+    r"^- (?:(?P<kind>[A-Z][A-Za-z ()]*?): )?(?P<text>.+?)\s*"
+    r"\(\[source\]\((?P<url>https://[^)\s]+)\)[^()]*\)\s*$"
+)
+KB_PREFERRED = ("Meaning", "Symptom")
+"""Which fact of a section a citation carries: what the error means, else its symptom, else the first."""
+
+
+@dataclass(frozen=True)
+class KbFact:
+    """The sentence of one `tpu-err:*` section that a crash citation quotes, and the URL it restates."""
+
+    kb: str
+    text: str
+    source: str
+
+
+@functools.cache
+def load_error_glossary(path: Path | None = None) -> dict[str, KbFact]:
+    """Each `## tpu-err:*` section of knowledge/errors.md -> its sentence on what the error means.
+
+    Reads the team's fact sheet itself (no index, no network): the sheet is small and its format is fixed
+    (one bullet per fact, ending in `([source](URL), checked DATE)`; see knowledge/README.md).
+    """
+    from tpu_runtime.resources import knowledge_dir
+
+    sheet = path if path is not None else knowledge_dir() / ERRORS_SHEET
+    sections: dict[str, list[tuple[str, str, str]]] = {}
+    current: str | None = None
+    for line in sheet.read_text(encoding="utf-8").splitlines():
+        heading = _KB_HEADING.match(line)
+        if heading is not None:
+            current = heading["id"]
+            sections[current] = []
+        elif line.startswith("#"):
+            current = None
+        elif current is not None:
+            fact = _KB_FACT.match(line)
+            if fact is not None:
+                kind, text = fact["kind"] or "", fact["text"].strip()
+                if kind:  # "Meaning: the program ..." -> "The program ..."
+                    text = text[:1].upper() + text[1:]
+                sections[current].append((kind, text, fact["url"]))
+    glossary: dict[str, KbFact] = {}
+    for kb, facts in sections.items():
+        preferred = [f for kind in KB_PREFERRED for f in facts if f[0] == kind]
+        if facts:
+            _, text, url = (preferred or facts)[0]
+            glossary[kb] = KbFact(kb=kb, text=text, source=url)
+    return glossary
+
+
+def with_kb_text(
+    citations: Sequence[Citation], glossary: Mapping[str, KbFact] | None = None
+) -> list[Citation]:
+    """The citations with each `kb` id's sentence and its source filled in from the error glossary.
+
+    A glossary that cannot be read, or an id it lacks, leaves the citation as the rule wrote it (label,
+    URL and id) and logs why: the diagnosis itself never fails over a citation.
+    """
+    if not any(c.kb for c in citations):
+        return list(citations)
+    if glossary is None:
+        try:
+            glossary = load_error_glossary()
+        except OSError as exc:
+            logger.warning("cannot read the error glossary (%s); crash citations keep their ids only", exc)
+            return list(citations)
+    resolved: list[Citation] = []
+    for citation in citations:
+        fact = glossary.get(citation.kb) if citation.kb else None
+        if fact is None:
+            if citation.kb:
+                logger.warning("knowledge/%s has no section %s", ERRORS_SHEET, citation.kb)
+            resolved.append(citation)
+            continue
+        resolved.append(citation.model_copy(update={"kb_text": fact.text, "kb_source": fact.source}))
+    return resolved
 
 
 # -------------------------------------------------------------------------------------------- facts

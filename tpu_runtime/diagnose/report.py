@@ -9,7 +9,8 @@ removed. Top level:
 - `crashes`: one `CrashDiagnosis` per crash log, with `category` (hbm_oom, vmem_oom,
   mosaic_compile_error, xla_compile_error, unsupported_op, recompilation, runtime_init_failure,
   version_mismatch, collective_timeout, host_oom, shape_dtype_error, unknown), `facts`, `cause`, `fix`,
-  `citations` ({label, url}), `evidence` (the matched log lines) and `confidence` at the top level.
+  `citations` ({label, url} and, for crash logs, the knowledge-base fact `kb` with `kb_text` and
+  `kb_source`), `evidence` (the matched log lines) and `confidence` at the top level.
 - `torch_traces`: one `TorchTraceSummary` per torch.profiler trace (top ops by self time, steps and the
   gaps between them, data loader stalls, host-device syncs).
 - `xla_dumps`: one `XlaDumpSummary` per `--xla_dump_to` folder (modules, recompilations, fusions,
@@ -67,11 +68,28 @@ InputKind = Literal["crash_log", "xspace", "torch_trace", "xla_dump", "metrics_r
 Severity = Literal["high", "medium", "low", "info"]
 
 
+KB_ID_PATTERN = r"^tpu-err:[a-z0-9-]+$"
+
+
 class Citation(BaseModel):
-    """A public source for a cause or a fix: a short label and the URL of the official page."""
+    """A public source for a cause or a fix: a short label and the URL of the official page.
+
+    A crash-log citation may also name the knowledge-base fact behind it (`kb`, a stable id from
+    knowledge/errors.md) with that fact's sentence and the URL the sentence restates, so an agent can
+    quote the team's own wording and look the id up with the knowledge tools.
+    """
 
     label: str
     url: str
+    kb: str | None = Field(
+        default=None,
+        pattern=KB_ID_PATTERN,
+        description="the knowledge-base fact id (knowledge/errors.md), e.g. 'tpu-err:hbm-oom-compile'",
+    )
+    kb_text: str = Field(
+        default="", description="the knowledge base's sentence for `kb` (what the error means), in our words"
+    )
+    kb_source: str | None = Field(default=None, description="the public URL that `kb_text` restates")
 
 
 class Finding(BaseModel):
