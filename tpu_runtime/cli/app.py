@@ -69,11 +69,15 @@ def onboard(
     memory_gb: Annotated[float, typer.Option(help="host memory the model may use (0: 3/4 of RAM)")] = 0.0,
     top: Annotated[int, typer.Option(help="rows per table in the terminal summary")] = 15,
     debug: Annotated[bool, typer.Option(help="show the model's traceback when it fails")] = False,
+    target: Annotated[
+        str | None, typer.Option(help="TPU target: also run the numerics check there, once you approve it")
+    ] = None,
 ) -> None:
     """Which ops TorchTPU lacks, whether the numbers match, whether it fits in HBM, how to serve it.
 
     Example: tpu-agent onboard examples/tiny_gpt.py --batch 8 --seq 1024 --html report.html
     """
+    from tpu_runtime.cli.approval_prompt import tty_approver
     from tpu_runtime.onboard.job import OnboardRequest, run_onboard
     from tpu_runtime.sandbox import ChildFailure
 
@@ -89,10 +93,11 @@ def onboard(
         timeout_s=timeout,
         memory_gb=memory_gb,
         xla=xla,
+        target=target,
     )
     try:
         with _progress(enabled=err.is_terminal) as progress:
-            report = run_onboard(request, progress)
+            report = run_onboard(request, progress, approver=tty_approver(progress) if target else None)
     except ChildFailure as failure:
         if debug and failure.detail:
             err.print(failure.detail, markup=False, highlight=False)
@@ -195,7 +200,8 @@ def ops_show(
 @app.command()
 def serve(
     name: Annotated[
-        str, typer.Argument(help="which MCP server: onboarding, or all (every specialist's tools)")
+        str,
+        typer.Argument(help="which MCP server: onboarding, diagnostics, kernels, knowledge, runs, or all"),
     ],
     http: Annotated[
         str | None,

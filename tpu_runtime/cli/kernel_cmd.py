@@ -180,6 +180,10 @@ def kernel_check(
     memory_gb: Annotated[float, typer.Option(help="host memory the kernel may use (0: 3/4 of RAM)")] = 0.0,
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
     debug: Annotated[bool, typer.Option(help="show tracebacks of failures")] = False,
+    target: Annotated[
+        str | None, typer.Option(help="TPU target: time the kernel there (stage 6) once you approve it")
+    ] = None,
+    repeats: Annotated[int, typer.Option(min=1, help="timed runs on the TPU; the median is reported")] = 50,
 ) -> None:
     """Check a kernel stage by stage: correctness, honesty, lowering, compile, PyTorch. Exit 1 on a fail.
 
@@ -187,14 +191,19 @@ def kernel_check(
     jnp fallbacks, swallowed errors or special-cased shapes; jax.export for TPU; XLA:TPU compile per
     generation with VMEM and a roofline estimate; torch.tpu.pallas.jax_op on fake tensors.
 
-    Example: tpu-agent kernel check my_matmul.py -g v5e -g v6e
+    With --target, a kernel that passes is then timed on your TPU VM: the exact command is shown and
+    runs only after you approve it (on this terminal, or `tpu-agent approvals approve ID`).
+
+    Example: tpu-agent kernel check my_matmul.py -g v5e -g v6e   (or: ... --target my-v6e)
     """
+    from tpu_runtime.cli.approval_prompt import tty_approver
     from tpu_runtime.kernels.job import (
         DEFAULT_GENERATIONS,
         KernelCheckRequest,
         KernelToolError,
         run_kernel_check,
     )
+    from tpu_runtime.kernels.remote_timing import TimingOptions
 
     chosen = _split(stages.split(",")) if stages else []
     unknown = [s for s in chosen if s not in _STAGE_NAMES]
@@ -212,10 +221,11 @@ def kernel_check(
         seed=seed,
         timeout_s=timeout,
         memory_gb=memory_gb,
+        timing=TimingOptions(target=target, repeats=repeats),
     )
     try:
         with _Progress() as progress:
-            report = run_kernel_check(request, progress)
+            report = run_kernel_check(request, progress, tty_approver(progress) if target else None)
     except KernelToolError as exc:
         if debug and exc.detail:
             err.print(exc.detail, markup=False, highlight=False)
@@ -308,15 +318,24 @@ def kernel_tune(
     ] = 600.0,
     memory_gb: Annotated[float, typer.Option(help="host memory the kernel may use (0: 3/4 of RAM)")] = 0.0,
     as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+    target: Annotated[
+        str | None,
+        typer.Option(help="TPU target: time the passing candidates there and rank by measured time"),
+    ] = None,
+    repeats: Annotated[int, typer.Option(min=1, help="timed runs per candidate on the TPU")] = 50,
 ) -> None:
     """Autotune within a budget, every attempt recorded in a resumable run folder.
 
     A candidate that fails any check never wins. Offline, candidates are ranked by the compile-time
-    roofline estimate; the best is reported with its margin over DEFAULTS.
+    roofline estimate; the best is reported with its margin over DEFAULTS. With --target, the candidates
+    that pass are timed on your TPU VM as one loop whose whole plan and budget you approve once, and the
+    ranking is by measured median time.
 
-    Example: tpu-agent kernel tune my_matmul.py --budget 16 -g v6e
+    Example: tpu-agent kernel tune my_matmul.py --budget 16 -g v6e   (or: ... --target my-v6e)
     """
+    from tpu_runtime.cli.approval_prompt import tty_approver
     from tpu_runtime.kernels.job import KernelToolError
+    from tpu_runtime.kernels.remote_timing import TimingOptions
     from tpu_runtime.kernels.tune import KernelTuneRequest, run_kernel_tune
 
     parsed_space = None
@@ -337,10 +356,11 @@ def kernel_tune(
         run_dir=run_dir,
         attempt_timeout_s=attempt_timeout,
         memory_gb=memory_gb,
+        timing=TimingOptions(target=target, repeats=repeats),
     )
     try:
         with _Progress() as progress:
-            report = run_kernel_tune(request, progress)
+            report = run_kernel_tune(request, progress, tty_approver(progress) if target else None)
     except KernelToolError as exc:
         raise _fail(exc.message) from None
     if as_json:
@@ -358,7 +378,11 @@ def render_tune(report: TuneReport, console: Console) -> None:
         highlight=False,
     )
     table = Table(header_style="bold", expand=True)
-    for column in ("#", "params", "verdict", "estimate", "bound", "VMEM", "s"):
+    columns = ["#", "params", "verdict", "estimate", "bound", "VMEM", "s"]
+    timed = any(a.measured_seconds is not None for a in report.attempts)
+    if timed:
+        columns.insert(4, "measured")
+    for column in columns:
         table.add_column(column, no_wrap=column != "params")
     best_n = report.best.n if report.best else None
     for a in report.attempts:
@@ -369,15 +393,11 @@ def render_tune(report: TuneReport, console: Console) -> None:
         params = escape(", ".join(f"{k}={v}" for k, v in a.params.items()))
         if a.verdict != "pass":
             params += f"\n[dim]{escape(a.message[:200])}[/]"
-        table.add_row(
-            f"{a.n}{mark}",
-            params,
-            f"[{style}]{a.verdict}[/]",
-            estimate,
-            a.bound or "",
-            vmem,
-            f"{a.seconds:.1f}",
-        )
+        cells = [f"{a.n}{mark}", params, f"[{style}]{a.verdict}[/]", estimate, a.bound or "", vmem]
+        if timed:
+            measured = "" if a.measured_seconds is None else f"{a.measured_seconds * 1e3:.4g} ms"
+            cells.insert(4, measured)
+        table.add_row(*cells, f"{a.seconds:.1f}")
     console.print(table)
     console.print(report.message, highlight=False, markup=False)
     console.print(f"ranking: {report.ranking}", style="dim", highlight=False, markup=False)

@@ -10,11 +10,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from tpu_runtime.kernels.remote_timing import TimingOptions
 from tpu_runtime.kernels.report import CPU_STAGES, KernelCheckReport, StageName
+
+if TYPE_CHECKING:
+    from tpu_runtime.remote.gated import Approver
 
 ProgressFn = Callable[[str, str, float], None]  # (step, message, fraction) as tpu_runtime.workflow uses
 DEFAULT_GENERATIONS = ["v5e", "v5p", "v6e", "tpu7x"]
@@ -40,6 +44,9 @@ class KernelCheckRequest(BaseModel):
     seed: int | None = None
     timeout_s: float = Field(default=600.0, gt=0)
     memory_gb: float = Field(default=0.0, ge=0)
+    timing: TimingOptions = Field(
+        default_factory=TimingOptions, description="stage 6 on a TPU target, after approval"
+    )
 
 
 def canonical_generations(names: list[str]) -> list[str]:
@@ -105,8 +112,14 @@ def run_in_child(
     return result
 
 
-def run_kernel_check(request: KernelCheckRequest, progress: ProgressFn | None = None) -> KernelCheckReport:
-    """Run `kernel check` on one file; raises KernelToolError for bad input or a kernel that hangs."""
+def run_kernel_check(
+    request: KernelCheckRequest, progress: ProgressFn | None = None, approver: Approver | None = None
+) -> KernelCheckReport:
+    """Run `kernel check` on one file; raises KernelToolError for bad input or a kernel that hangs.
+
+    With `request.timing.target`, stage 6 times the kernel there once the person approves it
+    (`approver`: a front end's prompt; without one the request waits for `tpu-agent approvals approve`).
+    """
     path = request.file.expanduser().resolve()
     if not path.is_file():
         raise KernelToolError(f"no such kernel file: {request.file}")
@@ -114,6 +127,7 @@ def run_kernel_check(request: KernelCheckRequest, progress: ProgressFn | None = 
     payload = request.model_dump(mode="json")
     payload.pop("timeout_s")
     payload.pop("memory_gb")
+    payload.pop("timing")
     payload.update({"file": str(path), "generations": generations or ["v6e"]})
 
     def on_progress(stage: str, fraction: float) -> None:
@@ -126,6 +140,21 @@ def run_kernel_check(request: KernelCheckRequest, progress: ProgressFn | None = 
     report = KernelCheckReport.model_validate(result)
     if not generations:
         report.generations = []
+    if request.timing.target:
+        from tpu_runtime.kernels.remote_timing import timing_stage
+
+        if progress:
+            progress("timing", f"kernel check: timing on {request.timing.target}", 0.0)
+        stage = timing_stage(
+            report,
+            path,
+            request.timing,
+            approver,
+            (lambda line: progress("timing", line, 0.5)) if progress else None,
+        )
+        report.stages = [stage if s.stage == "timing" else s for s in report.stages]
+        if stage.verdict == "fail":
+            report.verdict = "fail"
     return report
 
 

@@ -136,7 +136,9 @@ class TuneReport(BaseModel):
     best: Attempt | None
     default: Attempt | None
     speedup_over_default: float | None = Field(
-        default=None, description="default's estimate / best's estimate (1.0: the default is best)"
+        default=None,
+        description="default's time / best's time, measured when ranked by measurement, else estimated "
+        "(1.0: the default is best)",
     )
     message: str
     notes: list[str] = []

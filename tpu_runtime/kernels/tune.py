@@ -11,8 +11,11 @@ the budget, appends a start record, runs stages 1-4 for the tuning generation, a
 killed tuner leaves at most one attempt unfinished; the next run records it as interrupted (it counts against
 the budget) and may retry that candidate once.
 
-Offline, passing candidates are ranked by the roofline estimate from the compile stage; measured timing
-needs an approved TPU target, which this command does not have, so it never claims one.
+Offline, passing candidates are ranked by the roofline estimate from the compile stage. With a TPU target
+(`KernelTuneRequest.timing.target`), the candidates that passed every CPU check are then timed on it as one
+bounded loop that the person approves once (`tpu_runtime.kernels.remote_timing.measure_candidates`); each
+timing is a 'measure' record in the run folder, and the ranking uses the measured medians. Until the loop
+is approved and has run, the ranking stays the estimate and says why.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
@@ -40,16 +43,24 @@ from tpu_runtime.kernels.job import (
     describe_kernel,
     run_in_child,
 )
+from tpu_runtime.kernels.remote_timing import TimingOptions
 from tpu_runtime.kernels.report import Attempt, StageName, TuneReport
 from tpu_runtime.kernels.runlog import RunFolder, RunFolderError
+
+if TYPE_CHECKING:
+    from tpu_runtime.remote.gated import Approver
 
 TUNE_STAGES: list[StageName] = ["correctness", "honesty", "lowering", "compile"]
 MAX_ENUMERATED = 100_000
 STARTUP_ALLOWANCE_S = 180.0
-RANKING_OFFLINE = (
+RANKING_ESTIMATE = (
     "roofline estimate on one {generation} device (compile-time cost analysis, pipeline traffic model, "
-    "chip peaks, and an assumed 0.35 µs per grid step); measured timing needs an approved TPU target, "
-    "which is not configured"
+    "chip peaks, and an assumed 0.35 µs per grid step)"
+)
+RANKING_OFFLINE = RANKING_ESTIMATE + "; measured timing needs an approved TPU target, which is not configured"
+RANKING_MEASURED = (
+    "measured on target {target}: median of the timed runs per candidate, each call up to "
+    "jax.block_until_ready; device: {device}; candidates without a timing are not ranked"
 )
 
 
@@ -61,6 +72,7 @@ class KernelTuneRequest(BaseModel):
     run_dir: Path | None = None
     attempt_timeout_s: float = Field(default=600.0, gt=0)
     memory_gb: float = Field(default=0.0, ge=0)
+    timing: TimingOptions = Field(default_factory=TimingOptions)
 
 
 def params_key(params: dict[str, Any]) -> str:
@@ -359,8 +371,14 @@ def _open_run(request: KernelTuneRequest, file: Path, description: dict[str, Any
     return run, False
 
 
-def run_kernel_tune(request: KernelTuneRequest, progress: ProgressFn | None = None) -> TuneReport:
-    """Tune within the budget; resumes the run folder if it exists. Raises KernelToolError for bad input."""
+def run_kernel_tune(
+    request: KernelTuneRequest, progress: ProgressFn | None = None, approver: Approver | None = None
+) -> TuneReport:
+    """Tune within the budget; resumes the run folder if it exists. Raises KernelToolError for bad input.
+
+    With `request.timing.target`, passing candidates are then timed there once the person approves the
+    loop (`approver`: a front end's prompt; without one the loop waits for `tpu-agent approvals approve`).
+    """
     file = request.file.expanduser().resolve()
     if not file.is_file():
         raise KernelToolError(f"no such kernel file: {request.file}")
@@ -378,7 +396,18 @@ def run_kernel_tune(request: KernelTuneRequest, progress: ProgressFn | None = No
                 run, "interrupted", "the tuner stopped during this attempt; it counts against the budget"
             )
             _drive_workers(run, config, request, notify)
-            return build_report(run, resumed)
+            target = request.timing.target
+            note = None
+            if target:
+                from tpu_runtime.kernels.remote_timing import measure_candidates
+
+                notify("timing", f"timing passing candidates on {target}", 0.0)
+                summary = measure_candidates(
+                    run, request.timing, approver, lambda line: notify("timing", line, 0.5)
+                )
+                note = summary.message
+                notify("timing", "done", 1.0)
+            return build_report(run, resumed, target=target, timing_note=note)
     except RunFolderError as exc:
         raise KernelToolError(str(exc)) from None
 
@@ -420,8 +449,14 @@ def _drive_workers(
     notify("tune", "done", 1.0)
 
 
-def build_report(run: RunFolder, resumed: bool) -> TuneReport:
-    """Rank the recorded attempts; the default's attempt is the baseline."""
+def build_report(
+    run: RunFolder, resumed: bool, target: str | None = None, timing_note: str | None = None
+) -> TuneReport:
+    """Rank the recorded attempts; the default's attempt is the baseline.
+
+    With `target`, attempts carry their measured median on it, and when any passing attempt has one the
+    ranking is by measured time (a candidate without a timing is then not ranked); otherwise by estimate.
+    """
     config = run.config()
     finished = run.finished()
     attempts: list[Attempt] = []
@@ -436,16 +471,41 @@ def build_report(run: RunFolder, resumed: bool) -> TuneReport:
         fields = {k: v for k, v in done.items() if k in Attempt.model_fields}
         attempts.append(Attempt.model_validate({**fields, "n": n, "params": record["params"]}))
     generation = config["generation"]
-    passing = [a for a in attempts if a.verdict == "pass" and a.estimate_seconds is not None]
-    best = min(passing, key=lambda a: (a.estimate_seconds, a.n)) if passing else None
+    notes = [f"target shape {config.get('target_shape')}; the record is {run.log_path}"]
+    measures = _attach_measures(run, attempts, target) if target else {}
+    measured = [a for a in attempts if a.verdict == "pass" and a.measured_seconds is not None]
+
+    def seconds_of(a: Attempt | None) -> float | None:
+        if a is None:
+            return None
+        return a.measured_seconds if measured else a.estimate_seconds
+
+    passing = measured or [a for a in attempts if a.verdict == "pass" and a.estimate_seconds is not None]
+    best = min(passing, key=lambda a: (seconds_of(a) or 0.0, a.n)) if passing else None
     default_key = params_key(config["candidates"][0])
     default = next(
         (a for a in attempts if params_key(a.params) == default_key and a.verdict != "interrupted"), None
     )
     speedup = None
-    if best and default and default.verdict == "pass" and default.estimate_seconds and best.estimate_seconds:
-        speedup = default.estimate_seconds / best.estimate_seconds
-    message = _summary(best, default, speedup, attempts, generation)
+    best_s, default_s = seconds_of(best), seconds_of(default)
+    if best and default and default.verdict == "pass" and default_s and best_s:
+        speedup = default_s / best_s
+    if measured:
+        devices = sorted({str(measures[params_key(a.params)].get("device", "?")) for a in measured})
+        ranking = RANKING_MEASURED.format(target=target, device=", ".join(devices))
+    elif target:
+        ranking = RANKING_ESTIMATE.format(generation=generation) + f"; timing on {target}: {timing_note}"
+    else:
+        ranking = RANKING_OFFLINE.format(generation=generation)
+    if timing_note and measured:
+        notes.append(f"timing on {target}: {timing_note}")
+    notes += [
+        f"no timing on {target} for {_params_text(r['params'])}: {r['error']}"
+        for r in measures.values()
+        if r.get("median_s") is None and r.get("error")
+    ]
+    where = f"measured on {target}" if measured else f"estimated on {generation}"
+    message = _summary(best, default, speedup, attempts, where, seconds_of)
     return TuneReport(
         file=config["file"],
         run_dir=str(run.path),
@@ -453,15 +513,27 @@ def build_report(run: RunFolder, resumed: bool) -> TuneReport:
         budget=int(config["budget"]),
         attempts_used=len(attempts),
         candidates_total=_space_size(config["space"]),
-        ranking=RANKING_OFFLINE.format(generation=generation),
+        ranking=ranking,
         resumed=resumed,
         attempts=attempts,
         best=best,
         default=default,
         speedup_over_default=speedup,
         message=message,
-        notes=[f"target shape {config.get('target_shape')}; the record is {run.log_path}"],
+        notes=notes,
     )
+
+
+def _attach_measures(run: RunFolder, attempts: list[Attempt], target: str) -> dict[str, dict[str, Any]]:
+    """Set each attempt's measured median on `target` from the run's 'measure' records."""
+    from tpu_runtime.kernels.remote_timing import measured_on
+
+    measures = measured_on(run, target)
+    for attempt in attempts:
+        record = measures.get(params_key(attempt.params))
+        if record is not None and record.get("median_s") is not None:
+            attempt.measured_seconds = float(record["median_s"])
+    return measures
 
 
 def _space_size(space: dict[str, list[Any]]) -> int:
@@ -480,13 +552,14 @@ def _summary(
     default: Attempt | None,
     speedup: float | None,
     attempts: list[Attempt],
-    generation: str,
+    where: str,
+    seconds_of: Callable[[Attempt | None], float | None],
 ) -> str:
     passed = sum(1 for a in attempts if a.verdict == "pass")
     tally = f"{passed} of {len(attempts)} attempts passed every check"
     if best is None:
         return f"no candidate passed every check ({tally}); see each attempt's message"
-    text = f"best: {_params_text(best.params)} ({_seconds(best.estimate_seconds)} estimated on {generation})"
+    text = f"best: {_params_text(best.params)} ({_seconds(seconds_of(best))} {where})"
     if default is None:
         text += "; the default was not evaluated"
     elif default.verdict != "pass":
@@ -494,7 +567,9 @@ def _summary(
     elif speedup is not None and best.n == default.n:
         text += "; the default is the best candidate found"
     elif speedup is not None:
-        text += f"; {speedup:.2f}x the default's estimate ({_seconds(default.estimate_seconds)})"
+        text += f"; {speedup:.2f}x the default's time ({_seconds(seconds_of(default))})"
+    elif seconds_of(default) is None:
+        text += "; the default has no time to compare with"
     return f"{text}; {tally}"
 
 

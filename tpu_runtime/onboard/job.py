@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
@@ -22,6 +22,9 @@ from tpu_runtime.onboard.report import (
 )
 from tpu_runtime.workflow import ProgressFn, run_workflow
 
+if TYPE_CHECKING:
+    from tpu_runtime.remote.gated import Approver
+
 
 class OnboardRequest(BaseModel):
     model_file: Path
@@ -29,13 +32,19 @@ class OnboardRequest(BaseModel):
     batch: int | None = Field(default=None, ge=1)
     seq: int | None = Field(default=None, ge=1)
     shrink: Literal["auto", "always", "never"] = "auto"
-    shrink_above_params: int = 200_000_000
+    shrink_above_params: int = 100_000_000  # GPT-2 small and up: same op set, a fraction of the time
     numerics: bool = True
     modes: list[PrecisionMode] = ["default", "high", "highest", "bf16"]
     fake_tpu: bool = True
     xla: str = "auto"  # 'auto', 'none', 'all' or a comma-separated list of generations
     timeout_s: float = 600.0
     memory_gb: float = 0.0  # 0: three quarters of the machine
+    # The device numerics check (tpu_runtime.onboard.device_check) runs on this target after approval.
+    target: str | None = None
+    device_workers: str = "all"  # all, one index, or a comma list
+    device_python: str = "python3"  # the interpreter on the TPU VM
+    device_env: dict[str, str] = {}  # environment of the device run, shown for approval
+    device_time_limit_s: float = Field(default=1800.0, gt=0)
 
 
 @dataclass
@@ -43,6 +52,7 @@ class OnboardContext:
     """What the steps of workflows/onboard.yaml read and write, in order."""
 
     request: OnboardRequest
+    approver: Approver | None = None  # the front end's prompt for the device run; None: leave it pending
     probe: ModelProbe | None = None
     op_table_source: str = ""
     ops: list[OpUse] = field(default_factory=list)
@@ -58,9 +68,15 @@ class OnboardContext:
     timings: dict[str, float] = field(default_factory=dict)
 
 
-def run_onboard(request: OnboardRequest, progress: ProgressFn | None = None) -> OnboardReport:
-    """Raises `tpu_runtime.sandbox.ChildFailure` when the user's model cannot be run."""
+def run_onboard(
+    request: OnboardRequest, progress: ProgressFn | None = None, approver: Approver | None = None
+) -> OnboardReport:
+    """Raises `tpu_runtime.sandbox.ChildFailure` when the user's model cannot be run.
+
+    With `request.target`, the device numerics step files a run request; `approver` (a front end's
+    prompt) lets the person decide on it now, otherwise it waits for `tpu-agent approvals approve`.
+    """
     from tpu_runtime.onboard.steps import build_report
 
-    context = run_workflow("onboard", OnboardContext(request=request), progress)
+    context = run_workflow("onboard", OnboardContext(request=request, approver=approver), progress)
     return build_report(context)

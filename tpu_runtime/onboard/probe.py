@@ -50,7 +50,7 @@ def run(payload: dict[str, Any]) -> dict[str, Any]:
     params = sum(p.numel() for p in model.parameters())
     shrink_mode = payload.get("shrink", "auto")
     want_shrink = shrink_mode == "always" or (
-        shrink_mode == "auto" and params > int(payload.get("shrink_above_params", 200_000_000))
+        shrink_mode == "auto" and params > int(payload.get("shrink_above_params", 100_000_000))
     )
     user_dirs = [path.parent]
     report_progress("ops", 0.1)

@@ -95,6 +95,10 @@ class NumericsReport(BaseModel):
     )
     first_divergent_by_mode: dict[str, str | None] = {}
     device_check: str = Field(description="whether the same comparison ran on a real TPU, and why not")
+    device_rows: list[LayerError] = Field(
+        default=[],
+        description="the same rows measured on the target's device after approval (worst over workers)",
+    )
     error: str | None = None
 
 

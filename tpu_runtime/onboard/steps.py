@@ -141,13 +141,21 @@ def serving(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
 
 
 def device_numerics(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
-    """The device half of numerics needs an approved TPU target; until one exists, say so plainly."""
+    """The same comparison on the user's TPU, only after the person approves it; otherwise say why not."""
     from tpu_runtime.onboard.report import DEVICE_CHECK_NOT_RUN, NumericsReport
 
     probe = _probe(ctx)
     if probe.numerics is not None:
         ctx.numerics = NumericsReport.model_validate(probe.numerics)
         ctx.numerics.device_check = DEVICE_CHECK_NOT_RUN
+        if ctx.request.target:
+            from tpu_runtime.onboard.device_check import device_numerics_check
+
+            check = device_numerics_check(
+                ctx.request, ctx.numerics, ctx.approver, lambda line: progress(step.id, line, 0.5)
+            )
+            ctx.numerics.device_check = check.message
+            ctx.numerics.device_rows = check.rows
     elif probe.numerics_error:
         ctx.notes.append(f"numerics not run: {probe.numerics_error}")
     elif not ctx.request.numerics:
