@@ -22,6 +22,7 @@ import hashlib
 import posixpath
 import signal
 import time
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -192,7 +193,11 @@ class SshRun:
                 dest = posixpath.join(folder_real, name)
                 if await sftp.exists(dest) and await sftp.islink(dest):
                     raise WorkerFailure("setup", f"upload {up.dest!r} would write through a symlink: refused")
-                await sftp.put(up.source, dest)
+                # Write beside the destination, then rename over it: workers that share a home folder
+                # (NFS, or several workers on one host) never see each other's half-written file.
+                part = posixpath.join(folder_real, f".{name}.{uuid.uuid4().hex}.part")
+                await sftp.put(up.source, part)
+                await sftp.posix_rename(part, dest)
 
     async def _download(self, conn: asyncssh.SSHClientConnection, worker: WorkerRef) -> list[str]:
         if not self.spec.downloads or self.downloads_dir is None:
