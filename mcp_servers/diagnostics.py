@@ -30,11 +30,14 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from mcp_types import CallToolResult
+from pydantic import Field
 
 from mcp_servers._paths import ClientRoots, allowed_folders, confine
 from mcp_servers._report_store import ReportStore
+from mcp_servers._results import error_result as _error
+from mcp_servers._results import model_result as _result
+from mcp_servers._results import read_only as _read_only
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime import __version__
 from tpu_runtime.diagnose.profile import ProfileComparison
@@ -97,25 +100,8 @@ roots): step time, device busy share, program time and FLOP/s, and each op of ei
 slower, faster, added, removed or unchanged by its average self time per run. Read-only."""
 
 
-def _read_only(title: str) -> ToolAnnotations:
-    return ToolAnnotations(
-        title=title, read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-    )
-
-
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-
-
-def _error(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-
-
-def _result(model: BaseModel) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=model.model_dump_json())],
-        structured_content=model.model_dump(mode="json"),
-    )
 
 
 def _progress_bridge(ctx: Context) -> ProgressFn:

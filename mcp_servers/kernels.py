@@ -34,11 +34,13 @@ import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine
 from mcp_servers._report_store import ReportStore
+from mcp_servers._results import error_result
+from mcp_servers._results import model_result as _result
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime import __version__
 from tpu_runtime.kernels.report import STAGE_TITLES, KernelCheckReport, StageName, TuneReport
@@ -159,16 +161,8 @@ def _annotations(title: str, *, read_only: bool, destructive: bool = False) -> T
     )
 
 
-def _error(text: str) -> CallToolResult:
-    first_line = (text.strip().splitlines() or ["unknown error"])[0]
-    return CallToolResult(content=[TextContent(type="text", text=first_line)], is_error=True)
-
-
-def _result(model: BaseModel) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=model.model_dump_json())],
-        structured_content=model.model_dump(mode="json"),
-    )
+def _error_line(text: str) -> CallToolResult:
+    return error_result(text, first_line_only=True)
 
 
 class _Progress:
@@ -237,11 +231,11 @@ async def _call(
     try:
         return await anyio.to_thread.run_sync(fn, limiter=limiter)
     except KernelToolError as exc:
-        return _error(exc.message)
+        return _error_line(exc.message)
     except Exception as exc:
         logger.exception("%s failed", what)
         first_line = (str(exc).strip().splitlines() or [""])[0]
-        return _error(f"{what} failed inside tpu-agent: {type(exc).__name__}: {first_line}")
+        return _error_line(f"{what} failed inside tpu-agent: {type(exc).__name__}: {first_line}")
     finally:
         progress.close()
 
@@ -299,25 +293,27 @@ def register(server: MCPServer) -> None:
         from tpu_runtime.kernels.scaffold import ScaffoldError, create_kernel
 
         if not re.fullmatch(KERNEL_NAME_PATTERN, name):
-            return _error(
+            return _error_line(
                 f"kernel name {name!r} must be a Python identifier (letters, digits, _), e.g. my_matmul"
             )
         try:
             where = confine(folder, allowed_folders(roots))
         except PathNotAllowed as exc:
-            return _error(str(exc))
+            return _error_line(str(exc))
         if where.exists() and not where.is_dir():
-            return _error(f"{where} is a file, not a folder")
+            return _error_line(f"{where} is a file, not a folder")
         target = where / (name if name.endswith(".py") else f"{name}.py")
         existed = target.exists()
         if existed and not force:
-            return _error(f"{target} already exists; pass force=true to overwrite it, or choose another name")
+            return _error_line(
+                f"{target} already exists; pass force=true to overwrite it, or choose another name"
+            )
         try:
             path = create_kernel(name, template, where, force=force)
         except ScaffoldError as exc:
-            return _error(str(exc))
+            return _error_line(str(exc))
         except OSError as exc:
-            return _error(f"cannot write {target}: {exc.strerror or exc}")
+            return _error_line(f"cannot write {target}: {exc.strerror or exc}")
         return _result(
             NewKernel(
                 file=str(path),
@@ -383,9 +379,9 @@ def register(server: MCPServer) -> None:
         try:
             file = confine(path, allowed_folders(roots))
         except PathNotAllowed as exc:
-            return _error(str(exc))
+            return _error_line(str(exc))
         if not file.is_file():
-            return _error(f"no such kernel file: {file}")
+            return _error_line(f"no such kernel file: {file}")
         from tpu_runtime.kernels.job import KernelCheckRequest, run_kernel_check
 
         chosen: list[StageName] = [stage for stage in CHECK_STAGES if stage in stages]
@@ -446,9 +442,9 @@ def register(server: MCPServer) -> None:
             file = confine(path, allowed)
             folder = confine(run_dir, allowed) if run_dir is not None else None
         except PathNotAllowed as exc:
-            return _error(str(exc))
+            return _error_line(str(exc))
         if not file.is_file():
-            return _error(f"no such kernel file: {file}")
+            return _error_line(f"no such kernel file: {file}")
         from tpu_runtime.kernels.tune import KernelTuneRequest, run_kernel_tune
 
         request = KernelTuneRequest(

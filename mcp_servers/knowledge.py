@@ -31,9 +31,12 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
+from mcp_servers._results import error_result as _error
+from mcp_servers._results import model_result as _result
+from mcp_servers._results import read_only as _read_only
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime import __version__
 from tpu_runtime.knowledge.models import Answer, BuildReport, KbStatus, Passage, RetrievalMode
@@ -106,23 +109,6 @@ class SearchResults(BaseModel):
 
 
 logger = logging.getLogger(__name__)
-
-
-def _read_only(title: str) -> ToolAnnotations:
-    return ToolAnnotations(
-        title=title, read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-    )
-
-
-def _error(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-
-
-def _result(model: BaseModel) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=model.model_dump_json())],
-        structured_content=model.model_dump(mode="json"),
-    )
 
 
 def _progress_bridge(ctx: Context) -> ProgressFn:

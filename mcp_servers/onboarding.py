@@ -25,11 +25,12 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine
 from mcp_servers._report_store import ReportStore
+from mcp_servers._results import error_result as _error
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime import __version__
 from tpu_runtime.onboard.report import OnboardReport, Remedy
@@ -96,10 +97,6 @@ class OpStatus(BaseModel):
         default=None, description="e.g. that the snapshot's versions differ from the installed ones"
     )
     remedies: list[Remedy] = Field(description="what to do about a missing op; empty otherwise")
-
-
-def _error(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
 def _progress_bridge(ctx: Context) -> ProgressFn:

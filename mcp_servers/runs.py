@@ -48,10 +48,12 @@ from mcp.server.mcpserver import (
     MCPServer,
     Resolve,
 )
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
 from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine
+from mcp_servers._results import error_result as _error
+from mcp_servers._results import model_result as _result
 from tpu_runtime import __version__
 from tpu_runtime.remote.report import OutputLine, RunResult, WorkerResult
 
@@ -271,17 +273,6 @@ class _NoQuestion(BaseModel):
 
 
 # ---- helpers ------------------------------------------------------------------------------------------
-def _error(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-
-
-def _result(model: BaseModel) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=model.model_dump_json())],
-        structured_content=model.model_dump(mode="json"),
-    )
-
-
 def _utc(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
 
