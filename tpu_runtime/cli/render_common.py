@@ -98,7 +98,9 @@ def reason_from_notes(notes: Sequence[str], keywords: Iterable[str]) -> str:
     """The notes that explain why a section is absent, or a plain statement that none did."""
     keys = [k.lower() for k in keywords]
     hits = [n for n in notes if any(k in n.lower() for k in keys)]
-    return "; ".join(hits) if hits else "no reason recorded in the report notes"
+    # the renderers print "<section> not run: " themselves; a note that starts the same way says it once
+    reasons = [n.split(" not run: ", 1)[1] if " not run: " in n[:40] else n for n in hits]
+    return "; ".join(reasons) if reasons else "no reason recorded in the report notes"
 
 
 # ------------------------------------------------------------------------------------------------- ops
