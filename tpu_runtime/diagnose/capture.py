@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tpu_runtime.remote.confine import PathEscapeError, safe_relative
+from tpu_runtime.remote.gated import staged_script
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.approvals import RunRequest
@@ -220,15 +221,7 @@ class CapturePlan(BaseModel):
 
 
 def _wrapper_file(staging_dir: Path) -> Path:
-    """The wrapper as a file named by its hash, so the bytes an approval covers never change under it."""
-    digest = hashlib.sha256(WRAPPER_SOURCE.encode()).hexdigest()
-    path = staging_dir / f"tpu_agent_capture_{digest[:16]}.py"
-    if not path.is_file() or path.read_text(encoding="utf-8") != WRAPPER_SOURCE:
-        staging_dir.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".tmp")
-        partial.write_text(WRAPPER_SOURCE, encoding="utf-8")
-        partial.replace(path)
-    return path
+    return staged_script(staging_dir, "tpu_agent_capture", WRAPPER_SOURCE)
 
 
 def capture_plan(

@@ -18,7 +18,6 @@ on the CPU and every time is labelled "cpu (test, interpret mode)", never report
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from tpu_runtime.kernels.report import STAGE_TITLES, TIMING_NOT_RUN, StageResult
-from tpu_runtime.remote.gated import RemoteWork
+from tpu_runtime.remote.gated import RemoteWork, staged_script
 
 if TYPE_CHECKING:
     from tpu_runtime.kernels.report import KernelCheckReport
@@ -220,15 +219,7 @@ class MeasureSummary(BaseModel):
 
 
 def _timer_file(staging_dir: Path) -> Path:
-    """The timer as a file named by its hash, so the bytes an approval covers never change under it."""
-    digest = hashlib.sha256(TIMER_SOURCE.encode()).hexdigest()
-    path = staging_dir / f"tpu_agent_kernel_timer_{digest[:16]}.py"
-    if not path.is_file() or path.read_text(encoding="utf-8") != TIMER_SOURCE:
-        staging_dir.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".tmp")
-        partial.write_text(TIMER_SOURCE, encoding="utf-8")
-        partial.replace(path)
-    return path
+    return staged_script(staging_dir, "tpu_agent_kernel_timer", TIMER_SOURCE)
 
 
 def timing_argv(

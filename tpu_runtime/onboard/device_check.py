@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tpu_runtime.onboard.report import LayerError, NumericsReport, PrecisionMode
 from tpu_runtime.remote.confine import PathEscapeError, safe_relative
-from tpu_runtime.remote.gated import RemoteWork
+from tpu_runtime.remote.gated import RemoteWork, staged_script
 
 if TYPE_CHECKING:
     from tpu_runtime.onboard.job import OnboardRequest
@@ -377,15 +377,7 @@ class DeviceCheck(BaseModel):
 
 
 def _runner_file(staging_dir: Path) -> Path:
-    """The runner as a file named by its hash, so the bytes an approval covers never change under it."""
-    digest = hashlib.sha256(RUNNER_SOURCE.encode()).hexdigest()
-    path = staging_dir / f"tpu_agent_device_numerics_{digest[:16]}.py"
-    if not path.is_file() or path.read_text(encoding="utf-8") != RUNNER_SOURCE:
-        staging_dir.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".tmp")
-        partial.write_text(RUNNER_SOURCE, encoding="utf-8")
-        partial.replace(path)
-    return path
+    return staged_script(staging_dir, "tpu_agent_device_numerics", RUNNER_SOURCE)
 
 
 def _loader_file() -> Path:

@@ -17,6 +17,7 @@ Jobs that need a real TPU (onboarding's device numerics, kernel timing and tunin
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -261,3 +262,15 @@ def worker_names(request: RunRequest, indices: list[int] | None = None) -> str:
     """'0:w0, 1:w1' for the request's workers (or the given subset of them)."""
     chosen = [w for w in request.spec.workers if indices is None or w.index in indices]
     return ", ".join(f"{w.index}:{w.name}" for w in chosen) or "none"
+
+
+def staged_script(staging_dir: Path, stem: str, source: str) -> Path:
+    """A script to upload, as a file named by its hash: the bytes an approval covers never change under it."""
+    digest = hashlib.sha256(source.encode()).hexdigest()
+    path = staging_dir / f"{stem}_{digest[:16]}.py"
+    if not path.is_file() or path.read_text(encoding="utf-8") != source:
+        staging_dir.mkdir(parents=True, exist_ok=True)
+        partial = path.with_suffix(".tmp")
+        partial.write_text(source, encoding="utf-8")
+        partial.replace(path)
+    return path
