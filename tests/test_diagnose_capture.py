@@ -136,7 +136,7 @@ def test_bad_plans_are_one_line_errors(tmp_path: Path, script: Path) -> None:
         ({"script": notes}, "not a Python script"),
         ({"duration_s": 0}, "duration must be more than 0"),
         ({"out_dir": "../up"}, "leaves the run's folder"),
-        ({"out_dir": "/tmp/p"}, "must be relative"),
+        ({"out_dir": "/abs/profile"}, "must be relative"),
         ({"out_dir": "train.py/x"}, "same name"),
         ({"out_dir": WRAPPER_NAME}, "same name"),
     ]

@@ -246,7 +246,7 @@ def test_policy_lets_only_checked_read_only_commands_through(command: tuple[str,
 
 def test_policy_never_covers_env_uploads_or_long_limits() -> None:
     policy = Policy(read_only=ReadOnlyPolicy(enabled=True, log_dirs=["/tmp/tpu_logs"]))
-    assert auto_approval_rule(_spec(command=("df",), env={"LD_PRELOAD": "/tmp/x.so"}), policy) is None
+    assert auto_approval_rule(_spec(command=("df",), env={"LD_PRELOAD": "/opt/x.so"}), policy) is None
     assert auto_approval_rule(_spec(command=("df",), time_limit_s=3601), policy) is None
     other = Policy(read_only=ReadOnlyPolicy(enabled=True, targets=["prod"]))
     assert auto_approval_rule(_spec(command=("df",)), other) is None

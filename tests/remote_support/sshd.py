@@ -47,8 +47,8 @@ def _free_port() -> int:
 
 
 def _ensure_user() -> pwd.struct_passwd:
-    """The non-root login user (root only); unlocked, shell /bin/sh, home under /tmp."""
-    home = Path("/tmp/tpuagent-ssh-home")
+    """The non-root login user (root only); unlocked, shell /bin/sh, home in the temp folder."""
+    home = Path(tempfile.gettempdir()) / "tpuagent-ssh-home"
     try:
         entry = pwd.getpwnam(TEST_USER)
     except KeyError:
