@@ -36,6 +36,23 @@ class ShrinkChoice(StrEnum):
     never = "never"
 
 
+class WeightDtypeChoice(StrEnum):
+    f32 = "f32"
+    bf16 = "bf16"
+    fp16 = "fp16"
+    fp8 = "fp8"
+    int8 = "int8"
+    int4 = "int4"
+
+
+class KVDtypeChoice(StrEnum):
+    f32 = "f32"
+    bf16 = "bf16"
+    fp16 = "fp16"
+    fp8 = "fp8"
+    int8 = "int8"
+
+
 def _fail(message: str, code: int = 1) -> typer.Exit:
     err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
@@ -49,7 +66,19 @@ def version() -> None:
 
 @app.command()
 def onboard(
-    model_file: Annotated[Path, typer.Argument(help="a .py file that defines the model and example inputs")],
+    model_file: Annotated[
+        Path | None, typer.Argument(help="a .py file that defines the model and example inputs")
+    ] = None,
+    hf_config: Annotated[
+        Path | None,
+        typer.Option(help="a Hugging Face config.json or a checkpoint folder with one (no weights needed)"),
+    ] = None,
+    dtype: Annotated[
+        WeightDtypeChoice | None, typer.Option(help="weight dtype as served (default: as the model is built)")
+    ] = None,
+    kv_cache_dtype: Annotated[
+        KVDtypeChoice | None, typer.Option(help="KV cache dtype for serving (default: the weights')")
+    ] = None,
     entry: Annotated[str | None, typer.Option(help="module:callable returning (model, inputs)")] = None,
     batch: Annotated[int | None, typer.Option(min=1, help="batch size to size HBM for")] = None,
     seq: Annotated[int | None, typer.Option(min=1, help="sequence length to size HBM for")] = None,
@@ -76,15 +105,25 @@ def onboard(
     """Which ops TorchTPU lacks, whether the numbers match, whether it fits in HBM, how to serve it.
 
     Example: tpu-agent onboard examples/tiny_gpt.py --batch 8 --seq 1024 --html report.html
+    Example: tpu-agent onboard --hf-config Llama-3-8B/config.json --dtype bf16 --batch 8 --seq 8192
     """
     from tpu_runtime.cli.approval_prompt import tty_approver
     from tpu_runtime.onboard.job import OnboardRequest, run_onboard
     from tpu_runtime.sandbox import ChildFailure
 
-    if not model_file.is_file():
+    if (model_file is None) == (hf_config is None):
+        raise _fail("give a model file or --hf-config PATH (one of them)", 2)
+    if model_file is not None and not model_file.is_file():
         raise _fail(f"no such file: {model_file}", 2)
+    if hf_config is not None and not hf_config.exists():
+        raise _fail(f"no such file or folder: {hf_config}", 2)
+    if hf_config is not None and target:
+        raise _fail("--target compares a model file's layers on the device; not with --hf-config", 2)
     request = OnboardRequest(
         model_file=model_file,
+        hf_config=hf_config,
+        weight_dtype=dtype.value if dtype else None,
+        kv_cache_dtype=kv_cache_dtype.value if kv_cache_dtype else None,
         entry=entry,
         batch=batch,
         seq=seq,

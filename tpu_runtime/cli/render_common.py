@@ -21,6 +21,7 @@ from tpu_runtime.onboard.report import (
     OpUse,
     Preflight,
     Remedy,
+    SizePlan,
 )
 
 __all__ = [
@@ -89,6 +90,24 @@ def fmt_rel(x: float) -> str:
 def _rel_key(x: float) -> float:
     """Sort key that puts non-finite errors (did not run, NaN) above every finite one."""
     return math.inf if math.isnan(x) else x
+
+
+# ------------------------------------------------------------------------------------------------ size
+
+
+def size_rows(size: SizePlan) -> list[tuple[str, str]]:
+    """How the model was run at a size this machine holds, as (label, text) rows for the header."""
+    built = size.full_size
+    if size.full_size == "fake tensors":
+        built = "fake tensors at full size (shapes and dtypes only: nothing allocated)"
+    rows = [("built on", built)]
+    if size.input_shapes:
+        rows.append(("inputs", ", ".join(size.input_shapes)))
+    if size.capture:
+        rows.append(("ops from", size.capture))
+    if size.numerics_model:
+        rows.append(("numerics on", size.numerics_model))
+    return rows
 
 
 # ------------------------------------------------------------------------------------------------ notes

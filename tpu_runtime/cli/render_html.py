@@ -38,6 +38,7 @@ from tpu_runtime.cli.render_common import (
     mode_summaries,
     ops_by_severity,
     reason_from_notes,
+    size_rows,
 )
 from tpu_runtime.onboard.report import GenerationFit, OnboardReport, Remedy
 
@@ -305,5 +306,6 @@ def render_onboard_html(report: OnboardReport) -> str:
         "serving": report.serving,
         "serving_reason": reason_from_notes(report.notes, ("serving", "vllm")),
         "inventory": ops_by_severity(report.ops),
+        "size_rows": size_rows(report.size) if report.size is not None else [],
     }
     return _COMPILED.render(**context)

@@ -17,6 +17,7 @@ from tpu_runtime.cli.render_common import (
     mode_summaries,
     ops_by_severity,
     reason_from_notes,
+    size_rows,
 )
 from tpu_runtime.onboard.report import OnboardReport
 
@@ -78,6 +79,8 @@ def _header(report: OnboardReport) -> list[str]:
         rows.append(["Kind", "decoder-only language model"])
     if m.shrunk:
         rows.append(["Shrunk", _text(m.shrink_note or "ops were captured on a narrower copy of the model")])
+    if report.size is not None:
+        rows += [[label.capitalize(), _text(value)] for label, value in size_rows(report.size)]
     rows.append(["Op table", _text(report.op_table)])
     if report.tpu_trace_note:
         rows.append(["TorchTPU trace", _text(report.tpu_trace_note)])
@@ -161,6 +164,8 @@ def _numerics(report: OnboardReport) -> list[str]:
     if num is None:
         return [*out, f"Numerics not run: {_text(reason_from_notes(report.notes, ('numeric',)))}"]
     out += [f"- Reference: {_text(num.reference)}", f"- Device check: {_text(num.device_check)}"]
+    if num.compared_on:
+        out.append(f"- Compared on: {_text(num.compared_on)}")
     if num.first_divergent_layer:
         out.append(f"- First divergent layer (DEFAULT): {_code(num.first_divergent_layer)}")
     if num.error:
@@ -236,6 +241,7 @@ def _preflight(report: OnboardReport) -> list[str]:
     if show_xla:
         header.append("XLA measured")
     out += _table(header, body, "lrrrllll" + ("r" if show_xla else "")) if fits else ["_No generations._"]
+    out += ["", *[f"- {_text(f.generation)}: serve with {_text(f.serving_layout)}" for f in fits]]
     b = pf.breakdown
     shape = f"batch {b.batch}" + (f", seq {b.seq}" if b.seq is not None else "")
     amounts = (
@@ -256,6 +262,11 @@ def _preflight(report: OnboardReport) -> list[str]:
             "rrrrrr",
         ),
     ]
+    if b.activations_training_remat is not None:
+        remat = fmt_bytes(b.activations_training_remat)
+        out += ["", f"Training activations with remat (each block recomputed): {remat}"]
+    if b.kv_bytes_per_token is not None:
+        out += ["", f"KV cache per token of context: {fmt_bytes(int(b.kv_bytes_per_token))}"]
     if b.note:
         out += ["", _text(b.note)]
     if pf.xla_note:

@@ -24,6 +24,7 @@ from tpu_runtime.cli.render_common import (
     missing_rows,
     mode_summaries,
     reason_from_notes,
+    size_rows,
 )
 from tpu_runtime.onboard.report import OnboardReport
 
@@ -63,6 +64,9 @@ def _header(report: OnboardReport, console: Console) -> None:
         grid.add_row("hugging face", _t(" / ".join(x for x in (m.hf_architecture, m.hf_model_type) if x)))
     if m.shrunk:
         grid.add_row("shrunk", _t(m.shrink_note or "ops captured on a narrower copy of the model", "yellow"))
+    if report.size is not None:
+        for label, value in size_rows(report.size):
+            grid.add_row(label, _t(value, "yellow" if label == "built on" and "fake" in value else ""))
     grid.add_row("op table", _t(report.op_table))
     if report.tpu_trace_note:
         grid.add_row("TorchTPU trace", _t(report.tpu_trace_note))
@@ -136,6 +140,8 @@ def _numerics(report: OnboardReport, console: Console, top: int) -> None:
         reason = reason_from_notes(report.notes, ("numeric",))
         console.print(Text.assemble(("numerics not run", "yellow"), ": ", reason))
         return
+    if num.compared_on:
+        console.print(Text.assemble(("compared on", "bold"), ": ", num.compared_on))
     if num.error:
         console.print(Text.assemble(("error", "bold red"), ": ", num.error))
     table_data = layer_table(num)
@@ -217,6 +223,11 @@ def _preflight(report: OnboardReport, console: Console) -> None:
             row.append(_t(fmt_bytes(f.xla_bytes)))
         table.add_row(*row)
     console.print(table)
+    for f in fits:
+        line = f"{f.generation}: serve with {f.serving_layout}"
+        if f.training_chips_remat:
+            line += f"; training with remat needs {f.training_chips_remat} chips"
+        console.print(_t(line))
     b = pf.breakdown
     shape = f"batch {b.batch}" + (f", seq {b.seq}" if b.seq is not None else "")
     parts = [
@@ -227,6 +238,10 @@ def _preflight(report: OnboardReport, console: Console) -> None:
         f"gradients {fmt_bytes(b.gradients)}",
         f"optimizer {fmt_bytes(b.optimizer_state)}",
     ]
+    if b.activations_training_remat is not None:
+        parts.append(f"training activations with remat {fmt_bytes(b.activations_training_remat)}")
+    if b.kv_bytes_per_token is not None:
+        parts.append(f"KV cache per token {fmt_bytes(int(b.kv_bytes_per_token))}")
     console.print(Text.assemble((shape, "bold"), ": ", ", ".join(parts), style="dim"))
     if b.note:
         console.print(_t(b.note, "dim"))

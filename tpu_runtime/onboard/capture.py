@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_flatten
+from torch.utils._pytree import tree_flatten, tree_map
 
 from tpu_runtime.onboard.capture_types import RawOp
 from tpu_runtime.onboard.report import Phase
@@ -37,6 +37,44 @@ def op_name(func: torch._ops.OpOverload) -> str:
     overload = func._overloadname
     base = func._schema.name
     return base if overload == "default" else f"{base}.{overload}"
+
+
+def storage_key(t: torch.Tensor) -> int:
+    """Identity of a tensor's storage, also for fake and meta tensors (they have no data pointer)."""
+    key: int = t.untyped_storage()._cdata
+    return key
+
+
+def _is_abstract(x: Any) -> bool:
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(x, FakeTensor) or (isinstance(x, torch.Tensor) and x.device.type == "meta")
+
+
+def _call_op(func: Any, args: Any, kwargs: dict[str, Any]) -> Any:
+    """Run one op; on shape-only tensors, retry a float op whose shape rule is stricter than its kernel.
+
+    Some shape rules accept fewer dtypes than the CPU kernel (e.g. `_grouped_mm`'s asks for bf16 while
+    CPU runs it in f32); only the output's shape and dtype matter here, so compute the shape in bf16 and
+    hand back the dtype the real kernel would have produced.
+    """
+    try:
+        return func(*args, **kwargs)
+    except RuntimeError as exc:
+        leaves = [x for x in tree_flatten((args, kwargs))[0] if isinstance(x, torch.Tensor)]
+        floats = {x.dtype for x in leaves if x.is_floating_point()}
+        if not leaves or not all(_is_abstract(x) for x in leaves) or floats - {torch.float32}:
+            raise
+        if "dtype" not in str(exc) and "BF16" not in str(exc):
+            raise
+
+        def down(x: Any) -> Any:
+            return x.to(torch.bfloat16) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+        def up(x: Any) -> Any:
+            return x.to(torch.float32) if isinstance(x, torch.Tensor) and x.is_floating_point() else x
+
+        return tree_map(up, func(*tree_map(down, args), **tree_map(down, kwargs)))
 
 
 def _metadata(node: Any) -> dict[str, Any]:
@@ -190,8 +228,15 @@ class _SiteTagger(TorchFunctionMode):
 
 
 class _OpRecorder(TorchDispatchMode):
-    def __init__(self, capture: Capture, tracker: _ModuleTracker, locator: SourceLocator) -> None:
+    def __init__(
+        self,
+        capture: Capture,
+        tracker: _ModuleTracker,
+        locator: SourceLocator,
+        weights: frozenset[int] = frozenset(),
+    ) -> None:
         super().__init__()
+        self.weights = weights  # parameter storages: their views (a weight's `.t()`) are not activations
         self.capture = capture
         self.tracker = tracker
         self.locator = locator
@@ -201,7 +246,7 @@ class _OpRecorder(TorchDispatchMode):
         self._live_bytes = 0
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
-        out = func(*args, **(kwargs or {}))
+        out = _call_op(func, args, kwargs or {})
         if func.namespace == "prim":  # TorchScript bookkeeping such as prim::device, not a kernel
             return out
         key = (op_name(func), self.phase)
@@ -226,12 +271,13 @@ class _OpRecorder(TorchDispatchMode):
 
     def _track_live(self, out: Any) -> None:
         for leaf in tree_flatten(out)[0]:
-            if not isinstance(leaf, torch.Tensor) or leaf.device.type == "meta":
+            if not isinstance(leaf, torch.Tensor):
                 continue
             try:
-                storage = leaf.untyped_storage()
-                key, nbytes = storage.data_ptr(), storage.nbytes()
+                key, nbytes = storage_key(leaf), leaf.untyped_storage().nbytes()
             except (RuntimeError, NotImplementedError):
+                continue
+            if key in self.weights:
                 continue
             entry = self._live.get(key)
             if entry is None:
@@ -252,17 +298,16 @@ class _OpRecorder(TorchDispatchMode):
 
 
 @contextmanager
-def _saved_tensor_meter(capture: Capture, exclude: set[int]) -> Iterator[None]:
+def _saved_tensor_meter(capture: Capture, exclude: frozenset[int]) -> Iterator[None]:
     """Adds up the distinct storages autograd keeps for backward, the weights excluded."""
     seen: set[int] = set()
 
     def pack(t: torch.Tensor) -> torch.Tensor:
         try:
-            storage = t.untyped_storage()
-            key = storage.data_ptr()
+            key = storage_key(t)
             if key not in seen and key not in exclude:
                 seen.add(key)
-                capture.saved_bytes += storage.nbytes()
+                capture.saved_bytes += t.untyped_storage().nbytes()
         except (RuntimeError, NotImplementedError):
             pass
         return t
@@ -310,12 +355,12 @@ def capture_ops(
     """
     locator = SourceLocator(user_dirs)
     was_training = model.training
-    params = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    params = frozenset(storage_key(t) for t in [*model.parameters(), *model.buffers()])
     inference = Capture()
     try:
         with _ModuleTracker(model) as tracker:
             model.eval()
-            with torch.no_grad(), _OpRecorder(inference, tracker, locator):
+            with torch.no_grad(), _OpRecorder(inference, tracker, locator, params):
                 output = model(*args, **kwargs)
             if not backward:
                 return inference, output
@@ -323,7 +368,7 @@ def capture_ops(
                 on_stage("backward")
             training = Capture()
             model.train()
-            recorder = _OpRecorder(training, tracker, locator)
+            recorder = _OpRecorder(training, tracker, locator, params)
             with torch.enable_grad(), _saved_tensor_meter(training, params), _SiteTagger(tracker, locator):
                 with recorder:
                     train_output = model(*args, **kwargs)

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tpu_runtime.onboard.report import Phase
+from tpu_runtime.onboard.report import Phase, SizePlan
 
 
 class RawOp(BaseModel):
@@ -26,6 +26,9 @@ class KVGeometry(BaseModel):
     layers: int
     kv_heads: int
     head_dim: int
+    latent_dim: int | None = None  # multi-head latent attention: one compressed vector per token and layer
+    sliding_layers: int = 0  # layers whose cache holds only the last `sliding_window` tokens
+    sliding_window: int | None = None
 
 
 class ActivationProbe(BaseModel):
@@ -56,6 +59,7 @@ class ModelProbe(BaseModel):
     tpu_note: str = ""
     shrink_note: str | None = None
     activations: ActivationProbe
+    size: SizePlan | None = None
     numerics: dict[str, object] | None = None
     numerics_error: str | None = None
     input_shapes_vary: bool = False
@@ -63,3 +67,4 @@ class ModelProbe(BaseModel):
     peak_rss_bytes: int = 0
     xla: dict[str, dict[str, Any]] = {}  # generation -> xla_memory.XlaMemory as JSON
     xla_notes: list[str] = []
+    notes: list[str] = []

@@ -640,6 +640,8 @@ def device_numerics_check(
         from tpu_runtime.remote.engine import RemoteEngine
 
         engine = RemoteEngine()
+    if request.model_file is None:
+        return DeviceCheck(status="not_run", message="not run: the device check runs a model file")
     try:
         plan = device_numerics_plan(
             request.model_file,

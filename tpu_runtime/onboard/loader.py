@@ -9,8 +9,10 @@ import importlib
 import importlib.util
 import inspect
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import torch
@@ -81,9 +83,16 @@ def _resolve_entry(entry: str, user_module: Any) -> Any:
     return obj
 
 
-def load_model(path: Path, entry: str | None = None) -> LoadedModel:
-    """Try the conventions in order (`CONVENTIONS`); `entry` overrides them."""
+def load_model(
+    path: Path, entry: str | None = None, patch: Callable[[ModuleType], None] | None = None
+) -> LoadedModel:
+    """Try the conventions in order (`CONVENTIONS`); `entry` overrides them.
+
+    `patch` may change the imported module (e.g. scale its size constants) before anything is built.
+    """
     module = import_user_file(path)
+    if patch is not None:
+        patch(module)
     if entry:
         fn = _resolve_entry(entry, module)
         result = fn()

@@ -27,7 +27,7 @@ from fractions import Fraction
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tpu_runtime.chips import ChipSpec, get_chip
+from tpu_runtime.chips import ChipSpec, SliceShape, get_chip
 from tpu_runtime.onboard.report import GENERATIONS, Generation, GenerationFit, MemoryBreakdown, Preflight
 
 #: Fraction of each chip's listed HBM we keep back for the runtime and the compiler.
@@ -51,15 +51,43 @@ class KVCacheGeometry(BaseModel):
     layers: int = Field(ge=1)
     kv_heads: int = Field(ge=1)
     head_dim: int = Field(ge=1)
-    dtype_bytes: int = Field(ge=1, description="bytes per cached element, e.g. 2 for bf16")
+    dtype_bytes: float = Field(gt=0, description="bytes per cached element, e.g. 2 for bf16, 1 for fp8")
+    latent_dim: int | None = Field(
+        default=None, description="multi-head latent attention: cached elements per token and layer"
+    )
+    sliding_layers: int = Field(default=0, ge=0, description="layers that cache only a sliding window")
+    sliding_window: int | None = Field(default=None, ge=1)
+
+    def elements_per_token_layer(self) -> int:
+        """K and V of every KV head, or MLA's one compressed latent vector (rope part included)."""
+        return self.latent_dim if self.latent_dim else 2 * self.kv_heads * self.head_dim
+
+    def bytes_per_token(self) -> float:
+        """Bytes one more token of context adds over all layers (sliding layers: below their window)."""
+        return self.layers * self.elements_per_token_layer() * self.dtype_bytes
+
+    def formula(self) -> str:
+        per = (
+            f"{self.latent_dim} latent elements (MLA)"
+            if self.latent_dim
+            else f"2 x {self.kv_heads} kv heads x {self.head_dim} head dim"
+        )
+        text = f"{self.layers} layers x {per} x {self.dtype_bytes:g} bytes"
+        if self.sliding_layers and self.sliding_window:
+            text += f"; {self.sliding_layers} sliding-window layers hold at most {self.sliding_window} tokens"
+        return text
 
 
 def kv_cache_bytes(geometry: KVCacheGeometry, batch: int, seq: int) -> int:
-    """2 * layers * kv_heads * head_dim * batch * seq * dtype_bytes."""
+    """layers x elements per token and layer x batch x seq x dtype bytes (2 x kv_heads x head_dim
+    elements for ordinary attention, the latent width for MLA); sliding-window layers stop at the window."""
     if batch < 1 or seq < 1:
         raise ValueError(f"batch and seq must be >= 1, got batch={batch}, seq={seq}")
     g = geometry
-    return 2 * g.layers * g.kv_heads * g.head_dim * batch * seq * g.dtype_bytes
+    window = g.sliding_window or seq
+    sliding = g.sliding_layers if g.sliding_window else 0
+    tokens = (g.layers - sliding) * seq + sliding * min(seq, window)
+    return math.ceil(g.elements_per_token_layer() * tokens * batch * g.dtype_bytes)
 
 
 def _scale(measured: int, factor: Fraction) -> int:
@@ -78,6 +106,7 @@ def estimate_memory(
     probe_batch: int = 1,
     probe_seq: int | None = None,
     kv_cache: KVCacheGeometry | None = None,
+    activation_bytes_training_remat: int | None = None,
 ) -> MemoryBreakdown:
     """Bytes the model needs for inference and for training at the user's batch/seq.
 
@@ -118,10 +147,7 @@ def estimate_memory(
         if effective_seq is None:
             raise ValueError("a KV cache estimate needs a sequence length (seq or probe_seq)")
         kv = kv_cache_bytes(kv_cache, batch, effective_seq)
-        notes.append(
-            f"KV cache = 2 x {kv_cache.layers} layers x {kv_cache.kv_heads} kv heads x {kv_cache.head_dim} "
-            f"head dim x batch {batch} x seq {effective_seq} x {kv_cache.dtype_bytes} bytes"
-        )
+        notes.append(f"KV cache = {kv_cache.formula()} x batch {batch} x seq {effective_seq}")
     notes.append(
         "training = weights + gradients (weights' dtype) + AdamW state (2 x fp32 = 8 bytes per parameter) "
         "+ training activations; an fp32 master copy of low-precision weights is not counted"
@@ -133,6 +159,12 @@ def estimate_memory(
         gradients=parameter_bytes,
         optimizer_state=ADAMW_STATE_BYTES_PER_PARAM * parameters,
         activations_training=_scale(activation_bytes_training, factor),
+        activations_training_remat=(
+            None
+            if activation_bytes_training_remat is None
+            else _scale(activation_bytes_training_remat, factor)
+        ),
+        kv_bytes_per_token=kv_cache.bytes_per_token() if kv_cache is not None else None,
         batch=batch,
         seq=effective_seq,
         note="; ".join(notes),
@@ -204,7 +236,12 @@ def _fit(generation: Generation, breakdown: MemoryBreakdown) -> tuple[Generation
             )
     inf_slice = chip.smallest_slice(inf_chips) if inf_chips else None
     train_slice = chip.smallest_slice(train_chips) if train_chips else None
-    sources = [chip.hbm.source]
+    remat_chips = None
+    if b.activations_training_remat is not None:
+        remat_chips = chips_needed(
+            b.weights + b.gradients + b.optimizer_state, b.activations_training_remat, b.batch, usable
+        )
+    sources = [chip.hbm.source, chip.chips_per_host.source]
     sources += [s.source for s in (inf_slice, train_slice) if s is not None]
     fit = GenerationFit(
         generation=generation,
@@ -217,8 +254,29 @@ def _fit(generation: Generation, breakdown: MemoryBreakdown) -> tuple[Generation
         training_chips=train_chips or 0,
         smallest_slice_inference=inf_slice.topology if inf_slice else None,
         smallest_slice_training=train_slice.topology if train_slice else None,
+        inference_hosts=inf_slice.hosts if inf_slice else None,
+        serving_layout=serving_layout(inf_chips, inf_slice, chip.chips_per_host.value),
+        training_chips_remat=remat_chips,
     )
     return fit, sources, notes
+
+
+def serving_layout(chips: int | None, shape: SliceShape | None, chips_per_host: int) -> str:
+    """How a server spreads the weights: tensor parallel inside one host, more hosts beyond it."""
+    if not chips:
+        return "does not fit any chip count (one sample's activations exceed a chip)"
+    if shape is None:
+        return f"{chips} chips: more than the largest listed slice"
+    degree = shape.chips
+    if degree == 1:
+        return "one chip, no sharding"
+    hosts = shape.hosts or math.ceil(degree / chips_per_host)
+    if hosts <= 1:
+        return f"tensor parallel over {degree} chips of one host ({shape.topology})"
+    return (
+        f"{degree} chips over {hosts:g} hosts ({shape.topology}): tensor parallel inside each host of "
+        f"{chips_per_host} chips, pipeline or data parallel across hosts"
+    )
 
 
 def preflight(breakdown: MemoryBreakdown, generations: Sequence[Generation] = GENERATIONS) -> Preflight:

@@ -14,10 +14,19 @@ from typing import Any
 import torch
 
 from tpu_runtime.child_entry import report_progress
-from tpu_runtime.onboard.capture import SourceLocator, capture_ops, tensor_leaves
-from tpu_runtime.onboard.capture_types import ActivationProbe, KVGeometry, ModelProbe, RawOp
+from tpu_runtime.onboard.capture import Capture, SourceLocator, capture_ops, tensor_leaves
+from tpu_runtime.onboard.capture_types import ActivationProbe, KVGeometry, ModelProbe, RawOp, SizePlan
+from tpu_runtime.onboard.full_size import (
+    block_boundaries,
+    build_fake,
+    one_line,
+    parameter_stats,
+    shapes,
+    tensor_bytes,
+)
 from tpu_runtime.onboard.loader import LoadedModel, ModelLoadError, load_model
 from tpu_runtime.onboard.shrink import ShrinkResult, shallow_copy
+from tpu_runtime.onboard.small_copy import Budget, Measure, small_copy
 
 
 class ProbeError(Exception):
@@ -30,71 +39,112 @@ class ProbeError(Exception):
 
 
 def run(payload: dict[str, Any]) -> dict[str, Any]:
+    """Build the model on fake tensors at full size; run it for real when it fits, else a smaller copy."""
     torch.manual_seed(int(payload.get("seed", 0)))
     timings: dict[str, float] = {}
     start = time.perf_counter()
     report_progress("load", 0.0)
-    path = Path(payload["model_file"]).resolve()
+    source = _Source(payload)
+    fake, failure = build_fake(source.build, source.user_dirs)
+    timings["fake_build"] = time.perf_counter() - start
+    budget = Budget(memory_bytes=int(payload.get("memory_bytes") or _default_memory()))
+    if fake is not None:
+        measure = Measure.of(fake)
+        if not budget.fits_real(measure):
+            return _run_full_size_fake(payload, source, fake, measure, budget, timings)
+    torch.manual_seed(int(payload.get("seed", 0)))
+    build_note = None
+    if failure is not None and source.hf_config:  # no user code to blame: never allocate a checkpoint
+        raise ProbeError("bad_input", f"{source.name}: {failure.describe()}")
+    if failure is not None:
+        build_note = (
+            f"{failure.describe()}, so the model was built for real; if that needs more memory than this "
+            "machine has, pass --entry module:callable returning a smaller model and inputs"
+        )
+        report_progress("note: " + build_note, 0.02)
+    t0 = time.perf_counter()
     try:
-        loaded = load_model(path, payload.get("entry"))
+        loaded = source.build()
     except ModelLoadError as exc:
         raise ProbeError("bad_input", str(exc)) from exc
     except Exception as exc:
         raise ProbeError(
             "raised",
-            f"loading {path.name} raised {type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0]}",
+            f"loading {source.name} raised {one_line(exc)}",
         ) from exc
-    model = loaded.model
-    timings["load"] = time.perf_counter() - start
+    timings["load"] = time.perf_counter() - t0
+    return _run_real(payload, source, loaded, timings, build_note)
 
+
+class _Source:
+    """Where the model comes from: the user's file (one of the loader's conventions) or a HF config."""
+
+    def __init__(self, payload: dict[str, Any]) -> None:
+        self.hf_config = payload.get("hf_config")
+        self.batch, self.seq = payload.get("batch"), payload.get("seq")
+        self.entry = payload.get("entry")
+        self.weight_dtype = payload.get("weight_dtype")
+        if self.hf_config:
+            self.path = Path(self.hf_config).resolve()
+            self.name = self.path.name
+        else:
+            self.path = Path(payload["model_file"]).resolve()
+            self.name = self.path.name
+        self.user_dirs = [self.path.parent if self.path.is_file() else self.path]
+
+    def build(self, patch: Any = None) -> LoadedModel:
+        if self.hf_config:
+            from tpu_runtime.onboard import hf_config as hf
+
+            try:
+                config = hf.load_config(hf.read_config_dict(self.path))
+            except hf.HFConfigError as exc:
+                raise ModelLoadError(str(exc)) from exc
+            dtype = hf.compute_dtype(config, self.weight_dtype)
+            previous = torch.get_default_dtype()
+            torch.set_default_dtype(dtype or previous)  # `.to()` cannot swap fake parameters
+            try:
+                model = hf.build_model(config)
+            finally:
+                torch.set_default_dtype(previous)
+            inputs = hf.token_inputs(config, self.batch or 1, hf.default_seq(config, self.seq))
+            return LoadedModel(model=model, args=(), kwargs=inputs, convention="--hf-config")
+        return load_model(self.path, self.entry, patch=patch)
+
+    def rebuild(self) -> Any:
+        """A loader that takes a module patch, for files; None for a HF config (shrunk by its config)."""
+        return None if self.hf_config else (lambda patch: self.build(patch))
+
+
+def _default_memory() -> int:
+    import psutil
+
+    return int(psutil.virtual_memory().total * 0.75)
+
+
+def _run_real(
+    payload: dict[str, Any],
+    source: _Source,
+    loaded: LoadedModel,
+    timings: dict[str, float],
+    build_note: str | None,
+) -> dict[str, Any]:
+    """The model fits this machine: every stage runs on the model itself (a shallower copy if large)."""
+    model = loaded.model
     params = sum(p.numel() for p in model.parameters())
     shrink_mode = payload.get("shrink", "auto")
     want_shrink = shrink_mode == "always" or (
         shrink_mode == "auto" and params > int(payload.get("shrink_above_params", 100_000_000))
     )
-    user_dirs = [path.parent]
+    user_dirs = source.user_dirs
     report_progress("ops", 0.1)
     t0 = time.perf_counter()
     with _maybe_shrink(model, want_shrink) as shrink:
-        try:
-            capture, output = capture_ops(
-                model, loaded.args, loaded.kwargs, user_dirs, on_stage=lambda s: report_progress(s, 0.3)
-            )
-        except Exception as exc:
-            raise ProbeError(
-                "raised",
-                f"the model raised while running: {type(exc).__name__}: "
-                f"{(str(exc).strip().splitlines() or [''])[0]}",
-            ) from exc
-        outputs = tensor_leaves(output)
-        if not outputs:
-            raise ProbeError(
-                "bad_output",
-                f"the model returned {type(output).__name__} with no tensor in it: "
-                "onboarding needs at least one tensor output",
-            )
+        capture, output = _capture(model, loaded, user_dirs)
+        outputs = _outputs(output)
         timings["ops"] = time.perf_counter() - t0
-
-        numerics: dict[str, Any] | None = None
-        numerics_error: str | None = None
-        if payload.get("numerics", True):
-            report_progress("numerics", 0.5)
-            t0 = time.perf_counter()
-            numerics, numerics_error = _numerics(model, loaded, payload.get("modes"))
-            timings["numerics"] = time.perf_counter() - t0
-
-        tpu_ops, tpu_note = [], "torch_tpu is not installed: coverage uses the shipped op-table snapshot"
-        if payload.get("fake_tpu", True):
-            from tpu_runtime.onboard.fake_tpu import torch_tpu_available, trace_on_fake_tpu
-
-            if torch_tpu_available():
-                report_progress("fake-tpu", 0.85)
-                t0 = time.perf_counter()
-                tpu_capture, tpu_note = trace_on_fake_tpu(
-                    model, loaded.args, loaded.kwargs, SourceLocator(user_dirs)
-                )
-                tpu_ops = _borrow_sources(tpu_capture.raw_ops(), capture.raw_ops())
-                timings["fake_tpu"] = time.perf_counter() - t0
+        numerics, numerics_error = _numerics_step(payload, model, loaded, timings)
+        tpu_ops, tpu_note = _fake_tpu_step(payload, model, loaded, capture, user_dirs, timings)
         shrink_note = shrink.describe() if shrink.lists else None
         depth = shrink.depth_ratio
 
@@ -111,14 +161,21 @@ def run(payload: dict[str, Any]) -> dict[str, Any]:
             f"XLA memory analysis skipped for a model of {params / 1e6:.0f}M parameters (compiling takes "
             "about 10 s per generation at GPT-2 size): ask for it with --xla v6e or --xla all"
         )
-
+    stats = parameter_stats(model)
+    size = SizePlan(
+        full_size="real tensors",
+        input_shapes=shapes((loaded.args, loaded.kwargs)),
+        input_bytes=tensor_bytes((loaded.args, loaded.kwargs)),
+        capture="the model itself on CPU" + (" (a shallower copy)" if shrink_note else ""),
+        build_note=build_note,
+    )
     probe = ModelProbe(
         convention=loaded.convention,
         class_name=type(model).__name__,
-        parameters=params,
-        parameter_bytes=sum(p.numel() * p.element_size() for p in model.parameters()),
-        buffers_bytes=sum(b.numel() * b.element_size() for b in model.buffers()),
-        dtype=str(next((p.dtype for p in model.parameters()), torch.float32)).replace("torch.", ""),
+        parameters=stats[0],
+        parameter_bytes=_weight_bytes(payload, stats),
+        buffers_bytes=stats[2],
+        dtype=_weight_dtype(payload, stats),
         hf_architecture=_hf_architecture(model),
         hf_model_type=getattr(getattr(model, "config", None), "model_type", None),
         kv=_kv_geometry(model),
@@ -136,6 +193,7 @@ def run(payload: dict[str, Any]) -> dict[str, Any]:
             seq=_seq_of(loaded),
             depth_ratio=depth,
         ),
+        size=size,
         numerics=numerics,
         numerics_error=numerics_error,
         input_shapes_vary=_shapes_vary(loaded),
@@ -146,6 +204,201 @@ def run(payload: dict[str, Any]) -> dict[str, Any]:
     probe.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     report_progress("done", 1.0)
     return probe.model_dump(mode="json")
+
+
+def _run_full_size_fake(
+    payload: dict[str, Any],
+    source: _Source,
+    fake: LoadedModel,
+    measure: Measure,
+    budget: Budget,
+    timings: dict[str, float],
+) -> dict[str, Any]:
+    """Too big for this machine: ops, activations and sizes at full size on fake tensors; numerics (and
+    ops that need real values) on a smaller real copy."""
+    user_dirs = source.user_dirs
+    report_progress("ops (full size, fake tensors)", 0.1)
+    t0 = time.perf_counter()
+    capture: Capture | None = None
+    capture_error: str | None = None
+    output: Any = None
+    try:
+        capture, output = capture_ops(fake.model, fake.args, fake.kwargs, user_dirs)
+    except Exception as exc:  # an op that needs real values: the small copy supplies the inventory
+        capture_error = one_line(exc)
+    blocks, boundary = block_boundaries(fake.model, fake.args, fake.kwargs)
+    timings["ops"] = time.perf_counter() - t0
+
+    report_progress("smaller copy", 0.3)
+    t0 = time.perf_counter()
+    copy, tried = small_copy(fake, source.rebuild(), budget, user_dirs)
+    timings["small_copy"] = time.perf_counter() - t0
+    full_shapes = shapes((fake.args, fake.kwargs))
+    size = SizePlan(
+        full_size="fake tensors",
+        input_shapes=full_shapes,
+        input_bytes=measure.input_bytes,
+        forward_flops=measure.flops,
+        remat_blocks=blocks,
+        remat_block_input_bytes=boundary,
+    )
+    why = (
+        f"{measure.weight_bytes / 2**30:.1f} GiB of weights and {measure.input_bytes / 2**30:.1f} GiB of "
+        f"inputs, {measure.flops or 0:.2g} FLOPs per forward, against a budget of "
+        f"{budget.memory_bytes / 2**30:.1f} GiB (--memory-gb)"
+    )
+    notes = [f"built at full size on fake tensors (shapes and dtypes only, no memory): {why}"]
+    if capture is not None:
+        size.capture = "full size on fake tensors, forward and backward"
+    elif copy is not None:
+        report_progress("ops (smaller copy)", 0.4)
+        capture, output = _capture(copy.loaded.model, copy.loaded, user_dirs)
+        size.capture = (
+            f"the smaller copy, because the full-size forward needs real values ({capture_error}); "
+            "activation figures are the copy's"
+        )
+    else:
+        raise ProbeError(
+            "raised",
+            f"the model needs real values at full size ({capture_error}) and no smaller copy fits this "
+            f"machine ({'; '.join(tried) or 'nothing to shrink'}): pass --entry with a smaller model",
+        )
+    numerics: dict[str, Any] | None = None
+    numerics_error: str | None = None
+    tpu_ops: list[RawOp] = []
+    tpu_note = "torch_tpu is not installed: coverage uses the shipped op-table snapshot"
+    if copy is not None:
+        size.numerics_model = copy.description
+        size.numerics_input_shapes = shapes((copy.loaded.args, copy.loaded.kwargs))
+        numerics, numerics_error = _numerics_step(payload, copy.loaded.model, copy.loaded, timings)
+        tpu_ops, tpu_note = _fake_tpu_step(
+            payload, copy.loaded.model, copy.loaded, capture, user_dirs, timings
+        )
+        if tpu_ops:
+            tpu_note += " (traced on the smaller copy: the op set does not depend on width or depth)"
+    else:
+        numerics_error = "no smaller copy fits this machine: " + ("; ".join(tried) or "nothing to shrink")
+    model = fake.model
+    stats = parameter_stats(model)
+    outputs = _outputs(output)
+    probe = ModelProbe(
+        convention=fake.convention,
+        class_name=type(model).__name__,
+        parameters=stats[0],
+        parameter_bytes=_weight_bytes(payload, stats),
+        buffers_bytes=stats[2],
+        dtype=_weight_dtype(payload, stats),
+        hf_architecture=_hf_architecture(model),
+        hf_model_type=getattr(getattr(model, "config", None), "model_type", None),
+        kv=_kv_geometry(model),
+        output_summary=", ".join(
+            f"{tuple(t.shape)} {str(t.dtype).replace('torch.', '')}" for t in outputs[:4]
+        ),
+        raw_ops=capture.raw_ops(),
+        tpu_raw_ops=tpu_ops,
+        tpu_note=tpu_note,
+        activations=ActivationProbe(
+            inference_peak_bytes=capture.peak_live_bytes,
+            training_saved_bytes=capture.saved_bytes,
+            batch=_batch_of(fake),
+            seq=_seq_of(fake),
+        ),
+        size=size,
+        numerics=numerics,
+        numerics_error=numerics_error,
+        xla_notes=[
+            "XLA memory analysis skipped: it compiles from real weights here, and this model was built "
+            "on fake tensors"
+        ],
+        timings=timings,
+        notes=notes,
+    )
+    probe.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    report_progress("done", 1.0)
+    return probe.model_dump(mode="json")
+
+
+def _capture(model: torch.nn.Module, loaded: LoadedModel, user_dirs: list[Path]) -> tuple[Capture, Any]:
+    try:
+        return capture_ops(
+            model, loaded.args, loaded.kwargs, user_dirs, on_stage=lambda s: report_progress(s, 0.3)
+        )
+    except Exception as exc:
+        raise ProbeError(
+            "raised",
+            f"the model raised while running: {type(exc).__name__}: "
+            f"{(str(exc).strip().splitlines() or [''])[0]}",
+        ) from exc
+
+
+def _outputs(output: Any) -> list[torch.Tensor]:
+    outputs = tensor_leaves(output)
+    if not outputs:
+        raise ProbeError(
+            "bad_output",
+            f"the model returned {type(output).__name__} with no tensor in it: "
+            "onboarding needs at least one tensor output",
+        )
+    return outputs
+
+
+def _numerics_step(
+    payload: dict[str, Any], model: torch.nn.Module, loaded: LoadedModel, timings: dict[str, float]
+) -> tuple[dict[str, Any] | None, str | None]:
+    if not payload.get("numerics", True):
+        return None, None
+    report_progress("numerics", 0.5)
+    t0 = time.perf_counter()
+    result = _numerics(model, loaded, payload.get("modes"))
+    timings["numerics"] = time.perf_counter() - t0
+    return result
+
+
+def _fake_tpu_step(
+    payload: dict[str, Any],
+    model: torch.nn.Module,
+    loaded: LoadedModel,
+    capture: Capture,
+    user_dirs: list[Path],
+    timings: dict[str, float],
+) -> tuple[list[RawOp], str]:
+    tpu_ops: list[RawOp] = []
+    tpu_note = "torch_tpu is not installed: coverage uses the shipped op-table snapshot"
+    if payload.get("fake_tpu", True):
+        from tpu_runtime.onboard.fake_tpu import torch_tpu_available, trace_on_fake_tpu
+
+        if torch_tpu_available():
+            report_progress("fake-tpu", 0.85)
+            t0 = time.perf_counter()
+            locator = SourceLocator(user_dirs)
+            tpu_capture, tpu_note = trace_on_fake_tpu(model, loaded.args, loaded.kwargs, locator)
+            tpu_ops = _borrow_sources(tpu_capture.raw_ops(), capture.raw_ops())
+            timings["fake_tpu"] = time.perf_counter() - t0
+    return tpu_ops, tpu_note
+
+
+WEIGHT_DTYPE_BYTES = {"f32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+_WEIGHT_DTYPE_NAMES = {
+    "f32": "float32",
+    "bf16": "bfloat16",
+    "fp16": "float16",
+    "fp8": "float8",
+    "int8": "int8",
+    "int4": "int4",
+}
+
+
+def _weight_bytes(payload: dict[str, Any], stats: tuple[int, int, int, str]) -> int:
+    """Parameter bytes as served: `--dtype` when given, else the dtype the model was built in."""
+    dtype = payload.get("weight_dtype")
+    if not dtype:
+        return stats[1]
+    return int(stats[0] * WEIGHT_DTYPE_BYTES[dtype])
+
+
+def _weight_dtype(payload: dict[str, Any], stats: tuple[int, int, int, str]) -> str:
+    dtype = payload.get("weight_dtype")
+    return _WEIGHT_DTYPE_NAMES[dtype] if dtype else stats[3]
 
 
 def _maybe_shrink(model: torch.nn.Module, enabled: bool) -> Any:
@@ -178,24 +431,19 @@ def _hf_architecture(model: torch.nn.Module) -> str | None:
 
 def _kv_geometry(model: torch.nn.Module) -> KVGeometry | None:
     """Decoder LMs with a Hugging Face-style config; None for anything else."""
+    from tpu_runtime.onboard.hf_config import kv_geometry
+
     config = getattr(model, "config", None)
     if config is None:
         return None
-    config = getattr(config, "text_config", None) or config
+    text = getattr(config, "text_config", None) or config
     if (
-        not getattr(config, "is_decoder", False)
+        not getattr(text, "is_decoder", False)
         and "CausalLM" not in type(model).__name__
         and "LMHead" not in type(model).__name__
     ):
         return None
-    layers = getattr(config, "num_hidden_layers", None) or getattr(config, "n_layer", None)
-    heads = getattr(config, "num_attention_heads", None) or getattr(config, "n_head", None)
-    hidden = getattr(config, "hidden_size", None) or getattr(config, "n_embd", None)
-    if not (layers and heads and hidden):
-        return None
-    kv_heads = getattr(config, "num_key_value_heads", None) or heads
-    head_dim = getattr(config, "head_dim", None) or hidden // heads
-    return KVGeometry(layers=int(layers), kv_heads=int(kv_heads), head_dim=int(head_dim))
+    return kv_geometry(config)
 
 
 def _first_tensor(loaded: LoadedModel) -> torch.Tensor | None:

@@ -41,6 +41,21 @@ class ModelInfo(BaseModel):
     output_summary: str = ""
 
 
+class SizePlan(BaseModel):
+    """How the model was run at a size this machine can hold, for the report."""
+
+    full_size: str = Field(description="'fake tensors' or 'real tensors': how the full-size model was built")
+    input_shapes: list[str] = []
+    input_bytes: int = 0
+    forward_flops: int | None = None
+    capture: str = ""  # which build the op inventory came from, and why
+    numerics_model: str = ""  # which copy numerics compared (layers, widths), empty when the model itself
+    numerics_input_shapes: list[str] = []
+    build_note: str | None = None  # why the fake build fell back to a real one
+    remat_blocks: int = 0
+    remat_block_input_bytes: int = 0
+
+
 class OpUse(BaseModel):
     """One ATen overload the model ran, judged against TorchTPU's dispatcher table."""
 
@@ -95,6 +110,9 @@ class NumericsReport(BaseModel):
     )
     first_divergent_by_mode: dict[str, str | None] = {}
     device_check: str = Field(description="whether the same comparison ran on a real TPU, and why not")
+    compared_on: str | None = Field(
+        default=None, description="the smaller copy the rows come from, when the model itself was too big"
+    )
     device_rows: list[LayerError] = Field(
         default=[],
         description="the same rows measured on the target's device after approval (worst over workers)",
@@ -113,6 +131,9 @@ class GenerationFit(BaseModel):
     training_chips: int
     smallest_slice_inference: str | None
     smallest_slice_training: str | None
+    inference_hosts: float | None = Field(default=None, description="hosts of the smallest inference slice")
+    serving_layout: str = Field(default="", description="how inference uses the chips, e.g. TP in one host")
+    training_chips_remat: int | None = Field(default=None, description="chips for training with remat")
     xla_bytes: int | None = Field(default=None, description="XLA memory analysis on a compile-only topology")
 
 
@@ -123,6 +144,11 @@ class MemoryBreakdown(BaseModel):
     gradients: int
     optimizer_state: int
     activations_training: int
+    activations_training_remat: int | None = Field(
+        default=None,
+        description="training activations when each repeated block is recomputed in backward (remat)",
+    )
+    kv_bytes_per_token: float | None = Field(default=None, description="KV cache bytes per token of context")
     batch: int
     seq: int | None
     note: str = ""
@@ -163,6 +189,9 @@ class OnboardReport(BaseModel):
     serving: ServingPlan | None
     timings: dict[str, float] = Field(
         default={}, description="seconds per step; 'child.*' inside the sandbox"
+    )
+    size: SizePlan | None = Field(
+        default=None, description="how the model was run at a size this machine holds (full size, copies)"
     )
     peak_host_memory_bytes: int = Field(
         default=0, description="peak resident memory of the sandboxed model run"

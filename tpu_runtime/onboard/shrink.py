@@ -38,7 +38,7 @@ class ShrinkResult:
         return "ran a shallower copy (" + ", ".join(parts) + "): repeated blocks run the same ops"
 
 
-def _repeated_stacks(model: torch.nn.Module, min_len: int) -> list[tuple[str, torch.nn.ModuleList]]:
+def repeated_stacks(model: torch.nn.Module, min_len: int) -> list[tuple[str, torch.nn.ModuleList]]:
     stacks = []
     for name, module in model.named_modules():
         if isinstance(module, torch.nn.ModuleList) and len(module) >= min_len:
@@ -55,7 +55,7 @@ def shallow_copy(model: torch.nn.Module, keep: int = 2, min_len: int = 4) -> Ite
     config_saved: list[tuple[object, str, int]] = []
     result = ShrinkResult([])
     try:
-        for name, stack in _repeated_stacks(model, min_len):
+        for name, stack in repeated_stacks(model, min_len):
             children = list(stack)
             saved.append((stack, children))
             for index in range(len(stack) - 1, keep - 1, -1):

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tpu_runtime.onboard.capture_types import ModelProbe, RawOp
-from tpu_runtime.onboard.job import OnboardContext
+from tpu_runtime.onboard.job import KV_DTYPE_BYTES, OnboardContext
 from tpu_runtime.onboard.report import ModelInfo, OnboardReport, OpUse
 from tpu_runtime.sandbox import Limits, run_child
 from tpu_runtime.workflow import ProgressFn, Step
@@ -19,8 +19,12 @@ if TYPE_CHECKING:
 
 def probe(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
     req = ctx.request
+    limits = Limits(timeout_s=req.timeout_s, memory_bytes=int(req.memory_gb * 2**30))
     payload = {
-        "model_file": str(req.model_file.resolve()),
+        "model_file": str(req.model_file.resolve()) if req.model_file else None,
+        "hf_config": str(req.hf_config.resolve()) if req.hf_config else None,
+        "weight_dtype": req.weight_dtype,
+        "memory_bytes": limits.memory_limit(),
         "entry": req.entry,
         "shrink": req.shrink,
         "shrink_above_params": req.shrink_above_params,
@@ -31,18 +35,21 @@ def probe(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
         "batch": req.batch,
         "seq": req.seq,
     }
-    limits = Limits(timeout_s=req.timeout_s, memory_bytes=int(req.memory_gb * 2**30))
     result = run_child(
         "tpu_runtime.onboard.probe:run",
         payload,
         limits,
-        cwd=req.model_file.resolve().parent,
+        cwd=req.source_dir,
         on_progress=lambda stage, fraction: progress(step.id, stage, fraction),
     )
     result.pop("_child", None)
     ctx.probe = ModelProbe.model_validate(result)
     if ctx.probe.shrink_note:
         ctx.notes.append(ctx.probe.shrink_note)
+    ctx.notes.extend(ctx.probe.notes)
+    size = ctx.probe.size
+    if size is not None and size.build_note:
+        ctx.notes.append(size.build_note)
 
 
 def _judge(raw: list[RawOp], table: OpTable) -> list[OpUse]:
@@ -91,7 +98,7 @@ def risks(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
             Risk(
                 kind="varying_input_shape",
                 op="(inputs)",
-                source=str(ctx.request.model_file.name),
+                source=str(ctx.request.source_path.name),
                 detail="get_inputs() returned different shapes on two calls: each new shape compiles again; "
                 "pad or bucket inputs to a few fixed shapes",
             )
@@ -105,11 +112,25 @@ def preflight(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
     act = probe.activations
     kv = None
     if probe.kv is not None:
+        kv_dtype = ctx.request.kv_cache_dtype
         kv = hbm.KVCacheGeometry(
             layers=probe.kv.layers,
             kv_heads=probe.kv.kv_heads,
             head_dim=probe.kv.head_dim,
-            dtype_bytes=2 if probe.dtype in ("bfloat16", "float16") else 4,
+            latent_dim=probe.kv.latent_dim,
+            sliding_layers=probe.kv.sliding_layers,
+            sliding_window=probe.kv.sliding_window,
+            dtype_bytes=KV_DTYPE_BYTES[kv_dtype] if kv_dtype else _dtype_bytes(probe.dtype),
+        )
+    remat = None
+    size = probe.size
+    if size is not None and size.remat_blocks and act.training_saved_bytes:
+        # with each block recomputed in backward, training keeps every block's input and one block's
+        # own activations at a time
+        blocks = size.remat_blocks
+        remat = min(
+            act.training_saved_bytes,
+            blocks * size.remat_block_input_bytes + act.training_saved_bytes // blocks,
         )
     breakdown = hbm.estimate_memory(
         parameters=probe.parameters,
@@ -123,6 +144,7 @@ def preflight(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
         probe_batch=act.batch,
         probe_seq=act.seq,
         kv_cache=kv,
+        activation_bytes_training_remat=remat,
     )
     ctx.preflight = hbm.preflight(breakdown)
     for generation, measured in probe.xla.items():
@@ -147,6 +169,8 @@ def device_numerics(ctx: OnboardContext, step: Step, progress: ProgressFn) -> No
     probe = _probe(ctx)
     if probe.numerics is not None:
         ctx.numerics = NumericsReport.model_validate(probe.numerics)
+        if probe.size is not None and probe.size.numerics_model:
+            ctx.numerics.compared_on = probe.size.numerics_model
         ctx.numerics.device_check = DEVICE_CHECK_NOT_RUN
         if ctx.request.target:
             from tpu_runtime.onboard.device_check import device_numerics_check
@@ -162,6 +186,19 @@ def device_numerics(ctx: OnboardContext, step: Step, progress: ProgressFn) -> No
         ctx.notes.append("numerics not run: --no-numerics")
 
 
+def _dtype_bytes(dtype: str) -> float:
+    """Bytes per element of the model's weights, for a KV cache kept in the same dtype."""
+    for names, size in (
+        (("bfloat16", "float16"), 2.0),
+        (("float8", "int8"), 1.0),
+        (("int4",), 0.5),
+        (("float64",), 8.0),
+    ):
+        if dtype in names:
+            return size
+    return 4.0
+
+
 def _probe(ctx: OnboardContext) -> ModelProbe:
     if ctx.probe is None:
         raise RuntimeError("the probe step has not run")
@@ -171,7 +208,7 @@ def _probe(ctx: OnboardContext) -> ModelProbe:
 def model_info(ctx: OnboardContext) -> ModelInfo:
     probe = _probe(ctx)
     return ModelInfo(
-        file=str(ctx.request.model_file),
+        file=str(ctx.request.source_path),
         convention=probe.convention,
         class_name=probe.class_name,
         parameters=probe.parameters,
@@ -205,6 +242,7 @@ def build_report(ctx: OnboardContext) -> OnboardReport:
         preflight=ctx.preflight,
         serving=ctx.serving,
         timings=timings,
+        size=probe.size,
         peak_host_memory_bytes=probe.peak_rss_bytes,
         notes=ctx.notes,
     )
