@@ -301,6 +301,7 @@ class RemoteEngine:
         if targets:
             chosen = {n: t for n, t in chosen.items() if n in targets}
         key = self.approver_key()
+        key_tail = key.public_line.split()[1][-16:] if key is not None else None
         with self.store.read() as conn:
             hashes = {r["seq"]: r["hash"] for r in conn.execute("SELECT seq, hash FROM audit")}
             starts = {
@@ -308,6 +309,7 @@ class RemoteEngine:
                 for r in conn.execute("SELECT subject, payload FROM audit WHERE kind IN ('start', 'resume')")
             }
             results = {r["id"]: r["result"] for r in conn.execute("SELECT id, result FROM runs")}
+        this_log = hashes.get(1, audit.GENESIS)
         problems: list[str] = []
         for name, target in sorted(chosen.items()):
             workers = resolve_workers(target, self.tpu_api)
@@ -323,8 +325,14 @@ class RemoteEngine:
                     problems.append(
                         f"{where}: pins approver key {keys.fingerprint(pinned)}, not {key.fingerprint}"
                     )
+                other_logs: dict[str, int] = {}
                 for entry in ledger.get("ledger", []):
-                    if entry.get("event") != "start":
+                    if entry.get("event") != "start" or entry.get("key") != key_tail:
+                        continue  # another person's runs on a shared worker
+                    if entry.get("audit_log") != this_log:
+                        other_logs[str(entry.get("audit_log"))] = (
+                            other_logs.get(str(entry.get("audit_log")), 0) + 1
+                        )
                         continue
                     recorded.add((str(entry.get("run")), int(entry.get("worker", -1))))
                     seq, digest = entry.get("audit_seq"), entry.get("audit_hash")
@@ -338,6 +346,11 @@ class RemoteEngine:
                             f"{where}: started {entry.get('run')} when the log's head was row {seq} "
                             f"({str(digest)[:16]}...); the local log {local}: it was truncated or rewritten"
                         )
+                for log, count in other_logs.items():
+                    problems.append(
+                        f"{where}: {count} run(s) approved with your key belong to another audit log (first "
+                        f"row {log[:16]}...): that log was deleted or replaced, unless you began a new one"
+                    )
             for run_id, result in results.items():
                 if not result or run_id not in starts:
                     continue
@@ -444,9 +457,15 @@ class RemoteEngine:
         return snapshot, secrets
 
     def _audit_head(self) -> dict[str, object]:
+        """The log's head now, and its first row's hash (which log this is), for the workers' ledgers."""
         with self.store.read() as conn:
             head = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
-        return {"seq": head["seq"], "hash": head["hash"]} if head else {"seq": 0, "hash": audit.GENESIS}
+            first = conn.execute("SELECT hash FROM audit WHERE seq = 1").fetchone()
+        return {
+            "seq": head["seq"] if head else 0,
+            "hash": head["hash"] if head else audit.GENESIS,
+            "log": first["hash"] if first else audit.GENESIS,
+        }
 
     async def start(self, approval: Approval, actor: str = "tpu-agent") -> str:
         """Use the approval (once) and start the run in the background; returns the run id."""

@@ -375,6 +375,7 @@ def check(bundle: dict[str, Any], folder: str, now: float) -> tuple[dict[str, An
         "key": key.split()[1][-16:],
         "audit_seq": audit_anchor.get("seq"),
         "audit_hash": audit_anchor.get("hash"),
+        "audit_log": audit_anchor.get("log"),
     }
     return spec, entry, ledger_path
 
