@@ -290,3 +290,15 @@ def test_upload_plan_hashes_files_and_refuses_symlinks(tmp_path: Path) -> None:
     (folder / "link").symlink_to("/etc/passwd")
     with pytest.raises(SpecError, match="symlink"):
         plan_uploads([(folder, None)])
+
+
+def test_the_worker_gate_parses_as_python_3_8() -> None:
+    """The gate runs on each worker's own Python 3, which may be as old as 3.8 (Ubuntu 20.04)."""
+    import ast
+
+    from tpu_runtime.remote import worker_gate
+
+    source = Path(worker_gate.__file__).read_text()
+    ast.parse(source, feature_version=(3, 8))
+    for line in source.splitlines():  # library calls newer than 3.8
+        assert ".removeprefix(" not in line and ".removesuffix(" not in line, line
