@@ -25,6 +25,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the sshd helpers live with the tests
 
+from tests.remote_support import person
 from tests.remote_support.sshd import SshdFarm, start_farm
 from tpu_runtime.remote.engine import RemoteEngine
 from tpu_runtime.remote.store import Store
@@ -40,6 +41,7 @@ def _engine(farm: SshdFarm, folder: Path, count: int) -> RemoteEngine:
         targets_path=folder / "targets.yaml",
         policy_path=folder / "policy.yaml",
         state_path=folder,
+        approver_path=person.farm_key_dir(farm.session),
     )
 
 
@@ -47,7 +49,7 @@ async def _once(engine: RemoteEngine) -> tuple[float, float, int]:
     """(seconds to build + approve the request, seconds to run it everywhere, workers ok)."""
     start = time.perf_counter()
     request = engine.request_run("lo", ["true"], time_limit_s=60)
-    approval = engine.approve(request.id, "bench", request.digest)
+    approval = person.approve(engine, request.id, approver_name="bench")  # signed: one Ed25519 signature
     built = time.perf_counter()
     run_id = await engine.start(approval)
     result = await engine.wait(run_id)

@@ -14,9 +14,16 @@ What counts as approving, however it is spelled:
   spell `approve`, or a variable where the subcommand goes (its value is unknown here, so it is refused);
 - `python -m tpu_runtime.cli.app approvals approve ...` and Python code that imports tpu_runtime and
   approves (`-c`, heredocs);
-- `tpu-agent run` or `approvals` under a program that fakes a terminal (script, unbuffer, expect), which
-  could answer the approval prompt;
-- writing to tpu-agent's state database with sqlite3.
+- `tpu-agent run` or `approvals` under a program that fakes a terminal (script, unbuffer, expect,
+  Python's `pty`), which could answer the approval prompt; `tpu-agent approver` (the person's key);
+- writing to tpu-agent's state database with sqlite3 (by any path to a `state.db`) or Python's sqlite3;
+- `python -m runpy MODULE ...` (the same as `-m MODULE`);
+- decoded text (base64, xxd -r) fed to an interpreter or substituted into a command: what it runs
+  cannot be read here.
+
+This hook is a seatbelt, not the guarantee: a shell can always spell a command in a way no filter
+foresees. What holds against an agent is that an approval is a signature made with the person's
+passphrase, checked by the executor and by each worker's gate (README, "Threat model").
 
 Standard library only: it runs with whatever `python3` the user has, before tpu-agent is installed.
 """
@@ -46,7 +53,10 @@ INERT_ARGS = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "echo", "pr
 PYTHON = re.compile(r"^(python|python3|python3\.\d+|pypy3?|py)$")
 PYTHON_RISKY = re.compile(r"approv|getattr|__import__|importlib|\bexec\(|\beval\(|sqlite", re.IGNORECASE)
 SQL_WRITE = re.compile(r"\b(update|insert|delete|replace|drop|alter|attach)\b|^\.(read|import|restore)", re.I)
-STATE_DB = re.compile(r"tpu[-_]agent.*\.(db|sqlite3?)\b")
+STATE_DB = re.compile(r"tpu[-_]agent.*\.(db|sqlite3?)\b|(^|/)state\.db\b")
+PYTHON_STATE = re.compile(r"sqlite3|state\.db", re.IGNORECASE)
+PYTHON_PTY = re.compile(r"\bpty\b|openpty|forkpty|pexpect", re.IGNORECASE)
+DECODERS = frozenset({"base64", "base32", "xxd", "openssl", "uudecode", "gzip", "zcat", "gunzip"})
 ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\1")
 
@@ -201,7 +211,11 @@ def check_tpu_agent_args(args: list[str], under_pty: bool, shown: str) -> None:
 
 
 def python_code_approves(code: str) -> bool:
-    return "tpu_runtime" in code and PYTHON_RISKY.search(code) is not None
+    if "tpu_runtime" in code and PYTHON_RISKY.search(code) is not None:
+        return True
+    if PYTHON_STATE.search(code) and re.search(r"tpu[-_]agent|state\.db", code):
+        return True  # Python's sqlite3 on the state database
+    return bool(PYTHON_PTY.search(code)) and re.search(r"tpu[-_]agent|tpu_runtime", code) is not None
 
 
 def check_words(words: list[str], under_pty: bool, shown: str) -> None:
@@ -218,13 +232,21 @@ def check_words(words: list[str], under_pty: bool, shown: str) -> None:
         if PYTHON.match(name):
             saw_python = True
         if name == TPU_AGENT or (TPU_AGENT in word and unresolved(word)):
+            rest = [w for w in words[i + 1 :] if not w.startswith("-")]
+            if len(rest) > 1 and could_be(rest[0], "approver") and rest[1] != "show":
+                raise Refusal(f"`{shown}` manages the person's approver key; {ADVICE}")
             check_tpu_agent_args(words[i + 1 :], pty_here, shown)
+        elif word == "-m" and i + 2 < len(words) and words[i + 1] == "runpy":
+            if words[i + 2].startswith("tpu_runtime") or unresolved(words[i + 2]):
+                check_tpu_agent_args(words[i + 3 :], True, shown)
         elif word == "-m" and i + 1 < len(words) and words[i + 1].startswith("tpu_runtime"):
             check_tpu_agent_args(words[i + 2 :], pty_here, shown)
         elif word.startswith("-mtpu_runtime"):
             check_tpu_agent_args(words[i + 1 :], pty_here, shown)
         elif saw_python and word == "-c" and i + 1 < len(words):
             code = words[i + 1]
+            if PYTHON_STATE.search(code) and re.search(r"tpu[-_]agent|state\.db", code):
+                raise Refusal(f"`{shown}` opens tpu-agent's state database from Python; {ADVICE}")
             if python_code_approves(code) or (
                 "tpu_runtime" in code and any(could_be(w, APPROVE) for w in words[i + 2 :])
             ):
@@ -274,6 +296,12 @@ def check(text: str, depth: int = 0, under_pty: bool = False) -> None:
             check_tpu_agent_args(words, under_pty, shown)
         program = program_of(words)
         substituted = before in ("$(", "`") or any("$(" in w or "`" in w for w in words)
+        if (
+            program in DECODERS
+            and any(w in ("-d", "--decode", "-r", "-D") or w.startswith("-d") for w in words)
+            and (in_substitution(commands, index) or pipes_into_interpreter(commands, index))
+        ):
+            raise Refusal(f"`{shown}` decodes text and runs it, so what runs cannot be checked; {ADVICE}")
         if program in INERT_ARGS and not substituted and not pipes_into_interpreter(commands, index):
             continue  # search patterns and echoed text are never executed
         pty = under_pty or any(basename(w) in PTY_FAKERS for w in words)
@@ -295,6 +323,13 @@ def pipes_into_interpreter(commands: list[tuple[list[str], str, str]], index: in
         if later in INTERPRETERS or PYTHON.match(later):
             return True
     return False
+
+
+def in_substitution(commands: list[tuple[list[str], str, str]], index: int) -> bool:
+    """Whether command `index` sits in a pipeline that a `$(...)` or backticks substitute into a command."""
+    while index > 0 and commands[index - 1][2] == "|":
+        index -= 1
+    return commands[index][1] in ("$(", "`")
 
 
 def tokenize_or_none(text: str) -> list[str] | None:

@@ -9,15 +9,18 @@ Thin by design: each tool calls `tpu_runtime.remote.engine.RemoteEngine` and sha
 - `run_status`, `run_output`, `cancel_run`: follow and stop a run.
 - `fetch_logs` -> `RunView`: the tail of log files on the workers (a read-only `tail`, same approval).
 
-Approval. There is no tool that approves, and no argument that carries an approval. `run` obtains the
-person's decision itself through MCP elicitation, with the SDK's resolver mechanism (a
-`Resolve(fn)` parameter whose resolver returns `Elicit(message, Model)`; `ctx.elicit()` alone fails
-on the 2026-07-28 protocol): the client shows the person the command, workers, environment, uploads,
-time limit and digest, and only an accept in which the person typed the digest's first characters
-approves (`engine.approve(..., via="mcp-elicitation")`). Decline or cancel denies the request; both are
-in the audit log. A client that cannot elicit gets back what the person must run in their own
-terminal (`tpu-agent approvals approve ID`); calling `run` again then uses that approval and nothing
-else. Requests a policy rule pre-approved (read-only `tail`, `ls`, `tpu-info` ...) need no question.
+Approval. There is no tool that approves, and no argument that carries an approval. By default the
+person approves in their own terminal (`tpu-agent approvals approve ID`, with their approver
+passphrase, which never passes through MCP); calling `run` again then uses that signed approval and
+nothing else. When the person's signed policy allows dialogs (`approvals.elicitation: true`), `run`
+asks through MCP elicitation, with the SDK's resolver mechanism (a `Resolve(fn)` parameter whose
+resolver returns `Elicit(message, Model)`; `ctx.elicit()` alone fails on the 2026-07-28 protocol): the
+client shows the command, workers, environment (secrets by name only), uploads, time limit and digest,
+and only an accept in which the person typed the digest's first characters approves
+(`engine.approve_elicited`, usable only by this server process). A dialog answer comes from whatever
+program the client is, which is why it is off unless the person turns it on. Decline or cancel denies
+the request; both are in the audit log. Requests a policy rule pre-approved (read-only `tail`, `ls`,
+`tpu-info` ...) need no question.
 
 Style as in `mcp_servers.onboarding`: `register(server)` adds the tools to a given server,
 `build_server()` makes a stand-alone one; importing this module loads no SSH or cloud libraries.
@@ -56,6 +59,7 @@ from mcp_servers._results import error_result as _error
 from mcp_servers._results import model_result as _result
 from tpu_runtime import __version__
 from tpu_runtime.remote.report import OutputLine, RunResult, WorkerResult
+from tpu_runtime.remote.spec import display_env
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.approvals import Approval, RunRequest
@@ -267,7 +271,7 @@ class RunConsent(BaseModel):
 class _NoQuestion(BaseModel):
     """A resolver outcome that asked the person nothing, and why."""
 
-    why: Literal["no_request", "not_pending", "no_elicitation", "error"]
+    why: Literal["no_request", "not_pending", "no_elicitation", "terminal_only", "error"]
     error: str | None = None
     request_id: str | None = None
 
@@ -321,7 +325,7 @@ def request_view(request: RunRequest) -> RunRequestView:
             )
             for w in spec.workers
         ],
-        env=dict(spec.env),
+        env=display_env(spec, quote=False),
         uploads=[
             UploadView(source=u.source, dest=u.dest, size=u.size, sha256=u.sha256) for u in spec.uploads
         ],
@@ -350,7 +354,7 @@ def approval_message(request: RunRequest) -> str:
             f"{_fingerprint(w.host_keys[0]) if w.host_keys else 'none'}"
             for w in spec.workers
         ]
-    env = ", ".join(f"{k}={shlex.quote(v)}" for k, v in sorted(spec.env.items()))
+    env = ", ".join(f"{k}={v}" for k, v in display_env(spec).items())
     lines.append(f"Environment: {env or 'none added'}")
     if spec.uploads:
         lines.append(f"Uploads ({len(spec.uploads)}):")
@@ -504,6 +508,8 @@ class _Runs:
             return _NoQuestion(why="not_pending", request_id=request_id)
         if not can_elicit(ctx):
             return _NoQuestion(why="no_elicitation", request_id=request_id)
+        if not self.engine().policy().policy.approvals.elicitation:
+            return _NoQuestion(why="terminal_only", request_id=request_id)
         return Elicit(approval_message(request), RunConsent)
 
     def fetch_request(self, target: str, paths: list[str], workers: str, lines: int) -> _NoQuestion | str:
@@ -558,13 +564,13 @@ class _Runs:
             typed = consent.data.digest
             if digest_confirmed(typed, request.digest):
                 try:
-                    engine.approve(request.id, approver, request.digest, via=APPROVAL_VIA)
+                    engine.approve_elicited(request.id, approver, request.digest)
                 except ApprovalError as exc:
                     if engine.approval_for(request.id) is None:  # approved elsewhere meanwhile: use that
                         return _view(request, "not_approved", f"not approved: {exc}")
                 return None
             with contextlib.suppress(ApprovalError):  # refused and audited by the engine
-                engine.approve(request.id, approver, typed.strip()[:80], via=APPROVAL_VIA)
+                engine.approve_elicited(request.id, approver, typed.strip()[:80])
             return _view(
                 request,
                 "not_approved",
@@ -587,15 +593,20 @@ class _Runs:
         except ApprovalError as exc:
             return _error(f"{exc}: file one with request_run first")
         if request.state == "pending":
-            if isinstance(consent, _NoQuestion) and consent.why == "no_elicitation":
+            if isinstance(consent, _NoQuestion) and consent.why in ("no_elicitation", "terminal_only"):
                 if engine.approval_for(request.id) is None:
+                    why = (
+                        "this MCP client cannot show an approval dialog"
+                        if consent.why == "no_elicitation"
+                        else "the person's policy requires approval in their own terminal"
+                    )
                     return _view(
                         request,
                         "awaiting_approval",
-                        "this MCP client cannot show an approval dialog, so nothing ran. Ask the person "
-                        f"to run, in their own terminal:  tpu-agent approvals approve {request.id}  (it "
-                        "shows the request and its digest), then call run again with the same request_id. "
-                        "Never run that command yourself",
+                        f"{why}, so nothing ran. Ask the person to run, in their own terminal:  "
+                        f"tpu-agent approvals approve {request.id}  (it shows the request and its digest and "
+                        "asks for their passphrase), then call run again with the same request_id. Never "
+                        "run that command yourself",
                     )
             elif not isinstance(consent, _NoQuestion):
                 refused = self.decide(request, consent)
@@ -973,8 +984,17 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
             str, Field(pattern=r"^(all|\d+(,\d+)*)$", description="all, one index, or a comma list like 0,2")
         ] = "all",
         env: Annotated[
-            dict[str, str], Field(max_length=64, description="environment variables for the command")
+            dict[str, str],
+            Field(max_length=64, description="plain environment variables for the command (no credentials)"),
         ] = {},  # noqa: B006  (pydantic copies defaults; it is never mutated)
+        secret_env: Annotated[
+            list[Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]],
+            Field(
+                max_length=32,
+                description="names of secrets (e.g. HF_TOKEN) taken from the environment this server runs "
+                "in when the run starts; values are never shown, stored or passed as arguments",
+            ),
+        ] = [],  # noqa: B006
         uploads: Annotated[
             list[UploadItem],
             Field(max_length=256, description="local files or folders to copy to each worker"),
@@ -1011,6 +1031,7 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
                 argv,
                 workers=workers,
                 env=env,
+                secret_env=secret_env,
                 uploads=local,
                 downloads=downloads,
                 time_limit_s=time_limit_s,

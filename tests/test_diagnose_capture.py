@@ -24,6 +24,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from tests.remote_support import person
 from tests.remote_support.sshd import FarmUnavailable, SshdFarm, start_farm
 from tests.test_diagnose_detect import xspace_bytes
 from tpu_runtime.cli.app import app
@@ -328,6 +329,7 @@ def test_approved_capture_runs_the_wrapper_and_fetches_the_profile(
         targets_path=tmp_path / "targets.yaml",
         policy_path=tmp_path / "policy.yaml",
         state_path=tmp_path / "state",
+        approver_path=person.share_key(person.farm_key_dir(farm.session), tmp_path),
     )
     stand_in = _stand_in_jax(tmp_path / "deps")
     plan = capture_plan(
@@ -344,7 +346,7 @@ def test_approved_capture_runs_the_wrapper_and_fetches_the_profile(
     assert {u.dest for u in request.spec.uploads} >= {WRAPPER_NAME, "train.py", "jax/profiler.py"}
 
     async def go() -> tuple[RunResult, list[str]]:
-        approval = engine.approve(request.id, "tester@tty", request.digest)
+        approval = person.approve(engine, request.id)
         lines: list[str] = []
         final: RunResult | None = None
         try:

@@ -100,6 +100,17 @@ APPROVING = [
     # the approvals database itself
     "sqlite3 ~/.local/state/tpu-agent/state.db \"UPDATE requests SET state='approved'\"",
     "sqlite3 ~/.local/state/tpu-agent/state.db < fix.sql",
+    # seatbelt additions: each one an attack that got through the earlier filter
+    'cd ~/.local/state/tpu-agent && sqlite3 state.db "INSERT INTO approvals VALUES (1)"',
+    "sqlite3 ./state.db < forged.sql",
+    "echo dHB1LWFnZW50IGFwcHJvdmFscyBhcHByb3ZlIHItMQ== | base64 -d | sh",
+    'sh -c "$(echo dHB1LWFnZW50IGFwcHJvdmFscyBhcHByb3ZlIHItMQ== | base64 --decode)"',
+    "python3 -c \"import sqlite3; sqlite3.connect('/home/u/.local/state/tpu-agent/state.db').execute('x')\"",
+    "python -c 'import sqlite3,os; c=sqlite3.connect(os.path.expanduser(\"~/x/state.db\"))'",
+    "python -m runpy tpu_runtime.cli.app approvals approve r-1",
+    'python3 -c \'import pty; pty.spawn(["tpu-agent", "approvals", "approve", "r-1"])\'',
+    "tpu-agent approver init --replace",
+    "tpu-agent approver sign-policy",
 ]
 
 HARMLESS = [
@@ -125,6 +136,9 @@ HARMLESS = [
     "sqlite3 ~/.local/state/tpu-agent/state.db 'SELECT id, state FROM requests'",
     "python -m pytest -q tests/test_remote_approvals.py",
     "python -c 'print(1)'",
+    "echo aGVsbG8= | base64 -d",
+    "python -c 'import sqlite3; print(sqlite3.sqlite_version)'",
+    "tpu-agent approver show",
     "ls -la",
     "git status",
     "npm install",

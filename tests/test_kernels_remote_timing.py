@@ -24,6 +24,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from tests.remote_support import person
 from tests.remote_support.sshd import FarmUnavailable, SshdFarm, start_farm
 from tpu_runtime.cli.app import app
 from tpu_runtime.kernels.job import KernelCheckRequest, run_kernel_check
@@ -65,6 +66,7 @@ def _engine(home: Path) -> RemoteEngine:
         targets_path=home / "targets.yaml",
         policy_path=home / "policy.yaml",
         state_path=home,
+        approver_path=home / "approver",
     )
 
 
@@ -279,6 +281,7 @@ def lo_home(farm: SshdFarm, tmp_path: Path) -> Path:
     folder = tmp_path / "lo-home"
     folder.mkdir()
     (folder / "targets.yaml").write_text(yaml.safe_dump({"targets": {"lo": farm.hosts_target()}}))
+    person.share_key(person.farm_key_dir(farm.session), folder)
     return folder
 
 
@@ -294,7 +297,7 @@ class _Person:
 
     def __call__(self, engine: RemoteEngine, request: RunRequest) -> Approval | None:
         self.shown.append(request)
-        return engine.approve(request.id, "tester@tty", request.digest, via="test")
+        return person.approve(engine, request.id, via="test")
 
 
 def test_kernel_check_with_a_target_times_the_kernel_after_approval(
@@ -308,9 +311,7 @@ def test_kernel_check_with_a_target_times_the_kernel_after_approval(
     waiting = timing_stage(_checked(), KERNEL, options, engine=engine)
     (pending,) = engine.list_requests(("pending",))
     assert waiting.verdict == "not_run" and f"waiting for approval: request {pending.id}" in waiting.message
-    engine.approve(
-        pending.id, "tester@tty", pending.digest, via="approvals-cli"
-    )  # `tpu-agent approvals approve`
+    person.approve(engine, pending.id, via="approvals-cli")  # `tpu-agent approvals approve`
     request = KernelCheckRequest(file=KERNEL, stages=["lowering"], target_shape=SMALL, timing=options)
     report = run_kernel_check(request, approver=lambda e, r: pytest.fail("asked again"))
     timing = report.stage("timing")
@@ -341,18 +342,18 @@ def test_tune_with_a_target_times_passing_candidates_in_one_approved_loop(
     monkeypatch.setenv("TPU_AGENT_HOME", str(lo_home))
     engine = _engine(lo_home)
     run = _tuned_run(tmp_path / "run")
-    person = _Person()
+    asker = _Person()
     timing = _options(repeats=3, warmup=1)
     report = run_kernel_tune(
-        KernelTuneRequest(file=KERNEL, budget=3, run_dir=run.path, timing=timing), None, person
+        KernelTuneRequest(file=KERNEL, budget=3, run_dir=run.path, timing=timing), None, asker
     )
-    assert len(person.shown) == 1  # one approval for the whole loop: its plan and its budget
-    loop = person.shown[0].spec.loop
+    assert len(asker.shown) == 1  # one approval for the whole loop: its plan and its budget
+    loop = asker.shown[0].spec.loop
     assert loop is not None and len(loop.attempts) == 2 and loop.max_attempts == 2
     measures = [r for r in run.records() if r["event"] == "measure"]
     assert [r["params"] for r in measures] == [{"block_rows": 8}, {"block_rows": 64}]
     assert all(r["device"] == "cpu (test, interpret mode)" and r["median_s"] > 0 for r in measures)
-    assert all(r["request"] == person.shown[0].id for r in measures)
+    assert all(r["request"] == asker.shown[0].id for r in measures)
     measured = {a.params["block_rows"]: a.measured_seconds for a in report.attempts}
     assert measured[16] is None  # the failing candidate was never timed, and never wins
     assert measured[8] == measures[0]["median_s"] and measured[64] == measures[1]["median_s"]
@@ -363,10 +364,8 @@ def test_tune_with_a_target_times_passing_candidates_in_one_approved_loop(
     assert "measured on lo" in report.message
     assert report.speedup_over_default == pytest.approx(measured[8] / report.best.measured_seconds)
     # Running the tune again asks nobody and files nothing: every passing candidate has its timing.
-    again = measure_candidates(run, timing, person, engine=engine)
-    assert (
-        again.status == "nothing_to_measure" and len(person.shown) == 1 and len(engine.list_requests()) == 1
-    )
+    again = measure_candidates(run, timing, asker, engine=engine)
+    assert again.status == "nothing_to_measure" and len(asker.shown) == 1 and len(engine.list_requests()) == 1
 
 
 def test_a_worker_without_a_tpu_times_nothing_and_stage_six_says_not_run(lo_home: Path) -> None:

@@ -20,9 +20,12 @@ from mcp_types import ElicitRequestParams, ElicitResult, TextContent
 
 from mcp_servers import all as all_servers
 from mcp_servers.runs import NAME, build_server, digest_confirmed
+from tests.remote_support.person import approve as person_approve
+from tests.remote_support.person import farm_key_dir, share_key, unlocked
 from tests.remote_support.sshd import FarmUnavailable, SshdFarm, start_farm
 from tpu_runtime.remote import audit
 from tpu_runtime.remote.engine import RemoteEngine, whoami
+from tpu_runtime.remote.policy import sign_policy
 
 WORKERS = 4
 TOOLS = {"list_targets", "request_run", "run", "run_status", "run_output", "cancel_run", "fetch_logs"}
@@ -53,13 +56,16 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _configure(home: Path, farm: SshdFarm, policy: dict[str, Any] | None = None) -> None:
+    """Targets, the person's approver key, and their policy, signed by them."""
     (home / "targets.yaml").write_text(yaml.safe_dump({"targets": {"lo": farm.hosts_target()}}))
     (home / "policy.yaml").write_text(yaml.safe_dump(policy or {}))
+    keys = share_key(farm_key_dir(farm.session), home)
+    sign_policy(home / "policy.yaml", unlocked(keys))
 
 
 @pytest.fixture
 async def engine(home: Path, farm: SshdFarm) -> AsyncIterator[RemoteEngine]:
-    _configure(home, farm)
+    _configure(home, farm, policy={"approvals": {"elicitation": True}})  # the person allows dialogs
     made = RemoteEngine()
     yield made
     await made.aclose()
@@ -125,6 +131,7 @@ async def test_tools_annotations_and_no_tool_offers_approval() -> None:
         "argv",
         "workers",
         "env",
+        "secret_env",
         "uploads",
         "downloads",
         "time_limit_s",
@@ -265,7 +272,7 @@ async def test_a_client_without_elicitation_gets_instructions_then_runs_with_the
         # the person approves in their own terminal: what `tpu-agent approvals approve` does
         cli = RemoteEngine()
         request = cli.get_request(request_id)
-        approval = cli.approve(request_id, whoami("tty"), request.digest, via="approvals-cli")
+        approval = person_approve(cli, request_id, request.digest, whoami("tty"), via="approvals-cli")
         approved = (await client.call_tool("run_status", {"run_id": request_id})).structured_content
         assert approved["status"] == "approved"
 

@@ -23,6 +23,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from tests.remote_support import person
 from tests.remote_support.sshd import FarmUnavailable, SshdFarm, start_farm
 from tpu_runtime.onboard.device_check import (
     LOADER_NAME,
@@ -102,6 +103,7 @@ def _engine(home: Path) -> RemoteEngine:
         targets_path=home / "targets.yaml",
         policy_path=home / "policy.yaml",
         state_path=home,
+        approver_path=home / "approver",
     )
 
 
@@ -373,6 +375,9 @@ def test_the_terminal_prompt_approves_or_denies(
     from tpu_runtime.cli import approval_prompt
 
     engine = _engine(home)
+    person.make_key(engine.approver_path)
+    # the person types the passphrase at the prompt (read from /dev/tty in real life)
+    monkeypatch.setattr(approval_prompt, "read_passphrase", lambda prompt: person.PASSPHRASE)
     monkeypatch.setattr(approval_prompt, "on_terminal", lambda: False)
     assert approval_prompt.tty_approver() is None  # no terminal, no prompt: the request waits
     monkeypatch.setattr(approval_prompt, "on_terminal", lambda: True)
@@ -418,12 +423,13 @@ def test_approved_device_check_runs_on_four_workers_and_merges(
     home.mkdir()
     monkeypatch.setenv("TPU_AGENT_HOME", str(home))
     (home / "targets.yaml").write_text(yaml.safe_dump({"targets": {"lo": farm.hosts_target()}}))
+    person.share_key(person.farm_key_dir(farm.session), home)
     asked: list[str] = []
 
     def person_says_yes(engine: RemoteEngine, request: RunRequest) -> Approval | None:
         asked.append(request.id)
         assert engine.approval_for(request.id) is None  # nothing ran or was approved before the person
-        return engine.approve(request.id, "tester@tty", request.digest, via="test")
+        return person.approve(engine, request.id, via="test")
 
     request = _request(
         model_file,

@@ -8,8 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.remote_support.person import make_key
 from tpu_runtime.remote import approvals as ap
 from tpu_runtime.remote import audit, loops
+from tpu_runtime.remote.approver import UnlockedApprover
 from tpu_runtime.remote.confine import PathEscapeError, safe_relative
 from tpu_runtime.remote.policy import Policy, ReadOnlyPolicy, auto_approval_rule
 from tpu_runtime.remote.spec import (
@@ -35,10 +37,26 @@ def _spec(command: tuple[str, ...] = ("echo", "hi"), **over: object) -> RunSpec:
         "command": command,
         "time_limit_s": 60,
         "remote_dir": ".tpu-agent",
-        "script": build_script(remote_dir=".tpu-agent", run_key="r-x", env={}, time_limit_s=60),
+        "script": build_script(remote_dir=".tpu-agent", run_key="r-x", time_limit_s=60),
     }
     data.update(over)
     return RunSpec.model_validate(data)
+
+
+class _Person:
+    """The person's key, made once for this module (unlocked as after typing the passphrase)."""
+
+    key: UnlockedApprover
+    trust: ap.Trust
+
+
+PERSON = _Person()
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _person_key(tmp_path_factory: pytest.TempPathFactory) -> None:
+    PERSON.key = make_key(tmp_path_factory.mktemp("approver"))
+    PERSON.trust = ap.Trust(key=PERSON.key.key)
 
 
 @pytest.fixture
@@ -50,16 +68,16 @@ def test_approval_is_single_use_and_bound_to_the_digest(store: Store) -> None:
     req = ap.create_request(store, _spec(), "agent", now=1000.0)
     assert req.state == "pending" and req.digest == spec_digest(req.spec)
     with pytest.raises(ap.ApprovalError) as wrong:
-        ap.approve(store, req.id, "alice@tty", "sha256:" + "0" * 64, "cli", now=1001.0)
+        ap.approve(store, req.id, "alice@tty", "sha256:" + "0" * 64, "cli", now=1001.0, signer=PERSON.key)
     assert wrong.value.reason == "digest_mismatch"
-    approval = ap.approve(store, req.id, "alice@tty", req.digest, "cli", now=1001.0)
+    approval = ap.approve(store, req.id, "alice@tty", req.digest, "cli", now=1001.0, signer=PERSON.key)
     with pytest.raises(ap.ApprovalError) as twice:
-        ap.approve(store, req.id, "alice@tty", req.digest, "cli", now=1002.0)
+        ap.approve(store, req.id, "alice@tty", req.digest, "cli", now=1002.0, signer=PERSON.key)
     assert twice.value.reason == "not_pending"
-    request, run_id = ap.consume(store, approval, "engine", now=1003.0)
+    request, run_id, _ = ap.consume(store, approval, "engine", now=1003.0, trust=PERSON.trust)
     assert request.spec.command == ("echo", "hi") and run_id.startswith("run-")
     with pytest.raises(ap.ApprovalError) as replay:
-        ap.consume(store, approval, "engine", now=1004.0)
+        ap.consume(store, approval, "engine", now=1004.0, trust=PERSON.trust)
     assert replay.value.reason == "used"
     with store.read() as conn:
         kinds = [r.kind for r in audit.rows(conn)]
@@ -68,46 +86,46 @@ def test_approval_is_single_use_and_bound_to_the_digest(store: Store) -> None:
 
 def test_expired_approval_and_expired_request_are_refused(store: Store) -> None:
     req = ap.create_request(store, _spec(), "agent", now=0.0)
-    approval = ap.approve(store, req.id, "alice", req.digest, "cli", now=10.0, ttl_s=600)
+    approval = ap.approve(store, req.id, "alice", req.digest, "cli", now=10.0, ttl_s=600, signer=PERSON.key)
     with pytest.raises(ap.ApprovalError) as late:
-        ap.consume(store, approval, "engine", now=611.0)
+        ap.consume(store, approval, "engine", now=611.0, trust=PERSON.trust)
     assert late.value.reason == "expired"
     stale = ap.create_request(store, _spec(), "agent", now=0.0, ttl_s=3600)
     with pytest.raises(ap.ApprovalError) as old:
-        ap.approve(store, stale.id, "alice", stale.digest, "cli", now=3601.0)
+        ap.approve(store, stale.id, "alice", stale.digest, "cli", now=3601.0, signer=PERSON.key)
     assert old.value.reason == "expired"
     assert ap.get_request(store, stale.id).state == "expired"  # recorded even though approval was refused
 
 
 def test_request_changed_after_approval_is_refused(store: Store) -> None:
     req = ap.create_request(store, _spec(), "agent", now=0.0)
-    approval = ap.approve(store, req.id, "alice", req.digest, "cli", now=1.0)
+    approval = ap.approve(store, req.id, "alice", req.digest, "cli", now=1.0, signer=PERSON.key)
     tampered = _spec(command=("rm", "-rf", "/data"))
     with sqlite3.connect(store.path) as conn:  # someone edits the stored request after the person said yes
         conn.execute("UPDATE requests SET spec = ? WHERE id = ?", (spec_to_json(tampered), req.id))
     with pytest.raises(ap.ApprovalError) as changed:
-        ap.consume(store, approval, "engine", now=2.0)
+        ap.consume(store, approval, "engine", now=2.0, trust=PERSON.trust)
     assert changed.value.reason == "changed"
     forged = approval.model_copy(update={"digest": spec_digest(tampered)})
     with pytest.raises(ap.ApprovalError) as fake:
-        ap.consume(store, forged, "engine", now=2.0)
+        ap.consume(store, forged, "engine", now=2.0, trust=PERSON.trust)
     assert fake.value.reason == "changed"
     invented = approval.model_copy(update={"id": "a-0000000000"})
     with pytest.raises(ap.ApprovalError) as unknown:
-        ap.consume(store, invented, "engine", now=2.0)
+        ap.consume(store, invented, "engine", now=2.0, trust=PERSON.trust)
     assert unknown.value.reason == "unknown"
 
 
 def test_one_approval_used_from_two_threads_starts_one_run(store: Store) -> None:
     req = ap.create_request(store, _spec(), "agent", now=0.0)
-    approval = ap.approve(store, req.id, "alice", req.digest, "cli", now=1.0)
+    approval = ap.approve(store, req.id, "alice", req.digest, "cli", now=1.0, signer=PERSON.key)
     outcomes: list[str] = []
     barrier = threading.Barrier(4)
 
     def use() -> None:
         barrier.wait()
         try:
-            ap.consume(store, approval, "engine", now=2.0)
+            ap.consume(store, approval, "engine", now=2.0, trust=PERSON.trust)
             outcomes.append("ran")
         except ap.ApprovalError as exc:
             outcomes.append(exc.reason)
@@ -163,8 +181,8 @@ def _loop_request(store: Store, max_attempts: int, max_seconds: float = 100.0) -
         max_seconds=max_seconds,
     )
     req = ap.create_request(store, _spec(command=plan.attempts[0], loop=plan), "agent", now=0.0)
-    approval = ap.approve(store, req.id, "alice", req.digest, "cli", now=0.0)
-    ap.consume(store, approval, "engine", now=0.0)
+    approval = ap.approve(store, req.id, "alice", req.digest, "cli", now=0.0, signer=PERSON.key)
+    ap.consume(store, approval, "engine", now=0.0, trust=PERSON.trust)
     loops.open_loop(store, req.id, approval.id, plan, now=0.0)
     return req.id, plan
 
@@ -272,3 +290,15 @@ def test_upload_plan_hashes_files_and_refuses_symlinks(tmp_path: Path) -> None:
     (folder / "link").symlink_to("/etc/passwd")
     with pytest.raises(SpecError, match="symlink"):
         plan_uploads([(folder, None)])
+
+
+def test_the_worker_gate_parses_as_python_3_8() -> None:
+    """The gate runs on each worker's own Python 3, which may be as old as 3.8 (Ubuntu 20.04)."""
+    import ast
+
+    from tpu_runtime.remote import worker_gate
+
+    source = Path(worker_gate.__file__).read_text()
+    ast.parse(source, feature_version=(3, 8))
+    for line in source.splitlines():  # library calls newer than 3.8
+        assert ".removeprefix(" not in line and ".removesuffix(" not in line, line

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import sqlite3
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +13,8 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.conftest import REPO
+from tests.remote_support.person import PASSPHRASE, make_key
+from tests.remote_support.pty_person import PtySession
 from tpu_runtime.cli.app import app
 from tpu_runtime.remote.engine import RemoteEngine
 
@@ -110,33 +109,22 @@ def test_audit_show_and_verify_detects_tampering(home: Path) -> None:
 
 def test_the_person_approves_at_a_real_terminal(home: Path) -> None:
     engine = RemoteEngine()
+    make_key(engine.approver_path)
     request = engine.request_run("lab", ["python", "train.py"])
-    primary, secondary = os.openpty()
     env = {**os.environ, "TPU_AGENT_HOME": str(home), "COLUMNS": "200"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "tpu_runtime.cli.app", "approvals", "approve", request.id],
-        stdin=secondary,
-        stdout=secondary,
-        stderr=secondary,
-        cwd=REPO,
-        env=env,
-        close_fds=True,
+    term = PtySession(
+        [sys.executable, "-m", "tpu_runtime.cli.app", "approvals", "approve", request.id], env, REPO
     )
-    os.close(secondary)
-    seen = b""
-    deadline = time.monotonic() + 60
     try:
-        while b"Type yes" not in seen and time.monotonic() < deadline:
-            ready, _, _ = select.select([primary], [], [], 1.0)
-            if ready:
-                seen += os.read(primary, 4096)
+        seen = term.expect(b"Type yes")
         assert b"python train.py" in seen and request.id.encode() in seen
-        os.write(primary, b"yes\n")
-        assert proc.wait(timeout=60) == 0
+        term.send(b"yes\n")
+        term.expect(b"Passphrase for approver key")
+        term.send(PASSPHRASE.encode() + b"\n")
+        assert term.finish() == 0, term.seen.decode(errors="replace")
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-        os.close(primary)
+        term.close()
+    assert PASSPHRASE.encode() not in term.seen  # typed with echo off
     approval = engine.approval_for(request.id)
     assert approval is not None and approval.digest == request.digest and approval.via == "approvals-cli"
+    assert approval.signature is not None and approval.statement is not None

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 import pytest
 import yaml
 
+from tests.remote_support import person
 from tpu_runtime.remote.engine import RemoteEngine
 from tpu_runtime.remote.gke import build_manifest, hosts_for, workload_name
 from tpu_runtime.remote.report import OutputLine, RunResult
@@ -103,6 +104,7 @@ def gke_engine(tmp_path: Path) -> Iterator[tuple[RemoteEngine, Path]]:
         targets_path=tmp_path / "targets.yaml",
         policy_path=tmp_path / "policy.yaml",
         state_path=tmp_path / "state",
+        approver_path=tmp_path / "approver",
     )
     yield engine, log
 
@@ -116,7 +118,7 @@ def test_the_approved_manifest_bytes_are_what_kubectl_applies(
     engine, log = gke_engine
     request = engine.request_run("c1", ["python", "train.py"], time_limit_s=600)
     assert request.spec.gke is not None and request.state == "pending"
-    approval = engine.approve(request.id, "alice@tty", request.digest)
+    approval = person.approve(engine, request.id, approver_name="alice@tty")
 
     async def go() -> tuple[RunResult, list[OutputLine]]:
         lines: list[OutputLine] = []
@@ -151,7 +153,7 @@ def test_cancel_deletes_the_job(
         STUB_KUBECTL.format(python=sys.executable, log=str(log), finish_after=0)  # never finishes
     )
     request = engine.request_run("c1", ["sleep", "infinity"])
-    approval = engine.approve(request.id, "alice@tty", request.digest)
+    approval = person.approve(engine, request.id, approver_name="alice@tty")
 
     async def go() -> RunResult:
         run_id = await engine.start(approval)

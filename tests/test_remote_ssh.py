@@ -18,10 +18,12 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.remote_support import person
 from tests.remote_support.sshd import FarmUnavailable, SshdFarm, start_farm
 from tpu_runtime.remote import audit
 from tpu_runtime.remote.approvals import ApprovalError
 from tpu_runtime.remote.engine import RemoteEngine
+from tpu_runtime.remote.policy import sign_policy
 from tpu_runtime.remote.report import OutputLine, RunEvent, RunResult
 from tpu_runtime.remote.spec import LoopPlan, spec_to_json
 from tpu_runtime.remote.store import Store
@@ -51,20 +53,24 @@ def make_engine(farm: SshdFarm, tmp_path: Path) -> EngineFactory:
             yaml.safe_dump({"targets": {"lo": target or farm.hosts_target()}})
         )
         (tmp_path / "policy.yaml").write_text(yaml.safe_dump(policy or {}))
-        return RemoteEngine(
+        engine = RemoteEngine(
             store=Store(tmp_path / "state.db"),
             targets_path=tmp_path / "targets.yaml",
             policy_path=tmp_path / "policy.yaml",
             state_path=tmp_path / "state",
+            approver_path=person.farm_key_dir(farm.session),
             **kw,
         )
+        if policy:
+            person.sign_policy(engine)
+        return engine
 
     return make
 
 
 async def _run(engine: RemoteEngine, request_id: str) -> tuple[RunResult, list[OutputLine]]:
     request = engine.get_request(request_id)
-    approval = engine.approval_for(request.id) or engine.approve(request.id, "tester@tty", request.digest)
+    approval = engine.approval_for(request.id) or person.approve(engine, request.id)
     lines: list[OutputLine] = []
     final: RunResult | None = None
     async for event in engine.execute(approval):
@@ -146,7 +152,7 @@ def test_hung_command_is_cancelled_and_the_remote_processes_are_gone(make_engine
     engine = make_engine()
     hang = 'sleep 300 & echo "pids $$ $!"; wait'
     request = engine.request_run("lo", ["sh", "-c", hang], time_limit_s=600)
-    approval = engine.approve(request.id, "tester@tty", request.digest)
+    approval = person.approve(engine, request.id)
     pids: dict[int, list[int]] = {}
 
     async def go() -> RunResult:
@@ -191,7 +197,7 @@ def test_command_changed_after_approval_is_refused_and_nothing_runs(
     engine = make_engine()
     marker = farm.session / "changed-marker"
     request = engine.request_run("lo", ["echo", "harmless"], workers="0")
-    approval = engine.approve(request.id, "tester@tty", request.digest)
+    approval = person.approve(engine, request.id)
     evil = request.spec.model_copy(update={"command": ("touch", str(marker))})
     with engine.store.write() as conn:
         conn.execute("UPDATE requests SET spec = ? WHERE id = ?", (spec_to_json(evil), request.id))
@@ -206,10 +212,10 @@ def test_command_changed_after_approval_is_refused_and_nothing_runs(
 
 
 def test_replayed_and_expired_approvals_are_refused(make_engine: EngineFactory) -> None:
-    clock = [1_000_000.0]
+    clock = [time.time()]  # the workers' gates check expiry against their own clock too
     engine = make_engine(clock=lambda: clock[0])
     request = engine.request_run("lo", ["true"], workers="0")
-    approval = engine.approve(request.id, "tester@tty", request.digest)
+    approval = person.approve(engine, request.id)
     result, _ = asyncio.run(_run_and_close(engine, request.id))
     assert result.state == "succeeded"
 
@@ -222,7 +228,7 @@ def test_replayed_and_expired_approvals_are_refused(make_engine: EngineFactory) 
     assert replay.value.reason == "used"
 
     late = engine.request_run("lo", ["true"], workers="0")
-    late_approval = engine.approve(late.id, "tester@tty", late.digest)
+    late_approval = person.approve(engine, late.id)
     clock[0] += 601
     with pytest.raises(ApprovalError) as expired:
         asyncio.run(_execute_only(engine, late_approval))
@@ -380,11 +386,11 @@ def test_loop_runs_its_plan_within_budget_and_resumes_after_a_crash(make_engine:
         max_seconds=120,
     )
     request = engine.request_run("lo", [], workers="0,1", loop=plan, time_limit_s=30)
-    approval = engine.approve(request.id, "tester@tty", request.digest)
+    approval = person.approve(engine, request.id)
     # simulate a runner that used the approval, started attempt 1 and died
     from tpu_runtime.remote import approvals as ap
 
-    ap.consume(engine.store, approval, "crashed-runner", engine.clock())
+    ap.consume(engine.store, approval, "crashed-runner", engine.clock(), engine.trust())
     loops.open_loop(engine.store, request.id, approval.id, plan, engine.clock())
     assert loops.begin_attempt(engine.store, request.id, plan, engine.clock()) == (1, 0)
 
@@ -426,6 +432,8 @@ def test_run_cli_streams_prefixed_output_for_a_policy_approved_command(
     (tmp_path / "policy.yaml").write_text(
         yaml.safe_dump({"read_only": {"enabled": True, "log_dirs": [str(logs)]}})
     )
+    keys = person.share_key(person.farm_key_dir(farm.session), tmp_path)
+    sign_policy(tmp_path / "policy.yaml", person.unlocked(keys))
     runner = CliRunner()
     done = runner.invoke(app, ["run", "--target", "lo", "--", "cat", str(logs / "a.log")])
     assert done.exit_code == 0, done.output
@@ -453,6 +461,7 @@ def test_run_cli_waits_for_an_approval_given_in_another_terminal(
 
     monkeypatch.setenv("TPU_AGENT_HOME", str(tmp_path))
     (tmp_path / "targets.yaml").write_text(yaml.safe_dump({"targets": {"lo": farm.hosts_target()}}))
+    person.share_key(person.farm_key_dir(farm.session), tmp_path)
     outcome: list[Result] = []
     waiting = threading.Thread(
         target=lambda: outcome.append(
@@ -468,7 +477,7 @@ def test_run_cli_waits_for_an_approval_given_in_another_terminal(
         time.sleep(0.05)
     (request,) = engine.list_requests(("pending",))
     assert [w.index for w in request.spec.workers] == [0, 3]
-    engine.approve(request.id, "tester@tty", request.digest, via="approvals-cli")
+    person.approve(engine, request.id, via="approvals-cli")
     waiting.join(timeout=30)
     assert outcome and outcome[0].exit_code == 0, outcome[0].output if outcome else "no result"
     assert sorted(line for line in outcome[0].stdout.splitlines() if line.startswith("[")) == [

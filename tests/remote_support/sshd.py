@@ -84,6 +84,10 @@ class SshdFarm:
     def remote_dir(self) -> str:
         return str(self.session / "work")
 
+    @property
+    def gate_dir(self) -> Path:
+        return self.session / "gate"
+
     def _config(self, port: int) -> Path:
         path = self.config_dir / f"sshd_{port}.conf"
         path.write_text(
@@ -103,6 +107,8 @@ class SshdFarm:
                     "MaxStartups 500",
                     "MaxSessions 500",
                     "LogLevel ERROR",
+                    # the worker gate's pinned key and ledger: one folder per farm, not the user's home
+                    f"SetEnv TPU_AGENT_GATE_DIR={self.gate_dir}",
                     "",
                 ]
             )

@@ -1,9 +1,10 @@
 """`tpu-agent targets|run|approvals|audit`: approval-gated commands on TPU VMs and GKE, and their audit log.
 
-Approval comes only from the person at a terminal: `run` asks on the terminal it was started from, and
-`approvals approve` works only on a terminal, so a program without one (a coding agent's shell tool)
-can request a run but cannot approve it. Heavy libraries (asyncssh, google-cloud-tpu) load inside the
-commands, never at import.
+Approval comes only from the person: `run` and `approvals approve` ask on the terminal they were started
+from, and a yes counts only with the passphrase of the person's approver key (`approver init`), which
+signs the approval. A program that fakes a terminal can type "yes" but not the passphrase, so a coding
+agent's shell can request a run but cannot approve it. Heavy libraries (asyncssh, google-cloud-tpu) load
+inside the commands, never at import.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from rich.table import Table
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.approvals import Approval, RunRequest
+    from tpu_runtime.remote.approver import UnlockedApprover
     from tpu_runtime.remote.engine import RemoteEngine
     from tpu_runtime.remote.report import RunResult
 
@@ -41,6 +43,9 @@ targets_app = typer.Typer(
 approvals_app = typer.Typer(help="Run requests waiting for your decision.", no_args_is_help=True)
 audit_app = typer.Typer(
     help="The append-only, hash-chained log of requests, decisions and results.", no_args_is_help=True
+)
+approver_app = typer.Typer(
+    help="Your approver key: the passphrase-protected key that signs every approval.", no_args_is_help=True
 )
 
 
@@ -91,8 +96,10 @@ def render_request(request: RunRequest, console: Console) -> None:
         for i, argv in enumerate(spec.loop.attempts):
             console.print(f"    [{i}] {shlex.join(argv)}", markup=False, soft_wrap=True)
     console.print(f"  time limit: {spec.time_limit_s:g} s")
-    for key, value in sorted(spec.env.items()):
-        console.print(f"  env: {key}={shlex.quote(value)}", markup=False, soft_wrap=True)
+    from tpu_runtime.remote.spec import display_env
+
+    for key, value in display_env(spec).items():
+        console.print(f"  env: {key}={value}", markup=False, soft_wrap=True)
     for up in spec.uploads:
         console.print(
             f"  upload: {up.source} -> files/{up.dest} ({up.size} bytes, sha256 {up.sha256[:16]}...)",
@@ -114,7 +121,11 @@ def render_request(request: RunRequest, console: Console) -> None:
 
 
 def _request_json(request: RunRequest) -> dict[str, Any]:
-    return request.model_dump(mode="json")
+    from tpu_runtime.remote.spec import display_env
+
+    data = request.model_dump(mode="json")
+    data["spec"]["env"] = display_env(request.spec, quote=False)
+    return data
 
 
 # ---- targets -------------------------------------------------------------------------------------
@@ -282,10 +293,19 @@ def _parse_uploads(items: list[str]) -> list[tuple[Path, str | None]]:
     return uploads
 
 
-def _ask(request: RunRequest) -> bool:
+def _ask(engine: RemoteEngine, request: RunRequest) -> UnlockedApprover | None:
+    """Show the request; on "yes", the passphrase unlocks the key that signs it. None: not approved."""
+    from tpu_runtime.cli.approval_prompt import NoTerminal, unlock_key
+    from tpu_runtime.remote.approver import ApproverError
+
     render_request(request, err)
     answer = typer.prompt("Run this exactly as shown? Type yes to approve", default="no", err=True)
-    return answer.strip().lower() == "yes"
+    if answer.strip().lower() != "yes":
+        return None
+    try:
+        return unlock_key(engine)
+    except (ApproverError, NoTerminal) as exc:
+        raise _fail(str(exc), EXIT_DENIED) from None
 
 
 def _wait_for_approval(engine: RemoteEngine, request: RunRequest, wait_s: float) -> Approval | None:
@@ -355,6 +375,13 @@ def run(
     ] = None,
     worker: Annotated[str, typer.Option(help="all, one index, or a comma list like 0,2")] = "all",
     env: Annotated[list[str] | None, typer.Option("--env", "-e", help="NAME=VALUE for the command")] = None,
+    secret_env: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--secret-env",
+            help="NAME of a secret in your environment (e.g. HF_TOKEN): sent to the workers, never stored",
+        ),
+    ] = None,
     upload: Annotated[
         list[str] | None, typer.Option(help="LOCAL[:DEST] copied into the run's folder on each worker")
     ] = None,
@@ -394,6 +421,7 @@ def run(
                 command,
                 workers=worker,
                 env=_parse_env(env or []),
+                secret_env=secret_env or [],
                 uploads=_parse_uploads(upload or []),
                 downloads=download or [],
                 time_limit_s=time_limit,
@@ -402,10 +430,13 @@ def run(
         approval = engine.approval_for(req.id)
         if approval is None and req.state == "pending":
             if _on_terminal():
-                if not _ask(req):
+                key = _ask(engine, req)
+                if key is None:
                     engine.deny(req.id, _approver("tty-prompt"), "declined at the prompt")
                     raise _fail(f"request {req.id} denied", EXIT_DENIED)
-                approval = engine.approve(req.id, _approver("tty-prompt"), req.digest, via="tty-prompt")
+                approval = engine.approve(
+                    req.id, _approver("tty-prompt"), req.digest, via="tty-prompt", key=key
+                )
             else:
                 if as_json:
                     _emit_json({"type": "pending", "request": _request_json(req)})
@@ -488,7 +519,7 @@ def approvals_show(
 
 @approvals_app.command("approve")
 def approvals_approve(request_id: Annotated[str, typer.Argument(help="request id")]) -> None:
-    """Approve a request after reading it; works only in your own terminal.
+    """Approve a request after reading it: type yes, then your approver passphrase (your terminal only).
 
     Example: tpu-agent approvals approve r-3fa9c01b2e
     """
@@ -503,10 +534,11 @@ def approvals_approve(request_id: Annotated[str, typer.Argument(help="request id
         req = engine.get_request(request_id)
         if req.state != "pending":
             raise _fail(f"request {request_id} is {req.state}, not pending", EXIT_BAD_INPUT)
-        if not _ask(req):
+        key = _ask(engine, req)
+        if key is None:
             err.print("not approved")
             raise typer.Exit(EXIT_DENIED)
-        approval = engine.approve(request_id, _approver("tty"), req.digest, via="approvals-cli")
+        approval = engine.approve(request_id, _approver("tty"), req.digest, via="approvals-cli", key=key)
     except ApprovalError as exc:
         raise _fail(str(exc), EXIT_BAD_INPUT) from None
     err.print(f"approved {request_id} ({approval.id}); usable once within {APPROVAL_TTL_S / 60:.0f} minutes")
@@ -550,23 +582,173 @@ def audit_show(
     out.print(table)
 
 
-@audit_app.command("verify")
-def audit_verify(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Check the hash chain: finds any edited or deleted row.  Example: tpu-agent audit verify"""
-    from tpu_runtime.remote import audit
+@audit_app.command("anchor")
+def audit_anchor() -> None:
+    """Print the log's head as SEQ:HASH; keep it somewhere the agent cannot write (a note, a ticket).
 
+    Later, `tpu-agent audit verify --expect-head SEQ:HASH` fails if that row was deleted or rewritten.
+    Example: tpu-agent audit anchor
+    """
     engine = _engine()
     with engine.store.read() as conn:
-        check = audit.verify(conn)
+        head = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
+    if head is None:
+        raise _fail("the audit log is empty: nothing to anchor yet")
+    sys.stdout.write(f"{head['seq']}:{head['hash']}\n")
+
+
+@audit_app.command("verify")
+def audit_verify(
+    expect_head: Annotated[
+        list[str] | None,
+        typer.Option("--expect-head", help="SEQ:HASH from `audit anchor` the log must still hold"),
+    ] = None,
+    remote: Annotated[
+        bool, typer.Option("--remote", help="also compare with the ledger each worker's gate keeps")
+    ] = False,
+    target: Annotated[
+        list[str] | None, typer.Option("--target", "-t", help="with --remote: only these")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """Check the hash chain, every start's signed approval, anchors and (--remote) the workers' ledgers.
+
+    Example: tpu-agent audit verify --remote --expect-head 42:9f0c...
+    """
+    from tpu_runtime.remote import audit
+    from tpu_runtime.remote.targets import TargetError
+    from tpu_runtime.remote.tpu_api import TpuApiError
+
+    engine = _engine()
+    try:
+        anchors = [audit.parse_anchor(text) for text in expect_head or []]
+    except ValueError as exc:
+        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    check = engine.verify_audit(anchors)
+    if remote:
+        try:
+            extra = asyncio.run(engine.verify_remote(target or []))
+        except (TargetError, TpuApiError) as exc:
+            raise _fail(str(exc), EXIT_BAD_INPUT) from None
+        if extra:
+            check = check.model_copy(update={"ok": False, "problems": [*check.problems, *extra]})
     if as_json:
         _emit_json(check.model_dump(mode="json"))
     elif check.ok:
-        out.print(f"[green]ok[/]: {check.rows} rows, chain intact, head {check.head_hash[:16]}...")
+        out.print(
+            f"[green]ok[/]: {check.rows} rows, chain intact, head {check.head_seq}:{check.head_hash[:16]}..."
+        )
     else:
         for problem in check.problems:
-            err.print(f"[red]tampered[/]: {problem}")
+            err.print(f"[red]tampered[/]: {problem}", markup=True, soft_wrap=True)
     if not check.ok:
         raise typer.Exit(EXIT_FAILED)
+
+
+# ---- approver key ----------------------------------------------------------------------------------
+def _new_passphrase() -> str:
+    from tpu_runtime.cli.approval_prompt import read_passphrase
+
+    first = read_passphrase("New approver passphrase (at least 8 characters; it is never stored): ")
+    if read_passphrase("Type it again: ") != first:
+        raise _fail("the two passphrases differ; nothing changed", EXIT_BAD_INPUT)
+    return first
+
+
+@approver_app.command("init")
+def approver_init(
+    replace: Annotated[
+        bool, typer.Option("--replace", help="replace the existing key (asks its passphrase)")
+    ] = False,
+) -> None:
+    """Make your approver key; run it yourself, in your own terminal, before an agent works here.
+
+    Example: tpu-agent approver init
+    """
+    from tpu_runtime.cli.approval_prompt import NoTerminal, unlock_key
+    from tpu_runtime.remote import approver
+
+    if not _on_terminal():
+        raise _fail("making an approver key needs your terminal; nothing changed", EXIT_DENIED)
+    engine = _engine()
+    try:
+        existing = approver.load_public(engine.approver_path)
+        if existing is not None and not replace:
+            raise _fail(
+                f"you already have an approver key ({existing.fingerprint}); --replace makes a new one",
+                EXIT_BAD_INPUT,
+            )
+        if existing is not None:
+            approver.forget(unlock_key(engine))  # only the holder of the old passphrase may replace it
+        key = approver.init_key(engine.approver_path, _new_passphrase(), replace=replace)
+    except (approver.ApproverError, NoTerminal) as exc:
+        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    engine.announce_key(key, _approver("tty"))
+    err.print(
+        f"approver key {key.fingerprint} saved in {engine.approver_path} (encrypted). Each worker pins it "
+        "at its first approved run; a replaced key is refused there until you remove "
+        "~/.tpu-agent-gate/approver.pub on that worker",
+        markup=False,
+    )
+
+
+@approver_app.command("show")
+def approver_show(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Your approver key's fingerprint and the policy in effect.  Example: tpu-agent approver show"""
+    from tpu_runtime.remote.approver import ApproverError
+
+    engine = _engine()
+    try:
+        key = engine.approver_key()
+        policy = engine.policy()
+    except ApproverError as exc:
+        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    data = {
+        "key": key.public_line if key else None,
+        "fingerprint": key.fingerprint if key else None,
+        "folder": str(engine.approver_path),
+        "policy": policy.policy.model_dump(mode="json"),
+        "policy_signed": policy.json_text is not None,
+        "policy_note": policy.note,
+    }
+    if as_json:
+        _emit_json(data)
+        return
+    out.print(f"approver key: {data['fingerprint'] or 'none (run `tpu-agent approver init`)'}", markup=False)
+    out.print(f"policy: {'signed, in effect' if data['policy_signed'] else 'default'}", markup=False)
+    if policy.note:
+        out.print(f"  {policy.note}", markup=False)
+    out.print(
+        "  approvals: "
+        + ("terminal or MCP dialog" if policy.policy.approvals.elicitation else "terminal only (passphrase)"),
+        markup=False,
+    )
+
+
+@approver_app.command("sign-policy")
+def approver_sign_policy() -> None:
+    """Sign your policy file so it takes effect (read-only rules, dialog approvals); asks the passphrase.
+
+    Example: tpu-agent approver sign-policy
+    """
+    from tpu_runtime.cli.approval_prompt import NoTerminal, unlock_key
+    from tpu_runtime.remote.approver import ApproverError
+    from tpu_runtime.remote.policy import PolicyError, read_policy_file, sign_policy
+
+    if not _on_terminal():
+        raise _fail("signing the policy needs your terminal; nothing changed", EXIT_DENIED)
+    engine = _engine()
+    try:
+        policy = read_policy_file(engine.policy_path)
+        err.print(f"policy in {engine.policy_path}:", markup=False)
+        err.print(json.dumps(policy.model_dump(mode="json"), indent=2), markup=False)
+        answer = typer.prompt("Sign this policy? Type yes", default="no", err=True)
+        if answer.strip().lower() != "yes":
+            raise _fail("not signed", EXIT_DENIED)
+        sign_policy(engine.policy_path, unlock_key(engine))
+    except (ApproverError, NoTerminal, PolicyError) as exc:
+        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    err.print("signed: this policy is in effect until the file changes", markup=False)
 
 
 def register_remote_commands(app: typer.Typer) -> None:
@@ -575,3 +757,4 @@ def register_remote_commands(app: typer.Typer) -> None:
     app.command("run", no_args_is_help=True)(run)
     app.add_typer(approvals_app, name="approvals")
     app.add_typer(audit_app, name="audit")
+    app.add_typer(approver_app, name="approver")

@@ -2,27 +2,50 @@
 
 An approval names the request and the digest the person was shown; it can be used once, before it
 expires, and only while the stored request still hashes to that digest. Using it (`consume`) is one
-transaction: the unused/unexpired/unchanged checks, marking it used, creating the run and writing the
-audit row, so two callers racing with the same approval cannot both start a run.
+transaction: the unused/unexpired/unchanged checks, the proof check, marking it used, creating the run
+and writing the audit row, so two callers racing with the same approval cannot both start a run.
+
+A row in the state file proves nothing by itself (whoever can write the file could insert one), so each
+approval must carry a proof that `consume` checks against `Trust`:
+- the person's: a signature by their approver key over the approval's statement (request, digest,
+  approver, expiry, approval id), made after they typed the passphrase (`approver`);
+- a policy rule's: the rule must still allow the stored spec under the person's signed policy;
+- an MCP dialog answer's: only when the signed policy allows dialogs, and only in the process that
+  received the answer (it keeps the approval ids in memory; the state file cannot add to them).
 """
 
 from __future__ import annotations
 
+import json
 import secrets
 import sqlite3
-from typing import Literal
+from collections.abc import Mapping
+from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
+from tpu_runtime.remote import approver as keys
 from tpu_runtime.remote import audit
-from tpu_runtime.remote.spec import RunSpec, spec_digest, spec_from_json, spec_to_json
+from tpu_runtime.remote.policy import LoadedPolicy, Policy, auto_approval_rule
+from tpu_runtime.remote.spec import (
+    RunSpec,
+    canonical_json,
+    check_size,
+    spec_digest,
+    spec_from_json,
+    spec_to_json,
+)
 from tpu_runtime.remote.store import Store
 
 RequestState = Literal["pending", "approved", "denied", "expired", "running", "finished"]
 REQUEST_TTL_S = 3600.0  # a request nobody decided on within an hour can no longer be approved
 APPROVAL_TTL_S = 600.0  # an approval must be used within ten minutes
 
-RefusalReason = Literal["unknown", "not_pending", "digest_mismatch", "expired", "used", "changed", "denied"]
+RefusalReason = Literal[
+    "unknown", "not_pending", "digest_mismatch", "expired", "used", "changed", "denied", "unsigned", "no_key"
+]
+POLICY_VIA = "policy"
+ELICITATION_VIA = "mcp-elicitation"
 
 
 class ApprovalError(Exception):
@@ -59,6 +82,105 @@ class Approval(BaseModel):
     created_at: float
     expires_at: float
     used_at: float | None = None
+    statement: str | None = Field(default=None, description="what the person's key signed (canonical JSON)")
+    signature: str | None = Field(default=None, description="OpenSSH signature over the statement")
+
+
+class Trust(BaseModel):
+    """What an approval is checked against: the pinned approver key, and the dialog answers this
+    process itself received."""
+
+    key: keys.ApproverKey | None = None
+    elicited: frozenset[str] = frozenset()
+
+    def key_lines(self) -> list[str]:
+        return [self.key.public_line] if self.key is not None else []
+
+
+def statement_text(
+    approval_id: str,
+    request_id: str,
+    digest: str,
+    approver: str,
+    created_at: float,
+    expires_at: float,
+    key: str,
+) -> str:
+    """The bytes the person's key signs: everything the approval is, in canonical JSON."""
+    return canonical_json(
+        {
+            "v": 1,
+            "id": approval_id,
+            "request": request_id,
+            "digest": digest,
+            "approver": approver,
+            "created_at": created_at,
+            "expires_at": expires_at,
+            "key": key,
+        }
+    )
+
+
+def _signed_by(text: str, signature: str, namespace: str, key_lines: list[str]) -> bool:
+    return any(keys.verify(line, text.encode(), signature, namespace) for line in key_lines)
+
+
+def _signed_policy(row: Mapping[str, Any], key_lines: list[str]) -> Policy | str:
+    statement, signature = row.get("statement"), row.get("signature")
+    if not isinstance(statement, str) or not isinstance(signature, str):
+        return "it carries no signed policy"
+    if not _signed_by(statement, signature, keys.POLICY_NAMESPACE, key_lines):
+        return "the policy it carries is not signed by your approver key"
+    try:
+        return Policy.model_validate_json(statement)
+    except ValueError:
+        return "the policy it carries cannot be read"
+
+
+def proof_problem(
+    row: Mapping[str, Any], spec: RunSpec, key_lines: list[str], elicited: frozenset[str] | None
+) -> str | None:
+    """Why this approval (a row of the approvals table) is not the person's, or None when it is.
+
+    `key_lines`: the approver public keys accepted; `elicited`: the dialog approvals this process
+    received (None: not checked, as when the audit log is verified afterwards).
+    """
+    via = row["via"]
+    if via in (POLICY_VIA, ELICITATION_VIA):
+        policy = _signed_policy(row, key_lines)
+        if isinstance(policy, str):
+            return policy
+        if via == POLICY_VIA:
+            if auto_approval_rule(spec, policy) != row["approver"]:
+                return f"the signed policy does not allow this request as {row['approver']!r}"
+            return None
+        if not policy.approvals.elicitation:
+            return "it came from an MCP dialog, and your signed policy requires terminal approval"
+        if elicited is not None and row["id"] not in elicited:
+            return "it claims an MCP dialog answer that this process never received"
+        return None
+    if not key_lines:
+        return "no approver key is set up (run `tpu-agent approver init` in your own terminal)"
+    statement, signature = row.get("statement"), row.get("signature")
+    if not isinstance(statement, str) or not isinstance(signature, str):
+        return "it carries no signature from your approver key"
+    try:
+        said = json.loads(statement)
+    except ValueError:
+        return "its signed statement cannot be read"
+    for field, column in (
+        ("id", "id"),
+        ("request", "request_id"),
+        ("digest", "digest"),
+        ("approver", "approver"),
+    ):
+        if said.get(field) != row[column]:
+            return f"its signed statement names another {field}"
+    if said.get("expires_at") != row["expires_at"]:
+        return "its expiry differs from the one the person signed"
+    if not _signed_by(statement, signature, keys.APPROVAL_NAMESPACE, key_lines):
+        return "its signature does not verify with your approver key"
+    return None
 
 
 def new_id(prefix: str) -> str:
@@ -92,6 +214,7 @@ def summary(spec: RunSpec) -> dict[str, object]:
         "command": list(spec.command),
         "workers": [f"{w.index}:{w.name}@{w.host}:{w.port}" for w in spec.workers],
         "env": sorted(spec.env),
+        "secret_env": sorted(spec.secret_env),
         "uploads": [{"dest": u.dest, "sha256": u.sha256} for u in spec.uploads],
         "downloads": [d.remote for d in spec.downloads],
         "time_limit_s": spec.time_limit_s,
@@ -115,6 +238,7 @@ def create_request(
     request_id: str = "",
 ) -> RunRequest:
     rid = request_id or new_id("r")
+    check_size(spec)
     digest = spec_digest(spec)
     with store.write() as conn:
         conn.execute(
@@ -185,12 +309,19 @@ def approve(
     via: str,
     now: float,
     ttl_s: float = APPROVAL_TTL_S,
+    signer: keys.UnlockedApprover | None = None,
+    proof: LoadedPolicy | None = None,
 ) -> Approval:
-    """Record the person's yes; refused unless `digest` is the one the stored request hashes to now.
+    """Record a yes; refused unless `digest` is the one the stored request hashes to now.
 
-    A refusal is itself audited and committed before it is raised.
+    The person's yes (any `via` but a policy rule or an MCP dialog) needs `signer`, their unlocked
+    approver key: the statement is signed inside the same transaction. A policy rule's or a dialog's yes
+    carries the signed policy that allowed it (`proof`). A refusal is itself audited and committed
+    before it is raised.
     """
     approval_id = new_id("a")
+    if via not in (POLICY_VIA, ELICITATION_VIA) and signer is None:
+        raise ApprovalError("unsigned", "the person's approval needs their approver key (passphrase)")
     refusal: ApprovalError | None = None
     with store.write() as conn:
         try:
@@ -206,10 +337,18 @@ def approve(
             refusal = exc
             audit.append(conn, "refused", request_id, approver, {"why": exc.reason, "offered": digest})
         if refusal is None:
+            statement = signature = None
+            if proof is not None and signer is None:
+                statement, signature = proof.json_text, proof.signature
+            if signer is not None:
+                statement = statement_text(
+                    approval_id, request_id, digest, approver, now, now + ttl_s, signer.key.fingerprint
+                )
+                signature = signer.sign(statement.encode(), keys.APPROVAL_NAMESPACE)
             conn.execute(
-                "INSERT INTO approvals (id, request_id, digest, approver, via, created_at, expires_at) "
-                "VALUES (?,?,?,?,?,?,?)",
-                (approval_id, request_id, digest, approver, via, now, now + ttl_s),
+                "INSERT INTO approvals (id, request_id, digest, approver, via, created_at, expires_at, "
+                "statement, signature) VALUES (?,?,?,?,?,?,?,?,?)",
+                (approval_id, request_id, digest, approver, via, now, now + ttl_s, statement, signature),
             )
             conn.execute(
                 "UPDATE requests SET state = 'approved', decided_by = ?, decided_at = ? WHERE id = ?",
@@ -220,7 +359,13 @@ def approve(
                 "approved",
                 request_id,
                 approver,
-                {"approval": approval_id, "digest": digest, "via": via, "expires_at": now + ttl_s},
+                {
+                    "approval": approval_id,
+                    "digest": digest,
+                    "via": via,
+                    "expires_at": now + ttl_s,
+                    "key": signer.key.fingerprint if signer is not None else None,
+                },
             )
     if refusal is not None:
         raise refusal
@@ -245,10 +390,14 @@ def deny(store: Store, request_id: str, approver: str, reason: str, now: float) 
     return get_request(store, request_id)
 
 
-def consume(store: Store, approval: Approval, actor: str, now: float) -> tuple[RunRequest, str]:
-    """Use an approval once: returns the request as stored (what will run) and the new run's id.
+def consume(
+    store: Store, approval: Approval, actor: str, now: float, trust: Trust
+) -> tuple[RunRequest, str, Approval]:
+    """Use an approval once: returns the request as stored (what will run), the new run's id, and the
+    approval as stored (with its proof, for the workers' gates).
 
-    Refused when the approval is unknown, used, expired, or the request changed after approval.
+    Refused when the approval is unknown, used, expired, not proven to be the person's (`Trust`), or
+    the request changed after approval.
     """
     run_id = new_id("run")
     refusal: ApprovalError | None = None
@@ -273,6 +422,18 @@ def consume(store: Store, approval: Approval, actor: str, now: float) -> tuple[R
                 )
             if req["state"] != "approved":
                 raise ApprovalError("not_pending", f"request {req['id']} is {req['state']}, not approved")
+            problem = proof_problem(dict(row), spec_from_json(req["spec"]), trust.key_lines(), trust.elicited)
+            started = conn.execute(
+                "SELECT 1 FROM runs WHERE approval_id = ? UNION ALL SELECT 1 FROM audit WHERE kind = 'start' "
+                "AND payload LIKE ?",
+                (approval.id, f'%"approval":"{approval.id}"%'),
+            ).fetchone()
+            if started is not None:
+                raise ApprovalError("used", f"approval {approval.id} already started a run: replay refused")
+            if problem is not None:
+                raise ApprovalError(
+                    "unsigned", f"approval {approval.id} is not the person's: {problem}; refused"
+                )
         except ApprovalError as exc:
             refusal = exc
             audit.append(
@@ -297,4 +458,48 @@ def consume(store: Store, approval: Approval, actor: str, now: float) -> tuple[R
             )
     if refusal is not None:
         raise refusal
-    return get_request(store, approval.request_id), run_id
+    return get_request(store, approval.request_id), run_id, get_approval(store, approval.id)
+
+
+def known_keys(conn: sqlite3.Connection, current: keys.ApproverKey | None) -> list[str]:
+    """The approver keys the log announced (`approver_key` rows) and the one pinned now."""
+    found = [current.public_line] if current is not None else []
+    for row in conn.execute("SELECT payload FROM audit WHERE kind = 'approver_key' ORDER BY seq"):
+        line = json.loads(row["payload"]).get("key")
+        if isinstance(line, str) and line not in found:
+            found.append(line)
+    return found
+
+
+def start_problems(conn: sqlite3.Connection, key_lines: list[str]) -> list[str]:
+    """Every `start` in the log must name an approval for the same request and digest, used once, by
+    that run, whose proof holds (the person's signature, or a signed policy that allowed it)."""
+    problems: list[str] = []
+    seen: dict[str, int] = {}
+    for row in conn.execute("SELECT seq, subject, payload FROM audit WHERE kind = 'start' ORDER BY seq"):
+        payload = json.loads(row["payload"])
+        approval_id = payload.get("approval")
+        where = f"row {row['seq']} (start of {row['subject']})"
+        if approval_id in seen:
+            problems.append(
+                f"{where}: approval {approval_id} already started a run at row {seen[approval_id]}"
+            )
+            continue
+        seen[str(approval_id)] = row["seq"]
+        found = conn.execute("SELECT * FROM approvals WHERE id = ?", (approval_id,)).fetchone()
+        if found is None:
+            problems.append(f"{where}: its approval {approval_id} is not in the state file")
+            continue
+        req = conn.execute("SELECT * FROM requests WHERE id = ?", (found["request_id"],)).fetchone()
+        if req is None or found["request_id"] != payload.get("request"):
+            problems.append(f"{where}: its approval is for another request")
+            continue
+        spec = spec_from_json(req["spec"])
+        if found["digest"] != payload.get("digest") or spec_digest(spec) != found["digest"]:
+            problems.append(f"{where}: the approved digest is not the digest of the request that ran")
+        if found["used_at"] is None or found["run_id"] != row["subject"]:
+            problems.append(f"{where}: approval {approval_id} is not recorded as used by this run")
+        problem = proof_problem(dict(found), spec, key_lines, None)
+        if problem is not None:
+            problems.append(f"{where}: approval {approval_id} is not the person's: {problem}")
+    return problems

@@ -3,9 +3,14 @@
 Each row's hash covers its own fields and the previous row's hash, and a one-row head table holds the
 last sequence number and hash, written in the same transaction. So an edited row breaks its own hash, a
 deleted row leaves a gap in the sequence or a broken link, and a deleted last row no longer matches the
-head. SQLite triggers refuse UPDATE and DELETE on the table; `verify` also reports when they are gone.
-Someone who rewrites every later row and the head can still forge history: keep an exported head
-(`tpu-agent audit verify --json`) elsewhere when that matters.
+head. SQLite triggers refuse UPDATE and DELETE on the table; `verify` also reports when they are gone,
+and opening the state file records a `tamper` row before it re-creates them.
+
+Whoever can write the file can still drop rows at the end and move the head back, or recompute the whole
+chain: nothing inside one file can prove it was not rewritten. So the head is anchored outside it:
+`tpu-agent audit anchor` prints it for the person to keep (`verify --expect-head SEQ:HASH` checks the log
+still holds it), and every worker's gate keeps an append-only ledger of the runs it started with the
+head at that moment (`verify --remote` compares them; see `engine.RemoteEngine.verify_audit`).
 """
 
 from __future__ import annotations
@@ -96,14 +101,29 @@ def rows(conn: sqlite3.Connection, subject: str | None = None, limit: int | None
     return list(reversed(found))
 
 
-def verify(conn: sqlite3.Connection) -> AuditCheck:
-    """Walk the chain from the first row; report every edited, missing or reordered row."""
+def parse_anchor(text: str) -> tuple[int, str]:
+    """'SEQ:HASH' as printed by `tpu-agent audit anchor` -> (seq, hash). Raises ValueError."""
+    seq, sep, digest = text.strip().partition(":")
+    if not sep or not seq.isdigit() or len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise ValueError(
+            f"an anchor looks like 42:{'0' * 8}... (SEQ:HASH from `tpu-agent audit anchor`), not {text!r}"
+        )
+    return int(seq), digest
+
+
+def verify(conn: sqlite3.Connection, expect_heads: list[tuple[int, str]] | None = None) -> AuditCheck:
+    """Walk the chain from the first row; report every edited, missing or reordered row, every recorded
+    tampering, and every anchor (`expect_heads`) the log no longer holds."""
     problems: list[str] = []
     expected_seq, prev = 1, GENESIS
     count = 0
+    hashes: dict[int, str] = {}
     for r in conn.execute("SELECT * FROM audit ORDER BY seq"):
         count += 1
         seq = r["seq"]
+        hashes[seq] = r["hash"]
+        if r["kind"] == "tamper":
+            problems.append(f"row {seq}: {r['payload']}")
         if seq != expected_seq:
             problems.append(f"rows {expected_seq}..{seq - 1} are missing (deleted)")
         if r["prev"] != prev:
@@ -123,4 +143,11 @@ def verify(conn: sqlite3.Connection) -> AuditCheck:
     for name in ("audit_no_update", "audit_no_delete"):
         if name not in triggers:
             problems.append(f"the append-only trigger {name} was removed")
+    for seq, digest in expect_heads or []:
+        if hashes.get(seq) != digest:
+            found = "is missing" if seq not in hashes else f"has hash {hashes[seq][:16]}..."
+            problems.append(
+                f"anchor {seq}:{digest[:16]}... is not in the log (row {seq} {found}): rows were "
+                "deleted or the chain was rewritten"
+            )
     return AuditCheck(ok=not problems, rows=count, head_seq=head_seq, head_hash=head_hash, problems=problems)

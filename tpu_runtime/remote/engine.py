@@ -4,14 +4,18 @@
     request = engine.request_run("my-v6e", ["python", "train.py"], uploads=[(Path("train.py"), None)])
     # show request.spec to the person; on their yes (CLI prompt, MCP elicitation, or
     # `tpu-agent approvals approve ID` in their terminal):
-    approval = engine.approve(request.id, approver="alice@tty", digest=request.digest)
+    key = approver.unlock(engine.approver_path, passphrase_typed_by_the_person)
+    approval = engine.approve(request.id, approver="alice@tty", digest=request.digest, key=key)
     async for event in engine.execute(approval):   # OutputLine / WorkerResult / RunResult
         ...
     engine.cancel(run_id); engine.status(run_id)
 
-There is deliberately no way to approve from a model: `approve` is called by front-end code after the
-person answered, never exposed as a tool. Policy-approved read-only commands come back from
-`request_run` already approved (approver `policy:...`).
+There is deliberately no way to approve from a model: `approve` needs the person's approver key,
+unlocked with the passphrase they type in their own terminal, and signs the approval with it; `start`
+runs only approvals whose proof holds (`approvals.proof_problem`). Policy-approved read-only commands come
+back from `request_run` already approved (approver `policy:...`) when the person signed that policy.
+`approve_elicited` records an MCP dialog answer, only if the signed policy allows dialogs, and only this
+engine instance will run it.
 """
 
 from __future__ import annotations
@@ -19,25 +23,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import getpass
+import json
+import os
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 
 from tpu_runtime.remote import approvals as ap
+from tpu_runtime.remote import approver as keys
 from tpu_runtime.remote import audit, loops, runs
-from tpu_runtime.remote.approvals import Approval, ApprovalError, RunRequest
-from tpu_runtime.remote.locations import policy_file, state_db, state_dir, targets_file
-from tpu_runtime.remote.policy import auto_approval_rule, load_policy
+from tpu_runtime.remote.approvals import Approval, ApprovalError, RunRequest, Trust
+from tpu_runtime.remote.locations import approver_dir, policy_file, state_db, state_dir, targets_file
+from tpu_runtime.remote.policy import LoadedPolicy, auto_approval_rule, load_policy
 from tpu_runtime.remote.report import OutputLine, RunEvent, RunResult, RunState, RunStatus, WorkerResult
+from tpu_runtime.remote.snapshot import UploadChanged, UploadSnapshot, take
 from tpu_runtime.remote.spec import (
     Download,
     LoopPlan,
     RunSpec,
+    SecretRef,
     SpecError,
-    file_sha256,
+    looks_secret,
     plan_uploads,
+    secret_hash,
+    secret_ref,
     spec_digest,
 )
+from tpu_runtime.remote.ssh_exec import GateInputs
 from tpu_runtime.remote.store import Store
 from tpu_runtime.remote.targets import (
     GkeTarget,
@@ -126,8 +138,13 @@ class RemoteEngine:
         tpu_api: TpuApi | None = None,
         clock: Callable[[], float] = time.time,
         connect_timeout_s: float | None = None,
+        approver_path: Path | None = None,
+        environ: dict[str, str] | None = None,
     ) -> None:
         self.store = store or Store(state_db())
+        self.approver_path = approver_path or approver_dir()
+        self.environ = os.environ if environ is None else environ  # where secrets are read at start
+        self._elicited: set[str] = set()
         self.targets_path = targets_path or targets_file()
         self.policy_path = policy_path or policy_file()
         self.state_path = state_path or state_dir()
@@ -152,6 +169,7 @@ class RemoteEngine:
         *,
         workers: str = "all",
         env: dict[str, str] | None = None,
+        secret_env: Sequence[str] = (),
         uploads: Sequence[tuple[Path, str | None]] = (),
         downloads: Sequence[str] = (),
         time_limit_s: float = 600.0,
@@ -161,6 +179,9 @@ class RemoteEngine:
     ) -> RunRequest:
         """Build the spec (resolving workers and pinning their host keys), store it pending, audit it.
 
+        `secret_env` names variables whose values are read from this process's environment now (to hash)
+        and again when the run starts; only their names and salted hashes enter the spec. A plain `env`
+        entry whose name looks like a credential is refused: pass it as a secret instead.
         Raises TargetError or SpecError with a one-line message when the request cannot be built.
         """
         if loop is not None:
@@ -170,10 +191,24 @@ class RemoteEngine:
         request_id = ap.new_id("r")
         chosen = self.target(target)
         env = dict(env or {})
+        for name in env:
+            if looks_secret(name):
+                raise SpecError(
+                    f"{name} looks like a credential: pass it by name with --secret-env {name} (its value "
+                    "is read from your environment when the run starts and never stored or shown)"
+                )
+        secrets: dict[str, SecretRef] = {}
+        for name in secret_env:
+            value = self.environ.get(name)
+            if value is None:
+                raise SpecError(f"secret {name} is not set in this environment")
+            secrets[name] = secret_ref(value)
         try:
             if isinstance(chosen, GkeTarget):
                 from tpu_runtime.remote.gke import build_manifest
 
+                if secrets:
+                    raise SpecError("GKE targets take secrets from a Kubernetes Secret, not --secret-env")
                 if uploads or downloads or loop is not None:
                     raise SpecError(
                         "GKE targets take a command and environment only (bake files into the image)"
@@ -196,12 +231,13 @@ class RemoteEngine:
                     workers=resolved,
                     command=tuple(command),
                     env=env,
+                    secret_env=secrets,
                     uploads=plan_uploads(list(uploads)),
                     downloads=tuple(Download(remote=d) for d in downloads),
                     time_limit_s=time_limit_s,
                     remote_dir=chosen.remote_dir,
                     script=build_script(
-                        remote_dir=chosen.remote_dir, run_key=request_id, env=env, time_limit_s=time_limit_s
+                        remote_dir=chosen.remote_dir, run_key=request_id, time_limit_s=time_limit_s
                     ),
                     identity_file=chosen.identity_file,
                     loop=loop,
@@ -211,11 +247,133 @@ class RemoteEngine:
                 raise
             raise SpecError(str(exc).splitlines()[-1].strip()) from None
         request = ap.create_request(self.store, spec, requested_by, self.clock(), request_id=request_id)
-        rule = auto_approval_rule(spec, load_policy(self.policy_path)) if use_policy else None
+        policy = self.policy() if use_policy else LoadedPolicy()
+        rule = auto_approval_rule(spec, policy.policy) if policy.json_text is not None else None
         if rule:
-            ap.approve(self.store, request.id, rule, request.digest, via="policy", now=self.clock())
+            ap.approve(
+                self.store,
+                request.id,
+                rule,
+                request.digest,
+                via=ap.POLICY_VIA,
+                now=self.clock(),
+                proof=policy,
+            )
             request = ap.get_request(self.store, request.id)
         return request
+
+    def approver_key(self) -> keys.ApproverKey | None:
+        """The person's public approver key (pinned here; the workers pin it on first use)."""
+        return keys.load_public(self.approver_path)
+
+    def policy(self) -> LoadedPolicy:
+        """The policy in effect: the file's only if the person's key signed it as it is now."""
+        return load_policy(self.policy_path, self.approver_key())
+
+    def trust(self) -> Trust:
+        return Trust(key=self.approver_key(), elicited=frozenset(self._elicited))
+
+    def announce_key(self, key: keys.ApproverKey, actor: str) -> None:
+        """Record a new approver key in the audit log (so `verify` knows which keys signed what)."""
+        with self.store.write() as conn:
+            audit.append(conn, "approver_key", key.fingerprint, actor, {"key": key.public_line})
+
+    # ---- the audit log -----------------------------------------------------------------------------------
+    def verify_audit(self, expect_heads: list[tuple[int, str]] | None = None) -> audit.AuditCheck:
+        """The chain, the anchors given, and every start's approval proof (see `approvals.start_problems`)."""
+        with self.store.read() as conn:
+            check = audit.verify(conn, expect_heads)
+            extra = ap.start_problems(conn, ap.known_keys(conn, self.approver_key()))
+        if extra:
+            check = check.model_copy(update={"ok": False, "problems": [*check.problems, *extra]})
+        return check
+
+    async def verify_remote(self, targets: Sequence[str] = ()) -> list[str]:
+        """Compare each worker gate's ledger and pinned key with the local log; returns the problems.
+
+        Every start a worker recorded must sit in the local log at the same row with the same hash (a
+        truncated or recomputed log fails), and every start the local log says reached a worker must be
+        in that worker's ledger.
+        """
+        from tpu_runtime.remote.ssh_exec import read_gate_ledgers
+
+        chosen = {n: t for n, t in self.targets().items() if not isinstance(t, GkeTarget)}
+        if targets:
+            chosen = {n: t for n, t in chosen.items() if n in targets}
+        key = self.approver_key()
+        key_tail = key.public_line.split()[1][-16:] if key is not None else None
+        with self.store.read() as conn:
+            hashes = {r["seq"]: r["hash"] for r in conn.execute("SELECT seq, hash FROM audit")}
+            starts = {
+                r["subject"]: json.loads(r["payload"])
+                for r in conn.execute("SELECT subject, payload FROM audit WHERE kind IN ('start', 'resume')")
+            }
+            results = {r["id"]: r["result"] for r in conn.execute("SELECT id, result FROM runs")}
+        this_log = hashes.get(1, audit.GENESIS)
+        problems: list[str] = []
+        for name, target in sorted(chosen.items()):
+            workers = resolve_workers(target, self.tpu_api)
+            ledgers = await read_gate_ledgers(workers, target.identity_file, target.connect_timeout_s)
+            recorded: set[tuple[str, int]] = set()
+            for worker, ledger, failure in ledgers:
+                where = f"target {name} worker {worker.index} ({worker.name})"
+                if failure is not None:
+                    problems.append(f"{where}: cannot read its ledger: {failure}")
+                    continue
+                pinned = ledger.get("pinned")
+                if pinned and key is not None and pinned.split()[:2] != key.public_line.split()[:2]:
+                    problems.append(
+                        f"{where}: pins approver key {keys.fingerprint(pinned)}, not {key.fingerprint}"
+                    )
+                other_logs: dict[str, int] = {}
+                for entry in ledger.get("ledger", []):
+                    if entry.get("event") != "start" or entry.get("key") != key_tail:
+                        continue  # another person's runs on a shared worker
+                    if entry.get("audit_log") != this_log:
+                        other_logs[str(entry.get("audit_log"))] = (
+                            other_logs.get(str(entry.get("audit_log")), 0) + 1
+                        )
+                        continue
+                    recorded.add((str(entry.get("run")), int(entry.get("worker", -1))))
+                    seq, digest = entry.get("audit_seq"), entry.get("audit_hash")
+                    if entry.get("run") not in starts:
+                        problems.append(
+                            f"{where}: ran {entry.get('run')}, which the local log does not record"
+                        )
+                    if isinstance(seq, int) and hashes.get(seq) != digest:
+                        local = "lacks that row" if seq not in hashes else "has another hash there"
+                        problems.append(
+                            f"{where}: started {entry.get('run')} when the log's head was row {seq} "
+                            f"({str(digest)[:16]}...); the local log {local}: it was truncated or rewritten"
+                        )
+                for log, count in other_logs.items():
+                    problems.append(
+                        f"{where}: {count} run(s) approved with your key belong to another audit log (first "
+                        f"row {log[:16]}...): that log was deleted or replaced, unless you began a new one"
+                    )
+            for run_id, result in results.items():
+                if not result or run_id not in starts:
+                    continue
+                parsed = RunResult.model_validate_json(result)
+                request = starts[run_id].get("request")
+                if not request or self._target_of(request) != name:
+                    continue
+                for w in parsed.workers:
+                    if (
+                        w.exit_status is not None
+                        and w.error_kind != "gate"
+                        and (run_id, w.worker) not in recorded
+                    ):
+                        problems.append(
+                            f"target {name} worker {w.worker}: the local log says {run_id} ran there, "
+                            "but the worker's ledger has no such start"
+                        )
+        return problems
+
+    def _target_of(self, request_id: str) -> str | None:
+        with contextlib.suppress(ApprovalError):
+            return self.get_request(request_id).spec.target
+        return None
 
     def get_request(self, request_id: str) -> RunRequest:
         return ap.get_request(self.store, request_id)
@@ -223,9 +381,32 @@ class RemoteEngine:
     def list_requests(self, states: tuple[str, ...] = ()) -> list[RunRequest]:
         return ap.list_requests(self.store, states)
 
-    def approve(self, request_id: str, approver: str, digest: str, via: str = "cli") -> Approval:
-        """Record the person's yes. Call only after the person answered; never expose this as a tool."""
-        return ap.approve(self.store, request_id, approver, digest, via, self.clock())
+    def approve(
+        self, request_id: str, approver: str, digest: str, via: str = "cli", *, key: keys.UnlockedApprover
+    ) -> Approval:
+        """Record the person's yes, signed with their unlocked key. Never expose this as a tool."""
+        pinned = self.approver_key()
+        if pinned is None or pinned.public_line != key.key.public_line:
+            raise ApprovalError("no_key", "the unlocked key is not the approver key pinned here")
+        return ap.approve(self.store, request_id, approver, digest, via, self.clock(), signer=key)
+
+    def approve_elicited(self, request_id: str, approver: str, digest: str) -> Approval:
+        """Record an MCP dialog's yes; refused unless the person's signed policy allows dialogs.
+
+        Only this engine instance will start it (the id is remembered here, not trusted from the file).
+        """
+        policy = self.policy()
+        if not policy.policy.approvals.elicitation:
+            raise ApprovalError(
+                "unsigned",
+                "your signed policy requires terminal approval: the person approves in their own terminal "
+                f"with `tpu-agent approvals approve {request_id}`",
+            )
+        approval = ap.approve(
+            self.store, request_id, approver, digest, ap.ELICITATION_VIA, self.clock(), proof=policy
+        )
+        self._elicited.add(approval.id)
+        return approval
 
     def deny(self, request_id: str, approver: str, reason: str = "") -> RunRequest:
         return ap.deny(self.store, request_id, approver, reason, self.clock())
@@ -250,30 +431,74 @@ class RemoteEngine:
                 return chosen.max_concurrency, self.connect_timeout_s or chosen.connect_timeout_s
         return 32, self.connect_timeout_s
 
-    def _check_uploads(self, request: RunRequest, actor: str) -> None:
-        for up in request.spec.uploads:
-            path = Path(up.source)
-            if not path.is_file() or file_sha256(path) != up.sha256:
-                with self.store.write() as conn:
-                    audit.append(
-                        conn, "refused", request.id, actor, {"why": "upload_changed", "file": up.source}
-                    )
+    def _refuse(self, request: RunRequest, actor: str, why: str, detail: dict[str, str]) -> None:
+        with self.store.write() as conn:
+            audit.append(conn, "refused", request.id, actor, {"why": why, **detail})
+
+    def _prepare(self, request: RunRequest, actor: str) -> tuple[UploadSnapshot, dict[str, str]]:
+        """Read each upload once into a private copy (checked against its hash) and each secret from the
+        environment (checked against its hash). Refusals are audited and raised as ApprovalError."""
+        secrets: dict[str, str] = {}
+        for name, ref in request.spec.secret_env.items():
+            value = self.environ.get(name)
+            if value is None or secret_hash(ref.salt, value) != ref.sha256:
+                self._refuse(request, actor, "secret_changed", {"name": name})
                 raise ApprovalError(
-                    "changed", f"{up.source} changed after it was approved: request the run again"
+                    "changed",
+                    f"secret {name} is {'not set' if value is None else 'not the value approved'} in this "
+                    "environment: refused",
                 )
+            secrets[name] = value
+        try:
+            snapshot = take(request.spec.uploads, self.state_path / "snapshots")
+        except UploadChanged as exc:
+            self._refuse(request, actor, "upload_changed", {"detail": str(exc)})
+            raise ApprovalError("changed", str(exc)) from None
+        return snapshot, secrets
+
+    def _audit_head(self) -> dict[str, object]:
+        """The log's head now, and its first row's hash (which log this is), for the workers' ledgers."""
+        with self.store.read() as conn:
+            head = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
+            first = conn.execute("SELECT hash FROM audit WHERE seq = 1").fetchone()
+        return {
+            "seq": head["seq"] if head else 0,
+            "hash": head["hash"] if head else audit.GENESIS,
+            "log": first["hash"] if first else audit.GENESIS,
+        }
 
     async def start(self, approval: Approval, actor: str = "tpu-agent") -> str:
         """Use the approval (once) and start the run in the background; returns the run id."""
         request = ap.get_request(self.store, approval.request_id)
-        self._check_uploads(request, actor)
-        request, run_id = ap.consume(self.store, approval, actor, self.clock())
-        if request.spec.loop is not None:
-            loops.open_loop(self.store, request.id, approval.id, request.spec.loop, self.clock())
-        self._launch(request, run_id, actor)
+        snapshot, secrets = self._prepare(request, actor)
+        try:
+            request, run_id, stored = ap.consume(self.store, approval, actor, self.clock(), self.trust())
+            if request.spec.loop is not None:
+                loops.open_loop(self.store, request.id, approval.id, request.spec.loop, self.clock())
+        except BaseException:
+            snapshot.close()
+            raise
+        self._launch(request, run_id, actor, stored, snapshot, secrets)
         return run_id
 
-    def _launch(self, request: RunRequest, run_id: str, actor: str) -> None:
+    def _launch(
+        self,
+        request: RunRequest,
+        run_id: str,
+        actor: str,
+        approval: Approval,
+        snapshot: UploadSnapshot,
+        secrets: dict[str, str],
+    ) -> None:
         spec = request.spec
+        key = self.approver_key()
+        gate = GateInputs(
+            approval=approval,
+            key_line=key.public_line if key is not None else "",
+            secrets=secrets,
+            snapshot=snapshot,
+            audit_head=self._audit_head,
+        )
         handle = _RunHandle(
             run_id,
             request.id,
@@ -282,9 +507,9 @@ class RemoteEngine:
             self.state_path / "runs" / f"{run_id}.log",
         )
         self._runs[run_id] = handle
-        handle.task = asyncio.create_task(self._drive(request, handle, actor))
+        handle.task = asyncio.create_task(self._drive(request, handle, actor, gate))
 
-    async def _drive(self, request: RunRequest, handle: _RunHandle, actor: str) -> None:
+    async def _drive(self, request: RunRequest, handle: _RunHandle, actor: str, gate: GateInputs) -> None:
         spec = request.spec
         begun = time.monotonic()
         state: RunState = "failed"
@@ -299,9 +524,9 @@ class RemoteEngine:
                 )
                 state = _overall(results, handle.cancel.is_set())
             elif spec.loop is not None:
-                state, results, attempt = await self._drive_loop(request, handle)
+                state, results, attempt = await self._drive_loop(request, handle, gate)
             else:
-                results = await self._attempt(request, handle, 0, spec.command)
+                results = await self._attempt(request, handle, 0, spec.command, gate)
                 state = _overall(results, handle.cancel.is_set())
         except Exception as exc:  # a bug or kubectl failure: record it rather than lose the run
             handle.emit(
@@ -314,6 +539,8 @@ class RemoteEngine:
                 )
             )
             state = "failed"
+        finally:
+            gate.snapshot.close()
         result = RunResult(
             run_id=handle.run_id,
             request_id=request.id,
@@ -327,7 +554,7 @@ class RemoteEngine:
         handle.close(result, self.clock())
 
     async def _attempt(
-        self, request: RunRequest, handle: _RunHandle, attempt: int, argv: tuple[str, ...]
+        self, request: RunRequest, handle: _RunHandle, attempt: int, argv: tuple[str, ...], gate: GateInputs
     ) -> list[WorkerResult]:
         from tpu_runtime.remote.ssh_exec import SshPool, SshRun
 
@@ -346,11 +573,12 @@ class RemoteEngine:
             max_concurrency=concurrency,
             connect_timeout_s=timeout,
             downloads_dir=self.state_path / "downloads" / request.id / (f"a{attempt}" if attempt else ""),
+            gate=gate,
         )
         return await runner.run()
 
     async def _drive_loop(
-        self, request: RunRequest, handle: _RunHandle
+        self, request: RunRequest, handle: _RunHandle, gate: GateInputs
     ) -> tuple[RunState, list[WorkerResult], int]:
         plan = request.spec.loop
         assert plan is not None
@@ -370,7 +598,7 @@ class RemoteEngine:
                 return "succeeded", results, n
             n, index = started
             begun = time.monotonic()
-            results = await self._attempt(request, handle, n, plan.attempts[index])
+            results = await self._attempt(request, handle, n, plan.attempts[index], gate)
             outcome = _overall(results, handle.cancel.is_set())
             attempt_state: loops.AttemptState = (
                 "ok" if outcome == "succeeded" else "interrupted" if outcome == "cancelled" else "failed"
@@ -406,11 +634,16 @@ class RemoteEngine:
         approval = ap.get_approval(self.store, approval_id)
         if spec_digest(request.spec) != approval.digest or request.digest != approval.digest:
             raise ApprovalError("changed", f"loop {request_id} changed after it was approved: refused")
-        self._check_uploads(request, actor)
+        trust = self.trust()
+        problem = ap.proof_problem(approval.model_dump(), request.spec, trust.key_lines(), trust.elicited)
+        if problem is not None:
+            self._refuse(request, actor, "unsigned", {"approval": approval_id})
+            raise ApprovalError("unsigned", f"loop {request_id}'s approval is not the person's: {problem}")
+        snapshot, secrets = self._prepare(request, actor)
         now = self.clock()
         loops.mark_interrupted(self.store, request_id, now)
         run_id = runs.start_resumed_run(self.store, request_id, approval_id, actor, now)
-        self._launch(request, run_id, actor)
+        self._launch(request, run_id, actor, approval, snapshot, secrets)
         return run_id
 
     async def stream(self, run_id: str) -> AsyncIterator[RunEvent]:

@@ -1,6 +1,7 @@
 """Where the user's remote-execution config and state live.
 
-Config (`targets.yaml`, `policy.yaml`) is the user's to edit; state (`state.db`: requests, approvals,
+Config (`targets.yaml`, `policy.yaml` and its signature, `approver/` with the person's encrypted
+approver key) is the user's to edit; state (`state.db`: requests, approvals,
 runs, attempts and the audit log; `runs/` output logs; `downloads/`) is ours. `TPU_AGENT_HOME` puts both
 in one folder (tests, or a project-local setup).
 """
@@ -37,6 +38,11 @@ def targets_file() -> Path:
 
 def policy_file() -> Path:
     return config_dir() / "policy.yaml"
+
+
+def approver_dir() -> Path:
+    """Where the person's approver key lives (encrypted private key and its public half)."""
+    return config_dir() / "approver"
 
 
 def state_db() -> Path:

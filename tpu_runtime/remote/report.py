@@ -16,6 +16,7 @@ ErrorKind = Literal[
     "unreachable",  # no route, DNS failure, or another network error before SSH started
     "auth",  # the worker rejected our key
     "host_key",  # the worker's host key is not the pinned one
+    "gate",  # the worker's gate refused to start the command (approval, key, upload or path check)
     "connection_lost",  # the connection dropped while the command ran
     "time_limit",  # the command ran past its time limit and was stopped
     "setup",  # the run folder could not be made, or an upload/download failed

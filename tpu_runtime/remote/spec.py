@@ -4,6 +4,10 @@ The spec holds everything that decides what happens on the workers: the exact wr
 command, every worker's address and pinned host keys, the environment, each uploaded file's SHA-256,
 downloads, the time limit and, for a loop, its full plan and budget. The digest is SHA-256 over the
 spec's canonical JSON, so changing any byte of it after approval makes the approval useless.
+
+Secrets (`secret_env`) are bound by name and a salted SHA-256 of their value, never the value: it is
+read from the person's environment when the run starts, checked against the hash, and sent to the
+worker's gate on stdin. A spec is capped at `MAX_SPEC_BYTES` so a request cannot bloat the state file.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import secrets
 from pathlib import Path
 from typing import Any, Literal
 
@@ -18,7 +23,11 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from tpu_runtime.remote.confine import PathEscapeError, safe_relative
 
-SPEC_VERSION = 1
+SPEC_VERSION = 2
+MAX_SPEC_BYTES = 256 * 1024  # command, environment, loop plan and manifest together; files go as uploads
+SECRET_NAME_HINT = re.compile(
+    r"TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY", re.I
+)
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TargetKind = Literal["hosts", "tpu-vm", "gke"]
 
@@ -78,6 +87,29 @@ class Download(BaseModel):
         return value
 
 
+class SecretRef(BaseModel):
+    """A secret's place in the spec: a random salt and SHA-256(salt, NUL, value); never the value."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    salt: str
+    sha256: str
+
+
+def secret_ref(value: str) -> SecretRef:
+    salt = secrets.token_hex(16)
+    return SecretRef(salt=salt, sha256=secret_hash(salt, value))
+
+
+def secret_hash(salt: str, value: str) -> str:
+    return hashlib.sha256(f"{salt}\0{value}".encode()).hexdigest()
+
+
+def looks_secret(name: str) -> bool:
+    """Names that usually hold credentials: their values must go by --secret-env, not in the spec."""
+    return SECRET_NAME_HINT.search(name) is not None
+
+
 class LoopPlan(BaseModel):
     """A tuning or benchmark loop: every attempt's command, and the budget, approved as a whole."""
 
@@ -113,6 +145,7 @@ class RunSpec(BaseModel):
     workers: tuple[WorkerRef, ...] = ()
     command: tuple[str, ...] = Field(min_length=1)
     env: dict[str, str] = Field(default_factory=dict)
+    secret_env: dict[str, SecretRef] = Field(default_factory=dict, description="by name and hash only")
     uploads: tuple[Upload, ...] = ()
     downloads: tuple[Download, ...] = ()
     time_limit_s: float = Field(gt=0, le=7 * 24 * 3600)
@@ -132,6 +165,14 @@ class RunSpec(BaseModel):
                 raise ValueError(f"environment variable {key} has a NUL byte")
         return value
 
+    @field_validator("secret_env")
+    @classmethod
+    def _secret_names(cls, value: dict[str, SecretRef]) -> dict[str, SecretRef]:
+        for key in value:
+            if not ENV_NAME.match(key):
+                raise ValueError(f"environment variable name {key!r} is not a plain shell name")
+        return value
+
     @field_validator("command")
     @classmethod
     def _no_nul(cls, value: tuple[str, ...]) -> tuple[str, ...]:
@@ -146,6 +187,9 @@ class RunSpec(BaseModel):
                 raise ValueError("a GKE request needs its manifest")
         elif not self.workers:
             raise ValueError("a request needs at least one worker")
+        overlap = set(self.env) & set(self.secret_env)
+        if overlap:
+            raise ValueError(f"{sorted(overlap)[0]} is given both as a plain and as a secret variable")
         return self
 
 
@@ -164,6 +208,16 @@ def spec_from_json(text: str) -> RunSpec:
 
 def spec_to_json(spec: RunSpec) -> str:
     return canonical_json(spec.model_dump(mode="json"))
+
+
+def check_size(spec: RunSpec) -> None:
+    """Refuse a spec over `MAX_SPEC_BYTES` (a 5 MB argument would otherwise land in the state file)."""
+    size = len(spec_to_json(spec).encode())
+    if size > MAX_SPEC_BYTES:
+        raise SpecError(
+            f"the request is {size:,} bytes of command, environment and plan, over the "
+            f"{MAX_SPEC_BYTES // 1024} KiB limit: put long inputs in a file and pass it with --upload"
+        )
 
 
 def file_sha256(path: Path) -> str:
@@ -216,3 +270,19 @@ def plan_uploads(items: list[tuple[Path, str | None]]) -> tuple[Upload, ...]:
             raise SpecError(f"two uploads write the same destination {upload.dest!r}")
         seen.add(upload.dest)
     return tuple(uploads)
+
+
+def display_env(spec: RunSpec, quote: bool = True) -> dict[str, str]:
+    """The environment as views show it: plain values (quoted for a shell), secrets by name only, and
+    any plain value under a credential-like name (filed before secrets existed) hidden."""
+    import shlex
+
+    shown: dict[str, str] = {}
+    for key, value in sorted(spec.env.items()):
+        if looks_secret(key):
+            shown[key] = "<hidden: looks like a credential>"
+        else:
+            shown[key] = shlex.quote(value) if quote else value
+    for key, ref in sorted(spec.secret_env.items()):
+        shown[key] = f"<secret from your environment, sha256 {ref.sha256[:12]}... (salted)>"
+    return shown

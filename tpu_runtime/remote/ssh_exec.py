@@ -12,6 +12,9 @@
   time limit, setup, exit) and never stop the other workers.
 - Cancel closes the channel and then signals the remote process group through a second channel (see
   `wrap`), and reports whether the group is gone.
+- What runs on the worker is the gate (`worker_gate`): the SSH command is the gate's own source, and the
+  run's bundle (spec, approval and its proof, secrets, audit head) goes to it on stdin. Uploads are sent
+  from the run's private snapshot (`snapshot`), never re-read from the user's files.
 """
 
 from __future__ import annotations
@@ -24,23 +27,28 @@ import signal
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tpu_runtime.remote.confine import local_inside, remote_inside
 from tpu_runtime.remote.report import ErrorKind, OutputLine, RunEvent, WorkerResult
-from tpu_runtime.remote.spec import RunSpec, WorkerRef
+from tpu_runtime.remote.snapshot import UploadSnapshot
+from tpu_runtime.remote.spec import RunSpec, WorkerRef, canonical_json, spec_to_json
+from tpu_runtime.remote.worker_gate import EXIT_REFUSED
 from tpu_runtime.remote.wrap import (
     CANCEL_GRACE_S,
     EXIT_TIMED_OUT,
     KILL_AFTER_S,
     cancel_line,
-    command_line,
     files_dir,
+    gate_line,
 )
 
 if TYPE_CHECKING:
     import asyncssh
+
+    from tpu_runtime.remote.approvals import Approval
 
 KEEPALIVE_S = 15.0
 WATCHDOG_SLACK_S = 15.0  # past time limit + kill-after: the remote side should have ended by itself
@@ -79,6 +87,68 @@ def classify(exc: BaseException, connected: bool) -> WorkerFailure:
     if isinstance(exc, OSError):
         return WorkerFailure("connection_lost" if connected else "unreachable", f"network error: {text}")
     return WorkerFailure("connection_lost" if connected else "unreachable", f"{type(exc).__name__}: {text}")
+
+
+@dataclass
+class GateInputs:
+    """What the worker's gate needs besides the spec: the approval and its proof, the approver key the
+    executor trusts (pinned by the gate on first use), the secret values, the private upload copies, and
+    a way to read the audit log's head when the command is about to start."""
+
+    approval: Approval
+    key_line: str
+    secrets: dict[str, str]
+    snapshot: UploadSnapshot
+    audit_head: Callable[[], dict[str, Any]]
+
+
+def approval_kind(via: str) -> str:
+    from tpu_runtime.remote.approvals import ELICITATION_VIA, POLICY_VIA
+
+    return {POLICY_VIA: "policy", ELICITATION_VIA: "elicitation"}.get(via, "person")
+
+
+def gate_bundle(
+    spec: RunSpec,
+    request_id: str,
+    run_id: str,
+    worker: WorkerRef,
+    attempt: int,
+    argv: tuple[str, ...],
+    gate: GateInputs,
+) -> bytes:
+    """The gate's stdin for one worker and attempt (holds secrets: never logged, never in argv)."""
+    approval = gate.approval
+    kind = approval_kind(approval.via)
+    policy = None
+    if kind != "person" and approval.statement and approval.signature:
+        policy = {"json": approval.statement, "signature": approval.signature}
+    bundle = {
+        "v": 1,
+        "spec": spec_to_json(spec),
+        "digest": approval.digest,
+        "request": request_id,
+        "run_id": run_id,
+        "worker": worker.index,
+        "worker_name": worker.name,
+        "attempt": attempt,
+        "argv": list(argv),
+        "key": gate.key_line,
+        "kind": kind,
+        "approval": {
+            "id": approval.id,
+            "request": approval.request_id,
+            "digest": approval.digest,
+            "approver": approval.approver,
+            "expires_at": approval.expires_at,
+            "statement": approval.statement if kind == "person" else None,
+            "signature": approval.signature if kind == "person" else None,
+        },
+        "policy": policy,
+        "secrets": gate.secrets,
+        "audit": gate.audit_head(),
+    }
+    return canonical_json(bundle).encode()
 
 
 class SshPool:
@@ -159,7 +229,9 @@ class SshRun:
         max_concurrency: int = 32,
         connect_timeout_s: float | None = None,
         downloads_dir: Path | None = None,
+        gate: GateInputs,
     ) -> None:
+        self.gate = gate
         self.spec = spec
         self.run_id = run_id
         self.run_key = run_key
@@ -196,7 +268,9 @@ class SshRun:
                 # Write beside the destination, then rename over it: workers that share a home folder
                 # (NFS, or several workers on one host) never see each other's half-written file.
                 part = posixpath.join(folder_real, f".{name}.{uuid.uuid4().hex}.part")
-                await sftp.put(up.source, part)
+                async with sftp.open(part, "wb") as remote:
+                    for offset, length in self.gate.snapshot.chunks(up.dest):
+                        await remote.write(self.gate.snapshot.read(up.dest, offset, length), offset)
                 await sftp.posix_rename(part, dest)
 
     async def _download(self, conn: asyncssh.SSHClientConnection, worker: WorkerRef) -> list[str]:
@@ -240,12 +314,15 @@ class SshRun:
         stream: str,
         digest: Any,
         counter: list[int],
+        gate_said: list[str] | None = None,
     ) -> None:
         async for raw in reader:
             if not raw:  # end of stream
                 break
             digest.update(raw)
             counter[0] += 1
+            if gate_said is not None and counter[0] <= 3 and raw.startswith(b"tpu-agent gate: "):
+                gate_said.append(raw.decode("utf-8", errors="replace").strip())
             self.emit(
                 OutputLine(
                     run_id=self.run_id,
@@ -260,6 +337,7 @@ class SshRun:
         start = time.monotonic()
         out_hash, err_hash = hashlib.sha256(), hashlib.sha256()
         out_n, err_n = [0], [0]
+        gate_said: list[str] = []
         connected = False
         status: dict[str, Any] = {}
 
@@ -289,12 +367,16 @@ class SshRun:
                     await self._upload(conn)
             if self.cancel.is_set():
                 return finish(status="cancelled", error_kind="cancelled", error="cancelled before start")
-            line = command_line(self.spec.script, worker.index, worker.name, self.attempt, self.argv)
-            process = await conn.create_process(line, encoding=None)
+            bundle = gate_bundle(
+                self.spec, self.run_key, self.run_id, worker, self.attempt, self.argv, self.gate
+            )
+            process = await conn.create_process(gate_line(), encoding=None)
+            process.stdin.write(bundle)
             process.stdin.write_eof()
+            del bundle
             pumps = asyncio.gather(
                 self._pump(process.stdout, worker, "stdout", out_hash, out_n),
-                self._pump(process.stderr, worker, "stderr", err_hash, err_n),
+                self._pump(process.stderr, worker, "stderr", err_hash, err_n, gate_said),
             )
             waiter = asyncio.ensure_future(process.wait_closed())
             cancelled = asyncio.ensure_future(self.cancel.wait())
@@ -350,6 +432,10 @@ class SshRun:
             )
         if exit_status == 0:
             return finish(status="ok", exit_status=0, downloads=downloads)
+        if exit_status == EXIT_REFUSED and gate_said:
+            return finish(
+                status="failed", exit_status=exit_status, error_kind="gate", error=gate_said[-1][:300]
+            )
         if exit_status == EXIT_TIMED_OUT and time.monotonic() - start >= self.spec.time_limit_s * 0.95:
             return finish(
                 status="failed",
@@ -385,6 +471,38 @@ async def check_workers(
             except Exception as exc:
                 return worker, time.monotonic() - start, classify(exc, connected=False)
         return worker, time.monotonic() - start, None
+
+    try:
+        return list(await asyncio.gather(*(one(w) for w in workers)))
+    finally:
+        await pool.close()
+
+
+async def read_gate_ledgers(
+    workers: tuple[WorkerRef, ...], identity: str | None, connect_timeout_s: float, max_concurrency: int = 32
+) -> list[tuple[WorkerRef, dict[str, Any], WorkerFailure | None]]:
+    """Each worker gate's pinned key and ledger (`worker_gate show`: reads only, starts nothing)."""
+    import json
+
+    pool = SshPool(connect_timeout_s)
+    slots = asyncio.Semaphore(max_concurrency)
+
+    async def one(worker: WorkerRef) -> tuple[WorkerRef, dict[str, Any], WorkerFailure | None]:
+        async with slots:
+            try:
+                conn = await pool.get(worker, identity)
+                done = await asyncio.wait_for(
+                    conn.run(gate_line("show"), check=False), connect_timeout_s + 30
+                )
+            except Exception as exc:
+                return worker, {}, classify(exc, connected=False)
+        if done.exit_status != 0:
+            text = str(done.stderr or "").strip().splitlines()
+            return worker, {}, WorkerFailure("exit", text[-1] if text else f"exit status {done.exit_status}")
+        try:
+            return worker, json.loads(str(done.stdout)), None
+        except ValueError:
+            return worker, {}, WorkerFailure("exit", "the gate's answer is not JSON")
 
     try:
         return list(await asyncio.gather(*(one(w) for w in workers)))

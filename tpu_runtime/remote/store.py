@@ -4,11 +4,16 @@ One file, so a decision and its audit row commit in the same transaction. Every 
 connection and takes the write lock up front (`BEGIN IMMEDIATE`): the CLI in the person's terminal and an
 MCP server may touch the file at the same moment, and a check-then-update (is this approval unused? is
 the budget left?) must not interleave with another process's.
+
+The folder is made 0700 and the file 0600 (SQLite gives its WAL and shared-memory files the same mode).
+Opening the file re-creates the audit log's append-only triggers when they are gone, but first records
+in the log itself that they were missing, so `tpu-agent audit verify` reports it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,7 +40,9 @@ CREATE TABLE IF NOT EXISTS approvals (
     created_at REAL NOT NULL,
     expires_at REAL NOT NULL,
     used_at REAL,
-    run_id TEXT
+    run_id TEXT,
+    statement TEXT,
+    signature TEXT
 );
 CREATE TABLE IF NOT EXISTS runs (
     id TEXT PRIMARY KEY,
@@ -84,15 +91,64 @@ BEGIN SELECT RAISE(ABORT, 'the audit log is append-only'); END;
 """
 
 
+TRIGGERS = ("audit_no_update", "audit_no_delete")
+NEW_COLUMNS = {"approvals": (("statement", "TEXT"), ("signature", "TEXT"))}
+
+
+def private_folder(folder: Path) -> None:
+    """Create `folder` (and parents) and make it 0700: requests and logs may name hosts and paths."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(folder, 0o700)
+
+
+def _missing_triggers(conn: sqlite3.Connection) -> list[str]:
+    """Triggers of an existing audit log that are gone (an empty list for a new file)."""
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if "audit" not in tables:
+        return []
+    triggers = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
+    return [name for name in TRIGGERS if name not in triggers]
+
+
+def _add_columns(conn: sqlite3.Connection) -> None:
+    for table, columns in NEW_COLUMNS.items():
+        have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+        for name, kind in columns:
+            if name not in have:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
+
+
 class Store:
     """Opens short-lived connections to one state file; creates the schema on first use."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(path.parent)
+        if not path.exists():
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+        for name in (path.name, path.name + "-wal", path.name + "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(path.with_name(name), 0o600)
         with contextlib.closing(self._connect()) as conn:
             conn.execute("PRAGMA journal_mode=WAL")
+            missing = _missing_triggers(conn)
             conn.executescript(SCHEMA)
+            _add_columns(conn)
+            if missing:
+                from tpu_runtime.remote import audit
+
+                conn.execute("BEGIN IMMEDIATE")
+                audit.append(
+                    conn,
+                    "tamper",
+                    "audit",
+                    "tpu-agent",
+                    {
+                        "problem": "append-only triggers were removed: " + ", ".join(missing),
+                        "recreated": True,
+                    },
+                )
+                conn.execute("COMMIT")
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)

@@ -15,8 +15,9 @@ from __future__ import annotations
 import math
 import posixpath
 import shlex
+from pathlib import Path
 
-WRAPPER_VERSION = 1
+WRAPPER_VERSION = 2
 KILL_AFTER_S = 10
 CANCEL_GRACE_S = 5.0
 EXIT_SETUP_FAILED = 125  # what the wrapper exits with when it cannot make or enter the run folder
@@ -42,12 +43,13 @@ def _seconds(value: float) -> str:
     return f"{value:.3f}".rstrip("0").rstrip(".")
 
 
-def build_script(*, remote_dir: str, run_key: str, env: dict[str, str], time_limit_s: float) -> str:
-    """The wrapper text that goes into the spec and so under the approval digest."""
-    exports = " ".join(f"{key}={shlex.quote(value)}" for key, value in sorted(env.items()))
-    env_words = 'TPU_AGENT_WORKER="$w" TPU_AGENT_WORKER_NAME="$n" TPU_AGENT_ATTEMPT="$a"' + (
-        " " + exports if exports else ""
-    )
+def build_script(*, remote_dir: str, run_key: str, time_limit_s: float) -> str:
+    """The wrapper text that goes into the spec and so under the approval digest.
+
+    It carries no environment values: the worker's gate (`worker_gate`) puts the approved environment
+    and the secrets into the process environment before it runs this script, so no value shows in `ps`.
+    """
+    env_words = 'TPU_AGENT_WORKER="$w" TPU_AGENT_WORKER_NAME="$n" TPU_AGENT_ATTEMPT="$a"'
     folder = shlex.quote(run_dir(remote_dir, run_key))
     return "\n".join(
         [
@@ -69,13 +71,17 @@ def build_script(*, remote_dir: str, run_key: str, env: dict[str, str], time_lim
     )
 
 
-def command_line(script: str, worker: int, worker_name: str, attempt: int, argv: tuple[str, ...]) -> str:
-    """The exact string sent over SSH: the approved script and its arguments, each single-quoted.
+def gate_line(mode: str = "run") -> str:
+    """The exact string sent over SSH: the worker gate's own source, never anything from a request.
 
-    `/bin/sh -c` keeps the user's login shell (bash, zsh, fish) from reinterpreting the script.
+    The run's bundle (spec, approval, secrets) follows on stdin; the gate checks it and then runs the
+    approved script. `/bin/sh -c` keeps the user's login shell (bash, zsh, fish) out of it.
     """
-    words = [str(worker), worker_name, str(attempt), *argv]
-    return "exec /bin/sh -c " + shlex.quote(script) + " tpu-agent " + " ".join(shlex.quote(w) for w in words)
+    from tpu_runtime.remote import worker_gate
+
+    source = Path(worker_gate.__file__).read_text(encoding="utf-8")
+    inner = 'exec python3 -I -c "$0" "$@"'
+    return "exec /bin/sh -c " + shlex.quote(inner) + " " + shlex.quote(source) + " " + shlex.quote(mode)
 
 
 def cancel_line(
