@@ -484,9 +484,7 @@ def build_report(
     passing = measured or [a for a in attempts if a.verdict == "pass" and a.estimate_seconds is not None]
     # equal estimates (HBM-bound kernels moving the same bytes) go to fewer grid steps: every step has a
     # fixed pipeline cost the roofline does not model
-    best = (
-        min(passing, key=lambda a: (seconds_of(a) or 0.0, a.grid_steps or 0, a.n)) if passing else None
-    )
+    best = min(passing, key=lambda a: (seconds_of(a) or 0.0, a.grid_steps or 0, a.n)) if passing else None
     default_key = params_key(config["candidates"][0])
     default = next(
         (a for a in attempts if params_key(a.params) == default_key and a.verdict != "interrupted"), None
