@@ -60,7 +60,7 @@ def test_off_by_one_past_a_scalar_prefetch_array() -> None:
     message = stage.message
     assert "out-of-bounds read" in message
     assert (
-        "scalar-prefetch operand 0" in message
+        "`starts_ref` (scalar-prefetch parameter 0" in message
         and "index [4]" in message
         and "last valid index is [3]" in message
     )

@@ -168,7 +168,8 @@ def test_killed_tuner_resumes_without_exceeding_the_budget(tmp_path: Path) -> No
     assert all(a["verdict"] == "fail" for a in finished[64])  # the wrong one, with the largest blocks
     assert report["best"]["params"] == {"block_rows": 32}
     assert report["default"]["params"] == {"block_rows": 8}
-    assert report["speedup_over_default"] > 1.0
+    # HBM-bound: every block size moves the same bytes, so the roofline ties and fewer grid steps win
+    assert report["speedup_over_default"] == 1.0
     assert "estimate" in report["ranking"] and "not configured" in report["ranking"]
 
     again = subprocess.run(_tune_cmd(run_dir, budget + 1), capture_output=True, text=True, env=env, cwd=REPO)

@@ -127,6 +127,9 @@ class ChipSpec(BaseModel):
     hbm: HbmFact
     hbm_bandwidth: Fact
     peak_bf16: Fact
+    peak_f32: Fact | None = Field(
+        default=None, description="float32 matmuls at full precision (several bf16 passes on the MXU)"
+    )
     peak_int8: Fact | None = None
     peak_fp8: Fact | None = None
     tensorcores_per_chip: CountFact

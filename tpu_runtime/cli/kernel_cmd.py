@@ -28,7 +28,17 @@ kernel_app = typer.Typer(
 out = Console()
 err = Console(stderr=True)
 
-_VERDICT_STYLE = {"pass": "green", "fail": "bold red", "warn": "yellow", "skip": "dim", "not_run": "dim"}
+_VERDICT_STYLE = {
+    "pass": "green",
+    "fail": "bold red",
+    "warn": "yellow",
+    "skip": "dim",
+    "not_run": "dim",
+    "unchecked": "yellow",
+}
+#: Exit codes of `kernel check`: 0 pass, 1 fail, 3 unchecked (interpret mode cannot run the kernel; nothing
+#: failed, but its numbers are unknown). 2 is a usage error.
+_EXIT = {"pass": 0, "fail": 1, "unchecked": 3}
 _STAGE_NAMES = ("correctness", "honesty", "lowering", "compile", "torch")
 
 
@@ -185,7 +195,8 @@ def kernel_check(
     ] = None,
     repeats: Annotated[int, typer.Option(min=1, help="timed runs on the TPU; the median is reported")] = 50,
 ) -> None:
-    """Check a kernel stage by stage: correctness, honesty, lowering, compile, PyTorch. Exit 1 on a fail.
+    """Check a kernel stage by stage: correctness, honesty, lowering, compile, PyTorch. Exit 1 on a fail, 3
+    when interpret mode cannot run the kernel.
 
     Stages: interpret-mode correctness with race detection and poisoned outputs; no reference calls,
     jnp fallbacks, swallowed errors or special-cased shapes; jax.export for TPU; XLA:TPU compile per
@@ -234,7 +245,7 @@ def kernel_check(
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     else:
         render_check(report, out, debug=debug)
-    raise typer.Exit(0 if report.verdict == "pass" else 1)
+    raise typer.Exit(_EXIT[report.verdict])
 
 
 def render_check(report: KernelCheckReport, console: Console, debug: bool = False) -> None:
@@ -296,7 +307,8 @@ def render_check(report: KernelCheckReport, console: Console, debug: bool = Fals
         for note in report.notes[1:]:
             console.print(note, markup=False, highlight=False)
     verdict_style = _VERDICT_STYLE[report.verdict]
-    console.print(f"verdict: [{verdict_style}]{report.verdict.upper()}[/]")
+    shown = "CANNOT CHECK IN INTERPRET MODE" if report.verdict == "unchecked" else report.verdict.upper()
+    console.print(f"verdict: [{verdict_style}]{shown}[/]")
 
 
 @kernel_app.command("tune")

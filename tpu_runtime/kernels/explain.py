@@ -8,8 +8,10 @@ line where it came from, plus the raw text as detail. Unknown errors keep their 
 from __future__ import annotations
 
 import math
+import os
 import re
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -64,32 +66,118 @@ def _at(frames: list[tuple[int, str]], path: Path) -> str:
     return f" at {path.name}:{line}" + (f" (`{text}`)" if text else "")
 
 
+_LIBRARY_PARTS = (
+    f"{os.sep}site-packages{os.sep}",
+    f"{os.sep}dist-packages{os.sep}",
+    f"{os.sep}lib{os.sep}python",
+)
+
+
+def _library(filename: str) -> bool:
+    """A frame of Python, JAX, this checker or any installed package (not the user's kernel code)."""
+    own = str(Path(__file__).resolve().parent.parent)
+    return (
+        filename.startswith("<")
+        or any(part in filename for part in _LIBRARY_PARTS)
+        or filename.startswith(own)
+    )
+
+
+@dataclass
+class Location:
+    """Where in the user's code (the kernel file or any module it imports) an error points."""
+
+    file: str
+    line: int
+    text: str
+
+    def render(self) -> str:
+        return f" at {Path(self.file).name}:{self.line}" + (f" (`{self.text}`)" if self.text else "")
+
+
+def user_location(excs: list[BaseException]) -> Location | None:
+    """The innermost traceback frame in user code across the exceptions and their causes.
+
+    JAX attaches the stack of the traced operation that failed (the kernel body's line, wherever that
+    function lives) as a cause of interpreter errors; that frame is deeper than the call site in the kernel
+    file, so it wins.
+    """
+    best: tuple[int, Location] | None = None
+    for exc in excs:
+        for link in _chain(exc):
+            frames = [f for f in traceback.extract_tb(link.__traceback__) if f.lineno is not None]
+            for depth, frame in enumerate(frames):
+                if _library(frame.filename):
+                    continue
+                rank = depth + (1000 if type(link).__name__ == "JaxStackTraceBeforeTransformation" else 0)
+                if best is None or rank >= best[0]:
+                    text = (frame.line or "").strip()
+                    best = (rank, Location(frame.filename, int(frame.lineno or 0), text))
+    return best[1] if best else None
+
+
+def interpreter_failure(exc: BaseException, logged: list[BaseException]) -> BaseException | None:
+    """The exception, if any, that the TPU interpreter itself raised (a limit of interpret mode, not a bug
+    the kernel has): its innermost frame is in JAX's Pallas interpreter and it is not one of the checks the
+    interpreter makes on purpose (out-of-bounds reads and block indices)."""
+    for candidate in [*logged, exc]:
+        for link in _chain(candidate):
+            if "Out-of-bounds" in str(link) or "Revisited block" in str(link):
+                return None
+    for candidate in [*logged, exc]:
+        for link in _chain(candidate):
+            frames = traceback.extract_tb(link.__traceback__)
+            if not frames:
+                continue
+            inner = frames[-1].filename.replace(os.sep, "/")
+            if "/jax/_src/pallas/mosaic/interpret/" in inner and not isinstance(link, IndexError):
+                return link
+            if "interpret mode" in str(link).lower() and "not supported" in str(link).lower():
+                return link
+    return None
+
+
+DescribeRef = Callable[[Location, str, str], "str | None"]
+
+
 def explain_runtime(
     exc: BaseException,
     logged: list[BaseException],
     path: Path,
-    prefetch_shapes: list[tuple[int, ...]] | None = None,
+    describe_ref: DescribeRef | None = None,
 ) -> Explained:
-    """An exception raised while the kernel ran in interpret mode (or while it was being traced)."""
+    """An exception raised while the kernel ran in interpret mode (or while it was being traced).
+
+    `describe_ref(location, memory space, shape)` names the kernel's own ref parameter read at a location.
+    """
     text = str(exc)
-    frames = user_frames([exc, *logged], path)
-    where = _at(frames, path)
+    location = user_location([exc, *logged])
+    where = location.render() if location else _at(user_frames([exc, *logged], path), path)
     detail = "".join(traceback.format_exception(exc))
+    limit = interpreter_failure(exc, logged)
+    if limit is not None:
+        frames = traceback.extract_tb(limit.__traceback__)
+        inner = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+        return Explained(
+            "interpreter",
+            f"cannot be checked in interpret mode: JAX's TPU interpreter itself failed with "
+            f"{type(limit).__name__}: {first_line(limit)}{inner}; this is a limit of interpret mode, not "
+            "a verdict on the kernel",
+            detail,
+        )
     read = re.search(
         r"Out-of-bounds read of \((\d+) (\d+) (\w+) (\d+)\): "
         r"reading \[(.*?)\] but buffer has shape (\(.*?\))",
-        text,
+        text + "\n" + "\n".join(str(e) for e in logged),
     )
     if read:
         space, index, shape = read.group(3), read.group(5), read.group(6)
         memory = _MEMORY_SPACES.get(space, space.upper())
         ref = f"{'an' if memory in ('SMEM', 'HBM') else 'a'} {memory} buffer of shape {shape}"
-        if space == "smem" and prefetch_shapes:
-            matches = [
-                i for i, s in enumerate(prefetch_shapes) if str(tuple(s)) == shape or f"({s[0]},)" == shape
-            ]
-            if matches:
-                ref = f"scalar-prefetch operand {matches[0]} (SMEM, shape {shape})"
+        if describe_ref is not None and location is not None:
+            named = describe_ref(location, space, shape)
+            if named:
+                ref = named
         return Explained(
             "oob_read",
             f"out-of-bounds read of {ref} at index [{_index(index)}]{where}: the last valid index is "

@@ -326,16 +326,160 @@ def hbm_traffic(eqn: Any, operands: list[Any] | None) -> Traffic:
     return Traffic(bytes=total, steps=steps, exact=exact, note="; ".join(notes))
 
 
-def prefetch_shapes(kernel: Any, params: dict[str, Any], inputs: tuple[Any, ...]) -> list[tuple[int, ...]]:
-    """Shapes of the scalar-prefetch operands of the kernel's first pallas_call (to name an SMEM ref)."""
-    import functools
+@dataclass
+class KernelWork:
+    """Matmul FLOPs the kernels' grids run, by operand dtype, counted from the kernel bodies.
 
+    `flops` maps a matmul operand dtype name to FLOPs summed over every grid step. A body's conditional
+    blocks (`pl.when`) are counted as taken and a `while` body once, so with either the count is an upper
+    bound (`upper_bound`); a grid whose size depends on runtime values cannot be counted (`dynamic_grid`).
+    """
+
+    flops: dict[str, float] = field(default_factory=dict)
+    steps: int = 0
+    dynamic_grid: bool = False
+    upper_bound: bool = False
+
+    @property
+    def total(self) -> float:
+        return float(sum(self.flops.values()))
+
+    def dominant_dtype(self) -> str | None:
+        return max(self.flops, key=lambda k: self.flops[k]) if self.flops else None
+
+
+def kernel_work(closed_jaxpr: Any) -> KernelWork:
+    """Count the matmul work inside every pallas_call of a traced kernel (see `KernelWork`)."""
+    result = KernelWork()
+    for eqn in pallas_call_eqns(closed_jaxpr):
+        info = describe(eqn)
+        per_step: dict[str, float] = {}
+        flags = {"upper": False}
+        _body_flops(eqn.params["jaxpr"], 1.0, per_step, flags)
+        result.upper_bound |= flags["upper"]
+        if info.steps < 0:
+            result.dynamic_grid = True
+            continue
+        result.steps += info.steps
+        for dtype, flops in per_step.items():
+            result.flops[dtype] = result.flops.get(dtype, 0.0) + flops * info.steps
+    return result
+
+
+def _body_flops(jaxpr: Any, scale: float, sink: dict[str, float], flags: dict[str, bool]) -> None:
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if name == "dot_general":
+            (lhs_contract, _), _ = eqn.params["dimension_numbers"]
+            lhs = eqn.invars[0].aval
+            contracted = math.prod(lhs.shape[d] for d in lhs_contract)
+            dtype = np.dtype(lhs.dtype).name
+            sink[dtype] = sink.get(dtype, 0.0) + scale * 2.0 * _size(eqn.outvars[0].aval) * contracted
+            continue
+        subs = _sub_jaxprs(eqn)
+        if not subs:
+            continue
+        if name == "cond":
+            flags["upper"] = True
+            branches: list[dict[str, float]] = []
+            for sub in subs:
+                branch: dict[str, float] = {}
+                _body_flops(sub, scale, branch, flags)
+                branches.append(branch)
+            biggest = max(branches, key=lambda b: sum(b.values()), default={})
+            for dtype, flops in biggest.items():
+                sink[dtype] = sink.get(dtype, 0.0) + flops
+            continue
+        if name == "while":
+            flags["upper"] = True
+        factor = float(eqn.params.get("length", 1)) if name == "scan" else 1.0
+        for sub in subs:
+            _body_flops(sub, scale * factor, sink, flags)
+
+
+@dataclass
+class RefRead:
+    """A read in a kernel body: which of the kernel's own ref parameters, where in the source."""
+
+    name: str
+    index: int
+    memory_space: str
+    shape: tuple[int, ...]
+    file: str
+    line: int
+
+
+def ref_reads_at(fn: Any, args: tuple[Any, ...], file: str, line: int) -> list[RefRead]:
+    """The kernel ref parameters read (`get`) at `file:line` in any pallas_call body of `fn(*args)`.
+
+    The body's parameter names come from the traced kernel function itself (wherever it is defined), and
+    each read is followed back through `pl.when`/loops/calls to the parameter it reads, so two operands of
+    the same shape are told apart.
+    """
     import jax
+    from jax._src import source_info_util
 
-    eqns = pallas_call_eqns(jax.make_jaxpr(functools.partial(kernel, **params))(*inputs))
-    if not eqns:
-        return []
-    gm = eqns[0].params["grid_mapping"]
-    n_grid = len(gm.grid)
-    avals = gm.block_mappings[0].index_map_jaxpr.in_avals if gm.block_mappings else []
-    return [tuple(getattr(a, "shape", ())) for a in list(avals)[n_grid : n_grid + int(gm.num_index_operands)]]
+    found: list[RefRead] = []
+    target = str(file)
+    for eqn in pallas_call_eqns(jax.make_jaxpr(fn)(*args)):
+        body = eqn.params["jaxpr"]
+        names = list(getattr(body.debug_info, "arg_names", None) or [])
+        origin = {var: i for i, var in enumerate(body.invars)}
+
+        def walk(jaxpr: Any, origin: dict[Any, int], names: list[str] = names, body: Any = body) -> None:
+            for inner in jaxpr.eqns:
+                if inner.primitive.name in ("get", "load") and inner.invars and inner.invars[0] in origin:
+                    frame = source_info_util.user_frame(inner.source_info.traceback)
+                    if frame is not None and frame.start_line == line and _same_file(frame.file_name, target):
+                        index = origin[inner.invars[0]]
+                        aval = body.invars[index].aval
+                        name = names[index] if index < len(names) and names[index] else f"ref {index}"
+                        read = RefRead(
+                            name=name,
+                            index=index,
+                            memory_space=_space_name(getattr(aval, "memory_space", "")),
+                            shape=tuple(int(d) for d in getattr(aval, "shape", ())),
+                            file=frame.file_name,
+                            line=line,
+                        )
+                        if all(r.index != read.index for r in found):
+                            found.append(read)
+                for sub, mapping in _sub_mappings(inner, origin):
+                    walk(sub, mapping)
+
+        walk(body, origin)
+    return found
+
+
+def _same_file(a: str, b: str) -> bool:
+    from pathlib import Path
+
+    try:
+        return Path(a).resolve() == Path(b).resolve()
+    except OSError:
+        return a == b
+
+
+def _sub_mappings(eqn: Any, origin: dict[Any, int]) -> list[tuple[Any, dict[Any, int]]]:
+    """Each sub-jaxpr of `eqn` with its invars mapped to the kernel parameters the operands come from."""
+    out = []
+    name = eqn.primitive.name
+    for sub in _sub_jaxprs(eqn):
+        operands = list(eqn.invars)
+        if name == "cond":
+            operands = operands[1:]
+        elif name == "while":
+            cond_n = int(eqn.params.get("cond_nconsts", 0))
+            body_n = int(eqn.params.get("body_nconsts", 0))
+            carry = operands[cond_n + body_n :]
+            if len(sub.invars) == body_n + len(carry):
+                operands = operands[cond_n : cond_n + body_n] + carry
+            else:
+                operands = operands[:cond_n] + carry
+        offset = len(sub.invars) - len(operands)
+        mapping = {}
+        for i, var in enumerate(operands):
+            if var in origin and 0 <= i + offset < len(sub.invars):
+                mapping[sub.invars[i + offset]] = origin[var]
+        out.append((sub, mapping))
+    return out

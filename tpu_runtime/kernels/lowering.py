@@ -51,8 +51,12 @@ def lowering_stage(
     km: KernelModule,
     params: dict[str, Any],
     cases: list[tuple[dict[str, int], str]],
+    generation: str = "v6e",
 ) -> tuple[StageResult, list[str]]:
-    """Lower every case; the first failure is the stage's message, with a plain fix."""
+    """Lower every case with a compile-only `generation` device as the default device (Mosaic reads the
+    TPU generation from it); the first failure is the stage's message, with a plain fix."""
+    from tpu_runtime.kernels.tpu_compile import tpu_default_device
+
     start = time.perf_counter()
     details: list[str] = []
     tracebacks: list[str] = []
@@ -65,7 +69,8 @@ def lowering_stage(
             failure = failure or f"{label}: make_inputs raised {type(exc).__name__}: {first_line(exc)}"
             continue
         try:
-            text = lower_for_tpu(km, params, avals)
+            with tpu_default_device(generation):
+                text = lower_for_tpu(km, params, avals)
         except Exception as exc:
             explained = explain_lowering(exc, km.path)
             details.append(f"{label}: {explained.message}")
@@ -83,7 +88,9 @@ def lowering_stage(
         stage="lowering",
         title=STAGE_TITLES["lowering"],
         verdict="fail" if failure else "pass",
-        message=failure or f"lowers for TPU at all {len(cases)} shape/dtype combinations",
+        message=failure
+        or f"lowers for TPU ({generation} as the default device) at all {len(cases)} shape/dtype "
+        "combinations",
         details=details,
         seconds=round(time.perf_counter() - start, 3),
     )

@@ -64,11 +64,15 @@ class GenerationResult(BaseModel):
     flops_source: str = ""
     hbm_traffic_bytes: float | None = None
     traffic_source: str = ""
-    grid_steps: int | None = None
+    grid_steps: int | None = Field(
+        default=None, description="None when the grid size is known only at run time"
+    )
     estimate_seconds: float | None = None
     bound: Literal["compute", "memory", "overhead"] | None = None
     peak_flops: float | None = None
+    peak_flops_kind: str = Field(default="", description="which published peak: bf16, f32, int8 or fp8")
     hbm_bandwidth: float | None = None
+    estimates: list[str] = Field(default=[], description="the figures above that are estimates, and of what")
 
 
 class StageResult(BaseModel):
@@ -95,7 +99,10 @@ class KernelCheckReport(BaseModel):
     target_shape: dict[str, int]
     generations: list[str]
     stages: list[StageResult]
-    verdict: Literal["pass", "fail"]
+    verdict: Literal["pass", "fail", "unchecked"] = Field(
+        description="unchecked: nothing failed, but interpret mode could not run the kernel, so its "
+        "numbers are unknown"
+    )
     seconds: float
     versions: dict[str, str] = {}
     notes: list[str] = []
@@ -115,6 +122,7 @@ class Attempt(BaseModel):
     vmem_bytes: int | None = None
     estimate_seconds: float | None = None
     bound: str | None = None
+    grid_steps: int | None = None
     measured_seconds: float | None = None
     seconds: float = 0.0
     log: str = ""

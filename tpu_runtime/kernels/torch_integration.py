@@ -4,8 +4,9 @@
 function for TPU and reads the output shapes from it. So without a TPU we can (a) wrap the kernel with its
 parameters bound by `functools.partial` (jax_op needs every remaining argument annotated `jax.Array` or a
 plain type), and (b) call the op on PyTorch fake tensors of every declared shape and compare the output
-shapes and dtypes with the reference's. Running it on a device needs a TPU VM; the stage says so and prints
-the snippet to paste into the model.
+shapes and dtypes with the kernel's own `out_shape` as JAX traces it for TPU (the reference is not traced
+here: a reference that loops over concrete sizes cannot be). Running it on a device needs a TPU VM; the
+stage says so and prints the snippet to paste into the model.
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def _array_params(km: KernelModule) -> list[str]:
 
 
 def torch_stage(
-    km: KernelModule, params: dict[str, Any], cases: list[tuple[dict[str, int], str]]
+    km: KernelModule, params: dict[str, Any], cases: list[tuple[dict[str, int], str]], generation: str = "v6e"
 ) -> StageResult:
     start = time.perf_counter()
     code = snippet(km, params)
@@ -115,7 +116,7 @@ def torch_stage(
     for shape, dtype in cases:
         label = "(" + ", ".join(f"{k}={v}" for k, v in shape.items()) + f") {dtype}"
         try:
-            outcome = _fake_call(km, op, shape, dtype)
+            outcome = _fake_call(km, params, op, shape, dtype, generation)
         except Exception as exc:
             failure = (
                 failure or f"{label}: the op fails on fake tensors: {type(exc).__name__}: {first_line(exc)}"
@@ -124,30 +125,34 @@ def torch_stage(
         if outcome:
             failure = failure or f"{label}: {outcome}"
         else:
-            details.append(f"{label}: fake-tensor output shapes and dtypes match the reference")
+            details.append(f"{label}: fake-tensor output shapes and dtypes match the kernel's out_shape")
     if failure:
         return stage("fail", failure, details)
     return stage(
         "pass",
-        f"wraps as a PyTorch op; output shapes from fake tensors match at {len(cases)} "
+        f"wraps as a PyTorch op; output shapes from fake tensors match the kernel's at {len(cases)} "
         "shape/dtype combinations "
         "(running it needs a TPU)",
         details,
     )
 
 
-def _fake_call(km: KernelModule, op: Any, shape: dict[str, int], dtype: str) -> str:
-    """'' when the op's fake outputs match the reference's shapes and dtypes, else what differs."""
+def _fake_call(
+    km: KernelModule, params: dict[str, Any], op: Any, shape: dict[str, int], dtype: str, generation: str
+) -> str:
+    """'' when the op's fake outputs match the kernel's own output shapes and dtypes, else what differs."""
     import jax
     import numpy as np
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     from tpu_runtime.kernels.lowering import input_avals
+    from tpu_runtime.kernels.tpu_compile import tpu_default_device
 
     avals = input_avals(km, shape, dtype)
-    expected = jax.tree.leaves(jax.eval_shape(km.reference, *avals))
-    with FakeTensorMode():
+    with tpu_default_device(generation):
+        expected = jax.tree.leaves(jax.eval_shape(functools.partial(km.kernel, **params), *avals))
+    with FakeTensorMode(), tpu_default_device(generation):
         args = [
             torch.empty(
                 tuple(a.shape), dtype=getattr(torch, _TORCH_DTYPES.get(np.dtype(a.dtype).name, "float32"))
@@ -157,12 +162,12 @@ def _fake_call(km: KernelModule, op: Any, shape: dict[str, int], dtype: str) -> 
         result = op(*args)
     got = list(result) if isinstance(result, (tuple, list)) else [result]
     if len(got) != len(expected):
-        return f"the op returns {len(got)} tensor(s), the reference {len(expected)}"
+        return f"the op returns {len(got)} tensor(s), the kernel {len(expected)}"
     for tensor, aval in zip(got, expected, strict=True):
         want_dtype = _TORCH_DTYPES.get(np.dtype(aval.dtype).name, "")
         if tuple(tensor.shape) != tuple(aval.shape) or str(tensor.dtype).replace("torch.", "") != want_dtype:
             return (
-                f"fake output {tuple(tensor.shape)} {str(tensor.dtype).replace('torch.', '')}, reference "
+                f"fake output {tuple(tensor.shape)} {str(tensor.dtype).replace('torch.', '')}, kernel "
                 f"{tuple(aval.shape)} {np.dtype(aval.dtype).name}"
             )
     return ""

@@ -7,23 +7,28 @@ VMEM against the chip's VMEM, XLA's memory and cost analysis, and a roofline est
 (`tpu_runtime.kernels.roofline`).
 
 FLOPs come from XLA's cost analysis of the compiled program, which for a Pallas kernel is the kernel's own
-`pl.CostEstimate` (XLA cannot see inside a Mosaic kernel); without one they are counted from the reference's
-jaxpr. HBM bytes come from the pipeline traffic model (`tpu_runtime.kernels.introspect`).
+`pl.CostEstimate` (XLA cannot see inside a Mosaic kernel); without one they are counted from the kernel's
+body times the grid steps it runs (`introspect.kernel_work`), never from the reference, which may be dense
+where the kernel skips work. The peak they are divided by is the one for the kernel's matmul operand dtype
+(`roofline.device_peaks`). HBM bytes come from the pipeline traffic model. Tracing runs with a compile-only
+device of the generation as JAX's default device. Which figures are estimates is listed per generation.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from tpu_runtime.kernels.convention import KernelModule
 from tpu_runtime.kernels.explain import explain_compile, first_line
 from tpu_runtime.kernels.report import STAGE_TITLES, GenerationResult, StageResult
-from tpu_runtime.kernels.roofline import device_peaks, estimate
+from tpu_runtime.kernels.roofline import device_peaks, estimate, step_cost_note
 
 #: Generations whose topology names have three dimensions.
 _THREE_D = ("v4", "v5p", "tpu7x")
@@ -55,6 +60,21 @@ def compile_device(topology: str) -> Any:
     return topologies.get_topology_desc(topology, "tpu").devices[0]
 
 
+@contextlib.contextmanager
+def tpu_default_device(generation: str) -> Iterator[Any]:
+    """Make a compile-only TPU device of `generation` JAX's default device while tracing for TPU.
+
+    Mosaic and kernels ask the default device for the TPU generation (`pltpu.get_tpu_info()`); off a TPU VM
+    that device is the CPU and they fail with "Unsupported TPU device kind: cpu", which says nothing about
+    the kernel. Yields the device.
+    """
+    import jax
+
+    device = compile_device(topology_for(generation)[1])
+    with jax.default_device(device):
+        yield device
+
+
 def compile_for_device(fn: Any, avals: tuple[Any, ...], device: Any) -> Any:
     """XLA:TPU-compile `fn` for one compile-only device; returns the compiled executable."""
     import jax
@@ -71,12 +91,14 @@ class TargetModel:
 
     dtype: str
     steps: int
+    dynamic_grid: bool
     vmem_bytes: int
     vmem_limit_bytes: int | None
-    reference_flops: float
+    kernel_flops: float
+    flops_upper_bound: bool
+    matmul_dtype: str | None
     traffic_bytes: float
     traffic_note: str
-    int8: bool
     calls: int
 
 
@@ -88,16 +110,17 @@ def target_model(km: KernelModule, params: dict[str, Any], target: dict[str, int
         concrete_pallas_operands,
         describe,
         hbm_traffic,
+        kernel_work,
         pallas_call_eqns,
-        work,
     )
     from tpu_runtime.kernels.lowering import fixed_inputs, input_avals
 
     fn = functools.partial(km.kernel, **params)
     avals = input_avals(km, target, dtype)
-    eqns = pallas_call_eqns(jax.make_jaxpr(fn)(*avals))
+    closed = jax.make_jaxpr(fn)(*avals)
+    eqns = pallas_call_eqns(closed)
     infos = [describe(e) for e in eqns]
-    reference_flops = work(jax.make_jaxpr(km.reference)(*avals))
+    counted = kernel_work(closed)
     notes: list[str] = []
     if any(i.num_prefetch for i in infos):
         concrete = concrete_pallas_operands(fn, fixed_inputs(km, target, dtype))
@@ -112,15 +135,18 @@ def target_model(km: KernelModule, params: dict[str, Any], target: dict[str, int
         "" if exact else " (partly estimated)"
     )
     limits = [i.vmem_limit_bytes for i in infos if i.vmem_limit_bytes]
+    del np
     return TargetModel(
         dtype=dtype,
         steps=sum(max(i.steps, 0) for i in infos),
+        dynamic_grid=any(i.steps < 0 for i in infos),
         vmem_bytes=max((i.vmem_bytes for i in infos), default=0),
         vmem_limit_bytes=min(limits) if limits else None,
-        reference_flops=reference_flops,
+        kernel_flops=counted.total,
+        flops_upper_bound=counted.upper_bound or counted.dynamic_grid,
+        matmul_dtype=counted.dominant_dtype(),
         traffic_bytes=total,
         traffic_note="; ".join([source, *notes]),
-        int8=any(np.dtype(a.dtype) == np.int8 for a in avals),
         calls=len(eqns),
     )
 
@@ -141,14 +167,14 @@ def compile_generation(
 ) -> tuple[GenerationResult, str]:
     """Compile for one generation; returns its result and, on failure, the raw error."""
     name, topology = topology_for(generation)
-    peaks = device_peaks(name, int8=model.int8)
+    peaks = device_peaks(name, model.matmul_dtype or model.dtype)
     base: dict[str, Any] = {
         "generation": name,
         "topology": topology,
         "vmem_bytes": model.vmem_bytes,
         "vmem_limit_bytes": model.vmem_limit_bytes,
         "vmem_capacity_bytes": peaks.vmem_capacity,
-        "grid_steps": model.steps,
+        "grid_steps": None if model.dynamic_grid else model.steps,
     }
     try:
         device = compile_device(topology)
@@ -161,7 +187,8 @@ def compile_generation(
     base["device_kind"] = str(device.device_kind)
     start = time.perf_counter()
     try:
-        compiled = compile_for_device(functools.partial(km.kernel, **params), avals, device)
+        with tpu_default_device(name):
+            compiled = compile_for_device(functools.partial(km.kernel, **params), avals, device)
     except Exception as exc:
         explained = explain_compile(exc, name, peaks.vmem_capacity)
         return GenerationResult(
@@ -182,20 +209,25 @@ def compile_generation(
             + memory.temp_size_in_bytes
         )
     xla_flops = cost.get("flops", 0.0)
+    estimates = ["time (roofline: the slower of compute and HBM traffic at the published peaks)"]
     if xla_flops > 0:
         flops, flops_source = xla_flops, "XLA cost analysis (fed by the kernel's pl.CostEstimate)"
+        estimates.append("FLOPs (the kernel author's pl.CostEstimate)")
     else:
-        flops = model.reference_flops
-        flops_source = (
-            "counted from the reference's jaxpr (no pl.CostEstimate: XLA cannot see inside the kernel)"
-        )
+        flops = model.kernel_flops
+        flops_source = "counted from the kernel body's matmuls x the grid steps it runs"
+        if model.flops_upper_bound:
+            flops_source += " (upper bound: conditional blocks counted as taken"
+            flops_source += ", grid size known only at run time)" if model.dynamic_grid else ")"
+        estimates.append("FLOPs (matmuls in the kernel body x grid steps)")
     traffic, traffic_source = model.traffic_bytes, model.traffic_note
     if not math.isfinite(traffic):
         traffic = cost.get("bytes accessed", 0.0) or sum(
             v for k, v in cost.items() if k.startswith("bytes accessed")
         )
         traffic_source = "XLA cost analysis bytes accessed"
-    seconds_est, bound = estimate(flops, traffic, model.steps, peaks)
+    estimates.append(f"HBM traffic ({traffic_source})")
+    seconds_est, bound = estimate(flops, traffic, peaks)
     vmem_note = ""
     verdict = "pass"
     if peaks.vmem_capacity and model.vmem_bytes > peaks.vmem_capacity:
@@ -206,10 +238,15 @@ def compile_generation(
     elif model.vmem_limit_bytes and model.vmem_bytes > model.vmem_limit_bytes:
         verdict, vmem_note = "warn", "; the VMEM model exceeds the kernel's vmem_limit_bytes"
     capacity = f" of {peaks.vmem_capacity / 2**20:.0f} MiB" if peaks.vmem_capacity else ""
+    steps_text = (
+        "grid size known only at run time"
+        if model.dynamic_grid
+        else f"{model.steps} grid step{'s' if model.steps != 1 else ''}"
+    )
     message = (
         f"compiles in {seconds:.2f} s; VMEM {model.vmem_bytes / 2**20:.2f} MiB{capacity} (model); "
-        f"{_bound_text(bound, model.steps)}, about {_duration(seconds_est)} on one {name} device (roofline "
-        f"estimate){vmem_note}"
+        f"{_bound_text(bound)} at the {peaks.flops_kind} peak, about {_duration(seconds_est)} on one {name} "
+        f"device (roofline estimate); {steps_text}{step_cost_note(model.steps, seconds_est)}{vmem_note}"
     )
     if peaks.note:
         message += f"; {peaks.note}"
@@ -226,15 +263,13 @@ def compile_generation(
         estimate_seconds=seconds_est,
         bound=bound,
         peak_flops=peaks.peak_flops,
+        peak_flops_kind=peaks.flops_kind,
         hbm_bandwidth=peaks.hbm_bandwidth,
+        estimates=estimates,
     ), ""
 
 
-def _bound_text(bound: str, steps: int) -> str:
-    if bound == "overhead":
-        return "dominated by per-grid-step overhead" + (
-            f" ({steps} steps: try bigger blocks)" if steps > 64 else ""
-        )
+def _bound_text(bound: str) -> str:
     return {"compute": "compute-bound", "memory": "HBM-bandwidth-bound"}[bound]
 
 
@@ -298,7 +333,10 @@ def compile_stage(
         verdict=verdict,  # type: ignore[arg-type]
         message=message,
         generations=results,
-        details=[f"target shape {label}; {model.calls} pallas_call(s), {model.steps} grid steps"],
+        details=[
+            f"target shape {label}; {model.calls} pallas_call(s), "
+            + ("grid size known only at run time" if model.dynamic_grid else f"{model.steps} grid steps")
+        ],
         seconds=round(time.perf_counter() - start, 3),
     )
     return stage, tracebacks

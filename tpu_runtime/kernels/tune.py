@@ -177,6 +177,7 @@ def _attempt_from_report(n: int, params: dict[str, Any], report: Any, generation
         vmem_bytes=result.vmem_bytes if result else None,
         estimate_seconds=result.estimate_seconds if result else None,
         bound=result.bound if result else None,
+        grid_steps=result.grid_steps if result else None,
         seconds=report.seconds,
         log=log,
     )
@@ -481,7 +482,9 @@ def build_report(
         return a.measured_seconds if measured else a.estimate_seconds
 
     passing = measured or [a for a in attempts if a.verdict == "pass" and a.estimate_seconds is not None]
-    best = min(passing, key=lambda a: (seconds_of(a) or 0.0, a.n)) if passing else None
+    # equal estimates (HBM-bound kernels moving the same bytes) go to fewer grid steps: every step has a
+    # fixed pipeline cost the roofline does not model
+    best = min(passing, key=lambda a: (seconds_of(a) or 0.0, a.grid_steps or 0, a.n)) if passing else None
     default_key = params_key(config["candidates"][0])
     default = next(
         (a for a in attempts if params_key(a.params) == default_key and a.verdict != "interrupted"), None

@@ -1,0 +1,29 @@
+"""Adapter: jax's shipped example kernel (`jax.experimental.pallas.ops.tpu.example_kernel.double`).
+
+It doubles its input in one whole-array block; expected verdict pass.
+"""
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.experimental.pallas.ops.tpu import example_kernel as upstream
+
+SPACE: dict[str, list[Any]] = {}
+DEFAULTS: dict[str, Any] = {}
+SHAPES: list[dict[str, int]] = [{"rows": 8, "cols": 128}]
+DTYPES: list[str] = ["float32"]
+TARGET_SHAPE: dict[str, int] = {"rows": 512, "cols": 1024}
+
+
+def make_inputs(rng: np.random.Generator, shape: dict[str, int], dtype: str) -> tuple[jax.Array, ...]:
+    return (jnp.asarray(rng.standard_normal((shape["rows"], shape["cols"]), np.float32), dtype),)
+
+
+def kernel(x: jax.Array) -> jax.Array:
+    return upstream.double(x)
+
+
+def reference(x: jax.Array) -> jax.Array:
+    return 2 * x

@@ -1,0 +1,157 @@
+"""`kernel check` on kernels written the way users write them, not the way our templates are: each test
+covers one way the checker used to blame the kernel (or the wrong line) for something outside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tpu_runtime.kernels.report import KernelCheckReport
+
+KERNELS = Path(__file__).resolve().parent / "data" / "kernels"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _child_environment() -> None:
+    from tpu_runtime.kernels.check import prepare_child
+
+    prepare_child()
+
+
+def check(name: str, stages: list[str], **options: object) -> KernelCheckReport:
+    from tpu_runtime.kernels.check import CheckOptions, run_check
+    from tpu_runtime.kernels.convention import load_kernel_module
+
+    path = KERNELS / f"{name}.py"
+    options.setdefault("seed", 7)
+    return run_check(load_kernel_module(path), CheckOptions(file=str(path), stages=stages, **options))  # type: ignore[arg-type]
+
+
+def line_of(path: Path, text: str) -> int:
+    return next(i for i, line in enumerate(path.read_text().splitlines(), start=1) if text in line)
+
+
+def verdicts(report: KernelCheckReport) -> dict[str, str]:
+    return {s.stage: s.verdict for s in report.stages}
+
+
+def test_lowering_runs_with_a_tpu_as_the_default_device() -> None:
+    """A kernel whose lowering asks for the TPU generation lowers and compiles (it used to fail lowering with
+    'Unsupported TPU device kind: cpu', and every later stage was skipped)."""
+    report = check("sign_kernel", ["correctness", "lowering", "compile", "torch"], generations=["v5e"])
+    assert verdicts(report) == {
+        "correctness": "pass",
+        "lowering": "pass",
+        "compile": "pass",
+        "torch": "pass",
+        "timing": "not_run",
+    }, [s.message for s in report.stages]
+    lowering = report.stage("lowering")
+    assert lowering is not None and "v5e as the default device" in lowering.message
+
+
+def test_an_interpreter_limit_is_not_a_kernel_failure() -> None:
+    report = check("reshaped_ref", ["correctness", "honesty", "lowering"])
+    correctness = report.stage("correctness")
+    assert correctness is not None and correctness.verdict == "skip"
+    assert "cannot be checked in interpret mode" in correctness.message
+    assert "AttributeError" in correctness.message and "interpreter" in correctness.message
+    assert "the kernel raised" not in correctness.message
+    assert "lowering, compile, PyTorch" in correctness.message
+    assert verdicts(report)["lowering"] == "pass"
+    assert report.verdict == "unchecked"
+    honesty = report.stage("honesty")
+    assert honesty is not None and any("held-out shape: not run" in d for d in honesty.details)
+
+
+def test_a_reference_that_cannot_be_traced_runs_eagerly() -> None:
+    report = check("ragged_reference", ["correctness", "honesty", "compile", "torch"], generations=["v6e"])
+    assert verdicts(report) == {
+        "correctness": "pass",
+        "honesty": "pass",
+        "compile": "pass",
+        "torch": "pass",
+        "timing": "not_run",
+    }, [s.message for s in report.stages]
+    honesty = report.stage("honesty")
+    assert honesty is not None and any("its reference cannot be traced" in d for d in honesty.details)
+
+
+def test_a_reference_that_raises_is_named_as_the_reference(tmp_path: Path) -> None:
+    source = (KERNELS / "ragged_reference.py").read_text()
+    broken = source.replace("* g)", "* g[None])")  # indexing an int: the reference itself is broken
+    path = tmp_path / "broken_reference.py"
+    path.write_text(broken)
+    from tpu_runtime.kernels.check import CheckOptions, run_check
+    from tpu_runtime.kernels.convention import load_kernel_module
+
+    report = run_check(load_kernel_module(path), CheckOptions(file=str(path), stages=["correctness"], seed=1))
+    stage = report.stage("correctness")
+    assert stage is not None and stage.verdict == "fail"
+    assert "the reference (not the kernel) raised TypeError" in stage.message
+    assert f"broken_reference.py:{line_of(path, '* g[None])')}" in stage.message
+
+
+def test_an_out_of_bounds_read_in_a_helper_module_is_located_there() -> None:
+    report = check("oob_in_helper", ["correctness"])
+    stage = report.stage("correctness")
+    assert stage is not None and stage.verdict == "fail"
+    helper = KERNELS / "segment_helpers.py"
+    assert f"segment_helpers.py:{line_of(helper, 'width = bounds_ref')}" in stage.message
+    assert "`bounds_ref` (scalar-prefetch parameter 0" in stage.message
+    assert "oob_in_helper.py" not in stage.message
+
+
+def test_two_prefetch_operands_of_equal_shape_are_told_apart() -> None:
+    report = check("oob_twin_prefetch", ["correctness"])
+    stage = report.stage("correctness")
+    assert stage is not None and stage.verdict == "fail"
+    assert "`ends_ref` (scalar-prefetch parameter 1" in stage.message
+    assert "starts_ref" not in stage.message
+    line = line_of(KERNELS / "oob_twin_prefetch.py", "end = ends_ref")
+    assert f"oob_twin_prefetch.py:{line}" in stage.message and "index [4]" in stage.message
+
+
+def test_a_mismatch_reports_its_statistics() -> None:
+    report = check("wrong_values", ["correctness"])
+    stage = report.stage("correctness")
+    assert stage is not None and stage.verdict == "fail"
+    message = stage.message
+    # the last of four 8-row blocks misses its bias: 1024 of 4096 elements
+    assert "1024 of 4096 elements (25.0%)" in message
+    assert "mean |error|" in message and "max |error|" in message
+    assert "worst at (" in message and "24..31 x 0..127" in message
+    assert "race detector found no race" in message
+    (case,) = stage.cases
+    assert case.max_abs_error is not None and case.max_abs_error > 1.0
+
+
+def test_an_integer_reference_is_exact() -> None:
+    report = check("int_add", ["correctness"])
+    stage = report.stage("correctness")
+    assert stage is not None and stage.verdict == "pass", stage.message if stage else report
+    (case,) = stage.cases
+    assert "exact integer reference" in case.message and "float64" not in case.message
+    assert case.tolerance == "exact"
+
+
+def test_roofline_counts_the_kernels_own_work_at_its_dtype_peak() -> None:
+    import math
+
+    from tpu_runtime.kernels.convention import load_kernel_module
+
+    report = check("block_diagonal", ["compile"], generations=["v6e"])
+    stage = report.stage("compile")
+    assert stage is not None and stage.verdict == "pass", stage.message if stage else report
+    (v6e,) = stage.generations
+    target = load_kernel_module(KERNELS / "block_diagonal.py").target_shape
+    n, size = target["blocks"] * target["size"], target["size"]
+    assert v6e.flops == 2 * n * n * size  # the diagonal blocks only; the dense reference does 2 n^3
+    assert v6e.peak_flops_kind == "f32" and math.isclose(v6e.peak_flops or 0, 153e12)
+    assert v6e.bound in ("compute", "memory")
+    expected = max(v6e.flops / 153e12, (v6e.hbm_traffic_bytes or 0) / (v6e.hbm_bandwidth or 1))
+    assert v6e.estimate_seconds is not None and math.isclose(v6e.estimate_seconds, expected)
+    assert any(e.startswith("FLOPs") for e in v6e.estimates)
+    assert any("HBM traffic" in e for e in v6e.estimates)
+    assert "at the f32 peak" in v6e.message
