@@ -16,7 +16,11 @@ import os
 import sys
 import time
 
-for key, value in {"TPU_SKIP_MDS_QUERY": "1", "JAX_PLATFORMS": "cpu", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}.items():
+for key, value in {
+    "TPU_SKIP_MDS_QUERY": "1",
+    "JAX_PLATFORMS": "cpu",
+    "TORCH_DEVICE_BACKEND_AUTOLOAD": "0",
+}.items():
     os.environ.setdefault(key, value)
 
 from tpu_runtime.diagnose.crash_corpus import (  # noqa: E402
@@ -57,8 +61,10 @@ def main() -> int:
             continue
         right = sum(s.category_ok for s in part)
         remedy = sum(s.remedy_ok for s in part)
-        print(f"## {split}: {len(part)} files, category {right}/{len(part)} ({right / len(part):.0%}), "
-              f"remedy {remedy}/{len(part)} ({remedy / len(part):.0%})\n")
+        print(
+            f"## {split}: {len(part)} files, category {right}/{len(part)} ({right / len(part):.0%}), "
+            f"remedy {remedy}/{len(part)} ({remedy / len(part):.0%})\n"
+        )
         print("| category | files | precision | recall | remedy right |")
         print("|---|---:|---:|---:|---:|")
         for category, (tp, predicted, actual) in per_category(part).items():

@@ -179,10 +179,21 @@ _GENERATION = re.compile(
 )
 _FRAMEWORKS = (
     ("torch_tpu", re.compile(r"torch_tpu|TorchTPU|torch\.tpu")),
-    ("torch_xla", re.compile(r"torch_xla|PJRT_DEVICE|XLA_USE_BF16|pt-xla-profiler|xla_client|XRT\w+|xla::\w+|Bad StatusOr access")),
+    (
+        "torch_xla",
+        re.compile(
+            r"torch_xla|PJRT_DEVICE|XLA_USE_BF16|pt-xla-profiler|xla_client|XRT\w+|xla::\w+"
+            r"|Bad StatusOr access"
+        ),
+    ),
     ("vllm", re.compile(r"\bvllm\b|VllmWorker|EngineCore|tpu_inference|tpu-inference", re.I)),
     ("jax", re.compile(r"\bjax(?:lib)?\b|XlaRuntimeError|JaxRuntimeError|pallas|jax_worker")),
-    ("tensorflow", re.compile(r"\btensorflow\b|\btf\.\w|TPUStrategy|TPUEstimator|tpu_estimator|InvalidArgumentError|NotFoundError")),
+    (
+        "tensorflow",
+        re.compile(
+            r"\btensorflow\b(?!/(?:compiler|tsl|core/(?:tpu|distributed_runtime|platform)))|\btf\.\w|TPUStrategy|TPUEstimator|tpu_estimator|InvalidArgumentError|NotFoundError"
+        ),
+    ),
     ("torch", re.compile(r"\btorch\b")),
 )
 _VERSION = re.compile(
@@ -340,7 +351,15 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
     records = facts.get("largest_allocations")
     if isinstance(records, list) and records and isinstance(records[0], dict):
         top = records[0]
-        for key in ("size_bytes", "unpadded_bytes", "shape", "op_name", "xla_label", "allocation_type", "dims"):
+        for key in (
+            "size_bytes",
+            "unpadded_bytes",
+            "shape",
+            "op_name",
+            "xla_label",
+            "allocation_type",
+            "dims",
+        ):
             if key in top:
                 out[f"top_{key}"] = top[key]
         if "source_file" in top and "source_line" in top:
@@ -387,7 +406,9 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
             out["compile_reports"] = len(values)
     tasks: dict[str, None] = {}
     for line in lines:
-        if "task:" in line and ("imed out" in line or "heartbeat" in line or line.strip().startswith("/job:")):
+        if "task:" in line and (
+            "imed out" in line or "heartbeat" in line or line.strip().startswith("/job:")
+        ):
             for task in _TASK.findall(line):
                 tasks.setdefault(task, None)
     if tasks and "missing_tasks" not in facts:

@@ -96,7 +96,9 @@ def unknown_diagnosis(source: str, lines: Sequence[str], facts: dict[str, Any]) 
         fix=fix,
         citations=list(citations.values()),
         evidence=CrashEvidence(
-            lines=found, fix_rule="unknown/" + "+".join(ids), fix_reason="next diagnostic steps for what the log shows"
+            lines=found,
+            fix_rule="unknown/" + "+".join(ids),
+            fix_reason="next diagnostic steps for what the log shows",
         ),
         confidence=0.0,
         lines=len(lines),

@@ -286,7 +286,10 @@ def choose_fix(
         if fix is None:
             continue
         cause = render_template(" ".join(sub.cause.split()), dict(facts)) if sub.cause else None
-        citations = [*sub.citations, *(c for c in rule.citations if c.url not in {s.url for s in sub.citations})]
+        citations = [
+            *sub.citations,
+            *(c for c in rule.citations if c.url not in {s.url for s in sub.citations}),
+        ]
         return (
             cause or rule.cause.strip(),
             fix,

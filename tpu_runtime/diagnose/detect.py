@@ -111,7 +111,7 @@ def _detect_text(path: str, head: bytes, p: Path | None, gzipped: bool = False) 
     files = (p,) if p is not None else ()
     if p is not None and JSON_START.match(text.lstrip("\ufeff")):
         opener = gzip.open if gzipped else open
-        with opener(p, "rb") as fh:  # type: ignore[operator]
+        with opener(p, "rb") as fh:
             if _json_has_trace_events(fh):
                 detail = "gzip'd Chrome trace JSON" if gzipped else "Chrome trace JSON (traceEvents)"
                 return DetectedInput(path, "torch_trace", detail, files=files, gzipped=gzipped)

@@ -30,8 +30,18 @@ _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@
 # Lower-case words that mark a line worth keeping from the middle of a huge log. Each is one fast
 # bytes.find over the lowered chunk (a regex alternation is ten times slower on 100 MB).
 _KEEP = (
-    b"error", b"traceback", b"fatal", b"killed", b"sig", b"check fail", b"exhausted", b"out of memory",
-    b"timed out", b"heartbeat", b"not lowered", b"compil",
+    b"error",
+    b"traceback",
+    b"fatal",
+    b"killed",
+    b"sig",
+    b"check fail",
+    b"exhausted",
+    b"out of memory",
+    b"timed out",
+    b"heartbeat",
+    b"not lowered",
+    b"compil",
 )
 # Per-line prefixes added by launchers and loggers, removed one after another.
 _PREFIXES = (
@@ -42,7 +52,9 @@ _PREFIXES = (
     # PyTorch/XLA pod launcher: "2020-10-22 02:48:58 10.128.0.33 [3] "
     re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \d{1,3}(?:\.\d{1,3}){3} \[\d+\] ?"),
     # vLLM's logger: "ERROR 06-03 07:41:11 [core.py:1184] "
-    re.compile(r"^(?:ERROR|WARNING|INFO|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[\w./-]+:\d+\] "),
+    re.compile(
+        r"^(?:ERROR|WARNING|INFO|DEBUG|CRITICAL) \d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? \[[\w./-]+:\d+\] "
+    ),
 )
 
 
@@ -76,7 +88,7 @@ def strip_prefix(line: str) -> str:
 def read_log(path: Path, gzipped: bool = False) -> LogText:
     """The log's text, normalised; a file over FULL_READ_BYTES keeps head, tail and error-like lines."""
     opener = gzip.open if gzipped else open
-    with opener(path, "rb") as fh:  # type: ignore[operator]
+    with opener(path, "rb") as fh:
         data = fh.read(FULL_READ_BYTES + 1)
         if len(data) <= FULL_READ_BYTES:
             return LogText(normalise(data.decode("utf-8", errors="replace")))
@@ -154,4 +166,7 @@ def focus(lines: list[str]) -> tuple[list[str], str | None]:
             if hits > 500:
                 break
     kept = [lines[i] for i in sorted(keep)]
-    return kept, f"{len(lines)} lines; triaged the last {FOCUS_TAIL} and {hits} error-like line(s) with context"
+    return (
+        kept,
+        f"{len(lines)} lines; triaged the last {FOCUS_TAIL} and {hits} error-like line(s) with context",
+    )

@@ -24,7 +24,9 @@ def job_notes(crashes: Sequence[CrashDiagnosis]) -> list[str]:
     causes = [c for c in crashes if c not in waited and c.category != "unknown"]
     if not waited or not causes:
         return []
-    cause_text = "; ".join(f"{c.source}: {c.category}" + (f" ({c.summary})" if c.summary else "") for c in causes)
+    cause_text = "; ".join(
+        f"{c.source}: {c.category}" + (f" ({c.summary})" if c.summary else "") for c in causes
+    )
     waited_text = ", ".join(c.source for c in waited)
     return [
         f"multi-host job: {cause_text} is the failure; {waited_text} only waited for it (timeouts or "

@@ -119,7 +119,9 @@ class InputSummary(BaseModel):
 class CrashEvidence(BaseModel):
     """Why a crash got its category and its fix: quoted log lines and the rule that chose the fix."""
 
-    lines: list[str] = Field(default=[], description="the log lines that decided the category (prefixes removed)")
+    lines: list[str] = Field(
+        default=[], description="the log lines that decided the category (prefixes removed)"
+    )
     fix_rule: str = Field(
         default="",
         description="the sub-rule that chose the fix ('<category>/<id>'), or the category when none applied",
