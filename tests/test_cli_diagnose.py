@@ -108,7 +108,7 @@ def test_stdin() -> None:
         ("empty.log", b"", "empty file"),
         ("cut.xplane.pb", xspace_bytes("/host:CPU", "/device:TPU:0")[:-11], "truncated XSpace"),
         ("trace.json.gz", b"\x1f\x8b\x08\x00" + b"\xff" * 64, "corrupt gzip"),
-        ("fake.json.gz", json.dumps(TRACE).encode(), "not gzip"),
+        ("fake.json.gz", gzip.compress(bytes(range(256)) * 8), "binary data"),
         ("blob.bin", bytes(range(256)) * 4, "binary data"),
         ("cut.json", json.dumps(TRACE).encode()[:-20], "truncated or invalid trace JSON"),
     ],

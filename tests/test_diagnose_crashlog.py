@@ -10,11 +10,12 @@ import yaml
 
 from tests.conftest import REPO
 from tpu_runtime.diagnose.crashlog import RULES_DIR, diagnose_log, load_rules, user_frame
+from tpu_runtime.diagnose.logtext import normalise
 from tpu_runtime.diagnose.report import CATEGORIES
 from tpu_runtime.diagnose.units import parse_duration, parse_size
 
 LOG_DIR = REPO / "tests" / "data" / "crash_logs"
-LOGS = sorted(LOG_DIR.glob("*/*.log"))
+LOGS = sorted(p for p in LOG_DIR.glob("*/*.log") if p.parent.name != "real")  # real/: test_diagnose_corpus.py
 EXPECTED: dict[str, dict[str, Any]] = yaml.safe_load((LOG_DIR / "expected.yaml").read_text())
 
 
@@ -55,14 +56,16 @@ def test_log_category_and_facts(path: Path) -> None:
     if "summary" in expected:
         assert expected["summary"] in diagnosis.summary
     if diagnosis.category == "unknown":
-        assert diagnosis.confidence == 0.0 and diagnosis.citations == []
+        assert diagnosis.confidence == 0.0
+        assert diagnosis.fix and diagnosis.evidence.fix_rule.startswith("unknown/")
     else:
         assert diagnosis.confidence >= 0.5
         assert diagnosis.citations and diagnosis.cause and diagnosis.fix
-        assert diagnosis.evidence
-    # evidence is quoted from the log, never made up
-    for line in diagnosis.evidence:
-        assert line.rstrip("…") in text
+        assert diagnosis.evidence.lines
+        assert diagnosis.evidence.fix_rule.split("/")[0] == diagnosis.category
+    # evidence is quoted from the log (prefixes and colour codes removed), never made up
+    for line in diagnosis.evidence.lines:
+        assert line.rstrip("…") in normalise(text)
 
 
 @pytest.mark.parametrize("path", LOGS, ids=_rel)

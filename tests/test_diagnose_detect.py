@@ -127,16 +127,47 @@ def test_bad_inputs_get_one_line_reasons(tmp_path: Path) -> None:
     whole = xspace_bytes("/host:CPU", "/device:TPU:0")
     assert "truncated XSpace" in _bad(tmp_path, "cut.xplane.pb", whole[:-9])
     assert "corrupt gzip" in _bad(tmp_path, "t.json.gz", b"\x1f\x8b\x08\x00garbage-not-deflate" * 4)
-    assert "not gzip" in _bad(tmp_path, "t.json.gz2.gz", b'{"traceEvents": []}')
     assert "binary data" in _bad(tmp_path, "image.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(64))
-    assert "traceEvents" in _bad(tmp_path, "config.json", b'{"lr": 0.1, "steps": 10}')
-    assert "neither" in _bad(tmp_path, "poem.txt", b"roses are red\nviolets are blue\n")
-    assert "not an XSpace" in _bad(tmp_path, "x.xplane.pb", b"hello world, not a protobuf at all")
+    assert "binary data" in _bad(tmp_path, "blob.gz", gzip.compress(bytes(range(256)) * 64))
+    assert "not an XSpace" in _bad(tmp_path, "x.xplane.pb", b"\x03\x01\x02 not a protobuf" + bytes(32))
     with pytest.raises(BadInputError, match="no such file"):
         detect_input(str(tmp_path / "missing.log"))
     (tmp_path / "empty_dir").mkdir()
     with pytest.raises(BadInputError, match="neither an XProf profile"):
         detect_input(str(tmp_path / "empty_dir"))
+
+
+def test_readable_text_is_never_refused(tmp_path: Path) -> None:
+    """Any readable text goes to the crash rules (by content, whatever its name); only binary is refused."""
+    texts = {
+        "poem.txt": b"roses are red\nviolets are blue\n",
+        "config.json": b'{"lr": 0.1, "steps": 10}',
+        "named.gz": b'{"traceEvents": []}',  # named .gz but plain text: the content decides
+        "x.xplane.pb": b"hello world, not a protobuf at all",
+        "crlf.log": b"step 1\r\nRuntimeError: boom\r\n",
+        "ansi.log": b"\x1b[0;31mValueError\x1b[0m: bad\n",
+        "latin1.log": "d\u00e9j\u00e0 vu: erreur".encode("latin-1"),
+    }
+    kinds = {}
+    for name, data in texts.items():
+        path = tmp_path / name
+        path.write_bytes(data)
+        kinds[name] = detect_input(str(path)).kind
+    assert kinds == {
+        "poem.txt": "crash_log",
+        "config.json": "crash_log",
+        "named.gz": "torch_trace",
+        "x.xplane.pb": "crash_log",
+        "crlf.log": "crash_log",
+        "ansi.log": "crash_log",
+        "latin1.log": "crash_log",
+    }
+    log = tmp_path / "run.log.gz"
+    log.write_bytes(
+        gzip.compress(b"jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory\n")
+    )
+    detected = detect_input(str(log))
+    assert detected.kind == "crash_log" and detected.gzipped
 
 
 def test_stdin() -> None:
@@ -147,3 +178,4 @@ def test_stdin() -> None:
         detect_input("-", io.BytesIO(b"  \n"))
     with pytest.raises(BadInputError, match="file path"):
         detect_input("-", io.BytesIO(gzip.compress(b"{}")))
+    assert detect_input("-", io.BytesIO(b"two lines\nno error at all\n")).kind == "crash_log"

@@ -21,6 +21,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from tpu_runtime.diagnose.content import looks_binary
+
 AgentName = Literal["tpu-model-onboarding", "tpu-diagnostics", "tpu-kernel-development", "tpu-knowledge-base"]
 ONBOARDING: AgentName = "tpu-model-onboarding"
 DIAGNOSTICS: AgentName = "tpu-diagnostics"
@@ -299,15 +301,9 @@ FILE_WEIGHTS: dict[FileKind, tuple[AgentName | None, float]] = {
 DIAGNOSTIC_KINDS = frozenset(kind for kind, (agent, _) in FILE_WEIGHTS.items() if agent == DIAGNOSTICS)
 """The file kinds `tpu-agent diagnose` reads."""
 
-_CRASH_MARKERS = re.compile(
-    r"RESOURCE_EXHAUSTED|XlaRuntimeError|Traceback \(most recent call last\)|Check failed|"
-    r"\b(INTERNAL|UNIMPLEMENTED|FAILED_PRECONDITION|DEADLINE_EXCEEDED|UNAVAILABLE|INVALID_ARGUMENT):|"
-    r"out of memory|Segmentation fault|core dumped|Fatal Python error|TPU initialization failed|"
-    r"LoweringException|Mosaic failed|RuntimeError:|\bF\d{4} \d\d:\d\d:\d\d"
-)
 _KERNEL_ERROR = re.compile(r"\bMosaic\b|\bpallas\b|LoweringException", re.IGNORECASE)
+_KERNEL_CATEGORIES = frozenset({"mosaic_compile_error", "vmem_oom"})
 _RUN_LOG = re.compile(r"\b(step|epoch|iter(ation)?)\s*[:=]?\s*\d+.{0,80}\bloss\b", re.IGNORECASE)
-_METRICS = re.compile(r"^Metric: \w+", re.MULTILINE)
 _PALLAS_IMPORT = re.compile(r"^(jax\.experimental\.pallas|torch\.tpu\.pallas|torch_tpu\.pallas)")
 _MODEL_BASES = re.compile(r"(Module|PreTrainedModel|LightningModule)$")
 _MODEL_FUNCS = frozenset({"get_model", "get_inputs", "get_init_inputs"})
@@ -403,24 +399,43 @@ def _classify_file(path: Path) -> FileEvidence:
         return _classify_gzip(path)
     if name.endswith(".pb") and re.search(rb"/(device|host):", head):
         return FileEvidence(path, FileKind.xspace, "an XSpace protobuf with device planes")
-    if b"\x00" in head[:8192]:
+    if looks_binary(head[:8192]):
         return FileEvidence(path, FileKind.other, "binary")
     text = (head + tail).decode("utf-8", errors="replace")
     if name.endswith(".py"):
         return _classify_python(path, text)
-    if name.endswith(".json") and '"traceEvents"' in text[:65536]:
-        return FileEvidence(path, FileKind.torch_trace, "a Chrome trace with traceEvents")
-    if text.lstrip().startswith("HloModule") or _XLA_DUMP_FILE.search(name):
+    if _XLA_DUMP_FILE.search(name):
         return FileEvidence(path, FileKind.xla_dump, "HLO text")
-    if _METRICS.search(text):
+    return _classify_text(path, text)
+
+
+def _classify_text(path: Path, text: str) -> FileEvidence:
+    """Any other text: the content detector `tpu-agent diagnose` uses decides (content.classify_text)."""
+    from tpu_runtime.diagnose.content import classify_text
+
+    verdict = classify_text(text)
+    if verdict.kind == "torch_trace":
+        return FileEvidence(path, FileKind.torch_trace, "a Chrome trace with traceEvents")
+    if verdict.kind == "xla_dump":
+        return FileEvidence(path, FileKind.xla_dump, "HLO text")
+    if verdict.kind == "metrics_report":
         return FileEvidence(path, FileKind.metrics_report, "'Metric:' sections")
-    crash = _CRASH_MARKERS.search(text)
-    if crash:
-        kind = FileKind.kernel_error_log if _KERNEL_ERROR.search(text) else FileKind.crash_log
-        return FileEvidence(path, kind, f"contains {crash.group(0).strip()!r}")
+    if verdict.has_error:
+        kernel = verdict.signature in _KERNEL_CATEGORIES or _KERNEL_ERROR.search(verdict.error_line or "")
+        kind = FileKind.kernel_error_log if kernel else FileKind.crash_log
+        if verdict.signature is not None:
+            detail = f"a {verdict.signature} signature: {_quote(verdict.error_line)}"
+        else:
+            detail = f"contains {_quote(verdict.error_line)}"
+        return FileEvidence(path, kind, detail)
     if _RUN_LOG.search(text):
         return FileEvidence(path, FileKind.run_log, "step and loss lines")
     return FileEvidence(path, FileKind.other, "no model, kernel, log or profile in it")
+
+
+def _quote(line: str | None, limit: int = 80) -> str:
+    text = " ".join((line or "").split())
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def _ends(path: Path) -> tuple[bytes, bytes]:
@@ -441,9 +456,10 @@ def _classify_gzip(path: Path) -> FileEvidence:
         return FileEvidence(path, FileKind.other, "a gzip file that does not open")
     if b'"traceEvents"' in head:
         return FileEvidence(path, FileKind.torch_trace, "a gzipped Chrome trace with traceEvents")
-    if head.lstrip().startswith(b"HloModule"):
-        return FileEvidence(path, FileKind.xla_dump, "gzipped HLO text")
-    return FileEvidence(path, FileKind.other, "a gzip file of no known kind")
+    if looks_binary(head[:8192]):
+        return FileEvidence(path, FileKind.other, "a gzip file of no known kind")
+    found = _classify_text(path, head.decode("utf-8", errors="replace"))
+    return FileEvidence(path, found.kind, f"gzipped: {found.detail}")
 
 
 def _classify_python(path: Path, text: str) -> FileEvidence:

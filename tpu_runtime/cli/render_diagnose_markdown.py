@@ -127,8 +127,10 @@ def _crash(crash: CrashDiagnosis) -> list[str]:
         out += _table(columns, [[_text(rec.get(c, "")) for c in columns] for rec in records])
     out += [f"**Cause.** {_text(crash.cause)}", "", f"**Fix.** {_text(crash.fix)}", ""]
     out += [f"- {_citation(c)}" for c in crash.citations]
-    if crash.evidence:
-        out += ["", "Evidence:", "", "```text", *crash.evidence, "```"]
+    if crash.evidence.lines:
+        out += ["", "Evidence:", "", "```text", *crash.evidence.lines, "```"]
+    if crash.evidence.fix_rule:
+        out += ["", f"Fix chosen by `{crash.evidence.fix_rule}`: {_text(crash.evidence.fix_reason)}"]
     if crash.other_matches:
         out += ["", f"Also matched (weaker): {', '.join(crash.other_matches)}"]
     return [*out, ""]

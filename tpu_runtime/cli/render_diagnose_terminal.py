@@ -129,10 +129,14 @@ def _crash(crash: CrashDiagnosis, console: Console) -> None:
             console.print(
                 Text.assemble(("    knowledge base ", "dim"), (citation.kb, "cyan"), ": ", citation.kb_text)
             )
-    if crash.evidence:
+    if crash.evidence.lines:
         console.print(Text("evidence:", style="bold"))
-        for line in crash.evidence[:5]:
+        for line in crash.evidence.lines[:5]:
             console.print(Text(f"  {line}", style="dim"))
+    if crash.evidence.fix_rule:
+        console.print(
+            Text(f"fix chosen by {crash.evidence.fix_rule}: {crash.evidence.fix_reason}", style="dim")
+        )
     if crash.other_matches:
         console.print(Text(f"also matched (weaker): {', '.join(crash.other_matches)}", style="dim"))
 

@@ -1,16 +1,21 @@
-"""Crash-log triage: which failure a log shows, the facts it holds, and what to change.
+"""Crash-log triage: which failure a log shows, the facts it holds, and a fix that fits those facts.
 
 The rules are data: `tpu_runtime/data/crash_rules/<category>.yaml`, one file per category. Each rule
 lists regex `patterns` (any match votes for the category, with a `weight` saying how specific it is),
-`facts` extractors (regexes with named groups; sizes are normalised to bytes), `summary` templates, and
-the `cause`, `fix` and `citations` shown to the user; a citation's `kb` names the fact of the team's
-knowledge base it stands on (a `tpu-err:*` section of knowledge/errors.md), whose sentence on what the
-error means is read from that file when a log is diagnosed, so the wording is written once, in the
-knowledge base. This module only runs the rules: the category with the
-strongest match wins (ties: the rule's `priority`, then the match nearest the end of the log, where
-the fatal error usually is). A log no rule matches is `unknown`, never a guess; it still gets the
-generic facts every log gets here: the exception, XLA error code and status, TPU generation, and the
-user's source line (the innermost traceback frame outside site-packages).
+`facts` extractors (regexes with named groups; sizes are normalised to bytes), `summary` templates, the
+category's `cause`, `fix` and `citations`, and `fixes`: cause-specific sub-rules. A sub-rule applies
+when its `when` conditions hold on the facts (present, at least / at most a number, matching a regex)
+or on a log line; its `fix` is a template that names the evidence (`{top_shape}`, `{holder_pid}`,
+`{missing_tasks}`), so the advice fits this log rather than the category. The first sub-rule whose
+conditions hold and whose template can be filled wins; the category's paragraph is used only when none
+applies. A citation's `kb` names the fact of the team's knowledge base it stands on (a `tpu-err:*`
+section of knowledge/errors.md), read from that file when a log is diagnosed.
+
+This module only runs the rules: the category with the strongest match wins (ties: the rule's
+`priority`, then the match nearest the end of the log, where the fatal error usually is). Lines are
+matched without the prefixes launchers add (logtext.strip_prefix), after ANSI codes and carriage
+returns are gone. A log no rule matches is `unknown`, never a guess: it gets the error lines found,
+the frameworks and versions seen, and the next diagnostic step (crash_next_steps).
 """
 
 from __future__ import annotations
@@ -18,8 +23,7 @@ from __future__ import annotations
 import functools
 import logging
 import re
-from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -27,16 +31,26 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, Field, field_validator
 
-from tpu_runtime.diagnose.report import CATEGORIES, Category, Citation, CrashDiagnosis
-from tpu_runtime.diagnose.units import parse_size
+from tpu_runtime.diagnose.crash_facts import (
+    derive_facts,
+    extract_facts,
+    generic_facts,
+    render_summary,
+    render_template,
+    user_frame,
+)
+from tpu_runtime.diagnose.logtext import focus, normalise, strip_prefix
+from tpu_runtime.diagnose.report import CATEGORIES, Category, Citation, CrashDiagnosis, CrashEvidence
 
 __all__ = [
     "RULES_DIR",
     "CrashRule",
     "KbFact",
+    "SubRule",
     "diagnose_log",
     "load_error_glossary",
     "load_rules",
+    "signature",
     "user_frame",
     "with_kb_text",
 ]
@@ -45,15 +59,6 @@ RULES_DIR = Path(__file__).resolve().parents[1] / "data" / "crash_rules"
 ERRORS_SHEET = "errors.md"
 MAX_EVIDENCE = 8
 MAX_LINE = 400
-
-UNKNOWN_CAUSE = (
-    "None of the known TPU failure signatures matched this log. The facts below are what could be read "
-    "from it; the category is left 'unknown' rather than guessed."
-)
-UNKNOWN_FIX = (
-    "Look at the exception and the source line below. If the log was cut short, capture the whole "
-    "output (stdout and stderr, e.g. `python train.py 2>&1 | tee run.log`) and run diagnose again."
-)
 
 logger = logging.getLogger(__name__)
 
@@ -80,8 +85,9 @@ class FactSpec(BaseModel):
     `name`; `count` counts matching lines into `name`; `count_by` counts per value of the group `key`
     into `name`; `records` starts a record (a dict) at each match and fills it from the `fields`
     regexes on the lines that follow, up to the next start, into a list under `name`.
-    Groups listed in `bytes` are sizes and become `<group>_bytes` integers; those in `ints` integers.
-    A group named `shape` holding an HLO shape (`f32[8,128]{1,0}`) also yields `dtype` and `dims`.
+    Groups listed in `bytes` are sizes and become `<group>_bytes` integers; those in `ints` integers,
+    those in `floats` numbers. A group named `shape` holding an HLO shape (`f32[8,128]{1,0}`) also
+    yields `dtype` and `dims`.
     """
 
     kind: Literal["first", "last", "all", "count", "count_by", "records"] = "first"
@@ -90,6 +96,7 @@ class FactSpec(BaseModel):
     fields: list[str] = []
     bytes: list[str] = []
     ints: list[str] = []
+    floats: list[str] = []
     limit: int = Field(default=10, ge=1)
     ignore_case: bool = False
 
@@ -102,15 +109,84 @@ class FactSpec(BaseModel):
         return [re.compile(f, re.IGNORECASE if self.ignore_case else 0) for f in self.fields]
 
 
+class FixCondition(BaseModel):
+    """When a sub-rule applies; every condition given must hold."""
+
+    facts: list[str] = Field(default=[], description="facts that must be present")
+    absent: list[str] = Field(default=[], description="facts that must not be present")
+    min: dict[str, float] = Field(default={}, description="numeric facts that must be at least this")
+    max: dict[str, float] = Field(default={}, description="numeric facts that must be at most this")
+    fact_match: dict[str, str] = Field(default={}, description="facts whose text must match a regex")
+    match: str | None = Field(default=None, description="a regex some log line must match")
+    no_match: str | None = Field(default=None, description="a regex no log line may match")
+
+    def holds(self, facts: Mapping[str, Any], lines: Sequence[str]) -> bool:
+        if any(_missing(facts.get(name)) for name in self.facts):
+            return False
+        if any(not _missing(facts.get(name)) for name in self.absent):
+            return False
+        for name, bound in self.min.items():
+            value = facts.get(name)
+            if not isinstance(value, int | float) or value < bound:
+                return False
+        for name, bound in self.max.items():
+            value = facts.get(name)
+            if not isinstance(value, int | float) or value > bound:
+                return False
+        for name, regex in self.fact_match.items():
+            value = facts.get(name)
+            if _missing(value) or re.search(regex, str(value)) is None:
+                return False
+        if self.match is not None and not any(re.search(self.match, line) for line in lines):
+            return False
+        return not (self.no_match is not None and any(re.search(self.no_match, line) for line in lines))
+
+    def describe(self) -> str:
+        """The condition in words, for the report's evidence."""
+        parts = [f"{name} present" for name in self.facts]
+        parts += [f"{name} >= {bound:g}" for name, bound in self.min.items()]
+        parts += [f"{name} <= {bound:g}" for name, bound in self.max.items()]
+        parts += [f"{name} matches /{regex}/" for name, regex in self.fact_match.items()]
+        parts += [f"no {name}" for name in self.absent]
+        if self.match is not None:
+            parts.append(f"a line matches /{self.match}/")
+        if self.no_match is not None:
+            parts.append(f"no line matches /{self.no_match}/")
+        return "; ".join(parts)
+
+
+def _missing(value: Any) -> bool:
+    return value is None or value == "" or value == [] or value == {}
+
+
+class SubRule(BaseModel):
+    """A cause within a category, with the fix for it; the fix names the facts that show the cause."""
+
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    when: FixCondition
+    cause: str | None = Field(default=None, description="replaces the category's cause when given")
+    fix: str = Field(description="a template over facts: `{name}` placeholders")
+    citations: list[Citation] = []
+
+
+class FactVote(BaseModel):
+    """A vote from what the rule's facts add up to (e.g. a metrics report's compile count), not one line."""
+
+    when: FixCondition
+    weight: float = Field(gt=0.0, le=1.0)
+
+
 class CrashRule(BaseModel):
     category: Category
     title: str
     priority: int = Field(default=0, description="breaks ties between equally strong matches")
     patterns: list[PatternSpec]
+    fact_votes: list[FactVote] = Field(default=[], description="votes on the rule's extracted facts")
     facts: list[FactSpec] = []
     summary: list[str] = Field(default=[], description="templates over facts; the first complete one is used")
     cause: str
     fix: str
+    fixes: list[SubRule] = Field(default=[], description="cause-specific fixes, first applicable wins")
     citations: list[Citation]
 
     @field_validator("citations")
@@ -129,6 +205,9 @@ def load_rules(folder: Path = RULES_DIR) -> tuple[CrashRule, ...]:
         rule = CrashRule.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
         if rule.category != path.stem or rule.category == "unknown":
             raise ValueError(f"{path}: category {rule.category!r} does not match the file name")
+        ids = [sub.id for sub in rule.fixes]
+        if len(ids) != len(set(ids)):
+            raise ValueError(f"{path}: sub-rule ids repeat")
         rules.append(rule)
     missing = set(CATEGORIES) - {"unknown"} - {r.category for r in rules}
     if missing:
@@ -147,44 +226,78 @@ class _Vote:
     evidence: list[str]
 
 
+def log_lines(text: str) -> tuple[list[str], list[str]]:
+    """The lines the rules read (prefixes removed) and notes on what was skipped in a huge log."""
+    raw, note = focus(normalise(text).splitlines())
+    return [strip_prefix(line) for line in raw], [note] if note else []
+
+
+def signature(text: str, rules: Sequence[CrashRule] | None = None) -> tuple[Category, str] | None:
+    """The category a text's strongest rule match names, with its first evidence line; None if none."""
+    lines, _ = log_lines(text)
+    votes = [v for v in (_vote(rule, lines) for rule in (load_rules() if rules is None else rules)) if v]
+    if not votes:
+        return None
+    best = max(votes, key=lambda v: (v.score, v.rule.priority, v.last_line))
+    return best.rule.category, best.evidence[0] if best.evidence else ""
+
+
 def diagnose_log(text: str, source: str, rules: Sequence[CrashRule] | None = None) -> CrashDiagnosis:
-    """Classify one log's text and pull out its facts."""
+    """Classify one log's text, pull out its facts and choose the fix that fits them."""
+    from tpu_runtime.diagnose.crash_next_steps import unknown_diagnosis
+
     rules = load_rules() if rules is None else rules
-    lines = text.splitlines()
+    lines, notes = log_lines(text)
     votes = [v for v in (_vote(rule, lines) for rule in rules) if v is not None]
     facts = generic_facts(lines)
+    if notes:
+        facts["read_note"] = notes[0]
     if not votes:
-        return CrashDiagnosis(
-            source=source,
-            category="unknown",
-            title="No known failure signature",
-            summary=_unknown_summary(facts),
-            facts=facts,
-            cause=UNKNOWN_CAUSE,
-            fix=UNKNOWN_FIX,
-            citations=[],
-            evidence=_error_lines(lines),
-            confidence=0.0,
-            lines=len(lines),
-        )
+        return unknown_diagnosis(source, lines, facts)
     votes.sort(key=lambda v: (v.score, v.rule.priority, v.last_line), reverse=True)
     best = votes[0]
-    rule_facts = extract_facts(best.rule.facts, lines)
-    merged = {**facts, **rule_facts}
+    merged = {**facts, **extract_facts(best.rule.facts, lines)}
+    merged.update({k: v for k, v in derive_facts(merged, lines).items() if k not in merged})
+    cause, fix, citations, fix_rule, reason = choose_fix(best.rule, merged, lines)
     return CrashDiagnosis(
         source=source,
         category=best.rule.category,
         title=best.rule.title,
         summary=render_summary(best.rule.summary, merged),
         facts=merged,
-        cause=best.rule.cause.strip(),
-        fix=best.rule.fix.strip(),
-        citations=with_kb_text(best.rule.citations),
-        evidence=best.evidence,
+        cause=cause,
+        fix=fix,
+        citations=with_kb_text(citations),
+        evidence=CrashEvidence(lines=best.evidence, fix_rule=fix_rule, fix_reason=reason),
         confidence=round(best.score, 2),
         other_matches=[v.rule.category for v in votes[1:]],
         lines=len(lines),
     )
+
+
+def choose_fix(
+    rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str]
+) -> tuple[str, str, list[Citation], str, str]:
+    """(cause, fix, citations, sub-rule id, why) of the first sub-rule that applies, else the category's."""
+    for sub in rule.fixes:
+        if not sub.when.holds(facts, lines):
+            continue
+        fix = render_template(" ".join(sub.fix.split()), dict(facts))
+        if fix is None:
+            continue
+        cause = render_template(" ".join(sub.cause.split()), dict(facts)) if sub.cause else None
+        citations = [
+            *sub.citations,
+            *(c for c in rule.citations if c.url not in {s.url for s in sub.citations}),
+        ]
+        return (
+            cause or rule.cause.strip(),
+            fix,
+            citations,
+            f"{rule.category}/{sub.id}",
+            sub.when.describe(),
+        )
+    return rule.cause.strip(), rule.fix.strip(), list(rule.citations), rule.category, "no sub-rule applied"
 
 
 def _vote(rule: CrashRule, lines: Sequence[str]) -> _Vote | None:
@@ -201,11 +314,24 @@ def _vote(rule: CrashRule, lines: Sequence[str]) -> _Vote | None:
         last = max(last, matched[-1])
         for i in matched[:3] + matched[-1:]:
             evidence.setdefault(_clip(lines[i].strip()), None)
+    if rule.fact_votes:
+        facts = extract_facts(rule.facts, lines)
+        facts.update(derive_facts(facts, lines))
+        for vote in rule.fact_votes:
+            if vote.when.holds(facts, lines):
+                hits += 1
+                score = max(score, vote.weight)
+                last = max(last, len(lines) - 1)
+                evidence.setdefault(f"(facts: {vote.when.describe()})", None)
     if hits == 0:
         return None
     # Each further pattern that agrees adds a little certainty, never past 0.99.
     score = min(0.99, score + 0.03 * (hits - 1))
     return _Vote(rule, score, last, list(evidence)[:MAX_EVIDENCE])
+
+
+def _clip(s: str, limit: int = MAX_LINE) -> str:
+    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 # ------------------------------------------------------------------------- knowledge-base citations
@@ -289,294 +415,3 @@ def with_kb_text(
             continue
         resolved.append(citation.model_copy(update={"kb_text": fact.text, "kb_source": fact.source}))
     return resolved
-
-
-# -------------------------------------------------------------------------------------------- facts
-
-
-def extract_facts(specs: Iterable[FactSpec], lines: Sequence[str]) -> dict[str, Any]:
-    facts: dict[str, Any] = {}
-    for spec in specs:
-        if spec.kind == "records":
-            records = _records(spec, lines)
-            if records:
-                facts[spec.name or "records"] = records
-            continue
-        matches = [m for m in (spec.compiled.search(line) for line in lines) if m is not None]
-        if not matches:
-            continue
-        if spec.kind in ("first", "last"):
-            # An earlier extractor's value wins: rules list the most specific regex first.
-            for key, value in _groups(spec, matches[0 if spec.kind == "first" else -1]).items():
-                facts.setdefault(key, value)
-        elif spec.kind == "all":
-            values = [_groups(spec, m) for m in matches[: spec.limit]]
-            facts[spec.name or "matches"] = [v for v in values if v]
-        elif spec.kind == "count":
-            facts[spec.name or "count"] = len(matches)
-        elif spec.kind == "count_by":
-            counts = Counter(m["key"] for m in matches if m["key"])
-            facts[spec.name or "counts"] = dict(counts.most_common(spec.limit))
-    return facts
-
-
-def _records(spec: FactSpec, lines: Sequence[str]) -> list[dict[str, Any]]:
-    records: list[dict[str, Any]] = []
-    current: dict[str, Any] | None = None
-    for line in lines:
-        start = spec.compiled.search(line)
-        if start is not None:
-            if len(records) >= spec.limit:
-                break
-            current = _groups(spec, start)
-            records.append(current)
-            continue
-        if current is None:
-            continue
-        for field in spec.compiled_fields:
-            m = field.search(line)
-            if m is not None:
-                for key, value in _groups(spec, m).items():
-                    current.setdefault(key, value)
-    return records
-
-
-def _groups(spec: FactSpec, m: re.Match[str]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in m.groupdict().items():
-        if value is None or key == "key":
-            continue
-        value = value.strip()
-        if key in spec.bytes:
-            size = parse_size(value)
-            if size is not None:
-                out[key if key.endswith("_bytes") else f"{key}_bytes"] = size
-            continue
-        if key in spec.ints:
-            try:
-                out[key] = int(value)
-            except ValueError:
-                continue
-            continue
-        if key.endswith("shape") and "block_size=" in value:
-            value = "(" + ", ".join(_BLOCK_SIZE.findall(value)) + ")"  # Pallas' Blocked(block_size=8)
-        out[key] = _clip(value, 300)
-        if key == "shape":
-            out.update(split_hlo_shape(value))
-    return out
-
-
-_BLOCK_SIZE = re.compile(r"block_size=(\d+)")
-
-
-_HLO_SHAPE = re.compile(r"^(?P<dtype>[a-z]+\d*(?:e\d+m\d+\w*)?)\[(?P<dims>[\d,\s]*)\]")
-
-
-def split_hlo_shape(shape: str) -> dict[str, Any]:
-    """`f32[32,4096,4096]{1,2,0:T(8,128)}` -> dtype 'f32', dims [32, 4096, 4096]."""
-    m = _HLO_SHAPE.match(shape.strip())
-    if m is None:
-        return {}
-    dims = [int(d) for d in m["dims"].replace(" ", "").split(",") if d]
-    return {"dtype": m["dtype"], "dims": dims}
-
-
-def render_summary(templates: Sequence[str], facts: dict[str, Any]) -> str:
-    """The first template whose placeholders all have facts; sizes print in binary units."""
-    shown = {k: _show(k, v) for k, v in facts.items() if isinstance(v, str | int | float)}
-    for template in templates:
-        names = re.findall(r"{(\w+)}", template)
-        if all(n in shown for n in names):
-            return _clip(template.format(**shown), 240)
-    return ""
-
-
-def _show(key: str, value: str | int | float) -> str:
-    if key.endswith("_bytes") and isinstance(value, int):
-        return fmt_size(value)
-    return str(value)
-
-
-def fmt_size(n: int) -> str:
-    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if abs(n) >= scale:
-            return f"{n / scale:.2f} {unit}"
-    return f"{n} B"
-
-
-# ----------------------------------------------------------------------------- facts every log gets
-
-_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)(?:,? in (?P<func>.+?))?\s*$')
-_TRACEBACK = re.compile(r"Traceback \(most recent call last\):")
-_STACK_FIRST = re.compile(r"\(most recent call first\):")
-_FATAL = re.compile(
-    r"Fatal Python error: (?P<fatal>.+)"
-    r"|^\s*(?P<signal>Segmentation fault|Bus error|Aborted|Illegal instruction)(?: \(core dumped\))?\s*$"
-)
-_EXCEPTION = re.compile(
-    r"^(?:.*?\]\s+|.*?:\s+)?(?P<type>(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|"
-    r"Unsupported|Failure|Hit))(?::\s*(?P<message>.*))?$"
-)
-_STATUS = re.compile(
-    r"\b(?P<status>RESOURCE_EXHAUSTED|INTERNAL|INVALID_ARGUMENT|FAILED_PRECONDITION|UNIMPLEMENTED|"
-    r"DEADLINE_EXCEEDED|UNAVAILABLE|ABORTED|NOT_FOUND|UNKNOWN|PERMISSION_DENIED|CANCELLED|OUT_OF_RANGE|"
-    r"DATA_LOSS|ALREADY_EXISTS):"
-)
-_ERROR_CODE = re.compile(r"\b(?P<code>E\d{4}): (?P<name>[A-Z]\w+)")
-_XLA_SOURCE = re.compile(r'source_file="(?P<file>[^"]+)" source_line=(?P<line>\d+)')
-_MLIR_LOC = re.compile(r'\("(?P<file>[^"]+\.py)":(?P<line>\d+):\d+\)')
-_GENERATION = re.compile(
-    r"\b(?:TPU ?v\d[a-z]*(?: ?lite)?|TPU7x|tpu7x|v\d(?:e|p|litepod)(?:-\d+)?|v\d-\d+|Trillium|Ironwood|"
-    r"tpu-v\d[a-z]*(?:-lite)?-(?:podslice|slice))\b",
-    re.I,
-)
-_FRAMEWORKS = (
-    ("torch_tpu", re.compile(r"torch_tpu|TorchTPU|torch\.tpu")),
-    ("torch_xla", re.compile(r"torch_xla|PJRT_DEVICE|XLA_USE_BF16")),
-    ("vllm", re.compile(r"\bvllm\b|VllmWorker|EngineCore", re.I)),
-    ("jax", re.compile(r"\bjax(?:lib)?\b|XlaRuntimeError|JaxRuntimeError|pallas")),
-    ("torch", re.compile(r"\btorch\b")),
-)
-_NOT_USER = ("site-packages", "dist-packages", "/lib/python3", "<frozen", "/usr/lib/python")
-
-
-def user_frame(path: str) -> bool:
-    """A traceback frame in the user's code: not in an installed package or the standard library."""
-    return not any(marker in path for marker in _NOT_USER)
-
-
-def generic_facts(lines: Sequence[str]) -> dict[str, Any]:
-    facts: dict[str, Any] = {}
-    facts.update(_source_facts(lines))
-    for line in reversed(lines):
-        m = _EXCEPTION.match(line.strip())
-        if m is not None and not line.lstrip().startswith("File "):
-            facts["exception"] = m["type"]
-            if m["message"]:
-                facts["message"] = _clip(m["message"].strip(), 300)
-            break
-    for pattern, key in ((_STATUS, "status"), (_ERROR_CODE, "xla_error_code")):
-        for line in reversed(lines):
-            m = pattern.search(line)
-            if m is not None:
-                facts[key] = m[1] if key == "status" else f"{m['code']} {m['name']}"
-                break
-    for line in lines:
-        m = _FATAL.search(line)
-        if m is not None:
-            facts["fatal_error"] = (m["fatal"] or m["signal"]).strip()
-            break
-    generation = _generation(lines)
-    if generation:
-        facts["tpu_generation"] = generation
-    frameworks = [name for name, pattern in _FRAMEWORKS if any(pattern.search(line) for line in lines)]
-    if frameworks:
-        facts["frameworks"] = frameworks
-    return facts
-
-
-def _source_facts(lines: Sequence[str]) -> dict[str, Any]:
-    """The innermost user frame of the last traceback that has one; else XLA/MLIR source metadata.
-
-    Python tracebacks list the innermost frame last; faulthandler dumps ("most recent call first") list
-    it first.
-    """
-    blocks: list[tuple[bool, list[tuple[int, re.Match[str]]]]] = [(False, [])]
-    for i, line in enumerate(lines):
-        if _TRACEBACK.search(line):
-            blocks.append((False, []))
-            continue
-        if _STACK_FIRST.search(line):
-            blocks.append((True, []))
-            continue
-        m = _FRAME.search(line)
-        if m is not None:
-            blocks[-1][1].append((i, m))
-    facts: dict[str, Any] = {}
-    last_frame = max((frames[-1][0] for _, frames in blocks if frames), default=None)
-    if last_frame is not None and not _has_exception_after(lines, last_frame):
-        facts["log_cut_short"] = True
-    for innermost_first, frames in reversed(blocks):
-        users = [(i, m) for i, m in frames if user_frame(m["file"])]
-        if not users:
-            continue
-        i, m = users[0] if innermost_first else users[-1]
-        facts.update(source_file=m["file"], source_line=int(m["line"]))
-        if m["func"]:
-            facts["source_function"] = m["func"].strip()
-        code = _code_after(lines, i, m.start())
-        if code:
-            facts["source_code"] = code
-        return facts
-    for pattern in (_XLA_SOURCE, _MLIR_LOC):
-        for line in lines:
-            for found in pattern.finditer(line):
-                if user_frame(found["file"]):
-                    facts.update(source_file=found["file"], source_line=int(found["line"]))
-                    return facts
-    return facts
-
-
-def _has_exception_after(lines: Sequence[str], index: int) -> bool:
-    for line in lines[index + 1 : index + 40]:
-        stripped = line.strip()
-        if _FRAME.search(stripped):
-            return True  # another frame follows (a chained traceback): not the end
-        if _EXCEPTION.match(stripped) or _STATUS.search(stripped):
-            return True
-    return False
-
-
-def _code_after(lines: Sequence[str], index: int, column: int) -> str:
-    """The source line Python prints under a frame, with the log prefix of the frame line removed."""
-    if index + 1 >= len(lines):
-        return ""
-    prefix = lines[index][:column].rstrip()
-    nxt = lines[index + 1]
-    if prefix and nxt.startswith(prefix):
-        nxt = nxt[len(prefix) :]
-    code = nxt.strip()
-    if not code or _FRAME.search(code) or set(code) <= set("^~ "):
-        return ""
-    return _clip(code, 200)
-
-
-def _generation(lines: Sequence[str]) -> str | None:
-    from tpu_runtime.chips import UnknownChipError, get_chip
-
-    for line in lines:
-        for m in _GENERATION.finditer(line):
-            try:
-                return get_chip(m.group(0)).name
-            except UnknownChipError:
-                continue
-    return None
-
-
-def _error_lines(lines: Sequence[str]) -> list[str]:
-    """For an unknown failure: the lines that look like errors, last ones first."""
-    picked: dict[str, None] = {}
-    for line in reversed(lines):
-        s = line.strip()
-        if s and (
-            _EXCEPTION.match(s) or _STATUS.search(s) or re.search(r"\b(?:error|fatal|failed)\b", s, re.I)
-        ):
-            picked.setdefault(_clip(s), None)
-        if len(picked) >= MAX_EVIDENCE:
-            break
-    return list(picked)
-
-
-def _unknown_summary(facts: dict[str, Any]) -> str:
-    parts = []
-    if "exception" in facts:
-        parts.append(f"{facts['exception']}: {facts.get('message', '')}".rstrip(": "))
-    elif "fatal_error" in facts:
-        parts.append(str(facts["fatal_error"]))
-    if "source_file" in facts:
-        parts.append(f"at {facts['source_file']}:{facts['source_line']}")
-    return " ".join(parts)
-
-
-def _clip(s: str, limit: int = MAX_LINE) -> str:
-    return s if len(s) <= limit else s[: limit - 1] + "…"

@@ -1,11 +1,14 @@
 """Which kind of input a path is, judged from its content (the name only breaks ties).
 
-Kinds: a crash log (text, or `-` for standard input), an XProf profile (XSpace protobuf: a
-`*.xplane.pb` file, or a folder holding them, such as a TensorBoard `plugins/profile/<run>/`), a
-torch.profiler Chrome trace (`.json` or `.json.gz`), an XLA dump folder (`--xla_dump_to`) or a single
-HLO text file, and a PyTorch/XLA metrics report (`met.metrics_report()`). Anything else, and input
-that is empty, cut short or corrupt, raises `BadInputError` with a one-line reason. Only the head of a
-file is read here (and, for XSpace, the top-level field headers), so detecting a 1 GB trace is cheap.
+Kinds: an XProf profile (XSpace protobuf: a `*.xplane.pb` file, or a folder holding them, such as a
+TensorBoard `plugins/profile/<run>/`), a torch.profiler Chrome trace (`.json` or `.json.gz`), an XLA
+dump folder (`--xla_dump_to`) or a single HLO text file, a PyTorch/XLA metrics report
+(`met.metrics_report()`), and every other readable text (plain or gzip'd, or `-` for standard input):
+a log for the crash rules, which say `unknown` when they know no signature in it. The text kinds are
+decided by `content.classify_text`, the same detector the router uses. Binary data of no known format,
+and input that is empty, cut short or corrupt, raise `BadInputError` with a one-line reason. Only the
+head of a file is read here (and, for XSpace, the top-level field headers), so detecting a 1 GB trace
+is cheap.
 """
 
 from __future__ import annotations
@@ -19,6 +22,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+from tpu_runtime.diagnose.content import (
+    GZIP_MAGIC,
+    JSON_START,
+    classify_text,
+    looks_binary,
+    looks_like_xspace,
+    varint,
+)
 from tpu_runtime.diagnose.errors import BadInputError
 from tpu_runtime.diagnose.report import InputKind
 
@@ -28,27 +39,11 @@ STDIN = "-"
 HEAD_BYTES = 1 << 16
 JSON_SCAN_BYTES = 16 << 20  # how far into a JSON file to look for "traceEvents" (metadata comes first)
 STDIN_LIMIT = 512 << 20
-GZIP_MAGIC = b"\x1f\x8b"
-
-# A text file is a log when it has at least one of these; otherwise it is of no kind we know.
-_LOG_MARKERS = re.compile(
-    r"Traceback \(most recent call last\)|\b[A-Z][A-Za-z]*(?:Error|Exception|Exit)\b|\bERROR\b|\bFATAL\b"
-    r"|\bWARNING\b|\berror:|\bfailed\b|\bKilled\b|\bAborted\b|\bSegmentation fault\b|\bpanic\b"
-    r"|^[IWEF]\d{4} \d\d:\d\d:\d\d|RESOURCE_EXHAUSTED|DEADLINE_EXCEEDED|\bINTERNAL:|\btimed out\b",
-    re.M | re.I,
-)
-_METRIC_LINE = re.compile(
-    r"^(?:Metric: \S+|Counter: \S+|\s+(?:TotalSamples|Accumulator|ValueRate|Rate|Percentiles|Value): .*)$"
-)
-_HLO_HEADER = re.compile(rb"^HloModule \S+", re.M)
-_JSON_START = re.compile(r'^\s*(?:\{\s*(?:"|\}|$)|\[\s*(?:\{|\]|$))')  # not a "[bench] ..." log line
 _DUMP_FILE = re.compile(
     r"^module_\d+\..+\.(?:txt|pb|pbtxt)$|buffer-assignment\.txt$|(?:before|after)_optimizations\.txt$"
 )
 # Bytes a field body takes per protobuf wire type (varint: read it; length-delimited: its length).
 _SKIP = {0: 0, 1: 8, 2: -1, 5: 4}
-# XPlane: id=1 (varint), name=2, lines=3, event_metadata=4, stat_metadata=5, stats=6.
-_XPLANE_FIRST_TAGS = {0x08, 0x12, 0x1A, 0x22, 0x2A, 0x32}
 
 
 @dataclass(frozen=True)
@@ -82,12 +77,10 @@ def detect_input(path: str, stdin: BinaryIO | None = None) -> DetectedInput:
         head = fh.read(HEAD_BYTES)
     if head.startswith(GZIP_MAGIC):
         return _detect_gzip(path, p)
-    if p.name.endswith(".gz"):
-        raise BadInputError(path, f"named .gz but is not gzip data (it starts with {_hex(head)})")
-    if _looks_like_xspace(head):
+    if looks_like_xspace(head):
         planes = _walk_xspace(path, p)
         return DetectedInput(path, "xspace", f"XSpace protobuf, {planes} plane(s)", files=(p,))
-    if p.name.endswith((".xplane.pb", ".pb")):
+    if p.name.endswith((".xplane.pb", ".pb")) and looks_binary(head):
         raise BadInputError(path, f"not an XSpace protobuf (it starts with {_hex(head)}), or it is corrupt")
     return _detect_text(path, head, p)
 
@@ -100,7 +93,7 @@ def _detect_stdin(stdin: BinaryIO | None) -> DetectedInput:
         raise BadInputError(STDIN, f"more than {STDIN_LIMIT >> 20} MiB on standard input; pass a file path")
     if not data.strip():
         raise BadInputError(STDIN, "empty input")
-    if data.startswith(GZIP_MAGIC) or _looks_like_xspace(data[:HEAD_BYTES]):
+    if data.startswith(GZIP_MAGIC) or looks_like_xspace(data[:HEAD_BYTES]) or looks_binary(data[:HEAD_BYTES]):
         raise BadInputError(STDIN, "binary data on standard input; pass profiles and traces as file paths")
     detected = _detect_text(STDIN, data[:HEAD_BYTES], None)
     if detected.kind not in ("crash_log", "metrics_report"):
@@ -110,28 +103,24 @@ def _detect_stdin(stdin: BinaryIO | None) -> DetectedInput:
     return DetectedInput(STDIN, detected.kind, detected.detail, text=data.decode("utf-8", errors="replace"))
 
 
-def _detect_text(path: str, head: bytes, p: Path | None) -> DetectedInput:
-    if b"\x00" in head or _binary_share(head) > 0.1:
+def _detect_text(path: str, head: bytes, p: Path | None, gzipped: bool = False) -> DetectedInput:
+    """Readable text of any kind; binary data of no known format is the one thing refused."""
+    if looks_binary(head):
         raise BadInputError(path, f"binary data of an unknown format (it starts with {_hex(head)})")
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff")
+    text = head.decode("utf-8", errors="replace")
     files = (p,) if p is not None else ()
-    if _JSON_START.match(text):
-        if p is not None:
-            with p.open("rb") as fh:
-                if _json_has_trace_events(fh):
-                    return DetectedInput(path, "torch_trace", "Chrome trace JSON (traceEvents)", files=files)
-        elif '"traceEvents"' in text:
-            return DetectedInput(path, "torch_trace", "Chrome trace JSON (traceEvents)")
-        raise BadInputError(path, "JSON without 'traceEvents': not a torch.profiler / Chrome trace")
-    if _HLO_HEADER.search(head):
-        return DetectedInput(path, "xla_dump", "HLO text (one module)", files=files)
-    lines = [line for line in text.splitlines() if line.strip()]
-    metric_lines = sum(1 for line in lines if _METRIC_LINE.match(line))
-    if metric_lines >= 3 and metric_lines * 2 >= len(lines):
-        return DetectedInput(path, "metrics_report", "PyTorch/XLA metrics report", files=files)
-    if _LOG_MARKERS.search(text):
-        return DetectedInput(path, "crash_log", "text log", files=files)
-    raise BadInputError(path, "text that is neither a crash log, a metrics report nor HLO text")
+    if p is not None and JSON_START.match(text.lstrip("\ufeff")):
+        opener = gzip.open if gzipped else open
+        with opener(p, "rb") as fh:
+            if _json_has_trace_events(fh):
+                detail = "gzip'd Chrome trace JSON" if gzipped else "Chrome trace JSON (traceEvents)"
+                return DetectedInput(path, "torch_trace", detail, files=files, gzipped=gzipped)
+        return DetectedInput(
+            path, "crash_log", "JSON without trace events, read as a log", files=files, gzipped=gzipped
+        )
+    verdict = classify_text(text, signature=False)
+    detail = verdict.detail + (" (gzip'd)" if gzipped else "")
+    return DetectedInput(path, verdict.kind, detail, files=files, gzipped=gzipped)
 
 
 def _detect_gzip(path: str, p: Path) -> DetectedInput:
@@ -142,13 +131,7 @@ def _detect_gzip(path: str, p: Path) -> DetectedInput:
         raise BadInputError(path, f"corrupt gzip data ({_reason(exc)})") from None
     if not head.strip():
         raise BadInputError(path, "gzip file holds no data")
-    if head.lstrip()[:1] in (b"{", b"["):
-        with gzip.open(p, "rb") as fh:
-            if _json_has_trace_events(fh):
-                return DetectedInput(
-                    path, "torch_trace", "gzip'd Chrome trace JSON", files=(p,), gzipped=True
-                )
-    raise BadInputError(path, "gzip data that is not a torch.profiler / Chrome trace JSON")
+    return _detect_text(path, head, p, gzipped=True)
 
 
 def _json_has_trace_events(fh: BinaryIO | gzip.GzipFile | io.BufferedReader) -> bool:
@@ -218,17 +201,6 @@ def xla_dump_files(folder: Path) -> list[Path]:
 # ------------------------------------------------------------------------------------------- XSpace
 
 
-def _looks_like_xspace(head: bytes) -> bool:
-    """A first field `planes` (tag 0x0a) whose body starts like an XPlane (id or name first)."""
-    if len(head) < 3 or head[0] != 0x0A:
-        return False
-    try:
-        _, pos = _varint(head, 1)
-    except IndexError:
-        return False
-    return pos < len(head) and head[pos] in _XPLANE_FIRST_TAGS
-
-
 def _walk_xspace(path: str, p: Path) -> int:
     """Check the top-level fields header by header (their bodies are skipped); return the plane count."""
     size = p.stat().st_size
@@ -239,13 +211,13 @@ def _walk_xspace(path: str, p: Path) -> int:
             fh.seek(offset)
             header = fh.read(21)
             try:
-                tag, pos = _varint(header, 0)
+                tag, pos = varint(header, 0)
                 wire, number = tag & 7, tag >> 3
                 if number == 0 or wire not in _SKIP:
                     raise BadInputError(
                         path, f"corrupt XSpace protobuf: invalid field header 0x{tag:x} at byte {offset}"
                     )
-                length, pos = _varint(header, pos) if wire in (0, 2) else (_SKIP[wire], pos)
+                length, pos = varint(header, pos) if wire in (0, 2) else (_SKIP[wire], pos)
             except IndexError:
                 raise BadInputError(
                     path, f"truncated XSpace protobuf: it ends inside a field header at byte {offset}"
@@ -264,30 +236,7 @@ def _walk_xspace(path: str, p: Path) -> int:
     return planes
 
 
-def _varint(data: bytes, pos: int) -> tuple[int, int]:
-    """Decode a protobuf varint at data[pos]; return (value, position after it). IndexError if cut."""
-    value = shift = 0
-    while True:
-        byte = data[pos]
-        value |= (byte & 0x7F) << shift
-        pos += 1
-        if not byte & 0x80:
-            return value, pos
-        shift += 7
-        if shift > 63:
-            raise IndexError("varint too long")
-
-
 # ------------------------------------------------------------------------------------------- helpers
-
-
-def _binary_share(head: bytes) -> float:
-    if not head:
-        return 0.0
-    sample = head[:4096]
-    text_bytes = bytes(range(32, 127)) + b"\t\n\r\f\b\x1b"
-    odd = sum(1 for b in sample if b < 128 and b not in text_bytes)
-    return odd / len(sample)
 
 
 def _hex(head: bytes) -> str:

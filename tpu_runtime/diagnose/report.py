@@ -10,7 +10,10 @@ removed. Top level:
   mosaic_compile_error, xla_compile_error, unsupported_op, recompilation, runtime_init_failure,
   version_mismatch, collective_timeout, host_oom, shape_dtype_error, unknown), `facts`, `cause`, `fix`,
   `citations` ({label, url} and, for crash logs, the knowledge-base fact `kb` with `kb_text` and
-  `kb_source`), `evidence` (the matched log lines) and `confidence` at the top level.
+  `kb_source`), `evidence` (`lines`: the log lines that decided the category; `fix_rule`: the
+  sub-rule that chose the fix, e.g. `hbm_oom/tile_padding`, or the category itself when no sub-rule
+  applied; `fix_reason`: the facts that made it apply) and `confidence` at the top level. An `unknown`
+  crash carries the error lines found, the frameworks and versions seen and the next diagnostic steps.
 - `torch_traces`: one `TorchTraceSummary` per torch.profiler trace (top ops by self time, steps and the
   gaps between them, data loader stalls, host-device syncs).
 - `xla_dumps`: one `XlaDumpSummary` per `--xla_dump_to` folder (modules, recompilations, fusions,
@@ -34,7 +37,7 @@ from pydantic import BaseModel, Field
 
 from tpu_runtime.diagnose.profile import ProfileComparison, ProfileSummary
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 Category = Literal[
     "hbm_oom",
@@ -113,6 +116,19 @@ class InputSummary(BaseModel):
 # ------------------------------------------------------------------------------------------ crash logs
 
 
+class CrashEvidence(BaseModel):
+    """Why a crash got its category and its fix: quoted log lines and the rule that chose the fix."""
+
+    lines: list[str] = Field(
+        default=[], description="the log lines that decided the category (prefixes removed)"
+    )
+    fix_rule: str = Field(
+        default="",
+        description="the sub-rule that chose the fix ('<category>/<id>'), or the category when none applied",
+    )
+    fix_reason: str = Field(default="", description="the facts that made that sub-rule apply, in words")
+
+
 class CrashDiagnosis(BaseModel):
     """What a crash log says failed, why, and what to do about it."""
 
@@ -127,7 +143,7 @@ class CrashDiagnosis(BaseModel):
     cause: str
     fix: str
     citations: list[Citation]
-    evidence: list[str] = Field(description="the log lines the category was matched on")
+    evidence: CrashEvidence = Field(description="the lines that decided the category and the fix's sub-rule")
     confidence: float = Field(
         ge=0.0,
         le=1.0,

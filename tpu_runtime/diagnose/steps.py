@@ -68,11 +68,18 @@ def detect(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
 
 
 def crash_logs(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
+    """Every readable text goes to the crash rules: logs, and metrics reports (their counters show
+    recompilation and CPU fallbacks); several logs of one job are then read together (multihost)."""
     from tpu_runtime.diagnose.crashlog import diagnose_log
+    from tpu_runtime.diagnose.multihost import job_notes
 
     report = ctx.require_report()
-    for item in _timed(ctx, step, progress, "crash_log"):
-        report.crashes.append(diagnose_log(_text(item), item.path))
+    for kind in ("crash_log", "metrics_report"):
+        for item in _timed(ctx, step, progress, kind):
+            crash = diagnose_log(_text(item, report.notes), item.path)
+            if kind == "crash_log" or crash.category != "unknown":
+                report.crashes.append(crash)
+    report.notes.extend(job_notes(report.crashes))
 
 
 def profiles(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
@@ -118,13 +125,14 @@ def xla_dumps(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
     for item in _timed(ctx, step, progress, "xla_dump"):
         report.xla_dumps.append(analyze_xla_dump(item.files, item.path, ctx.top, progress))
     for item in _timed(ctx, step, progress, "metrics_report"):
-        report.metrics.append(analyze_metrics(_text(item), item.path))
+        report.metrics.append(analyze_metrics(_text(item, []), item.path))
 
 
 def findings(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
     """One list across all inputs: crashes first within a severity, then by input order."""
     report = ctx.require_report()
-    ranked: list[Finding] = [_crash_finding(c) for c in report.crashes]
+    metrics_sources = {m.source for m in report.metrics}
+    ranked: list[Finding] = [_crash_finding(c) for c in report.crashes if c.source not in metrics_sources]
     per_input: list[tuple[str, list[Finding]]] = [
         *((t.source, t.findings) for t in report.torch_traces),
         *((d.source, d.findings) for d in report.xla_dumps),
@@ -151,10 +159,17 @@ def _timed(
         report.timings[item.path] = round(time.perf_counter() - start, 3)
 
 
-def _text(item: DetectedInput) -> str:
+def _text(item: DetectedInput, notes: list[str]) -> str:
+    """The input's text (standard input as given; files through read_log: gzip, huge logs)."""
+    from tpu_runtime.diagnose.logtext import read_log
+
     if item.text is not None:
         return item.text
-    return item.files[0].read_text(encoding="utf-8", errors="replace")
+    log = read_log(item.files[0], gzipped=item.gzipped)
+    for note in log.notes:
+        if note not in notes:
+            notes.append(note)
+    return log.text
 
 
 def _crash_finding(crash: CrashDiagnosis) -> Finding:

@@ -1,0 +1,88 @@
+"""Score crash-log triage on the real corpus: per-category precision and recall, dev and held-back.
+
+Run by hand: `python benchmarks/diagnose_corpus.py [--show] [--split dev|held_back|both]`. Each file of
+tests/data/crash_logs/real/ goes through `tpu-agent diagnose` as a user's file would (content detection,
+then the crash rules); a file is right when its category is the one in index.yaml, and its remedy is
+right when, in addition, the fix names one of the entry's `remedy_keys` (the flag, variable, API or
+layout change the thread settled on). The split (crash_corpus.split_of, a hash of the file name) was fixed
+before the rules were written: rules are written against `dev`; `held_back` is only scored. `--show`
+prints each dev file's verdict (held-back files are never listed one by one unless --show-held-back).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+for key, value in {
+    "TPU_SKIP_MDS_QUERY": "1",
+    "JAX_PLATFORMS": "cpu",
+    "TORCH_DEVICE_BACKEND_AUTOLOAD": "0",
+}.items():
+    os.environ.setdefault(key, value)
+
+from tpu_runtime.diagnose.crash_corpus import (  # noqa: E402
+    CORPUS_DIR,
+    Scored,
+    entry_split,
+    load_corpus,
+    per_category,
+    score_file,
+)
+from tpu_runtime.diagnose.job import run_diagnose  # noqa: E402
+
+AIM_CATEGORY = 0.90
+AIM_REMEDY = 0.80
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("dev", "held_back", "both"), default="both")
+    parser.add_argument("--show", action="store_true", help="print each dev file's verdict")
+    parser.add_argument("--show-held-back", action="store_true", help="also print held-back files' verdicts")
+    args = parser.parse_args()
+    corpus = load_corpus()
+    splits = ("dev", "held_back") if args.split == "both" else (args.split,)
+    scored: list[Scored] = []
+    start = time.perf_counter()
+    for name, entry in sorted(corpus.items()):
+        if entry_split(name, entry) not in splits:
+            continue
+        report = run_diagnose([str(CORPUS_DIR / name)])
+        scored.append(score_file(name, entry, report.crashes[0] if report.crashes else None))
+    elapsed = time.perf_counter() - start
+    print(f"{len(scored)} files in {elapsed:.1f} s\n")
+    ok = True
+    for split in splits:
+        part = [s for s in scored if s.split == split]
+        if not part:
+            continue
+        right = sum(s.category_ok for s in part)
+        remedy = sum(s.remedy_ok for s in part)
+        print(
+            f"## {split}: {len(part)} files, category {right}/{len(part)} ({right / len(part):.0%}), "
+            f"remedy {remedy}/{len(part)} ({remedy / len(part):.0%})\n"
+        )
+        print("| category | files | precision | recall | remedy right |")
+        print("|---|---:|---:|---:|---:|")
+        for category, (tp, predicted, actual) in per_category(part).items():
+            precision = f"{tp / predicted:.2f}" if predicted else "-"
+            recall = f"{tp / actual:.2f}" if actual else "-"
+            fixes = sum(s.remedy_ok for s in part if s.expected == category)
+            print(f"| {category} | {actual} | {precision} | {recall} | {fixes}/{actual} |")
+        print()
+        if args.show and (split == "dev" or args.show_held_back):
+            for s in part:
+                mark = "ok " if s.category_ok else "BAD"
+                fix = "fix ok" if s.remedy_ok else "fix --"
+                print(f"  {mark} {fix} {s.name}: expected {s.expected}, got {s.got} ({s.fix_rule})")
+            print()
+        if split == "held_back":
+            ok = right / len(part) >= AIM_CATEGORY and remedy / len(part) >= AIM_REMEDY
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

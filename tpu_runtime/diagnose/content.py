@@ -1,0 +1,125 @@
+"""What a file's content is: the one detector `tpu-agent diagnose` and the router both use.
+
+Binary formats are recognised by their bytes (gzip, XSpace protobuf); readable text is a torch.profiler
+trace (JSON with `traceEvents`), HLO text (starts with `HloModule`), a PyTorch/XLA metrics report (mostly
+`Metric:`/`Counter:` blocks), or else a log. Every log goes to the crash rules: there is no separate list
+of "crash markers" to disagree with them. Its verdict says which rule's signature it carries (if any) and
+its first error-like line, which the router uses to tell a crash log from a plain training log or a
+requirements file; diagnose reads every log, and says `unknown` when no rule matches.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tpu_runtime.diagnose.report import Category, InputKind
+
+__all__ = [
+    "GZIP_MAGIC",
+    "JSON_START",
+    "TextVerdict",
+    "binary_share",
+    "classify_text",
+    "looks_binary",
+    "looks_like_xspace",
+    "varint",
+]
+
+GZIP_MAGIC = b"\x1f\x8b"
+SIGNATURE_CHARS = 256 * 1024  # the crash rules read at most this much of each end for a verdict
+# XPlane: id=1 (varint), name=2, lines=3, event_metadata=4, stat_metadata=5, stats=6.
+_XPLANE_FIRST_TAGS = {0x08, 0x12, 0x1A, 0x22, 0x2A, 0x32}
+_METRIC_LINE = re.compile(
+    r"^(?:Metric: \S+|Counter: \S+|\s+(?:TotalSamples|Accumulator|ValueRate|Rate|Percentiles|Value): .*)$"
+)
+_HLO_START = re.compile(r"^(?:\s*(?://|#)[^\n]*\n|\s*\n)*HloModule \S+")
+JSON_START = re.compile(r'^\s*(?:\{\s*(?:"|\}|$)|\[\s*(?:\{|\]|$))')  # not a "[bench] ..." log line
+
+
+@dataclass(frozen=True)
+class TextVerdict:
+    """What a text is; for a log, the crash category its strongest rule match names and an error line."""
+
+    kind: InputKind
+    detail: str
+    signature: Category | None = None
+    error_line: str | None = None
+
+    @property
+    def has_error(self) -> bool:
+        """A log with a crash signature or at least one error-like line (a crash log to the router)."""
+        return self.signature is not None or self.error_line is not None
+
+
+def classify_text(text: str, signature: bool = True) -> TextVerdict:
+    """Decide what readable text is. A log also gets its crash signature unless `signature` is False."""
+    text = text.lstrip("\ufeff")
+    if JSON_START.match(text) and ('"traceEvents"' in text or '"ph"' in text[:65536]):
+        return TextVerdict("torch_trace", "Chrome trace JSON (traceEvents)")
+    if _HLO_START.match(text):
+        return TextVerdict("xla_dump", "HLO text (one module)")
+    lines = [line for line in text.splitlines() if line.strip()]
+    metric_lines = sum(1 for line in lines if _METRIC_LINE.match(line))
+    if metric_lines >= 3 and metric_lines * 2 >= len(lines):
+        return TextVerdict("metrics_report", "PyTorch/XLA metrics report")
+    if not signature:
+        return TextVerdict("crash_log", "text log")
+    return _log_verdict(text)
+
+
+def _log_verdict(text: str) -> TextVerdict:
+    from tpu_runtime.diagnose.crash_next_steps import error_lines
+    from tpu_runtime.diagnose.crashlog import log_lines, signature
+
+    if len(text) > 2 * SIGNATURE_CHARS:
+        text = text[:SIGNATURE_CHARS] + "\n" + text[-SIGNATURE_CHARS:]
+    found = signature(text)
+    if found is not None:
+        category, line = found
+        return TextVerdict("crash_log", f"text log with a {category} signature", category, line or None)
+    errors = error_lines(log_lines(text)[0])
+    if errors:
+        return TextVerdict("crash_log", "text log with error lines, no known signature", None, errors[-1])
+    return TextVerdict("crash_log", "text without error lines")
+
+
+def looks_binary(head: bytes) -> bool:
+    """NUL bytes, or more than a tenth of the first 4 KiB outside printable text (UTF-8 is text)."""
+    if b"\x00" in head:
+        return True
+    return binary_share(head) > 0.1
+
+
+def binary_share(head: bytes) -> float:
+    sample = head[:4096]
+    if not sample:
+        return 0.0
+    text_bytes = bytes(range(32, 127)) + b"\t\n\r\f\b\x1b"
+    odd = sum(1 for b in sample if b < 128 and b not in text_bytes)
+    return odd / len(sample)
+
+
+def looks_like_xspace(head: bytes) -> bool:
+    """A first field `planes` (tag 0x0a) whose body starts like an XPlane (id or name first)."""
+    if len(head) < 3 or head[0] != 0x0A:
+        return False
+    try:
+        _, pos = varint(head, 1)
+    except IndexError:
+        return False
+    return pos < len(head) and head[pos] in _XPLANE_FIRST_TAGS
+
+
+def varint(data: bytes, pos: int) -> tuple[int, int]:
+    """Decode a protobuf varint at data[pos]; return (value, position after it). IndexError if cut."""
+    value = shift = 0
+    while True:
+        byte = data[pos]
+        value |= (byte & 0x7F) << shift
+        pos += 1
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+        if shift > 63:
+            raise IndexError("varint too long")

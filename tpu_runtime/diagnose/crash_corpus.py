@@ -1,0 +1,121 @@
+"""The corpus of real crash logs (tests/data/crash_logs/real/) and its fixed dev / held-back split.
+
+Each log is machine-written output copied from a public issue thread or documentation page; `index.yaml`
+beside the logs names, per file, the source URL, the category a maintainer would give it, the remedy the
+thread settled on (in our words) and `remedy_keys`: the named things (a flag, an environment variable, an
+API, a layout change) a fix must mention to count as that remedy. Files of one multi-host job share a
+`group`, so they fall on the same side of the split.
+
+The split is decided by a hash of the file's group (or its name) alone, so it was fixed before any rule
+was written and cannot drift with the rules: rules are written against the `dev` half; the `held_back`
+half is only scored, by `benchmarks/diagnose_corpus.py`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, Field
+
+from tpu_runtime.diagnose.report import Category, CrashDiagnosis
+
+__all__ = [
+    "CORPUS_DIR",
+    "CorpusEntry",
+    "Scored",
+    "Split",
+    "entry_split",
+    "load_corpus",
+    "per_category",
+    "remedy_matches",
+    "score_file",
+    "split_of",
+]
+
+Split = Literal["dev", "held_back"]
+
+
+def split_of(key: str) -> Split:
+    """`dev` or `held_back` for a corpus file's group (or file name, without folders), by SHA-256."""
+    digest = hashlib.sha256(key.encode("utf-8")).digest()
+    return "held_back" if digest[0] & 1 else "dev"
+
+
+# ------------------------------------------------------------------------------------------ scoring
+
+CORPUS_DIR = Path(__file__).resolve().parents[2] / "tests" / "data" / "crash_logs" / "real"
+
+
+class CorpusEntry(BaseModel):
+    """One real log: where it came from, what it is, and the remedy its thread settled on."""
+
+    source: str = Field(pattern=r"^https://")
+    category: Category
+    remedy: str = Field(min_length=10, description="the remedy, in our words")
+    remedy_keys: list[str] = Field(min_length=1, description="named things a fix must mention (any one)")
+    form: str | None = Field(default=None, description="crlf, ansi: how the file keeps its bytes")
+    group: str | None = Field(default=None, description="files of one multi-host job share a group")
+
+
+@dataclass(frozen=True)
+class Scored:
+    """The verdict on one corpus file."""
+
+    name: str
+    split: Split
+    expected: str
+    got: str
+    remedy_ok: bool
+    fix_rule: str
+
+    @property
+    def category_ok(self) -> bool:
+        return self.expected == self.got
+
+
+def load_corpus(folder: Path = CORPUS_DIR) -> dict[str, CorpusEntry]:
+    """index.yaml, validated: file name -> entry. Every entry's file exists."""
+    raw = yaml.safe_load((folder / "index.yaml").read_text(encoding="utf-8"))
+    entries = {name: CorpusEntry.model_validate(value) for name, value in raw.items()}
+    missing = [name for name in entries if not (folder / name).is_file()]
+    if missing:
+        raise ValueError(f"{folder}: index.yaml names missing files: {', '.join(missing)}")
+    return entries
+
+
+def entry_split(name: str, entry: CorpusEntry) -> Split:
+    return split_of(entry.group or name)
+
+
+def remedy_matches(fix: str, keys: list[str]) -> bool:
+    """Whether a fix names the remedy: any one of the entry's keys, case-insensitive."""
+    lowered = fix.lower()
+    return any(key.lower() in lowered for key in keys)
+
+
+def score_file(name: str, entry: CorpusEntry, crash: CrashDiagnosis | None) -> Scored:
+    got = crash.category if crash is not None else "none"
+    fix = crash.fix if crash is not None else ""
+    return Scored(
+        name=name,
+        split=entry_split(name, entry),
+        expected=entry.category,
+        got=got,
+        remedy_ok=got == entry.category and remedy_matches(fix, entry.remedy_keys),
+        fix_rule=crash.evidence.fix_rule if crash is not None else "",
+    )
+
+
+def per_category(scored: list[Scored]) -> dict[str, tuple[int, int, int]]:
+    """category -> (true positives, predicted, actual) over `scored`."""
+    table: dict[str, tuple[int, int, int]] = {}
+    for category in sorted({s.expected for s in scored} | {s.got for s in scored}):
+        tp = sum(1 for s in scored if s.expected == category and s.got == category)
+        predicted = sum(1 for s in scored if s.got == category)
+        actual = sum(1 for s in scored if s.expected == category)
+        table[category] = (tp, predicted, actual)
+    return table

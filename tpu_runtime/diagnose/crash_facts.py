@@ -1,0 +1,442 @@
+"""The facts a crash log states: sizes, shapes, ops, versions, the user's source line.
+
+Two kinds: the facts every log gets (exception, XLA status and error code, TPU generation, frameworks and
+package versions seen, the innermost user frame of the last traceback), and the facts a category's rule
+extracts with its own regexes (`FactSpec`, defined in crashlog.py). `derive_facts` then adds the numbers
+the fix sub-rules reason on: how far over capacity, how padded the largest allocation is, which tasks
+never arrived. Sizes are bytes (`*_bytes`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from tpu_runtime.diagnose.units import parse_size
+
+if TYPE_CHECKING:
+    from tpu_runtime.diagnose.crashlog import FactSpec
+
+__all__ = [
+    "derive_facts",
+    "extract_facts",
+    "fmt_size",
+    "generic_facts",
+    "render_summary",
+    "render_template",
+    "split_hlo_shape",
+    "user_frame",
+]
+
+MAX_LINE = 400
+
+
+def _clip(s: str, limit: int = MAX_LINE) -> str:
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+# -------------------------------------------------------------------------------------------- facts
+
+
+def extract_facts(specs: Iterable[FactSpec], lines: Sequence[str]) -> dict[str, Any]:
+    """The facts a rule's extractors find in the lines (see FactSpec for the kinds)."""
+    facts: dict[str, Any] = {}
+    for spec in specs:
+        if spec.kind == "records":
+            records = _records(spec, lines)
+            if records:
+                facts[spec.name or "records"] = records
+            continue
+        matches = [m for m in (spec.compiled.search(line) for line in lines) if m is not None]
+        if not matches:
+            continue
+        if spec.kind in ("first", "last"):
+            # An earlier extractor's value wins: rules list the most specific regex first.
+            for key, value in _groups(spec, matches[0 if spec.kind == "first" else -1]).items():
+                facts.setdefault(key, value)
+        elif spec.kind == "all":
+            values = [_groups(spec, m) for m in matches[: spec.limit]]
+            facts[spec.name or "matches"] = [v for v in values if v]
+        elif spec.kind == "count":
+            facts[spec.name or "count"] = len(matches)
+        elif spec.kind == "count_by":
+            counts = Counter(m["key"] for m in matches if m["key"])
+            facts[spec.name or "counts"] = dict(counts.most_common(spec.limit))
+    return facts
+
+
+def _records(spec: FactSpec, lines: Sequence[str]) -> list[dict[str, Any]]:
+    records: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    for line in lines:
+        start = spec.compiled.search(line)
+        if start is not None:
+            if len(records) >= spec.limit:
+                break
+            current = _groups(spec, start)
+            records.append(current)
+            continue
+        if current is None:
+            continue
+        for field in spec.compiled_fields:
+            m = field.search(line)
+            if m is not None:
+                for key, value in _groups(spec, m).items():
+                    current.setdefault(key, value)
+    return records
+
+
+def _groups(spec: FactSpec, m: re.Match[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in m.groupdict().items():
+        if value is None or key == "key":
+            continue
+        value = value.strip()
+        if key in spec.bytes:
+            size = parse_size(value)
+            if size is not None:
+                out[key if key.endswith("_bytes") else f"{key}_bytes"] = size
+            continue
+        if key in spec.ints or key in spec.floats:
+            try:
+                out[key] = int(value) if key in spec.ints else float(value)
+            except ValueError:
+                continue
+            continue
+        if key.endswith("shape") and "block_size=" in value:
+            value = "(" + ", ".join(_BLOCK_SIZE.findall(value)) + ")"  # Pallas' Blocked(block_size=8)
+        out[key] = _clip(value, 300)
+        if key == "shape":
+            out.update(split_hlo_shape(value))
+    return out
+
+
+_BLOCK_SIZE = re.compile(r"block_size=(\d+)")
+
+
+_HLO_SHAPE = re.compile(r"^(?P<dtype>[a-z]+\d*(?:e\d+m\d+\w*)?)\[(?P<dims>[\d,\s]*)\]")
+
+
+def split_hlo_shape(shape: str) -> dict[str, Any]:
+    """`f32[32,4096,4096]{1,2,0:T(8,128)}` -> dtype 'f32', dims [32, 4096, 4096]."""
+    m = _HLO_SHAPE.match(shape.strip())
+    if m is None:
+        return {}
+    dims = [int(d) for d in m["dims"].replace(" ", "").split(",") if d]
+    return {"dtype": m["dtype"], "dims": dims}
+
+
+def render_summary(templates: Sequence[str], facts: dict[str, Any]) -> str:
+    """The first template whose placeholders all have facts; sizes print in binary units."""
+    shown = {k: _show(k, v) for k, v in facts.items() if isinstance(v, str | int | float)}
+    for template in templates:
+        names = re.findall(r"{(\w+)}", template)
+        if all(n in shown for n in names):
+            return _clip(template.format(**shown), 240)
+    return ""
+
+
+def _show(key: str, value: str | int | float) -> str:
+    if key.endswith("_bytes") and isinstance(value, int):
+        return fmt_size(value)
+    return str(value)
+
+
+def fmt_size(n: int) -> str:
+    for unit, scale in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(n) >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n} B"
+
+
+# ----------------------------------------------------------------------------- facts every log gets
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)(?:,? in (?P<func>.+?))?\s*$')
+_TRACEBACK = re.compile(r"Traceback \(most recent call last\):")
+_STACK_FIRST = re.compile(r"\(most recent call first\):")
+_FATAL = re.compile(
+    r"Fatal Python error: (?P<fatal>.+)"
+    r"|^\s*(?P<signal>Segmentation fault|Bus error|Aborted|Illegal instruction)(?: \(core dumped\))?\s*$"
+)
+_EXCEPTION = re.compile(
+    r"^(?:.*?\]\s+|.*?:\s+)?(?P<type>(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception|Exit|Interrupt|"
+    r"Unsupported|Failure|Hit))(?::\s*(?P<message>.*))?$"
+)
+_STATUS = re.compile(
+    r"\b(?P<status>RESOURCE_EXHAUSTED|INTERNAL|INVALID_ARGUMENT|FAILED_PRECONDITION|UNIMPLEMENTED|"
+    r"DEADLINE_EXCEEDED|UNAVAILABLE|ABORTED|NOT_FOUND|UNKNOWN|PERMISSION_DENIED|CANCELLED|OUT_OF_RANGE|"
+    r"DATA_LOSS|ALREADY_EXISTS):"
+)
+_ERROR_CODE = re.compile(r"\b(?P<code>E\d{4}): (?P<name>[A-Z]\w+)")
+_XLA_SOURCE = re.compile(r'source_file="(?P<file>[^"]+)" source_line=(?P<line>\d+)')
+_MLIR_LOC = re.compile(r'\("(?P<file>[^"]+\.py)":(?P<line>\d+):\d+\)')
+_GENERATION = re.compile(
+    r"\b(?:TPU ?v\d[a-z]*(?: ?lite)?|TPU7x|tpu7x|v\d(?:e|p|litepod)(?:-\d+)?|v\d-\d+|Trillium|Ironwood|"
+    r"tpu-v\d[a-z]*(?:-lite)?-(?:podslice|slice))\b",
+    re.I,
+)
+_FRAMEWORKS = (
+    ("torch_tpu", re.compile(r"torch_tpu|TorchTPU|torch\.tpu")),
+    (
+        "torch_xla",
+        re.compile(
+            r"torch_xla|PJRT_DEVICE|XLA_USE_BF16|pt-xla-profiler|xla_client|XRT\w+|xla::\w+"
+            r"|Bad StatusOr access"
+        ),
+    ),
+    ("vllm", re.compile(r"\bvllm\b|VllmWorker|EngineCore|tpu_inference|tpu-inference", re.I)),
+    ("jax", re.compile(r"\bjax(?:lib)?\b|XlaRuntimeError|JaxRuntimeError|pallas|jax_worker")),
+    (
+        "tensorflow",
+        re.compile(
+            r"\btensorflow\b(?!/(?:compiler|tsl|core/(?:tpu|distributed_runtime|platform)))|\btf\.\w|TPUStrategy|TPUEstimator|tpu_estimator|InvalidArgumentError|NotFoundError"
+        ),
+    ),
+    ("torch", re.compile(r"\btorch\b")),
+)
+_VERSION = re.compile(
+    r"(?<![\w/.-])(?P<pkg>jaxlib|jax|libtpu(?:[-_]nightly)?|torch[-_]xla|torch[-_]tpu|torch|tensorflow(?:-tpu)?|vllm|"
+    r"tpu[-_]inference|flax|transformers)(?:\[[\w,]+\])?(?: version| is version| is)?(?:\s*[=:]=?\s*|\s+v?)"
+    r"(?P<ver>\d+\.\d+(?:\.\d+)?(?:(?:\.dev|\.post|rc|\+)[\w.]*)?)\b"
+)
+_PJRT_API = re.compile(r"PJRT (?:C )?API version (?:is )?\(?(?P<ver>\d+\.\d+)")
+_NOT_USER = ("site-packages", "dist-packages", "/lib/python3", "<frozen", "/usr/lib/python")
+
+
+def user_frame(path: str) -> bool:
+    """A traceback frame in the user's code: not in an installed package or the standard library."""
+    return not any(marker in path for marker in _NOT_USER)
+
+
+def generic_facts(lines: Sequence[str]) -> dict[str, Any]:
+    facts: dict[str, Any] = {}
+    facts.update(_source_facts(lines))
+    for line in reversed(lines):
+        m = _EXCEPTION.match(line.strip())
+        if m is not None and not line.lstrip().startswith("File "):
+            facts["exception"] = m["type"]
+            if m["message"]:
+                facts["message"] = _clip(m["message"].strip(), 300)
+            break
+    for pattern, key in ((_STATUS, "status"), (_ERROR_CODE, "xla_error_code")):
+        for line in reversed(lines):
+            m = pattern.search(line)
+            if m is not None:
+                facts[key] = m[1] if key == "status" else f"{m['code']} {m['name']}"
+                break
+    for line in lines:
+        m = _FATAL.search(line)
+        if m is not None:
+            facts["fatal_error"] = (m["fatal"] or m["signal"]).strip()
+            break
+    generation = _generation(lines)
+    if generation:
+        facts["tpu_generation"] = generation
+    frameworks = [name for name, pattern in _FRAMEWORKS if any(pattern.search(line) for line in lines)]
+    if frameworks:
+        facts["frameworks"] = frameworks
+    versions = _versions(lines)
+    if versions:
+        facts["versions"] = versions
+    return facts
+
+
+def _versions(lines: Sequence[str]) -> dict[str, str]:
+    """Package versions the log states (`jax: 0.5.2`, `jaxlib version 0.4.14`, `torch_xla==2.1.0`)."""
+    seen: dict[str, str] = {}
+    for line in lines:
+        if "version" not in line and "==" not in line and ":" not in line and " v" not in line:
+            continue
+        for m in _VERSION.finditer(line):
+            pkg = m["pkg"].lower().replace("-", "_")
+            seen.setdefault(pkg, m["ver"])
+        for i, m in enumerate(_PJRT_API.finditer(line)):
+            seen.setdefault("pjrt_api" if i == 0 else "pjrt_api_2", m["ver"])
+    return dict(list(seen.items())[:12])
+
+
+def _source_facts(lines: Sequence[str]) -> dict[str, Any]:
+    """The innermost user frame of the last traceback that has one; else XLA/MLIR source metadata.
+
+    Python tracebacks list the innermost frame last; faulthandler dumps ("most recent call first") list
+    it first.
+    """
+    blocks: list[tuple[bool, list[tuple[int, re.Match[str]]]]] = [(False, [])]
+    for i, line in enumerate(lines):
+        if _TRACEBACK.search(line):
+            blocks.append((False, []))
+            continue
+        if _STACK_FIRST.search(line):
+            blocks.append((True, []))
+            continue
+        m = _FRAME.search(line)
+        if m is not None:
+            blocks[-1][1].append((i, m))
+    facts: dict[str, Any] = {}
+    last_frame = max((frames[-1][0] for _, frames in blocks if frames), default=None)
+    if last_frame is not None and not _has_exception_after(lines, last_frame):
+        facts["log_cut_short"] = True
+    for innermost_first, frames in reversed(blocks):
+        users = [(i, m) for i, m in frames if user_frame(m["file"])]
+        if not users:
+            continue
+        i, m = users[0] if innermost_first else users[-1]
+        facts.update(source_file=m["file"], source_line=int(m["line"]))
+        if m["func"]:
+            facts["source_function"] = m["func"].strip()
+        code = _code_after(lines, i, m.start())
+        if code:
+            facts["source_code"] = code
+        return facts
+    for pattern in (_XLA_SOURCE, _MLIR_LOC):
+        for line in lines:
+            for found in pattern.finditer(line):
+                if user_frame(found["file"]):
+                    facts.update(source_file=found["file"], source_line=int(found["line"]))
+                    return facts
+    return facts
+
+
+def _has_exception_after(lines: Sequence[str], index: int) -> bool:
+    for line in lines[index + 1 : index + 40]:
+        stripped = line.strip()
+        if _FRAME.search(stripped):
+            return True  # another frame follows (a chained traceback): not the end
+        if _EXCEPTION.match(stripped) or _STATUS.search(stripped):
+            return True
+    return False
+
+
+def _code_after(lines: Sequence[str], index: int, column: int) -> str:
+    """The source line Python prints under a frame, with the log prefix of the frame line removed."""
+    if index + 1 >= len(lines):
+        return ""
+    prefix = lines[index][:column].rstrip()
+    nxt = lines[index + 1]
+    if prefix and nxt.startswith(prefix):
+        nxt = nxt[len(prefix) :]
+    code = nxt.strip()
+    if not code or _FRAME.search(code) or set(code) <= set("^~ "):
+        return ""
+    return _clip(code, 200)
+
+
+def _generation(lines: Sequence[str]) -> str | None:
+    from tpu_runtime.chips import UnknownChipError, get_chip
+
+    for line in lines:
+        for m in _GENERATION.finditer(line):
+            try:
+                return get_chip(m.group(0)).name
+            except UnknownChipError:
+                continue
+    return None
+
+
+# ------------------------------------------------------------------------------------- derived facts
+
+_TASK = re.compile(r"(/job:[\w-]+/replica:\d+/task:\d+)")
+
+
+def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
+    """Numbers the fix sub-rules reason on, computed from the extracted facts (never from guesses).
+
+    `top_*`: the largest allocation of an OOM report (size, unpadded size, shape, op, source) and
+    `top_padding_ratio` (size over unpadded size: how much tile padding costs); `over_ratio`: needed
+    over available; `missing_tasks`: the tasks a barrier or heartbeat named as absent.
+    """
+    out: dict[str, Any] = {}
+    records = facts.get("largest_allocations")
+    if isinstance(records, list) and records and isinstance(records[0], dict):
+        top = records[0]
+        for key in (
+            "size_bytes",
+            "unpadded_bytes",
+            "shape",
+            "op_name",
+            "xla_label",
+            "allocation_type",
+            "dims",
+        ):
+            if key in top:
+                out[f"top_{key}"] = top[key]
+        if "source_file" in top and "source_line" in top:
+            out["top_source"] = f"{top['source_file']}:{top['source_line']}"
+        size, unpadded = top.get("size_bytes"), top.get("unpadded_bytes")
+        if isinstance(size, int) and isinstance(unpadded, int) and unpadded > 0:
+            out["top_padding_ratio"] = round(size / unpadded, 1)
+        dims = top.get("dims")
+        if isinstance(dims, list) and len(dims) >= 2 and all(isinstance(d, int) for d in dims):
+            out["top_minor_dims"] = f"{dims[-2]}x{dims[-1]}"
+            out["top_smallest_minor"] = min(dims[-2], dims[-1])
+            if dims[-1] == dims[-2]:
+                out["top_square_minor"] = dims[-1]
+    padded, unpadded = facts.get("temp_padded_bytes"), facts.get("temp_unpadded_bytes")
+    if isinstance(padded, int) and isinstance(unpadded, int) and unpadded > 0:
+        out["temp_padding_ratio"] = round(padded / unpadded, 2)
+    for need, have in (("used_bytes", "capacity_bytes"), ("requested_bytes", "free_bytes")):
+        a, b = facts.get(need), facts.get(have)
+        if isinstance(a, int) and isinstance(b, int) and b > 0:
+            out.setdefault("over_ratio", round(a / b, 2))
+    used, capacity = facts.get("used_bytes"), facts.get("capacity_bytes")
+    if isinstance(used, int) and isinstance(capacity, int) and used > capacity:
+        # A limit with a quarter of headroom over what the kernel asked for, rounded up to whole MiB.
+        out["suggested_limit_bytes"] = -(-int(used * 1.25) // (1 << 20)) * (1 << 20)
+    ops = facts.get("ops")
+    counters = facts.get("fallback_counters")
+    names: dict[str, None] = {}
+    if isinstance(ops, dict):
+        names.update(dict.fromkeys(ops))
+    if isinstance(counters, list):
+        names.update({c["op"]: None for c in counters if isinstance(c, dict) and "op" in c})
+    if names:
+        out["op_list"] = ", ".join(list(names)[:8])
+        out["first_op"] = next(iter(names))
+    if isinstance(counters, list):
+        calls = [f"{c['op']} {c['calls']}x" for c in counters if isinstance(c, dict) and "calls" in c]
+        if calls:
+            out["fallback_calls"] = ", ".join(calls[:6])
+    samples = facts.get("compile_samples")
+    if isinstance(samples, list) and samples:
+        values = [s["samples"] for s in samples if isinstance(s, dict) and isinstance(s.get("samples"), int)]
+        if values:
+            out["compile_samples_max"] = max(values)
+            out["compile_reports"] = len(values)
+    tasks: dict[str, None] = {}
+    for line in lines:
+        if "task:" in line and (
+            "imed out" in line or "heartbeat" in line or line.strip().startswith("/job:")
+        ):
+            for task in _TASK.findall(line):
+                tasks.setdefault(task, None)
+    if tasks and "missing_tasks" not in facts:
+        out["missing_tasks"] = ", ".join(list(tasks)[:8])
+    return out
+
+
+_PLACEHOLDER = re.compile(r"{(\w+)}")
+
+
+def render_template(template: str, facts: dict[str, Any]) -> str | None:
+    """The template with its `{fact}` placeholders filled in; None when a fact it names is missing."""
+    values: dict[str, str] = {}
+    for name in _PLACEHOLDER.findall(template):
+        value = facts.get(name)
+        if value is None or value == "" or value == [] or value == {}:
+            return None
+        values[name] = _format(name, value)
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template)
+
+
+def _format(name: str, value: Any) -> str:
+    if name.endswith("_bytes") and isinstance(value, int):
+        return fmt_size(value)
+    if isinstance(value, float):
+        return f"{value:g}"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
