@@ -33,10 +33,13 @@ from mcp_servers._report_store import ReportStore
 from mcp_servers._results import error_result as _error
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime import __version__
-from tpu_runtime.onboard.report import OnboardReport, Remedy
+from tpu_runtime.onboard.report import KVDtype, OnboardReport, Remedy, WeightDtype
 from tpu_runtime.onboard.report import OpStatus as StatusValue
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from tpu_runtime.onboard.job import OnboardRequest
     from tpu_runtime.workflow import ProgressFn
 
 NAME = "tpu-onboarding"
@@ -191,12 +194,69 @@ def register(server: MCPServer) -> None:
         if not path.is_file():
             return _error(f"no such file: {path}")
 
-        from tpu_runtime.onboard.job import OnboardRequest, run_onboard
-        from tpu_runtime.sandbox import ChildFailure
+        from tpu_runtime.onboard.job import OnboardRequest
 
         request = OnboardRequest(
             model_file=path, entry=entry, batch=batch, seq=seq, numerics=numerics, timeout_s=timeout_s
         )
+        return await _onboard("onboard_model", request, ctx, path)
+
+    @server.tool(
+        name="onboard_hf_config",
+        title="Onboard a Hugging Face architecture from its config.json (no weights)",
+        description="Builds the architecture a Hugging Face config.json names at full size on fake tensors "
+        "(no weights, no network, no remote code): parameter count, every ATen op forward and backward "
+        "with TorchTPU coverage, HBM fit per TPU generation with the KV cache at the requested batch and "
+        "context, chips and slice per generation, and numerics on a shrunk copy (fewer layers and heads).",
+        annotations=ToolAnnotations(
+            read_only_hint=True,
+            destructive_hint=False,
+            idempotent_hint=True,
+            open_world_hint=False,
+        ),
+    )
+    async def onboard_hf_config(
+        config_path: Annotated[
+            str,
+            Field(min_length=1, description="a config.json, or the checkpoint folder holding it"),
+        ],
+        ctx: Context,
+        roots: ClientRoots,
+        batch: Annotated[int, Field(ge=1, description="requests served at once (KV cache, activations)")] = 1,
+        seq: Annotated[
+            int | None, Field(ge=1, description="context length (default: min(2048, the model's limit))")
+        ] = None,
+        dtype: Annotated[WeightDtype | None, Field(description="weights as served")] = None,
+        kv_cache_dtype: Annotated[KVDtype | None, Field(description="KV cache elements")] = None,
+        numerics: Annotated[bool, Field(description="compare layers of a shrunk copy to float64")] = True,
+        timeout_s: Annotated[
+            float, Field(gt=0, le=86400, description="seconds before it is stopped")
+        ] = 600.0,
+    ) -> Annotated[CallToolResult, OnboardReport]:
+        try:
+            path = confine(config_path, allowed_folders(roots))
+        except PathNotAllowed as exc:
+            return _error(str(exc))
+        if not path.exists():
+            return _error(f"no such file or folder: {path}")
+
+        from tpu_runtime.onboard.job import OnboardRequest
+
+        request = OnboardRequest(
+            hf_config=path,
+            batch=batch,
+            seq=seq,
+            weight_dtype=dtype,
+            kv_cache_dtype=kv_cache_dtype,
+            numerics=numerics,
+            timeout_s=timeout_s,
+        )
+        return await _onboard("onboard_hf_config", request, ctx, path)
+
+    async def _onboard(tool: str, request: OnboardRequest, ctx: Context, path: Path) -> CallToolResult:
+        from tpu_runtime.onboard.job import run_onboard
+        from tpu_runtime.sandbox import ChildFailure
+
         progress = _progress_bridge(ctx)
         try:
             report = await anyio.to_thread.run_sync(run_onboard, request, progress, limiter=runs)
@@ -204,9 +264,9 @@ def register(server: MCPServer) -> None:
             return _error(failure.message)
         except Exception as exc:
             # a fault of tpu-agent's own, not the model's: one line to the caller, the traceback to the log
-            logger.exception("onboard_model failed on %s", path)
+            logger.exception("%s failed on %s", tool, path)
             first_line = (str(exc).strip().splitlines() or [""])[0]
-            return _error(f"onboard_model failed inside tpu-agent: {type(exc).__name__}: {first_line}")
+            return _error(f"{tool} failed inside tpu-agent: {type(exc).__name__}: {first_line}")
         return reports.result(path.stem, report, f"onboard report for {path.name}")
 
     @server.tool(

@@ -84,8 +84,20 @@ def test_preflight_scales_with_batch(example_report: tuple[dict[str, Any], Path]
     report, _ = example_report
     breakdown = report["preflight"]["breakdown"]
     assert breakdown["batch"] == 8 and breakdown["seq"] == 64
+    # recognised as a decoder LM by behaviour: KV cache sized, position limit read, no warning at 64
+    assert report["model"]["is_decoder_lm"] and "causal" in report["model"]["decoder_lm_evidence"]
+    assert report["model"]["position_limit"] == 64
+    assert breakdown["kv_cache"] == 2 * 4 * 128 * 8 * 64 * 4
+    assert not any("position limit" in n for n in report["notes"])
     assert breakdown["weights"] == report["model"]["parameter_bytes"]
     assert breakdown["optimizer_state"] == 8 * report["model"]["parameters"]
+
+
+def test_seq_past_the_position_limit_is_a_warning() -> None:
+    done = _cli("onboard", str(EXAMPLE), "--json", "--seq", "256", "--no-numerics", "--xla", "none")
+    assert done.returncode == 0, done.stderr
+    notes = json.loads(done.stdout)["notes"]
+    assert any("--seq 256 exceeds the model's position limit of 64" in n for n in notes)
 
 
 def test_markdown_and_html_written(example_report: tuple[dict[str, Any], Path]) -> None:

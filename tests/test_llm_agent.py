@@ -194,7 +194,8 @@ def test_router_delegates_and_the_specialist_calls_its_tool(
 
     offered = {t["name"] for t in specialist_first["tools"]}
     listed = {f"mcp__{server}__{tool}" for server, tool in agents["tpu-model-onboarding"].mcp_tools()}
-    assert offered == listed == {OP_STATUS, "mcp__tpu-onboarding__onboard_model"}
+    onboarding = {"mcp__tpu-onboarding__onboard_model", "mcp__tpu-onboarding__onboard_hf_config"}
+    assert offered == listed == {OP_STATUS, *onboarding}
     assert specialist_first["system"].startswith(agents["tpu-model-onboarding"].body.strip()[:80])
     assert "workflows/onboard.yaml" in specialist_first["system"]
     assert "[runs only after the person approves it]" in specialist_first["system"]

@@ -72,7 +72,7 @@ def _text(result: Any) -> str:
 async def test_lists_tools_with_annotations_and_output_schemas() -> None:
     async with Client(build_server()) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
-        assert set(tools) == {"onboard_model", "op_status"}
+        assert set(tools) == {"onboard_model", "onboard_hf_config", "op_status"}
         for tool in tools.values():
             assert tool.annotations is not None
             assert tool.annotations.read_only_hint is True
@@ -88,6 +88,9 @@ async def test_lists_tools_with_annotations_and_output_schemas() -> None:
         assert onboard.input_schema["required"] == ["model_file"]
         assert "get_model()" in (onboard.description or "")
         assert {"status", "remedies", "op_table"} <= set(tools["op_status"].output_schema["properties"])  # type: ignore[index]
+        hf_params = tools["onboard_hf_config"].input_schema
+        assert hf_params["required"] == ["config_path"]
+        assert {"batch", "seq", "dtype", "kv_cache_dtype"} <= set(hf_params["properties"])
 
         templates = (await client.list_resource_templates()).resource_templates
         assert [t.uri_template for t in templates] == ["onboard-report://{report_id}"]
@@ -220,6 +223,17 @@ async def test_a_fault_of_the_runtime_is_one_line(roots_env: Path, monkeypatch: 
 
 
 @pytest.mark.anyio
+async def test_hf_config_outside_the_allowed_folders_or_broken(roots_env: Path) -> None:
+    bad = roots_env / "config.json"
+    bad.write_text('{"model_type": "no_such_architecture"}')
+    async with Client(build_server()) as client:
+        outside = await client.call_tool("onboard_hf_config", {"config_path": "/etc"})
+        unknown = await client.call_tool("onboard_hf_config", {"config_path": str(roots_env)})
+    assert outside.is_error and "outside the allowed folders" in _text(outside)
+    assert unknown.is_error and "no built-in architecture 'no_such_architecture'" in _text(unknown)
+
+
+@pytest.mark.anyio
 async def test_paths_outside_the_allowed_folders_are_refused(roots_env: Path) -> None:
     async with Client(build_server()) as client:
         outside = await client.call_tool("onboard_model", {"model_file": "/etc/hostname"})
@@ -318,7 +332,7 @@ async def test_serve_over_stdio(write_model: Callable[[str, str], Path]) -> None
     async with Client(params, mode="legacy") as client:  # the handshake Claude Code uses
         assert client.server_info is not None and client.server_info.name == "tpu-onboarding"
         names = {t.name for t in (await client.list_tools()).tools}
-        assert names == {"onboard_model", "op_status"}
+        assert names == {"onboard_model", "onboard_hf_config", "op_status"}
         status = await client.call_tool("op_status", {"op": "aten::nansum"})
         onboarded = await client.call_tool(
             "onboard_model", {"model_file": "linear.py", "numerics": False}, progress_callback=on_progress
@@ -373,6 +387,6 @@ def http_server() -> Iterator[str]:
 async def test_serve_over_streamable_http(http_server: str) -> None:
     async with Client(http_server) as client:
         names = {t.name for t in (await client.list_tools()).tools}
-        assert names == {"onboard_model", "op_status"}
+        assert names == {"onboard_model", "onboard_hf_config", "op_status"}
         result = await client.call_tool("op_status", {"op": "aten::addmm"})
     assert result.structured_content["status"] == "supported"

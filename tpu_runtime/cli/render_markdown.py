@@ -76,7 +76,8 @@ def _header(report: OnboardReport) -> list[str]:
     if m.hf_architecture or m.hf_model_type:
         rows.append(["Hugging Face", _text(" / ".join(x for x in (m.hf_architecture, m.hf_model_type) if x))])
     if m.is_decoder_lm:
-        rows.append(["Kind", "decoder-only language model"])
+        how = f" ({_text(m.decoder_lm_evidence)})" if m.decoder_lm_evidence else ""
+        rows.append(["Kind", f"decoder-only language model{how}"])
     if m.shrunk:
         rows.append(["Shrunk", _text(m.shrink_note or "ops were captured on a narrower copy of the model")])
     if report.size is not None:

@@ -62,6 +62,8 @@ def _header(report: OnboardReport, console: Console) -> None:
     grid.add_row("convention", _t(m.convention))
     if m.hf_architecture or m.hf_model_type:
         grid.add_row("hugging face", _t(" / ".join(x for x in (m.hf_architecture, m.hf_model_type) if x)))
+    if m.is_decoder_lm:
+        grid.add_row("decoder LM", _t(m.decoder_lm_evidence or "yes"))
     if m.shrunk:
         grid.add_row("shrunk", _t(m.shrink_note or "ops captured on a narrower copy of the model", "yellow"))
     if report.size is not None:

@@ -53,6 +53,8 @@ class ModelProbe(BaseModel):
     hf_architecture: str | None = None
     hf_model_type: str | None = None
     kv: KVGeometry | None = None
+    lm_evidence: str | None = None  # how the model was recognised as a decoder LM
+    position_limit: int | None = None  # longest sequence its position encoding covers, where known
     output_summary: str
     raw_ops: list[RawOp]
     tpu_raw_ops: list[RawOp] = []

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field, model_validator
 
 from tpu_runtime.onboard.capture_types import ModelProbe
 from tpu_runtime.onboard.report import (
+    KVDtype,
     ModelInfo,
     NumericsReport,
     OnboardReport,
@@ -19,6 +20,7 @@ from tpu_runtime.onboard.report import (
     Remedy,
     Risk,
     ServingPlan,
+    WeightDtype,
 )
 from tpu_runtime.workflow import ProgressFn, run_workflow
 
@@ -26,8 +28,6 @@ if TYPE_CHECKING:
     from tpu_runtime.remote.gated import Approver
 
 
-WeightDtype = Literal["f32", "bf16", "fp16", "fp8", "int8", "int4"]
-KVDtype = Literal["f32", "bf16", "fp16", "fp8", "int8"]
 KV_DTYPE_BYTES: dict[str, int] = {"f32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import resource
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from tpu_runtime.onboard.full_size import (
     shapes,
     tensor_bytes,
 )
+from tpu_runtime.onboard.lm_detect import LMRecognition, recognise, structural_kv
 from tpu_runtime.onboard.loader import LoadedModel, ModelLoadError, load_model
 from tpu_runtime.onboard.shrink import ShrinkResult, shallow_copy
 from tpu_runtime.onboard.small_copy import Budget, Measure, small_copy
@@ -145,8 +147,10 @@ def _run_real(
         timings["ops"] = time.perf_counter() - t0
         numerics, numerics_error = _numerics_step(payload, model, loaded, timings)
         tpu_ops, tpu_note = _fake_tpu_step(payload, model, loaded, capture, user_dirs, timings)
+        behaviour = recognise(model, loaded, output)
         shrink_note = shrink.describe() if shrink.lists else None
         depth = shrink.depth_ratio
+    lm = _decoder_lm(model, behaviour, outputs)
 
     xla: dict[str, dict[str, Any]] = {}
     xla_notes: list[str] = []
@@ -178,7 +182,9 @@ def _run_real(
         dtype=_weight_dtype(payload, stats),
         hf_architecture=_hf_architecture(model),
         hf_model_type=getattr(getattr(model, "config", None), "model_type", None),
-        kv=_kv_geometry(model),
+        kv=lm.kv,
+        lm_evidence=lm.evidence,
+        position_limit=lm.position_limit,
         output_summary=", ".join(
             f"{tuple(t.shape)} {str(t.dtype).replace('torch.', '')}" for t in outputs[:4]
         ),
@@ -281,6 +287,12 @@ def _run_full_size_fake(
     model = fake.model
     stats = parameter_stats(model)
     outputs = _outputs(output)
+    behaviour = None
+    if copy is not None:
+        with torch.no_grad():
+            copy_output = copy.loaded.model.eval()(*copy.loaded.args, **copy.loaded.kwargs)
+        behaviour = recognise(copy.loaded.model, copy.loaded, copy_output)
+    lm = _decoder_lm(model, behaviour, outputs)
     probe = ModelProbe(
         convention=fake.convention,
         class_name=type(model).__name__,
@@ -290,7 +302,9 @@ def _run_full_size_fake(
         dtype=_weight_dtype(payload, stats),
         hf_architecture=_hf_architecture(model),
         hf_model_type=getattr(getattr(model, "config", None), "model_type", None),
-        kv=_kv_geometry(model),
+        kv=lm.kv,
+        lm_evidence=lm.evidence,
+        position_limit=lm.position_limit,
         output_summary=", ".join(
             f"{tuple(t.shape)} {str(t.dtype).replace('torch.', '')}" for t in outputs[:4]
         ),
@@ -427,6 +441,35 @@ def _hf_architecture(model: torch.nn.Module) -> str | None:
         return str(archs[0])
     name = type(model).__name__
     return name if config is not None and hasattr(config, "model_type") else None
+
+
+@dataclass
+class _DecoderLM:
+    kv: KVGeometry | None = None
+    evidence: str | None = None
+    position_limit: int | None = None
+
+
+def _decoder_lm(
+    model: torch.nn.Module, behaviour: LMRecognition | None, outputs: list[torch.Tensor]
+) -> _DecoderLM:
+    """A Hugging Face causal-LM config, or causal behaviour seen on real tensors; KV sized from the
+    config, else from the structure of the full model."""
+    kv = _kv_geometry(model)
+    config = getattr(model, "config", None)
+    text = getattr(config, "text_config", None) or config
+    if kv is not None:
+        evidence = f"Hugging Face causal-LM architecture {type(model).__name__} (KV cache from its config)"
+        if behaviour is not None:
+            evidence += "; " + behaviour.evidence
+        limit = getattr(text, "max_position_embeddings", None)
+        return _DecoderLM(kv, evidence, int(limit) if isinstance(limit, int) else None)
+    if behaviour is None:
+        return _DecoderLM()
+    vocab = next((int(t.shape[-1]) for t in outputs if t.dim() == 3), None)
+    geometry, limit, how = structural_kv(model, vocab)
+    evidence = behaviour.evidence + (f"; KV cache {how}" if how else "; KV cache size unknown")
+    return _DecoderLM(geometry, evidence, limit)
 
 
 def _kv_geometry(model: torch.nn.Module) -> KVGeometry | None:

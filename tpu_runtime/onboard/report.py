@@ -21,6 +21,8 @@ Phase = Literal["forward", "backward"]
 Generation = Literal["v5e", "v5p", "v6e", "tpu7x"]
 GENERATIONS: tuple[Generation, ...] = ("v5e", "v5p", "v6e", "tpu7x")
 PrecisionMode = Literal["default", "high", "highest", "bf16"]
+WeightDtype = Literal["f32", "bf16", "fp16", "fp8", "int8", "int4"]
+KVDtype = Literal["f32", "bf16", "fp16", "fp8", "int8"]
 
 
 class ModelInfo(BaseModel):
@@ -34,6 +36,8 @@ class ModelInfo(BaseModel):
     buffers_bytes: int = 0
     dtype: str = "float32"
     is_decoder_lm: bool = False
+    decoder_lm_evidence: str | None = Field(default=None, description="how it was recognised as a decoder LM")
+    position_limit: int | None = Field(default=None, description="longest sequence its positions cover")
     hf_architecture: str | None = Field(default=None, description="Hugging Face config.architectures[0]")
     hf_model_type: str | None = None
     shrunk: bool = Field(default=False, description="ops were captured on a narrower copy of the model")

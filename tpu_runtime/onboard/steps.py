@@ -147,6 +147,12 @@ def preflight(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
         activation_bytes_training_remat=remat,
     )
     ctx.preflight = hbm.preflight(breakdown)
+    seq = ctx.request.seq or act.seq
+    if probe.position_limit and seq and seq > probe.position_limit:
+        ctx.notes.append(
+            f"preflight: --seq {seq} exceeds the model's position limit of {probe.position_limit} tokens: "
+            "the model cannot run at that length as written (extend its position encoding first)"
+        )
     for generation, measured in probe.xla.items():
         fit = ctx.preflight.generations.get(generation)
         if fit is not None:
@@ -216,6 +222,8 @@ def model_info(ctx: OnboardContext) -> ModelInfo:
         buffers_bytes=probe.buffers_bytes,
         dtype=probe.dtype,
         is_decoder_lm=probe.kv is not None,
+        decoder_lm_evidence=probe.lm_evidence,
+        position_limit=probe.position_limit,
         hf_architecture=probe.hf_architecture,
         hf_model_type=probe.hf_model_type,
         shrunk=probe.shrink_note is not None,
