@@ -483,3 +483,49 @@ def test_first_divergent_layer_needs_default_mode() -> None:
     report = compare_layers(model, (x,), ["bf16"])
     assert report.first_divergent_layer is None
     assert report.first_divergent_by_mode == {"bf16": "1"}
+
+
+class _Sampler(torch.nn.Module):
+    """Samples in forward the way VAEs and noisy models do: rsample, explicit dropout, randn_like."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.enc = torch.nn.Linear(32, 16)
+        self.dec = torch.nn.Linear(8, 32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        mu, logvar = self.enc(x).chunk(2, dim=-1)
+        z = torch.distributions.Normal(mu, (0.5 * logvar).exp()).rsample()
+        z = torch.nn.functional.dropout(z, 0.1, training=True)
+        return self.dec(z + torch.randn_like(z) * 0.1)
+
+
+class _Jitter(torch.nn.Module):
+    """Randomness torch's generator does not see: cannot be replayed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        import random
+
+        return self.lin(x) + random.random()
+
+
+def test_sampling_is_replayed_not_read_as_divergence() -> None:
+    torch.manual_seed(0)
+    report = compare_layers(_Sampler(), (torch.randn(4, 32),))
+    assert report.first_divergent_by_mode == {m: None for m in report.modes}
+    assert "replays the float64 run's samples" in report.reference
+    assert "aten::normal_" in report.reference and "aten::randn_like" in report.reference
+    assert not any(r.nondeterministic for r in report.rows)
+
+
+def test_randomness_outside_torch_is_marked_nondeterministic_not_divergent() -> None:
+    torch.manual_seed(0)
+    report = compare_layers(_Jitter(), (torch.randn(2, 8),))
+    flagged = {r.layer for r in report.rows if r.nondeterministic}
+    assert "(model)" in flagged and all(r.ok for r in report.rows if r.layer in flagged)
+    assert report.first_divergent_layer is None
+    assert "marked nondeterministic" in report.reference

@@ -121,3 +121,50 @@ def test_accepts_default_overload_spellings() -> None:
         [_op("aten::nonzero.default"), _op("aten::_local_scalar_dense.default", source="m.py:2")]
     )
     assert [r.op for r in risks] == ["aten::nonzero", "aten::_local_scalar_dense"]
+
+
+def _advice_texts() -> list[str]:
+    from tpu_runtime.onboard.remedies import remedy_book
+    from tpu_runtime.onboard.risks import DYNAMIC_SHAPE_OPS, HOST_SYNC_OPS
+
+    book = remedy_book()
+    return [*DYNAMIC_SHAPE_OPS.values(), *HOST_SYNC_OPS.values(), *(r.summary for r in book.rewrites)]
+
+
+def test_every_call_the_advice_recommends_has_a_tpu_kernel() -> None:
+    """A remedy must not send the user to an op TorchTPU lacks (torch.nonzero_static did)."""
+    import re
+
+    from tpu_runtime.onboard.coverage import classify
+    from tpu_runtime.onboard.op_table import load_op_table
+
+    table = load_op_table()
+    calls = {m for text in _advice_texts() for m in re.findall(r"torch\.(?:nn\.functional\.)?(\w+)\(", text)}
+    assert "argsort" in calls and "where" in calls
+    python_to_aten = {"unique": "_unique2"}  # Python functions whose ATen op has another name
+    for name in sorted(calls):
+        aten = python_to_aten.get(name, name)
+        overloads = [op for op in table.ops if op == f"aten::{aten}" or op.startswith(f"aten::{aten}.")]
+        assert overloads, f"torch.{name} has no ATen op in the table"
+        assert any(classify(op, table).status != "missing" for op in overloads), f"torch.{name} is missing"
+
+
+def test_ops_show_refuses_ops_that_do_not_exist_and_explains_nonzero() -> None:
+    import json
+    import subprocess
+    import sys
+
+    def show(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "tpu_runtime.cli.app", "ops", "show", *args],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    bogus = show("aten::no_such_op")
+    assert bogus.returncode == 2 and "not an operator" in bogus.stderr and "fallback" not in bogus.stdout
+    nonzero = show("aten::nonzero", "--json")
+    assert nonzero.returncode == 0
+    notes = json.loads(nonzero.stdout)["notes"]
+    assert any(n.startswith("data-dependent output shape") for n in notes)

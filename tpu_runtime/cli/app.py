@@ -210,14 +210,18 @@ def ops_show(
 
     Example: tpu-agent ops show aten::_fft_r2c
     """
-    from tpu_runtime.onboard.coverage import classify
+    from tpu_runtime.onboard.coverage import aten_op_exists, classify
     from tpu_runtime.onboard.op_table import load_op_table
     from tpu_runtime.onboard.remedies import remedies_for
+    from tpu_runtime.onboard.risks import shape_notes
 
     table = load_op_table()
     name = op if "::" in op else f"aten::{op}"
     verdict = classify(name, table)
+    if verdict.kind == "unknown" and name.startswith("aten::") and not aten_op_exists(name):
+        raise _fail(f"{name} is not an operator of the installed torch (check the spelling and overload)", 2)
     remedies = remedies_for(name, table) if verdict.status == "missing" else []
+    notes = shape_notes(name)
     if as_json:
         payload = {
             "op": name,
@@ -225,11 +229,14 @@ def ops_show(
             "detail": verdict.detail,
             "tpu_op": verdict.tpu_op,
             "table": table.source,
+            "notes": notes,
             "remedies": [r.model_dump(mode="json") for r in remedies],
         }
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
         return
     out.print(f"[bold]{name}[/]: {verdict.status} — {verdict.detail}", highlight=False)
+    for note in notes:
+        out.print(f"  [yellow]{note}[/]", highlight=False)
     for remedy in remedies:
         out.print(f"  [cyan]{remedy.kind}[/]: {remedy.summary}", highlight=False)
         if remedy.code:

@@ -337,3 +337,16 @@ def classify(op: str, table: OpTable) -> OpVerdict:
 
 def classify_many(ops: list[str], table: OpTable) -> dict[str, OpVerdict]:
     return {op: classify(op, table) for op in ops}
+
+
+def aten_op_exists(op: str) -> bool:
+    """Whether the installed torch defines this operator (any overload when none is named)."""
+    import torch
+
+    namespace, _, rest = normalise_op(op).partition("::")
+    base, _, overload = rest.partition(".")
+    try:
+        packet = getattr(getattr(torch.ops, namespace), base)
+    except (AttributeError, RuntimeError):
+        return False
+    return not overload or overload in packet.overloads()

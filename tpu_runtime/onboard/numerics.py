@@ -21,6 +21,7 @@ from typing import Any, Literal
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
+from tpu_runtime.onboard.noise import NoiseTape
 from tpu_runtime.onboard.report import DEVICE_CHECK_NOT_RUN, LayerError, NumericsReport, PrecisionMode
 
 __all__ = [
@@ -332,12 +333,22 @@ def _compare(outs: list[torch.Tensor], refs: list[torch.Tensor]) -> _Stats:
     return _Stats(max_abs, max_abs / max(ref_max, _TINY), cosine, True)
 
 
+def _same(outs: list[torch.Tensor], refs: list[torch.Tensor]) -> bool:
+    if len(outs) != len(refs):
+        return False
+    return all(
+        o.shape == r.shape and torch.allclose(o.detach().to(torch.float64), r, rtol=0, atol=0, equal_nan=True)
+        for o, r in zip(outs, refs, strict=True)
+    )
+
+
 def _run(
     model: torch.nn.Module,
     inputs: Any,
     dtype: torch.dtype,
     precision: MatmulPrecision | None,
     on_output: Callable[[str, Any], None],
+    noise: NoiseTape | None = None,
 ) -> None:
     """Run a deep copy of `model` in `dtype`, calling `on_output(name, output)` once per module.
 
@@ -361,7 +372,8 @@ def _run(
         for name, module in work.named_modules():
             handles.append(module.register_forward_hook(make_hook(name or ROOT_NAME)))
         mode = EmulatedMatmulPrecision(precision) if precision else contextlib.nullcontext()
-        with torch.no_grad(), torch.random.fork_rng(devices=[]), mode:
+        tape = noise if noise is not None else contextlib.nullcontext()
+        with torch.no_grad(), torch.random.fork_rng(devices=[]), tape, mode:
             torch.manual_seed(0)
             _call(work, _cast(inputs, dtype))
     finally:
@@ -406,8 +418,17 @@ def compare_layers(
         reference[name] = [t.detach().to(torch.float64).clone() for t in tensors]
 
     note = "float64 on CPU, same weights and inputs"
+    record = NoiseTape("record")
+    nondeterministic: set[str] = set()
+
+    def check_again(name: str, output: Any) -> None:
+        if name in reference and not _same(_float_tensors(output), reference[name]):
+            nondeterministic.add(name)
+
     try:
-        _run(model, inputs, torch.float64, None, keep_reference)
+        _run(model, inputs, torch.float64, None, keep_reference, record)
+        # the same run again, with the same samples: what still differs is randomness we cannot replay
+        _run(model, inputs, torch.float64, None, check_again, NoiseTape("replay", record.tape))
     except Exception as exc:  # the user's model can fail in any way; say so in the report
         return NumericsReport(
             reference=note,
@@ -420,6 +441,14 @@ def compare_layers(
         )
     if skipped:
         note += f"; max_layers={max_layers}: compared the first {len(order)} modules, skipped {len(skipped)}"
+    if record.drawn:
+        drawn = ", ".join(f"aten::{op.split('::')[-1]} x{n}" for op, n in sorted(record.drawn.items()))
+        note += f"; the model draws random numbers ({drawn}): every run replays the float64 run's samples"
+    if nondeterministic:
+        note += (
+            f"; {len(nondeterministic)} modules differ between two float64 runs given the same samples "
+            "(randomness outside torch's generator): marked nondeterministic, not judged"
+        )
 
     stats: dict[str, dict[str, _Stats]] = {}
     errors: list[str] = []
@@ -432,10 +461,13 @@ def compare_layers(
 
         dtype = torch.bfloat16 if mode == "bf16" else torch.float32
         precision: MatmulPrecision | None = None if mode == "bf16" else mode
+        replay = NoiseTape("replay", record.tape)
         try:
-            _run(model, inputs, dtype, precision, measure)
+            _run(model, inputs, dtype, precision, measure, replay)
         except Exception as exc:
             errors.append(f"{mode} run failed: {type(exc).__name__}: {exc}")
+        if replay.mismatch:
+            note += f"; {mode}: {replay.mismatch}, so its later samples are its own"
         stats[mode] = found
     reference.clear()
 
@@ -444,7 +476,8 @@ def compare_layers(
     for name in order:
         for mode in modes:
             s = stats[mode].get(name, _Stats(math.inf, math.inf, math.nan, False))  # did not run
-            ok = s.finite and not math.isnan(s.cosine) and s.rel <= bounds[mode]
+            unjudged = name in nondeterministic
+            ok = unjudged or (s.finite and not math.isnan(s.cosine) and s.rel <= bounds[mode])
             rows.append(
                 LayerError(
                     layer=name,
@@ -454,6 +487,7 @@ def compare_layers(
                     cosine=s.cosine,
                     tolerance=bounds[mode],
                     ok=ok,
+                    nondeterministic=unjudged,
                 )
             )
             if not ok and first_by_mode[mode] is None:

@@ -103,6 +103,10 @@ class LayerError(BaseModel):
     cosine: float
     tolerance: float = Field(description="dtype-aware bound on `rel` for this mode")
     ok: bool
+    nondeterministic: bool = Field(
+        default=False,
+        description="differs between two float64 runs with the same samples: not judged (ok stays true)",
+    )
 
 
 class NumericsReport(BaseModel):

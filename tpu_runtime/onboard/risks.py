@@ -41,8 +41,9 @@ _STATIC = "keeps shapes static"
 
 DYNAMIC_SHAPE_OPS: dict[str, str] = {
     "aten::nonzero": "torch.nonzero / torch.where(cond) with one argument / argwhere return one row per "
-    "nonzero element. Keep the mask and use torch.where(mask, x, fill), or a fixed-size "
-    "torch.nonzero_static(x, size=N)",
+    "nonzero element. Keep the mask and use torch.where(mask, x, fill), or take a fixed number N of "
+    "indices, True ones first in order: torch.argsort(mask.to(torch.int8), descending=True, stable=True)"
+    "[..., :N] (torch.nonzero_static has no TorchTPU kernel in torch_tpu 0.2.0)",
     "aten::nonzero_numpy": "torch.nonzero(as_tuple=True) returns one entry per nonzero element. Keep the "
     "mask and use torch.where(mask, x, fill)",
     "aten::_unique": "torch.unique returns as many values as the data holds. Bound it (a fixed vocabulary "
@@ -84,6 +85,18 @@ _SPARSE_EXACT = {
     "col_indices", "ccol_indices", "row_indices", "hspmm", "sspaddmm", "smm", "sparse_resize_",
     "sparse_resize_and_clear_", "sparse_sampled_addmm", "_spsolve", "_spdiags", "is_coalesced",
 }  # fmt: skip
+
+
+def shape_notes(op: str) -> list[str]:
+    """What an op does to shapes or to the host, for `ops show` (empty for ordinary ops)."""
+    from tpu_runtime.onboard.coverage import base_name
+
+    notes = []
+    for table, label in ((DYNAMIC_SHAPE_OPS, "data-dependent output shape"), (HOST_SYNC_OPS, "host sync")):
+        advice = table.get(op) or table.get(f"{op.split('::', 1)[0]}::{base_name(op)}")
+        if advice:
+            notes.append(f"{label}: {advice}")
+    return notes
 
 
 def is_sparse_op(op: str) -> bool:
