@@ -7,6 +7,7 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
+import psutil
 import pytest
 
 os.environ.setdefault("TPU_SKIP_MDS_QUERY", "1")
@@ -29,3 +30,27 @@ def write_model(tmp_path: Path) -> Callable[[str, str], Path]:
         return path
 
     return write
+
+
+@pytest.fixture
+def new_children() -> Callable[[], list[psutil.Process]]:
+    """The live processes this test left behind: children (at any depth) that did not exist when it began.
+
+    Session-wide helpers (the security suite's sshd farm) are children of pytest too; they are not leaks.
+    """
+    me = psutil.Process()
+    before = {p.pid for p in me.children(recursive=True)}
+
+    def alive() -> list[psutil.Process]:
+        left = []
+        for proc in me.children(recursive=True):
+            if proc.pid in before:
+                continue
+            try:
+                if proc.status() != psutil.STATUS_ZOMBIE:
+                    left.append(proc)
+            except psutil.NoSuchProcess:
+                continue
+        return left
+
+    return alive

@@ -3,8 +3,8 @@ failure to run it at all becomes one clear line (KernelToolError), never a trace
 
 from __future__ import annotations
 
-import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
@@ -32,7 +32,9 @@ def test_a_missing_reference_is_named() -> None:
     assert "\n" not in caught.value.message
 
 
-def test_a_hanging_kernel_is_stopped_at_the_time_limit() -> None:
+def test_a_hanging_kernel_is_stopped_at_the_time_limit(
+    new_children: Callable[[], list[psutil.Process]],
+) -> None:
     start = time.monotonic()
     with pytest.raises(KernelToolError) as caught:
         run_kernel_check(KernelCheckRequest(file=KERNELS / "hangs.py", stages=["correctness"], timeout_s=5))
@@ -40,8 +42,7 @@ def test_a_hanging_kernel_is_stopped_at_the_time_limit() -> None:
     assert caught.value.kind == "timeout"
     assert "did not finish within 5 s" in caught.value.message and "stopped" in caught.value.message
     assert elapsed < 30
-    leftovers = [p for p in psutil.Process(os.getpid()).children(recursive=True) if p.is_running()]
-    assert not [p for p in leftovers if p.status() != psutil.STATUS_ZOMBIE]
+    assert not new_children()
 
 
 def test_unknown_file_and_generation_fail_before_any_child() -> None:

@@ -36,6 +36,10 @@ def test_llama_full_run(llama_file: Path) -> None:
     report = run_onboard(OnboardRequest(model_file=llama_file, batch=4, seq=1024, xla="none"))
     assert report.model.hf_architecture == "LlamaForCausalLM" and report.model.is_decoder_lm
     assert report.serving is not None and report.serving.path == "vllm-torchtpu"
+    assert (
+        report.model.input_style == "keyword"
+    )  # get_inputs() returns a dict: the snippet calls model(**inputs)
+    assert "out = model(**inputs)" in report.serving.snippet and "user.get_model()" in report.serving.snippet
     assert report.preflight is not None
     kv = report.preflight.breakdown.kv_cache
     assert kv == 2 * 6 * 2 * 16 * 4 * 1024 * 4  # K and V, 6 layers, 2 KV heads of 16, batch 4, seq 1024, fp32

@@ -223,6 +223,7 @@ def test_hf_config_at_full_size(tmp_path: Path) -> None:
     assert report.numerics is not None and report.numerics.compared_on
     assert "num_hidden_layers 32->2" in report.numerics.compared_on
     assert report.peak_host_memory_bytes < 6 * 2**30
+    assert report.serving is not None and f'from_pretrained("{folder}"' in report.serving.snippet
 
 
 def test_hf_config_errors_are_one_line(tmp_path: Path) -> None:

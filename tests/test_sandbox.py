@@ -131,3 +131,22 @@ def test_child_environment_is_clean(
     )
     result = _probe(path)
     assert result["class_name"] == "M"
+
+
+def test_a_childs_peak_memory_is_its_own_not_its_parents(write_model: Callable[..., Path]) -> None:
+    """ru_maxrss carries the parent's peak across fork and exec; the probe's figure must not."""
+    path = write_model(
+        """
+        import torch
+        def get_model(): return torch.nn.Linear(4, 4)
+        def get_inputs(): return (torch.ones(2, 4),)
+        """
+    )
+    ballast = bytearray(3 << 30)  # the parent (a pytest or MCP server) now holds 3 GiB
+    for offset in range(0, len(ballast), 1 << 12):
+        ballast[offset] = 1
+    try:
+        out = _probe(path)
+    finally:
+        del ballast
+    assert 0 < int(out["peak_rss_bytes"]) < 2 << 30  # type: ignore[call-overload]

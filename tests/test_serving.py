@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import ast
+import os
+import subprocess
+import sys
+import textwrap
 from datetime import date
 from pathlib import Path
 
 import pytest
 import yaml
 
+from tpu_runtime.onboard.loader import load_model
 from tpu_runtime.onboard.report import ModelInfo
 from tpu_runtime.onboard.serving import (
     EAGER_FIRST_RUN,
@@ -129,3 +134,144 @@ def test_catalog_rejects_unknown_status(tmp_path: Path) -> None:
     bad.write_text(yaml.safe_dump(raw), encoding="utf-8")
     with pytest.raises(ValueError):
         load_vllm_catalog(bad)
+
+
+# Each loading convention onboarding accepts, as a user would write it; the snippet must run against it.
+_CONVENTION_FILES: dict[str, tuple[dict[str, str], str | None]] = {
+    "get_model + list inputs": (
+        {
+            "net.py": """
+                import torch
+                def get_model(): return torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU())
+                def get_inputs(): return [torch.randn(2, 8)]
+            """
+        },
+        None,
+    ),
+    "module-level model + dict inputs": (
+        {
+            "tagger.py": """
+                import torch
+                class Tagger(torch.nn.Module):
+                    def __init__(self):
+                        super().__init__()
+                        self.emb = torch.nn.Embedding(50, 8)
+                    def forward(self, input_ids, attention_mask):
+                        return self.emb(input_ids) * attention_mask[..., None]
+                model = Tagger()
+                ids = torch.randint(0, 50, (2, 5))
+                example_inputs = {"input_ids": ids, "attention_mask": torch.ones(2, 5)}
+            """
+        },
+        None,
+    ),
+    "KernelBench file named with a digit": (
+        {
+            "1_Square_matrix_multiplication_.py": """
+                import torch
+                import torch.nn as nn
+                N = 64
+                class Model(nn.Module):
+                    def __init__(self, scale):
+                        super().__init__()
+                        self.scale = scale
+                    def forward(self, a, b):
+                        return torch.matmul(a, b) * self.scale
+                def get_inputs(): return [torch.randn(N, N), torch.randn(N, N)]
+                def get_init_inputs(): return [2.0]
+            """
+        },
+        None,
+    ),
+    "class Model without get_init_inputs, one tensor": (
+        {
+            "relu.py": """
+                import torch
+                class Model(torch.nn.Module):
+                    def forward(self, x): return torch.relu(x)
+                def get_inputs(): return torch.randn(3, 3)
+            """
+        },
+        None,
+    ),
+    "--entry in the model file": (
+        {
+            "app.py": """
+                import torch
+                def build():
+                    return torch.nn.Linear(4, 2), (torch.randn(1, 4),)
+            """
+        },
+        "app:build",
+    ),
+    "--entry in another module": (
+        {
+            "main.py": "import torch\n",
+            "factory.py": """
+                import torch
+                class Builders:
+                    @staticmethod
+                    def small():
+                        return torch.nn.Conv1d(2, 2, 3), [torch.randn(1, 2, 8)]
+            """,
+        },
+        "factory:Builders.small",
+    ),
+}
+
+
+def _on_cpu(snippet: str) -> str:
+    """The snippet as it would run with the TPU swapped for the CPU: same calls, no torch_tpu."""
+    kept = [
+        line.replace('torch.device("tpu")', 'torch.device("cpu")').replace('backend="tpu"', 'backend="eager"')
+        for line in snippet.splitlines()
+        if "import torch_tpu" not in line and "torch.tpu." not in line
+    ]
+    return "\n".join(kept) + "\n"
+
+
+def _run_snippet(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0", "PYTHONPATH": ""}
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("case", list(_CONVENTION_FILES))
+def test_the_snippet_runs_for_every_loading_convention(case: str, tmp_path: Path) -> None:
+    files, entry = _CONVENTION_FILES[case]
+    for name, source in files.items():
+        (tmp_path / name).write_text(textwrap.dedent(source))
+    model_file = tmp_path / next(iter(files))
+    loaded = load_model(model_file, entry)
+    info = _model(file=str(model_file), convention=loaded.convention, input_style=loaded.input_style)
+    snippet = plan_serving(info, missing_ops=[]).snippet
+    assert "get_model()" not in snippet or "get_model" in model_file.read_text()
+    run = _run_snippet(_on_cpu(snippet), tmp_path)
+    assert run.returncode == 0, f"{case}:\n{snippet}\n{run.stderr[-3000:]}"
+    assert run.stdout.strip(), run.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_the_hf_checkpoint_smoke_test_runs(tmp_path: Path) -> None:
+    transformers = pytest.importorskip("transformers")
+    config = transformers.LlamaConfig(
+        vocab_size=128,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+    )
+    checkpoint = tmp_path / "llama-tiny"
+    transformers.LlamaForCausalLM(config).save_pretrained(checkpoint)
+    where = {"file": str(checkpoint / "config.json"), "convention": "--hf-config", "input_style": "keyword"}
+    info = _llama().model_copy(update=where)
+    snippet = plan_serving(info, missing_ops=[]).snippet
+    assert f'from_pretrained("{checkpoint}"' in snippet
+    smoke = snippet.split("# Smoke-test the plain PyTorch model on TorchTPU first:\n", 1)[1]
+    code = "\n".join(line.removeprefix("#").removeprefix(" ") for line in smoke.splitlines())
+    run = _run_snippet(_on_cpu(code), tmp_path)
+    assert run.returncode == 0, f"{code}\n{run.stderr[-3000:]}"
+    assert "CausalLMOutputWithPast" in run.stdout

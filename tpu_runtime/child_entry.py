@@ -20,6 +20,24 @@ def report_progress(stage: str, fraction: float) -> None:
         _progress.flush()
 
 
+def peak_rss_bytes() -> int:
+    """This process's peak resident set since its exec.
+
+    `/proc/self/status` VmHWM restarts at exec; `getrusage`'s ru_maxrss does not (Linux carries the
+    parent's peak across fork and exec), so a child of a large pytest or MCP server would report the
+    parent's size as its own.
+    """
+    status = Path("/proc/self/status")
+    if status.exists():
+        for line in status.read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    import resource  # no procfs (macOS): the best figure the platform has
+
+    scale = 1 if sys.platform == "darwin" else 1024  # macOS reports bytes, Linux kibibytes
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
+
+
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     first = text[0] if text else ""

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from tpu_runtime.onboard.report import Phase, SizePlan
+from tpu_runtime.onboard.report import InputStyle, Phase, SizePlan
 
 
 class RawOp(BaseModel):
@@ -45,6 +45,7 @@ class ModelProbe(BaseModel):
     """What the child process learned by running the user's model; no torch objects, only data."""
 
     convention: str
+    input_style: InputStyle = "positional"
     class_name: str
     parameters: int
     parameter_bytes: int

@@ -17,6 +17,8 @@ from typing import Any
 
 import torch
 
+from tpu_runtime.onboard.report import InputStyle
+
 CONVENTIONS = (
     "get_model() + get_inputs()",
     "model + example_inputs",
@@ -36,6 +38,9 @@ class LoadedModel:
     kwargs: dict[str, Any] = field(default_factory=dict)
     convention: str = ""
     make_inputs: Any = None  # a zero-argument callable that builds fresh inputs, when the file has one
+    input_style: InputStyle = (
+        "positional"  # "positional" (tuple/list), "keyword" (dict) or "single" (one tensor)
+    )
 
 
 def import_user_file(path: Path) -> Any:
@@ -122,4 +127,18 @@ def _finish(model: Any, inputs: Any, convention: str, make_inputs: Any) -> Loade
     if not isinstance(model, torch.nn.Module):
         raise ModelLoadError(f"the model ({convention}) is a {type(model).__name__}, not a torch.nn.Module")
     args, kwargs = split_inputs(inputs)
-    return LoadedModel(model=model, args=args, kwargs=kwargs, convention=convention, make_inputs=make_inputs)
+    style: InputStyle = (
+        "keyword"
+        if isinstance(inputs, dict)
+        else "positional"
+        if isinstance(inputs, list | tuple)
+        else "single"
+    )
+    return LoadedModel(
+        model=model,
+        args=args,
+        kwargs=kwargs,
+        convention=convention,
+        make_inputs=make_inputs,
+        input_style=style,
+    )

@@ -6,7 +6,6 @@ Called through `tpu_runtime.sandbox.run_child("tpu_runtime.onboard.probe:run", p
 
 from __future__ import annotations
 
-import resource
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +13,7 @@ from typing import Any
 
 import torch
 
-from tpu_runtime.child_entry import report_progress
+from tpu_runtime.child_entry import peak_rss_bytes, report_progress
 from tpu_runtime.onboard.capture import Capture, SourceLocator, capture_ops, tensor_leaves
 from tpu_runtime.onboard.capture_types import ActivationProbe, KVGeometry, ModelProbe, RawOp, SizePlan
 from tpu_runtime.onboard.full_size import (
@@ -110,7 +109,9 @@ class _Source:
             finally:
                 torch.set_default_dtype(previous)
             inputs = hf.token_inputs(config, self.batch or 1, hf.default_seq(config, self.seq))
-            return LoadedModel(model=model, args=(), kwargs=inputs, convention="--hf-config")
+            return LoadedModel(
+                model=model, args=(), kwargs=inputs, convention="--hf-config", input_style="keyword"
+            )
         return load_model(self.path, self.entry, patch=patch)
 
     def rebuild(self) -> Any:
@@ -175,6 +176,7 @@ def _run_real(
     )
     probe = ModelProbe(
         convention=loaded.convention,
+        input_style=loaded.input_style,
         class_name=type(model).__name__,
         parameters=stats[0],
         parameter_bytes=_weight_bytes(payload, stats),
@@ -207,7 +209,7 @@ def _run_real(
         xla_notes=xla_notes,
         timings=timings,
     )
-    probe.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    probe.peak_rss_bytes = peak_rss_bytes()
     report_progress("done", 1.0)
     return probe.model_dump(mode="json")
 
@@ -295,6 +297,7 @@ def _run_full_size_fake(
     lm = _decoder_lm(model, behaviour, outputs)
     probe = ModelProbe(
         convention=fake.convention,
+        input_style=fake.input_style,
         class_name=type(model).__name__,
         parameters=stats[0],
         parameter_bytes=_weight_bytes(payload, stats),
@@ -327,7 +330,7 @@ def _run_full_size_fake(
         timings=timings,
         notes=notes,
     )
-    probe.peak_rss_bytes = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    probe.peak_rss_bytes = peak_rss_bytes()
     report_progress("done", 1.0)
     return probe.model_dump(mode="json")
 

@@ -21,6 +21,7 @@ Phase = Literal["forward", "backward"]
 Generation = Literal["v5e", "v5p", "v6e", "tpu7x"]
 GENERATIONS: tuple[Generation, ...] = ("v5e", "v5p", "v6e", "tpu7x")
 PrecisionMode = Literal["default", "high", "highest", "bf16"]
+InputStyle = Literal["positional", "keyword", "single"]
 WeightDtype = Literal["f32", "bf16", "fp16", "fp8", "int8", "int4"]
 KVDtype = Literal["f32", "bf16", "fp16", "fp8", "int8"]
 
@@ -30,6 +31,9 @@ class ModelInfo(BaseModel):
 
     file: str
     convention: str = Field(description="which loading convention matched, e.g. 'get_model+get_inputs'")
+    input_style: InputStyle = Field(
+        default="positional", description="inputs as a tuple/list, a dict of keyword arguments, or one tensor"
+    )
     class_name: str
     parameters: int
     parameter_bytes: int

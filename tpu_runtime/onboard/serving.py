@@ -24,6 +24,7 @@ reading of the names and of the env-var behaviour above, not a documented mappin
 from __future__ import annotations
 
 import functools
+import keyword
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
@@ -161,20 +162,82 @@ def _missing_ops_text(missing_ops: list[str]) -> str:
     return f"{len(missing_ops)} op(s) without a TorchTPU kernel ({shown})"
 
 
-def _torch_snippet(compile_model: bool) -> str:
+def _import_lines(file: str) -> list[str]:
+    """Bind the user's model file to the name `user`, by import when its name allows, else by path."""
+    path = Path(file)
+    if path.stem.isidentifier() and not keyword.iskeyword(path.stem):
+        return [f"import {path.stem} as user  # your model file, {path.name}"]
+    return [
+        "import importlib.util",
+        "",
+        f"# your model file; {path.name} is not an importable module name, so load it by path",
+        f'spec = importlib.util.spec_from_file_location("user_model", "{path.name}")',
+        "user = importlib.util.module_from_spec(spec)",
+        "spec.loader.exec_module(user)",
+    ]
+
+
+def _load_lines(model: ModelInfo) -> list[str]:
+    """How the user's own code builds the model and its inputs, by the convention onboarding used."""
+    convention = model.convention
+    if convention == "--hf-config":
+        folder = Path(model.file).parent if model.file.endswith(".json") else Path(model.file)
+        return [
+            "from transformers import AutoModelForCausalLM",
+            "",
+            "# the checkpoint folder (config.json and weights) that was onboarded",
+            f'model = AutoModelForCausalLM.from_pretrained("{folder}", dtype=torch.bfloat16)',
+            'inputs = {"input_ids": torch.randint(0, model.config.vocab_size, (1, 128))}',
+        ]
+    if convention.startswith("--entry "):
+        where, _, fn = convention.removeprefix("--entry ").strip().partition(":")
+        if where and where != Path(model.file).stem:
+            top = fn.split(".", 1)[0]
+            return [f"from {where} import {top}", "", f"model, inputs = {fn}()  # your entry point"]
+        return [*_import_lines(model.file), "", f"model, inputs = user.{fn}()  # your entry point"]
+    lines = [*_import_lines(model.file), ""]
+    if convention.startswith("model + "):
+        return [*lines, "model, inputs = user.model, user.example_inputs"]
+    if convention.startswith("class Model"):
+        return [
+            *lines,
+            'init = user.get_init_inputs() if hasattr(user, "get_init_inputs") else []',
+            "model = user.Model(**init) if isinstance(init, dict) else user.Model(*init)",
+            "inputs = user.get_inputs()",
+        ]
+    return [*lines, "model, inputs = user.get_model(), user.get_inputs()"]
+
+
+def _call_lines(model: ModelInfo, target: str) -> list[str]:
+    """Move the inputs to the device and call `target` the way the inputs are shaped."""
+    if model.input_style == "keyword":
+        return [
+            "inputs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in inputs.items()}",
+            "with torch.no_grad():",
+            f"    out = {target}(**inputs)",
+        ]
+    if model.input_style == "single":
+        return ["inputs = inputs.to(device)", "with torch.no_grad():", f"    out = {target}(inputs)"]
+    return [
+        "inputs = [t.to(device) if isinstance(t, torch.Tensor) else t for t in inputs]",
+        "with torch.no_grad():",
+        f"    out = {target}(*inputs)",
+    ]
+
+
+def _torch_snippet(model: ModelInfo, compile_model: bool) -> str:
     lines = [
         "import torch",
         "import torch_tpu  # noqa: F401  ('tpu' device and torch.compile backend; torch also autoloads it)",
+        *_load_lines(model),
         "",
         "# First run: synchronous launches, so errors point at the offending line.",
         "torch.tpu.eager_mode = torch.tpu.EagerMode.DEFER_NEVER_AND_LAUNCH_BLOCKING",
         "",
         'device = torch.device("tpu")',
-        "model = get_model().to(device).eval()  # your model",
-        "inputs = [t.to(device) for t in get_inputs()]  # your example inputs",
-        "with torch.no_grad():",
-        "    out = model(*inputs)",
-        "print(out.cpu() if isinstance(out, torch.Tensor) else out)",
+        "model = model.to(device).eval()",
+        *_call_lines(model, "model"),
+        "print(out.cpu() if isinstance(out, torch.Tensor) else type(out).__name__)",
     ]
     if compile_model:
         lines += [
@@ -183,12 +246,12 @@ def _torch_snippet(compile_model: bool) -> str:
             "torch.tpu.eager_mode = torch.tpu.EagerMode.DEFER_NEVER",
             'compiled = torch.compile(model, backend="tpu")',
             "with torch.no_grad():",
-            "    out = compiled(*inputs)",
+            "    out = " + _call_lines(model, "compiled")[-1].strip().removeprefix("out = "),
         ]
     return "\n".join(lines) + "\n"
 
 
-def _vllm_snippet(architecture: str) -> str:
+def _vllm_snippet(architecture: str, model: ModelInfo) -> str:
     return (
         "# On the TPU VM, with vllm and the vllm-torchtpu plugin installed:\n"
         f"# checkpoint directory whose config.json has architectures = ['{architecture}']\n"
@@ -200,7 +263,7 @@ def _vllm_snippet(architecture: str) -> str:
         'print(llm.generate(["Hello"], SamplingParams(max_tokens=32))[0].outputs[0].text)\n'
         "\n"
         "# Smoke-test the plain PyTorch model on TorchTPU first:\n"
-        + "\n".join(f"# {line}" if line else "#" for line in _torch_snippet(False).splitlines())
+        + "\n".join(f"# {line}" if line else "#" for line in _torch_snippet(model, False).splitlines())
         + "\n"
     )
 
@@ -238,7 +301,7 @@ def plan_serving(model: ModelInfo, missing_ops: list[str]) -> ServingPlan:
                 "if your code differs from the upstream architecture: check the smoke test first."
             )
         path: Literal["vllm-torchtpu", "torch-compile"] = "vllm-torchtpu"
-        snippet = _vllm_snippet(arch.name)
+        snippet = _vllm_snippet(arch.name, model)
         sources += arch.sources()
         if catalog.stack_source:
             sources.append(catalog.stack_source)
@@ -255,7 +318,7 @@ def plan_serving(model: ModelInfo, missing_ops: list[str]) -> ServingPlan:
         if missing:
             reason += f" Before compiling, replace or fix what is missing: {missing}."
         path = "torch-compile"
-        snippet = _torch_snippet(True)
+        snippet = _torch_snippet(model, True)
         sources.append(TORCH_COMPILE_DOCS)
     sources += [TORCHTPU_BLOG, TORCHTPU_BLOG_SUMMARY]
     if model.is_decoder_lm:

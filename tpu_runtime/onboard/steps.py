@@ -216,6 +216,7 @@ def model_info(ctx: OnboardContext) -> ModelInfo:
     return ModelInfo(
         file=str(ctx.request.source_path),
         convention=probe.convention,
+        input_style=probe.input_style,
         class_name=probe.class_name,
         parameters=probe.parameters,
         parameter_bytes=probe.parameter_bytes,
