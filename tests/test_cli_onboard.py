@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable
@@ -198,3 +199,70 @@ def test_xla_memory_beside_the_estimate(write_model: Callable[..., Path]) -> Non
     for generation in ("v5e", "v5p", "v6e", "tpu7x"):
         assert fits[generation]["xla_bytes"] >= weights + 512 * 64 * 4  # weights and the batch-512 input
     assert "compile-only topology" in report["preflight"]["xla_note"]
+
+
+def _cli_home(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """The CLI with a fresh tpu-agent home (an empty targets file)."""
+    env = {**os.environ, "TPU_AGENT_HOME": str(tmp_path / "home"), "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
+    return subprocess.run(
+        [sys.executable, "-m", "tpu_runtime.cli.app", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+        env=env,
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("onboard", str(EXAMPLE), "--target", "nope"),
+        ("kernel", "check", str(REPO / "tests" / "data" / "kernels" / "axpy.py"), "--target", "nope"),
+        (
+            "kernel",
+            "tune",
+            str(REPO / "tests" / "data" / "kernels" / "axpy.py"),
+            "--budget",
+            "2",
+            "--target",
+            "nope",
+        ),
+        ("run", "--target", "nope", "--", "true"),
+        ("targets", "check", "nope"),
+        ("capture-profile", "--target", "nope", str(EXAMPLE)),
+    ],
+    ids=["onboard", "kernel-check", "kernel-tune", "run", "targets-check", "capture-profile"],
+)
+def test_an_unknown_target_is_one_line_and_exit_2_everywhere(tmp_path: Path, args: tuple[str, ...]) -> None:
+    done = _cli_home(tmp_path, *args)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "no target named 'nope'" in lines[0], done.stderr
+    assert done.stdout == ""  # nothing ran: no report, no partial output
+
+
+def test_a_folder_is_explained(tmp_path: Path) -> None:
+    checkpoint = tmp_path / "ckpt"
+    checkpoint.mkdir()
+    (checkpoint / "config.json").write_text("{}")
+    done = _cli_home(tmp_path, "onboard", str(checkpoint))
+    assert done.returncode == 2
+    assert "is a folder" in done.stderr and f"--hf-config {checkpoint}" in done.stderr
+    plain = _cli_home(tmp_path, "onboard", str(tmp_path / "home").rsplit("/", 1)[0])
+    assert plain.returncode == 2 and "give the model's .py file" in plain.stderr
+
+
+def test_piped_output_is_not_folded_at_80_columns(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    done = subprocess.run(
+        [sys.executable, "-m", "tpu_runtime.cli.app", "ops", "show", "aten::nonzero"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    longest = max(len(line) for line in done.stdout.splitlines())
+    assert longest > 100  # a sentence stays on its line instead of folding at 80 columns

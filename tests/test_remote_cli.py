@@ -17,6 +17,7 @@ from tests.remote_support.person import PASSPHRASE, make_key
 from tests.remote_support.pty_person import PtySession
 from tpu_runtime.cli.app import app
 from tpu_runtime.remote.engine import RemoteEngine
+from tpu_runtime.remote.targets import TARGETS_EXAMPLE
 
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBn2c7b0GJ0lzgaFfR9Ti6kC4iyHBnzvYvX2m5n5k2rx"
 
@@ -52,6 +53,20 @@ def test_targets_list_and_show(home: Path) -> None:
     ]
     code, _, err = _invoke("targets", "show", "nope")
     assert code == 2 and "no target named 'nope'" in err and "known: lab" in err
+
+
+def test_the_documented_targets_file_loads_and_is_in_the_help(home: Path) -> None:
+    """`targets --help` and the README show the same example, and it is a valid targets file."""
+    (home / "targets.yaml").write_text(TARGETS_EXAMPLE)
+    code, out, _ = _invoke("targets", "list", "--json")
+    kinds = {name: entry["kind"] for name, entry in json.loads(out).items()}
+    assert code == 0 and kinds == {"my-v6e": "tpu-vm", "my-qr": "tpu-vm", "lab": "hosts", "cluster": "gke"}
+    assert json.loads(out)["my-qr"]["queued_resource"] == "my-queued-resource"
+    code, out, _ = _invoke("targets", "--help")
+    assert code == 0 and all(f"kind: {kind}" in out for kind in ("tpu-vm", "hosts", "gke"))
+    assert "queued_resource:" in out
+    readme = (REPO / "README.md").read_text()
+    assert TARGETS_EXAMPLE.strip() in readme
 
 
 def test_bad_targets_file_gives_one_line(home: Path) -> None:

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from tpu_runtime import __version__
+from tpu_runtime.cli.consoles import make_console
 
 app = typer.Typer(
     name="tpu-agent",
@@ -26,8 +26,8 @@ ops_app = typer.Typer(
 )
 app.add_typer(ops_app, name="ops")
 
-out = Console()
-err = Console(stderr=True)
+out = make_console()
+err = make_console(stderr=True)
 
 
 class ShrinkChoice(StrEnum):
@@ -109,10 +109,18 @@ def onboard(
     """
     from tpu_runtime.cli.approval_prompt import tty_approver
     from tpu_runtime.onboard.job import OnboardRequest, run_onboard
+    from tpu_runtime.remote.targets import TargetError
     from tpu_runtime.sandbox import ChildFailure
 
     if (model_file is None) == (hf_config is None):
         raise _fail("give a model file or --hf-config PATH (one of them)", 2)
+    if model_file is not None and model_file.is_dir():
+        hint = (
+            f"it holds config.json: onboard the architecture with --hf-config {model_file}"
+            if (model_file / "config.json").is_file()
+            else "give the model's .py file (or --hf-config for a folder with config.json)"
+        )
+        raise _fail(f"{model_file} is a folder; {hint}", 2)
     if model_file is not None and not model_file.is_file():
         raise _fail(f"no such file: {model_file}", 2)
     if hf_config is not None and not hf_config.exists():
@@ -141,6 +149,8 @@ def onboard(
         if debug and failure.detail:
             err.print(failure.detail, markup=False, highlight=False)
         raise _fail(failure.message + ("" if debug else " (--debug shows the traceback)")) from None
+    except TargetError as exc:
+        raise _fail(f"--target: {exc}", 2) from None
     if as_json:
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     else:

@@ -17,7 +17,8 @@ import termios
 from typing import TYPE_CHECKING, Protocol
 
 import typer
-from rich.console import Console
+
+from tpu_runtime.cli.consoles import make_console
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = ["on_terminal", "read_passphrase", "tty_approver", "unlock_key"]
 
-err = Console(stderr=True, highlight=False)
+err = make_console(stderr=True, highlight=False)
 
 
 class PausableProgress(Protocol):

@@ -17,13 +17,14 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.text import Text
+
+from tpu_runtime.cli.consoles import make_console
 
 __all__ = ["capture_profile", "diagnose"]
 
-out = Console()
-err = Console(stderr=True)
+out = make_console()
+err = make_console(stderr=True)
 
 
 class CaptureFramework(StrEnum):

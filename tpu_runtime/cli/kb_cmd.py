@@ -12,9 +12,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+from tpu_runtime.cli.consoles import make_console
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -26,8 +27,8 @@ kb_app = typer.Typer(
     help="The knowledge index behind `tpu-agent ask`: build it, check it, add your own docs folder.",
     no_args_is_help=True,
 )
-out = Console()
-err = Console(stderr=True)
+out = make_console()
+err = make_console(stderr=True)
 
 
 def _fail(message: str, code: int = 1) -> typer.Exit:

@@ -16,6 +16,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from tpu_runtime.cli.consoles import make_console
+
 if TYPE_CHECKING:
     from tpu_runtime.kernels.report import KernelCheckReport, TuneReport
 
@@ -25,8 +27,8 @@ kernel_app = typer.Typer(
     no_args_is_help=True,
 )
 
-out = Console()
-err = Console(stderr=True)
+out = make_console()
+err = make_console(stderr=True)
 
 _VERDICT_STYLE = {
     "pass": "green",

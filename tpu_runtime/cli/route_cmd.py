@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 
 import typer
-from rich.console import Console
+
+from tpu_runtime.cli.consoles import make_console
 
 if TYPE_CHECKING:
     from mcp.client import ClientRequestContext
@@ -28,8 +29,8 @@ if TYPE_CHECKING:
     from tpu_runtime.llm_agent import LlmAgent, LlmAnswer
     from tpu_runtime.router import RouteAnalysis
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+out = make_console(highlight=False)
+err = make_console(stderr=True, highlight=False)
 
 EXIT_BAD_INPUT = 2
 QUIT_WORDS = frozenset({"exit", "quit", ":q"})

@@ -23,14 +23,17 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from tpu_runtime.cli.consoles import make_console
+from tpu_runtime.remote.targets import TARGETS_EXAMPLE
+
 if TYPE_CHECKING:
     from tpu_runtime.remote.approvals import Approval, RunRequest
     from tpu_runtime.remote.approver import UnlockedApprover
     from tpu_runtime.remote.engine import RemoteEngine
     from tpu_runtime.remote.report import RunResult
 
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+out = make_console(highlight=False)
+err = make_console(stderr=True, highlight=False)
 
 EXIT_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -38,7 +41,10 @@ EXIT_PENDING = 3  # the request waits for the person's approval
 EXIT_DENIED = 4
 
 targets_app = typer.Typer(
-    help="Where commands may run: TPU VMs, SSH hosts, GKE clusters.", no_args_is_help=True
+    help="Where commands may run: TPU VMs, SSH hosts, GKE clusters. They live in targets.yaml in your "
+    "tpu-agent folder (~/.config/tpu-agent, or $TPU_AGENT_HOME), written by you.",
+    epilog="An example targets.yaml, one entry of each kind:\n\n\b\n" + TARGETS_EXAMPLE,
+    no_args_is_help=True,
 )
 approvals_app = typer.Typer(help="Run requests waiting for your decision.", no_args_is_help=True)
 audit_app = typer.Typer(

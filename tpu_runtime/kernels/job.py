@@ -34,6 +34,16 @@ class KernelToolError(Exception):
         self.kind = kind
 
 
+def require_timing_target(name: str) -> None:
+    """A timing target that is not in the person's targets file ends the job before it starts."""
+    from tpu_runtime.remote.targets import TargetError, require_target
+
+    try:
+        require_target(name)
+    except TargetError as exc:
+        raise KernelToolError(str(exc)) from None
+
+
 class KernelCheckRequest(BaseModel):
     file: Path
     params: dict[str, Any] = {}
@@ -123,6 +133,8 @@ def run_kernel_check(
     path = request.file.expanduser().resolve()
     if not path.is_file():
         raise KernelToolError(f"no such kernel file: {request.file}")
+    if request.timing.target:
+        require_timing_target(request.timing.target)
     generations = canonical_generations(request.generations) if "compile" in request.stages else []
     payload = request.model_dump(mode="json")
     payload.pop("timeout_s")

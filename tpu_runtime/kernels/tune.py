@@ -41,6 +41,7 @@ from tpu_runtime.kernels.job import (
     ProgressFn,
     canonical_generations,
     describe_kernel,
+    require_timing_target,
     run_in_child,
 )
 from tpu_runtime.kernels.remote_timing import TimingOptions
@@ -383,6 +384,8 @@ def run_kernel_tune(
     file = request.file.expanduser().resolve()
     if not file.is_file():
         raise KernelToolError(f"no such kernel file: {request.file}")
+    if request.timing.target:
+        require_timing_target(request.timing.target)
     notify = progress or (lambda step, message, fraction: None)
     named, existed = _resume_named_run(request, file)
     if named is None:

@@ -105,8 +105,14 @@ def run_onboard(
 
     With `request.target`, the device numerics step files a run request; `approver` (a front end's
     prompt) lets the person decide on it now, otherwise it waits for `tpu-agent approvals approve`.
+    Raises `TargetError` before anything runs when the target is not in the person's targets file.
     """
     from tpu_runtime.onboard.steps import build_report
+
+    if request.target:
+        from tpu_runtime.remote.targets import require_target
+
+        require_target(request.target)
 
     context = run_workflow("onboard", OnboardContext(request=request, approver=approver), progress)
     return build_report(context)
