@@ -88,7 +88,7 @@ which overwrites it."""
 
 CHECK_DESCRIPTION = """\
 Check a Pallas TPU kernel module stage by stage, on CPU, without a TPU. Read-only: the module runs in \
-a sandboxed child process, stopped after timeout_s seconds.
+a child process (clean environment, no network, memory limit), stopped after timeout_s seconds.
 
 Stages (`stages` picks a subset; each is reported): correctness (TPU interpret mode with race \
 detection, SHAPES x DTYPES plus a held-out shape, fresh random inputs, poisoned outputs so unwritten \

@@ -48,7 +48,9 @@ ENTRY_PATTERN = r"^([A-Za-z_][\w.]*)?:[A-Za-z_][\w.]*$"
 
 INSTRUCTIONS = (
     "Onboarding PyTorch models onto Google Cloud TPUs with TorchTPU, before any TPU time is spent. "
-    "onboard_model(model_file) runs the model on CPU in a sandbox and returns which ATen ops TorchTPU "
+    "onboard_model(model_file) runs the model on CPU in a child process (time and memory limits, clean "
+    "environment, no network; it runs as the user and can read their files) and returns which ATen ops "
+    "TorchTPU "
     "lacks (with replacement code), recompile and host-sync risks, per-layer numerics against a float64 "
     "CPU reference, HBM fit per TPU generation and a serving path; op_status(op) looks up one op. "
     "Quote numbers only from these results; say 'registered in torch_tpu', never 'verified'. "
@@ -56,7 +58,8 @@ INSTRUCTIONS = (
 )
 
 ONBOARD_DESCRIPTION = """\
-Run a PyTorch model file on CPU in a sandboxed child process and report what it takes to run it on \
+Run a PyTorch model file on CPU in a child process (time and memory limits, clean environment, no \
+network; it runs as the user and can read their files) and report what it takes to run it on \
 Cloud TPUs with TorchTPU. Nothing runs on a TPU and nothing is written.
 
 Returns an OnboardReport (JSON): `ops` (every ATen op run forward and backward, the file:line and \

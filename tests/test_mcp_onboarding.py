@@ -120,7 +120,7 @@ async def test_prompt_is_the_playbook() -> None:
         prompt = await client.get_prompt("onboard", {"model_file": "my_model.py"})
     text = prompt.messages[0].content.text  # type: ignore[union-attr]
     assert "my_model.py" in text
-    assert "1. Run the model on CPU in a sandboxed child process" in text
+    assert "1. Run the model on CPU in a child process (time and memory limits, clean environment" in text
     assert "Proves: which ops are registered in torch_tpu" in text
     assert "Gate: runs only after the person approves" in text
 
@@ -192,7 +192,7 @@ async def test_onboard_failure_then_success_with_progress_and_report_resource(
         values = [p for p, _, _ in events]
         assert len(values) >= 3 and values == sorted(set(values))
         assert all(total == 6 for _, total, _ in events) and values[-1] == 6
-        assert "sandboxed child process" in (events[0][2] or "")
+        assert "child process (time and memory limits" in (events[0][2] or "")
 
         # the report id travels beside the report: _meta and a resource link
         assert result.meta is not None

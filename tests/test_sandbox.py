@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import socket
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tpu_runtime.sandbox import ChildFailure, Limits, run_child
+from tpu_runtime.sandbox import ChildFailure, Limits, describe_isolation, run_child
 
 PROBE = "tpu_runtime.onboard.probe:run"
 FAST = {"numerics": False, "fake_tpu": False}
@@ -150,3 +151,40 @@ def test_a_childs_peak_memory_is_its_own_not_its_parents(write_model: Callable[.
     finally:
         del ballast
     assert 0 < int(out["peak_rss_bytes"]) < 2 << 30  # type: ignore[call-overload]
+
+
+def test_the_models_code_cannot_reach_a_server_the_parent_can(write_model: Callable[..., Path]) -> None:
+    """The child has a network namespace of its own: a listener on loopback here is out of its reach."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        port = server.getsockname()[1]
+        socket.create_connection(("127.0.0.1", port), timeout=5).close()  # the parent reaches it
+        path = write_model(
+            f"""
+            import socket, torch
+            def get_model():
+                socket.create_connection(("127.0.0.1", {port}), timeout=5)
+                return torch.nn.Linear(2, 2)
+            def get_inputs(): return (torch.ones(1, 2),)
+            """
+        )
+        with pytest.raises(ChildFailure) as failure:
+            _probe(path)
+    assert "OSError" in failure.value.message or "unreachable" in failure.value.message.lower()
+
+
+def test_the_isolation_is_described_as_it_was(write_model: Callable[..., Path]) -> None:
+    path = write_model(
+        """
+        import torch
+        def get_model(): return torch.nn.Linear(2, 2)
+        def get_inputs(): return (torch.ones(1, 2),)
+        """
+    )
+    out = run_child(PROBE, {"model_file": str(path), **FAST}, Limits(timeout_s=60, memory_bytes=3 << 30))
+    network = out["_child"]["network"]
+    assert network.startswith("no network"), network
+    text = describe_isolation(Limits(timeout_s=60, memory_bytes=3 << 30), network)
+    assert "60 s" in text and "3.0 GiB" in text and "no network" in text and "sandbox" not in text
+    assert "read and write the files your user can" in text  # no claim beyond what holds

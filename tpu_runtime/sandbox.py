@@ -71,6 +71,17 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def describe_isolation(limits: Limits, network: str) -> str:
+    """What the child could and could not do, in words a person can check; no claim beyond these."""
+    kept = ", ".join(k for k in PASSTHROUGH_ENV if k in os.environ)
+    return (
+        f"your code ran as you in a child process of its own: stopped after {limits.timeout_s:.0f} s or "
+        f"{limits.memory_limit() / 2**30:.1f} GiB of memory; a clean environment (only {kept} and "
+        f"tpu-agent's own switches: no tokens or credentials); {network or 'network not cut'}. It could "
+        "read and write the files your user can."
+    )
+
+
 def _tree_rss(proc: psutil.Process) -> int:
     total = 0
     for p in [proc, *proc.children(recursive=True)]:
@@ -161,7 +172,7 @@ def run_child(
                 answer.get("kind", "raised"), answer["message"], answer.get("detail", "") or tail
             )
         out: dict[str, Any] = answer["result"]
-        out.setdefault("_child", {})["peak_rss_bytes"] = peak
+        out.setdefault("_child", {}).update(peak_rss_bytes=peak, network=answer.get("network", ""))
         return out
 
 

@@ -301,6 +301,8 @@ def _notes(report: OnboardReport) -> list[str]:
     if report.timings:
         spent = ", ".join(f"{_text(k)} {v:.1f} s" for k, v in report.timings.items())
         out += ["", f"_Timings: {spent}_"]
+    if report.isolation:
+        out += ["", f"_Isolation: {_text(report.isolation)}_"]
     return out
 
 

@@ -269,7 +269,7 @@ def _serving(report: OnboardReport, console: Console) -> None:
 
 
 def _notes(report: OnboardReport, console: Console, top: int) -> None:
-    if not report.notes and not report.timings:
+    if not report.notes and not report.timings and not report.isolation:
         return
     console.rule("notes", align="left")
     for note in report.notes[:top]:
@@ -278,6 +278,8 @@ def _notes(report: OnboardReport, console: Console, top: int) -> None:
     if report.timings:
         spent = ", ".join(f"{k} {v:.1f}s" for k, v in report.timings.items())
         console.print(Text(f"timings: {spent}", style="dim"))
+    if report.isolation:
+        console.print(Text(f"isolation: {report.isolation}", style="dim"))
 
 
 def render_onboard_terminal(report: OnboardReport, console: Console, top: int = 15) -> None:

@@ -96,6 +96,7 @@ class OnboardContext:
     model_info: ModelInfo | None = None
     notes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
+    isolation: str = ""
 
 
 def run_onboard(

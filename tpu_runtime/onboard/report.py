@@ -200,12 +200,16 @@ class OnboardReport(BaseModel):
     preflight: Preflight | None
     serving: ServingPlan | None
     timings: dict[str, float] = Field(
-        default={}, description="seconds per step; 'child.*' inside the sandbox"
+        default={}, description="seconds per step; 'child.*' inside the child process that ran the model"
     )
     size: SizePlan | None = Field(
         default=None, description="how the model was run at a size this machine holds (full size, copies)"
     )
     peak_host_memory_bytes: int = Field(
-        default=0, description="peak resident memory of the sandboxed model run"
+        default=0, description="peak resident memory of the child process that ran the model"
+    )
+    isolation: str = Field(
+        default="",
+        description="exactly how the model's code was kept apart from this machine, and what it could reach",
     )
     notes: list[str] = []

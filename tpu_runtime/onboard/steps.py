@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from tpu_runtime.onboard.capture_types import ModelProbe, RawOp
 from tpu_runtime.onboard.job import KV_DTYPE_BYTES, OnboardContext
 from tpu_runtime.onboard.report import ModelInfo, OnboardReport, OpUse
-from tpu_runtime.sandbox import Limits, run_child
+from tpu_runtime.sandbox import Limits, describe_isolation, run_child
 from tpu_runtime.workflow import ProgressFn, Step
 
 if TYPE_CHECKING:
@@ -42,7 +42,8 @@ def probe(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
         cwd=req.source_dir,
         on_progress=lambda stage, fraction: progress(step.id, stage, fraction),
     )
-    result.pop("_child", None)
+    child = result.pop("_child", {})
+    ctx.isolation = describe_isolation(limits, str(child.get("network", "")))
     ctx.probe = ModelProbe.model_validate(result)
     if ctx.probe.shrink_note:
         ctx.notes.append(ctx.probe.shrink_note)
@@ -253,5 +254,6 @@ def build_report(ctx: OnboardContext) -> OnboardReport:
         timings=timings,
         size=probe.size,
         peak_host_memory_bytes=probe.peak_rss_bytes,
+        isolation=ctx.isolation,
         notes=ctx.notes,
     )
