@@ -27,6 +27,11 @@ def safe_defaults(tpu_vm: bool) -> dict[str, str]:
     return defaults
 
 
+#: What `apply_safe_defaults` set in this process's own environment, so `tpu-agent doctor` can tell
+#: the person's environment (which their other programs see) from the defaults tpu-agent added.
+APPLIED: dict[str, str] = {}
+
+
 def apply_safe_defaults(environ: MutableMapping[str, str] | None = None) -> dict[str, str]:
     """Set each default the user has not set; return what was set."""
     env = os.environ if environ is None else environ
@@ -35,4 +40,11 @@ def apply_safe_defaults(environ: MutableMapping[str, str] | None = None) -> dict
         if key not in env:
             env[key] = value
             applied[key] = value
+    if environ is None:
+        APPLIED.update(applied)
     return applied
+
+
+def users_environment() -> dict[str, str]:
+    """This process's environment as the person set it, without the defaults tpu-agent applied."""
+    return {k: v for k, v in os.environ.items() if not (k in APPLIED and APPLIED[k] == v)}

@@ -254,6 +254,34 @@ def ops_show(
 
 
 @app.command()
+def doctor(as_json: Annotated[bool, typer.Option("--json", help="print the checks as JSON")] = False) -> None:
+    """Check this machine for the hazards that make TPU tooling hang or crawl; exit 1 on a problem.
+
+    Example: tpu-agent doctor   (then paste the export lines it prints into your shell profile)
+    """
+    from rich.table import Table
+    from rich.text import Text
+
+    from tpu_runtime.doctor import run_doctor
+
+    report = run_doctor()
+    if as_json:
+        sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+    else:
+        style = {"ok": "green", "warn": "yellow", "problem": "bold red", "info": "cyan"}
+        table = Table("check", "", "what was found", "what to do", box=None, pad_edge=False)
+        for c in report.checks:
+            table.add_row(c.name, Text(c.status, style=style[c.status]), Text(c.detail), Text(c.fix))
+        out.print(table)
+        if report.exports:
+            out.print("\nFor this machine, in your shell profile:")
+            for line in report.exports:
+                out.print(f"  {line}", markup=False, highlight=False)
+    if report.problems:
+        raise typer.Exit(1)
+
+
+@app.command()
 def serve(
     name: Annotated[
         str,
