@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+import typing
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import torch
 
+from tests.conftest import REPO
 from tpu_runtime.onboard.loader import CONVENTIONS, ModelLoadError, load_model
 
 
@@ -108,3 +111,22 @@ def test_sibling_imports_work(write_model: Callable[..., Path]) -> None:
     )
     loaded = load_model(path)
     assert loaded.model(*loaded.args).tolist() == [1.0, 1.0]
+
+
+def test_the_loader_stands_alone_for_the_tpu_vm() -> None:
+    """loader.py is uploaded by itself for the device check: it may import torch, never tpu_runtime."""
+    source = (REPO / "tpu_runtime" / "onboard" / "loader.py").read_text()
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    } | {
+        (node.module or "").split(".")[0]
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and node.level == 0
+    }
+    assert "tpu_runtime" not in imported, imported
+    from tpu_runtime.onboard import loader, report
+
+    assert typing.get_args(loader.InputStyle) == typing.get_args(report.InputStyle)

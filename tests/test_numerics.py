@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import os
-import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -401,7 +400,7 @@ def test_tuple_dict_and_model_output_structures() -> None:
     assert row(report, ROOT_NAME, "default").max_abs >= row(report, "head", "default").max_abs
 
 
-def test_gpt2_tiny_all_modes_fast() -> None:
+def test_gpt2_tiny_all_modes() -> None:
     transformers = pytest.importorskip("transformers")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     config = transformers.GPT2Config(n_layer=2, n_embd=64, n_head=4, vocab_size=128, n_positions=64)
@@ -413,10 +412,7 @@ def test_gpt2_tiny_all_modes_fast() -> None:
     assert mode.emulated["aten._scaled_dot_product_flash_attention_for_cpu.default"] == 2
     assert mode.emulated["aten.addmm.default"] >= 8
 
-    start = time.perf_counter()
-    report = compare_layers(model, {"input_ids": ids}, ALL_MODES)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 2.0, elapsed
+    report = compare_layers(model, {"input_ids": ids}, ALL_MODES)  # its speed: benchmarks/onboard.py
 
     assert report.error is None
     names = layers(report)

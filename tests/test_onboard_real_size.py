@@ -19,6 +19,7 @@ from tpu_runtime.onboard.full_size import build_fake, fake_mode, forward_flops, 
 from tpu_runtime.onboard.job import OnboardRequest, run_onboard
 from tpu_runtime.onboard.loader import LoadedModel
 from tpu_runtime.onboard.preflight import KVCacheGeometry, kv_cache_bytes
+from tpu_runtime.onboard.small_copy import Budget
 
 CONFIGS = Path(__file__).parent / "data" / "hf_configs"
 INDEX = yaml.safe_load((CONFIGS / "index.yaml").read_text())["configs"]
@@ -181,6 +182,40 @@ def test_kernelbench_inputs_larger_than_memory_onboard(kernelbench_file: Callabl
     assert report.numerics is not None and report.numerics.rows
     assert report.numerics.compared_on == size.numerics_model
     assert report.peak_host_memory_bytes < 2 * 2**30
+
+
+WIDE_SOFTMAX = """
+import torch
+import torch.nn as nn
+
+class Model(nn.Module):
+    def forward(self, x):
+        return torch.softmax(x, dim=1)
+
+batch_size = 4096
+dim = 393216
+
+def get_inputs():
+    return [torch.rand(batch_size, dim)]
+
+def get_init_inputs():
+    return []
+"""
+
+
+@pytest.mark.slow
+def test_work_without_flops_still_shrinks_until_numerics_is_cheap(
+    kernelbench_file: Callable[[str], Path],
+) -> None:
+    """A softmax over 6 GiB counts no FLOPs; its copy must still be small, not the first one under 512 MiB."""
+    path = kernelbench_file(WIDE_SOFTMAX)
+    report = run_onboard(OnboardRequest(model_file=path, fake_tpu=False, xla="none"))
+    size = report.size
+    assert size is not None and size.full_size == "fake tensors" and size.input_bytes == 4096 * 393216 * 4
+    (shape,) = size.numerics_input_shapes
+    rows, cols = (int(n) for n in shape.split(")")[0].strip("(").split(","))
+    assert rows * cols * 4 <= Budget(memory_bytes=1 << 30).copy_input_bytes
+    assert report.numerics is not None and report.numerics.rows
 
 
 @pytest.mark.slow

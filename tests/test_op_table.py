@@ -272,9 +272,8 @@ def test_generated_table_agrees_with_snapshot(generated: tuple[OpTable, float], 
 
 @pytest.mark.needs_torch_tpu
 @needs_torch_tpu
-def test_generation_is_fast(generated: tuple[OpTable, float]) -> None:
-    table, seconds = generated
-    assert seconds < 10, f"importing torch_tpu and reading the table took {seconds} s"
+def test_generation_reads_the_whole_dispatcher_table(generated: tuple[OpTable, float]) -> None:
+    table, _ = generated  # how long it takes is a benchmark figure, not a test (it varies with load)
     assert len(table.ops) > 3000
 
 

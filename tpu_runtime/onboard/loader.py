@@ -1,6 +1,8 @@
 """Find the model and its example inputs in a user's file, by the conventions people already use.
 
 Runs inside the child process (`tpu_runtime.sandbox`): importing the user's file executes their code.
+It is also uploaded on its own to the TPU VM for the device numerics check (`device_check.py`), where
+tpu_runtime is not installed: this module imports nothing of tpu_runtime.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Literal
 
 import torch
 
-from tpu_runtime.onboard.report import InputStyle
+#: How the example inputs are shaped; the same literal as `tpu_runtime.onboard.report.InputStyle`.
+InputStyle = Literal["positional", "keyword", "single"]
 
 CONVENTIONS = (
     "get_model() + get_inputs()",

@@ -37,15 +37,27 @@ class Budget:
 
     memory_bytes: int
     real_flops: float = 5e10  # one forward above this runs the whole job for minutes on 2 cores
+    real_input_bytes: int = 256 << 20  # element-wise work on more input than this takes minutes too
     copy_flops: float = 5e9
     copy_bytes: int = 512 << 20
+    #: Inputs of the copy: element-wise work (softmax, norms, reductions) counts no FLOPs, yet numerics
+    #: runs it in float64 and in every precision mode; 384 MiB of softmax input took over two minutes.
+    copy_input_bytes: int = 64 << 20
 
     def fits_real(self, m: Measure) -> bool:
         """Whether the model at full size can run for real: capture, float64 reference and four modes."""
-        return m.real_run_bytes() <= 0.6 * self.memory_bytes and (m.flops or 0) <= self.real_flops
+        return (
+            m.real_run_bytes() <= 0.6 * self.memory_bytes
+            and m.input_bytes <= self.real_input_bytes
+            and (m.flops or 0) <= self.real_flops
+        )
 
     def fits_copy(self, m: Measure) -> bool:
-        return m.weight_bytes + m.input_bytes <= self.copy_bytes and (m.flops or 0) <= self.copy_flops
+        return (
+            m.weight_bytes + m.input_bytes <= self.copy_bytes
+            and m.input_bytes <= self.copy_input_bytes
+            and (m.flops or 0) <= self.copy_flops
+        )
 
 
 @dataclass(frozen=True)
