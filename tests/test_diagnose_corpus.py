@@ -190,7 +190,7 @@ def test_text_without_errors_is_read_by_diagnose_and_not_routed_to_it(tmp_path: 
 
 
 def test_the_category_paragraph_never_counts_as_the_remedy() -> None:
-    """A fix must be chosen for the log (a sub-rule); the paragraph that prints for every log does not count."""
+    """A fix must be chosen for the log (a sub-rule); the paragraph printed for every log does not count."""
     crash = diagnose_log("Ran out of memory in memory space hbm\n", "-")
     assert crash.category == "hbm_oom" and crash.evidence.fix_rule == "hbm_oom"
     assert "batch" in crash.fix  # the paragraph names the remedy ...

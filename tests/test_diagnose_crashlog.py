@@ -182,7 +182,7 @@ FAMILY_FORMS = [
         "runtime_init_failure/tensorflow_no_tpu_name",
     ),
     (
-        "  File \"train.py\", line 3, in step\nIndexError: index out of range in self\n",
+        '  File "train.py", line 3, in step\nIndexError: index out of range in self\n',
         "shape_dtype_error",
         "shape_dtype_error/embedding_index_out_of_range",
     ),
