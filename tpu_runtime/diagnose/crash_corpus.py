@@ -117,9 +117,7 @@ def score_file(name: str, entry: CorpusEntry, crash: CrashDiagnosis | None) -> S
         split=entry_split(name, entry),
         expected=entry.category,
         got=got,
-        remedy_ok=got == entry.category
-        and fits_the_log(fix_rule)
-        and remedy_matches(fix, entry.remedy_keys),
+        remedy_ok=got == entry.category and fits_the_log(fix_rule) and remedy_matches(fix, entry.remedy_keys),
         fix_rule=fix_rule,
     )
 
