@@ -3,10 +3,13 @@
 Run by hand: `python benchmarks/diagnose_corpus.py [--show] [--split dev|held_back|both]`. Each file of
 tests/data/crash_logs/real/ goes through `tpu-agent diagnose` as a user's file would (content detection,
 then the crash rules); a file is right when its category is the one in index.yaml, and its remedy is
-right when, in addition, the fix names one of the entry's `remedy_keys` (the flag, variable, API or
-layout change the thread settled on). The split (crash_corpus.split_of, a hash of the file name) was fixed
-before the rules were written: rules are written against `dev`; `held_back` is only scored. `--show`
-prints each dev file's verdict (held-back files are never listed one by one unless --show-held-back).
+right when, in addition, the fix was chosen for this log by a sub-rule (not the category's paragraph,
+which prints for every log of the category) and names one of the entry's `remedy_keys` (the flag,
+variable, API or layout change the thread settled on). The split (crash_corpus.split_of, a hash of the
+file name) was fixed before the rules were written: rules are written against `dev`; `held_back` is only
+scored. `--show` prints each dev file's verdict (held-back files are never listed one by one unless
+--show-held-back). `--big-log` also times one 100 MB log whose error is at its end (written to a
+temporary folder, never kept).
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import tempfile
 import time
+from pathlib import Path
 
 for key, value in {
     "TPU_SKIP_MDS_QUERY": "1",
@@ -35,6 +40,25 @@ from tpu_runtime.diagnose.job import run_diagnose  # noqa: E402
 
 AIM_CATEGORY = 0.90
 AIM_REMEDY = 0.80
+BIG_LOG_TAIL = "hbm_torchxla_transpose_padding.log"  # a dev file
+BIG_LOG_LINE = b"I1103 09:12:44.118203  20417 train.py:88] step 1234 loss 2.3456 lr 3e-4 tokens/s 81234\n"
+
+
+def time_big_log(size_mb: int = 100) -> None:
+    """Diagnose a `size_mb` MB training log that ends in a real crash; print the time and the verdict."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "big.log"
+        block = BIG_LOG_LINE * 20_000
+        with path.open("wb") as fh:
+            for _ in range(size_mb * (1 << 20) // len(block) + 1):
+                fh.write(block)
+            fh.write((CORPUS_DIR / BIG_LOG_TAIL).read_bytes())
+        start = time.perf_counter()
+        report = run_diagnose([str(path)])
+        elapsed = time.perf_counter() - start
+        crash = report.crashes[0]
+        mb = path.stat().st_size / (1 << 20)
+        print(f"{mb:.0f} MB log, error at the end: {crash.evidence.fix_rule} in {elapsed:.1f} s\n")
 
 
 def main() -> int:
@@ -42,7 +66,10 @@ def main() -> int:
     parser.add_argument("--split", choices=("dev", "held_back", "both"), default="both")
     parser.add_argument("--show", action="store_true", help="print each dev file's verdict")
     parser.add_argument("--show-held-back", action="store_true", help="also print held-back files' verdicts")
+    parser.add_argument("--big-log", action="store_true", help="also time a 100 MB log ending in a crash")
     args = parser.parse_args()
+    if args.big_log:
+        time_big_log()
     corpus = load_corpus()
     splits = ("dev", "held_back") if args.split == "both" else (args.split,)
     scored: list[Scored] = []

@@ -85,7 +85,8 @@ def test_crash_log_json() -> None:
     report = json.loads(result.stdout)
     crash = report["crashes"][0]
     assert crash["category"] == "hbm_oom"
-    assert {"facts", "cause", "fix", "citations"} <= set(crash)
+    assert {"facts", "cause", "fix", "citations", "evidence"} <= set(crash)
+    assert crash["evidence"]["lines"] and crash["evidence"]["fix_rule"].startswith("hbm_oom")
     assert crash["facts"]["tpu_generation"] == "v5e" and crash["citations"][0]["url"].startswith("https://")
 
 

@@ -16,6 +16,7 @@ import pytest
 from tpu_runtime.diagnose.content import classify_text
 from tpu_runtime.diagnose.crash_corpus import (
     CORPUS_DIR,
+    CorpusEntry,
     entry_split,
     load_corpus,
     remedy_matches,
@@ -186,3 +187,18 @@ def test_text_without_errors_is_read_by_diagnose_and_not_routed_to_it(tmp_path: 
     report = run_diagnose([str(reqs)])
     assert report.crashes[0].category == "unknown"
     assert report.crashes[0].facts["versions"]["torch"] == "2.13.0"
+
+
+def test_the_category_paragraph_never_counts_as_the_remedy() -> None:
+    """A fix must be chosen for the log (a sub-rule); the paragraph printed for every log does not count."""
+    crash = diagnose_log("Ran out of memory in memory space hbm\n", "-")
+    assert crash.category == "hbm_oom" and crash.evidence.fix_rule == "hbm_oom"
+    assert "batch" in crash.fix  # the paragraph names the remedy ...
+    entry = CorpusEntry(
+        source="https://example.org/thread",
+        category="hbm_oom",
+        remedy="Lower the per-chip batch size.",
+        remedy_keys=["batch"],
+    )
+    scored = score_file("x.log", entry, crash)
+    assert scored.category_ok and not scored.remedy_ok  # ... and still earns no credit

@@ -29,6 +29,7 @@ __all__ = [
     "Scored",
     "Split",
     "entry_split",
+    "fits_the_log",
     "load_corpus",
     "per_category",
     "remedy_matches",
@@ -97,16 +98,27 @@ def remedy_matches(fix: str, keys: list[str]) -> bool:
     return any(key.lower() in lowered for key in keys)
 
 
+def fits_the_log(fix_rule: str) -> bool:
+    """Whether a fix was chosen for this log (a sub-rule, `category/id`), not the category's paragraph.
+
+    The category paragraph prints for every log of its category and lists most remedies of the family, so
+    it names almost any entry's key; crediting it would make the remedy check a tautology.
+    """
+    return "/" in fix_rule
+
+
 def score_file(name: str, entry: CorpusEntry, crash: CrashDiagnosis | None) -> Scored:
+    """A file's verdict: right category, and a fix chosen for this log that names the settled remedy."""
     got = crash.category if crash is not None else "none"
     fix = crash.fix if crash is not None else ""
+    fix_rule = crash.evidence.fix_rule if crash is not None else ""
     return Scored(
         name=name,
         split=entry_split(name, entry),
         expected=entry.category,
         got=got,
-        remedy_ok=got == entry.category and remedy_matches(fix, entry.remedy_keys),
-        fix_rule=crash.evidence.fix_rule if crash is not None else "",
+        remedy_ok=got == entry.category and fits_the_log(fix_rule) and remedy_matches(fix, entry.remedy_keys),
+        fix_rule=fix_rule,
     )
 
 
