@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tpu_runtime.cli.consoles import make_console
-from tpu_runtime.remote.targets import TARGETS_EXAMPLE
+from tpu_runtime.remote.targets_example import TARGETS_EXAMPLE
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.approvals import Approval, RunRequest
