@@ -525,3 +525,21 @@ def test_randomness_outside_torch_is_marked_nondeterministic_not_divergent() -> 
     assert "(model)" in flagged and all(r.ok for r in report.rows if r.layer in flagged)
     assert report.first_divergent_layer is None
     assert "marked nondeterministic" in report.reference
+
+
+def test_the_comparison_runs_on_one_thread_and_restores_the_count() -> None:
+    seen: list[int] = []
+
+    class Probe(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            seen.append(torch.get_num_threads())
+            return x * 2
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        compare_layers(Probe(), (torch.ones(4),), ("default",))
+        assert seen and set(seen) == {1}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from collections.abc import Callable
 from pathlib import Path
@@ -188,3 +189,12 @@ def test_the_isolation_is_described_as_it_was(write_model: Callable[..., Path]) 
     text = describe_isolation(Limits(timeout_s=60, memory_bytes=3 << 30), network)
     assert "60 s" in text and "3.0 GiB" in text and "no network" in text and "sandbox" not in text
     assert "read and write the files your user can" in text  # no claim beyond what holds
+
+
+def test_the_child_thread_count_is_set_on_purpose(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tpu_runtime.sandbox import child_env
+
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    assert int(child_env()["OMP_NUM_THREADS"]) == len(os.sched_getaffinity(0))
+    monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    assert child_env()["OMP_NUM_THREADS"] == "3"  # the person's own choice wins

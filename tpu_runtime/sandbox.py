@@ -65,10 +65,19 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env["TORCH_DEVICE_BACKEND_AUTOLOAD"] = "0"  # torch_tpu is imported explicitly where it is needed
     env["PYTHONWARNINGS"] = "ignore"
     env["PYTHONUNBUFFERED"] = "1"
+    # Deliberately the cores this process may use (not OpenMP's guess); numerics drops to one thread.
+    env.setdefault("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS") or str(_usable_cores()))
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
     if extra:
         env.update(extra)
     return env
+
+
+def _usable_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
 
 
 def describe_isolation(limits: Limits, network: str) -> str:
