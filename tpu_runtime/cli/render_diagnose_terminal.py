@@ -324,6 +324,8 @@ def _profile(p: ProfileSummary, console: Console, top: int) -> None:
 def _comparison(c: ProfileComparison, console: Console, top: int) -> None:
     console.rule(Text.assemble(("compared with baseline ", "bold"), c.before), style="dim")
     console.print(Text(c.summary, style="bold"))
+    if c.comparable != "all figures":
+        console.print(Text(f"compared: {c.comparable}"))
     table = _columns(
         _table(), [("metric", "left"), ("baseline", "right"), ("this run", "right"), ("change", "right")]
     )
