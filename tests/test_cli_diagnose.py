@@ -10,13 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from typer.testing import CliRunner
 
 from tests.conftest import REPO, SHARED_FIXTURES
 from tests.profiles_synth import load_space, scale_op, write_space
 from tests.test_diagnose_detect import TRACE, xspace_bytes
 from tpu_runtime.cli.app import app
-from tpu_runtime.cli.render_diagnose_html import ROOFLINE_LABEL, roofline_figure
+from tpu_runtime.cli.render_diagnose_html import ROOFLINE_LABEL, label_groups, roofline_figure
 from tpu_runtime.diagnose.profile import analyze_profile
 
 DATA = REPO / "tests" / "data"
@@ -302,7 +303,8 @@ def test_roofline_chart_beside_the_step_timeline(tmp_path: Path) -> None:
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     roof = ax.get_lines()[0].get_ydata()
     assert max(roof) == pytest.approx(summary.peaks.teraflops_per_second * 1e12)
-    ranks = [int(t.get_text()) for t in ax.texts if t.get_text().isdigit()]
+    labels = [t for t in ax.texts if t.get_text()[:1].isdigit()]
+    ranks = [int(r) for t in labels for r in t.get_text().split(", ")]
     points = sorted((float(x), float(y)) for c in ax.collections for x, y in c.get_offsets())
     drawn = [op for op in summary.top_ops if op.flops and op.bytes_accessed]
     assert drawn and sorted(ranks) == [op.rank for op in drawn]
@@ -314,6 +316,27 @@ def test_roofline_chart_beside_the_step_timeline(tmp_path: Path) -> None:
     assert len(points) == len(expected)
     for (x, y), (want_x, want_y) in zip(points, expected, strict=True):
         assert (x, y) == (pytest.approx(want_x), pytest.approx(want_y))
+
+
+@pytest.mark.skipif(not V6E.is_file(), reason="shared/fixtures/profiles is not present")
+def test_roofline_labels_do_not_overlap() -> None:
+    """Ops 5-7 of the fixture land on one spot: one label '5, 6, 7', and no two labels cross."""
+    summary = analyze_profile(V6E, 10)
+    fig = roofline_figure(summary)
+    assert fig is not None
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    texts = [t for t in fig.axes[0].texts if t.get_text()[:1].isdigit()]
+    assert "5, 6, 7" in [t.get_text() for t in texts]
+    boxes = [t.get_window_extent(renderer) for t in texts]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not a.overlaps(b), (a, b)
+    assert label_groups([(1, 1.0, 1.0), (2, 1.05, 1.02), (3, 10.0, 1.0)]) == [
+        ("1, 2", 1.0, 1.0),
+        ("3", 10.0, 1.0),
+    ]
 
 
 def test_no_roofline_without_tpu_peaks(tmp_path: Path) -> None:

@@ -41,6 +41,16 @@ VERDICT_WORDS = {
     "unknown": "unknown",
 }
 
+#: What an op's time counts as, in a few words (the classes of the device-time breakdown).
+TIME_CLASS_SHORT = {
+    "compute": "compute",
+    "hbm": "HBM-bound",
+    "collectives": "collective",
+    "host_transfers": "host transfer",
+    "idle": "idle",
+    "other": "no roofline verdict",
+}
+
 
 def fmt_num(value: float | None, digits: int = 4) -> str:
     """`digits` significant digits with thousands separators, trailing zeros dropped; '—' for None."""
@@ -177,6 +187,7 @@ class OpRow:
     bound: str
     framework_op: str
     source: str
+    time_class: str = ""
 
 
 def top_op_rows(p: ProfileSummary, top: int) -> list[OpRow]:
@@ -197,6 +208,7 @@ def top_op_rows(p: ProfileSummary, top: int) -> list[OpRow]:
             bound=op.bound,
             framework_op=op.framework_op or DASH,
             source=op.source or DASH,
+            time_class=TIME_CLASS_SHORT[op.time_class],
         )
         for op in p.top_ops[:top]
     ]

@@ -1080,8 +1080,8 @@ def _across_kinds(a: ProfileSummary, b: ProfileSummary, threshold_percent: float
         change_percent=_change(a.profile_duration_ms, b.profile_duration_ms),
     )
     refused = (
-        f"not compared: step time, device busy/idle, roofline and ops, because {a.path} is {_kind(a)} and "
-        f"{b.path} is {_kind(b)}"
+        f"not compared: step time, device busy/idle, roofline and ops, since the baseline is {_kind(a)} "
+        f"and this run is {_kind(b)}"
     )
     return ProfileComparison(
         before=a.path,
