@@ -346,3 +346,15 @@ def test_no_roofline_without_tpu_peaks(tmp_path: Path) -> None:
     assert runner.invoke(app, ["diagnose", str(profile), "--html", str(html)]).exit_code == 0
     page = html.read_text()
     assert "<svg" not in page and "no TPU device planes" in page
+
+
+@pytest.mark.skipif(not V6E.is_file(), reason="shared/fixtures/profiles is not present")
+def test_op_table_reads_whole_in_an_80_column_terminal() -> None:
+    """Op names are not folded every few characters; FLOPs and bytes come back on a wide terminal."""
+    narrow = runner.invoke(app, ["diagnose", str(V6E)], env={"COLUMNS": "80"})
+    assert narrow.exit_code == 0, narrow.output
+    assert all(len(line) <= 80 for line in narrow.stdout.splitlines())
+    assert re.search(r"^ 1   copy-start\.4 \+ copy-done\.4 +77,773", narrow.stdout, flags=re.M)
+    assert "host_offload_stress_test.py:29" in narrow.stdout and "FLOPs/run" not in narrow.stdout
+    wide = runner.invoke(app, ["diagnose", str(V6E)], env={"COLUMNS": "160"})
+    assert "FLOPs/run" in wide.stdout and "1.342 GFLOP" in wide.stdout

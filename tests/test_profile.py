@@ -184,6 +184,11 @@ def test_top_ops_agree_with_hlo_stats(v6e: ProfileSummary, xprof: dict[str, Any]
             moved = op.bytes_accessed * op.occurrences
             assert op.gigabytes_per_second == pytest.approx(moved / (self_us(row) / 1e6) / 1e9, rel=1e-6)
         assert op.bound == ("compute" if row["bound_by"] == "Compute" else "memory")
+        if start is None:  # per-op rates and averages as hlo_stats prints them
+            assert op.avg_self_time_us == pytest.approx(row["avg_self_time"], rel=1e-5)
+            assert op.gflops_per_second == pytest.approx(row["model_flop_rate"], rel=1e-5)
+            if op.operational_intensity:
+                assert op.operational_intensity == pytest.approx(row["operational_intensity"], rel=1e-5)
         if op.framework_op:
             assert op.framework_op == row["tf_op_name"]
         if op.source:
@@ -274,6 +279,20 @@ def test_peaks_and_program_roofline_agree_with_roofline_model(
         program["measured_memory_bw"], rel=1e-5
     )
     assert v6e.roofline.bound == ("compute" if program["bound_by"] == "Compute" else "memory")
+    # utilisation: the program's rates over the per-core peaks, both as the roofline model gives them
+    assert v6e.roofline.hbm_utilization_percent == pytest.approx(
+        100 * program["measured_memory_bw"] / float(params["peak_hbm_bw"]), rel=1e-4
+    )
+    assert v6e.roofline.flops_utilization_percent == pytest.approx(
+        100 * program["measured_flop_rate"] / float(params["peak_flop_rate"]), rel=1e-4
+    )
+    # an op's share of the device is its self time over the program time of all cores
+    for op in v6e.top_ops:
+        assert op.percent_of_device_time == pytest.approx(100 * op.self_time_ms * 1e3 / program["total_time"])
+    hosts = next(
+        part["p"] for part in xprof["v6e"]["overview_page"]["data"] if "host_count" in part.get("p", {})
+    )
+    assert len(v6e.hosts) == int(hosts["host_count"])
 
 
 def test_gpu_control_is_not_a_tpu_profile(xprof: dict[str, Any]) -> None:

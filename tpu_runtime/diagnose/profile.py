@@ -13,6 +13,22 @@ aggregates. The definitions follow xprof's own converters, so the numbers agree 
 - peaks: the device plane's `peak_teraflops_per_second` and `peak_hbm_bw_gigabytes_per_second`
   stats; else the chip table (knowledge/chips.yaml). Ridge point = peak FLOP/s / peak HBM byte/s.
 - MXU utilisation: the host plane's `matrix_unit_utilization_percent` stat, when the profile has it.
+- device time by class (`time_breakdown`), the way XProf's step-time breakdown splits a step: every
+  op's self time goes to compute or HBM-bound ops (its roofline verdict), collectives (all-reduce,
+  all-gather, reduce-scatter, collective-permute, send/recv and their async halves) or host transfers
+  (infeed/outfeed, host send/recv, async copies whose layout names host memory `S(5)`); the duty-cycle
+  idle is the time spent waiting on the host. The verdict is the class with the largest share. The
+  class sums equal op_profile's per-category times; the split itself is ours (xprof finds no steps in
+  a profile without step markers and then gives no breakdown).
+- async pairs: a done op (copy-done, all-reduce-done, send-done, ...) names its start op as operand;
+  the pair is one transfer, so the start's time is added to the done op and the bytes are counted once
+  (op_profile puts them on one half or the other). A byte rate above the chip's peak HBM bandwidth
+  cannot be a measurement (the op's time holds only part of the transfer): it is dropped with a note.
+
+Not computed by xprof, so derived here: the step count and step times when there is no Steps line
+(each run of the busiest XLA module, start to start; the count is of one core, since all chips of a
+host and all hosts of a job run the same steps), the profile length (the Task Environment's start
+and stop stamps, else the host events' span) and the host-event self times (as for ops).
 
 Sources: https://github.com/openxla/xprof (xprof/convert/xplane_to_op_stats.cc,
 xplane_to_op_metrics_db.cc) and https://github.com/openxla/xla (xla/tsl/profiler/convert/xla_op_utils.h).
@@ -70,7 +86,7 @@ Bound = Literal["compute", "memory", "unknown"]
 TimeClass = Literal["compute", "hbm", "collectives", "host_transfers", "idle", "other"]
 Verdict = Literal["compute_bound", "hbm_bound", "collective_bound", "transfer_bound", "host_bound", "unknown"]
 #: The verdict given when a class holds the largest share of the device time.
-VERDICT_OF: dict[str, Verdict] = {
+VERDICT_OF: dict[TimeClass, Verdict] = {
     "compute": "compute_bound",
     "hbm": "hbm_bound",
     "collectives": "collective_bound",
@@ -78,7 +94,7 @@ VERDICT_OF: dict[str, Verdict] = {
     "idle": "host_bound",
     "other": "unknown",
 }
-TIME_CLASS_WORDS: dict[str, str] = {
+TIME_CLASS_WORDS: dict[TimeClass, str] = {
     "compute": "compute-bound ops",
     "hbm": "HBM-bound ops",
     "collectives": "collectives",
@@ -448,7 +464,9 @@ def _time_class(op: _Op, bound: Bound) -> TimeClass:
         return "host_transfers"
     if any(word in category for word in COLLECTIVE_WORDS):
         return "collectives"
-    return {"compute": "compute", "memory": "hbm"}.get(bound, "other")  # type: ignore[return-value]
+    if bound == "compute":
+        return "compute"
+    return "hbm" if bound == "memory" else "other"
 
 
 def _ms(ps: float) -> float:
@@ -725,7 +743,8 @@ class _Analyzer:
         """The op table with each async start op folded into the done op that waits on it.
 
         The two halves of one transfer (copy-start/copy-done, all-reduce-start/-done, send/send-done)
-        carry the same bytes: counted once, on the done op, which also takes the start's time. A start
+        carry the same bytes: counted once (the larger of the two, where one half leaves them out), on
+        the done op, which also takes the start's time. A start
         without its done (cut off by the capture) stays on its own.
         """
         starts: dict[tuple[str, str], _Op] = {}
@@ -746,6 +765,8 @@ class _Analyzer:
                     op,
                     self_ps=op.self_ps + start.self_ps,
                     total_ps=op.total_ps + start.total_ps,
+                    bytes_accessed=max(op.bytes_accessed, start.bytes_accessed),
+                    flops=max(op.flops, start.flops),
                     host_memory=op.host_memory or start.host_memory,
                     paired_with=start.name,
                 )
@@ -937,14 +958,14 @@ class _Analyzer:
         """Device time by class, as XProf's step-time breakdown splits it: each op's self time goes to
         compute, HBM-bound ops (by its roofline verdict), collectives or host transfers (by its HLO
         category and memory space); the duty-cycle idle is the time the device waited on the host."""
-        per: dict[str, float] = defaultdict(float)
+        per: dict[TimeClass, float] = defaultdict(float)
         for op in ops:
             _, bound = self._bound(op.flops * op.occurrences, op.bytes_accessed * op.occurrences, peaks)
             per[_time_class(op, bound)] += op.self_ps
         per["idle"] = device.idle_ms * 1e9
         total = sum(per.values())
         shares = [
-            TimeShare(time_class=c, label=TIME_CLASS_WORDS[c], ms=_ms(ps), percent=_pct(ps, total))  # type: ignore[arg-type]
+            TimeShare(time_class=c, label=TIME_CLASS_WORDS[c], ms=_ms(ps), percent=_pct(ps, total))
             for c, ps in per.items()
             if ps > 0
         ]
