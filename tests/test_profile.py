@@ -587,3 +587,18 @@ def test_union_and_busy_windows_match_brute_force() -> None:
     hi = lo + rng.integers(0, 80, 30)
     expected = [int(covered[a:b].sum()) for a, b in zip(lo, hi, strict=True)]
     assert busy_within(seg_start, seg_end, lo, hi).tolist() == expected
+
+
+def test_async_start_of_names_the_start_op_of_each_done_kind() -> None:
+    """The operand of a done op is its start op, whatever the tuple shapes in between."""
+    cases = {
+        "%copy-done.4 = f32[8]{0} copy-done((f32[8], f32[8]{0:S(5)}, u32[]) %copy-start.4)": "copy-start.4",
+        "%all-reduce-done = f32[4]{0} all-reduce-done(f32[4]{0} %all-reduce-start.1), metadata={}": (
+            "all-reduce-start.1"
+        ),
+        "%send-done.2 = token[] send-done((f32[2], u32[], token[]) %send.2), channel_id=3": "send.2",
+        "%fusion.7 = f32[8]{0} fusion(f32[8]{0} %copy-done.4), kind=kLoop": None,
+        "%copy-start = (f32[8], f32[8], u32[]) copy-start(f32[8]{0} %param.0)": None,
+    }
+    for hlo, start in cases.items():
+        assert async_start_of(hlo) == start, hlo
