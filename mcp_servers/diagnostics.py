@@ -75,8 +75,8 @@ metrics reports. Pass every input at once; each one's kind is detected from its 
 Returns a DiagnoseReport (JSON): `crashes` (category such as hbm_oom, vmem_oom, mosaic_compile_error, \
 xla_compile_error, unsupported_op, recompilation, runtime_init_failure, version_mismatch, \
 collective_timeout, host_oom, shape_dtype_error or unknown, with `facts`, `cause`, `fix`, `citations`), \
-`profile` (step time and its split, device busy/idle, host- or device-bound verdict, top HLO ops by \
-self time with FLOPs, bytes, roofline bound, framework op and source line, MXU utilisation), \
+`profile` (step time and its split, device time by class and the verdict from its largest share, \
+top HLO ops by self time with FLOPs, bytes, roofline bound, framework op and source line, MXU utilisation), \
 `torch_traces`, `xla_dumps`, `metrics`, `findings` (what to change, most severe first) and `notes`. \
 `top` caps each table. `compare` names a baseline profile: `comparison` then says what changed from \
 it to the profile among `paths`. The result also links diagnose-report://ID, where the report stays \

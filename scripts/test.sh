@@ -9,11 +9,13 @@ VENV="${VENV:-.venv}"
 export TPU_SKIP_MDS_QUERY=1 JAX_PLATFORMS=cpu HF_HUB_OFFLINE=1 ANONYMIZED_TELEMETRY=False MPLBACKEND=Agg
 export PYTHONWARNINGS="ignore:<TorchTpu/Performance/TcMalloc/"
 
-# System tools some tests use: a network namespace (iproute2) and real sshd processes (openssh-server).
+# System tools some tests use: a network namespace (iproute2), real sshd processes (openssh-server) and
+# a browser for the HTML reports (chromium and a font, driven by Playwright from the test extra).
 # As root with apt they are installed; otherwise those tests skip and say why.
 need=()
 command -v ip >/dev/null || need+=(iproute2)
 [ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v chromium >/dev/null || command -v chromium-browser >/dev/null || need+=(chromium fonts-liberation)
 if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

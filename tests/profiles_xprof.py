@@ -38,6 +38,44 @@ print(json.dumps(out))
 """
 
 
+_CAPTURE = r"""
+import sys
+import jax
+import jax.numpy as jnp
+
+f = jax.jit(lambda a, b: jnp.tanh(a @ b).sum())
+a = jnp.ones((256, 256))
+f(a, a).block_until_ready()
+with jax.profiler.trace(sys.argv[1]):
+    for _ in range(5):
+        f(a, a).block_until_ready()
+"""
+
+
+def capture_cpu_profile(folder: Path, timeout: float = 120.0) -> Path:
+    """Capture a small jax.profiler trace on the CPU in a child process; the path of its *.xplane.pb."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
+    subprocess.run(
+        [sys.executable, "-c", _CAPTURE, str(folder)],
+        check=True,
+        timeout=timeout,
+        env=env,
+        capture_output=True,
+    )
+    found = sorted(folder.rglob("*.xplane.pb"))
+    if not found:
+        raise RuntimeError(f"jax.profiler wrote no *.xplane.pb under {folder}")
+    return found[0]
+
+
+def op_profile_nodes(node: dict[str, Any], depth: int = 0) -> list[dict[str, Any]]:
+    """op_profile's tree flattened: each node with its depth (0 root, 1 program, 2 category, 3 op)."""
+    out = [dict(node, depth=depth)]
+    for child in node.get("children", []):
+        out += op_profile_nodes(child, depth + 1)
+    return out
+
+
 def xprof_available() -> bool:
     return importlib.util.find_spec("xprof") is not None
 

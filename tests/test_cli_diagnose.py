@@ -10,13 +10,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from typer.testing import CliRunner
 
 from tests.conftest import REPO, SHARED_FIXTURES
 from tests.profiles_synth import load_space, scale_op, write_space
 from tests.test_diagnose_detect import TRACE, xspace_bytes
 from tpu_runtime.cli.app import app
-from tpu_runtime.cli.render_diagnose_html import ROOFLINE_LABEL, roofline_figure
+from tpu_runtime.cli.render_diagnose_html import ROOFLINE_LABEL, label_groups, roofline_figure
 from tpu_runtime.diagnose.profile import analyze_profile
 
 DATA = REPO / "tests" / "data"
@@ -222,7 +223,7 @@ def test_compare_in_json_terminal_markdown_and_html(tmp_path: Path, slowed: Path
     )
     assert shown.exit_code == 0, shown.output
     for words in (
-        "device-bound",
+        "host-transfer-bound",
         "top 8 of 17 ops by self time",
         "MXU utilisation",
         "compared with baseline",
@@ -256,7 +257,7 @@ def test_markdown_numbers_match_the_profile_summary(tmp_path: Path) -> None:
     rows = _md_table(text, "### Top 10 of 17 ops by self time")
     assert [row["#"] for row in rows] == [str(op.rank) for op in summary.top_ops]
     for row, op in zip(rows, summary.top_ops, strict=True):
-        assert row["op"] == f"`{op.name}`"
+        assert row["op"] == f"`{op.paired_with} + {op.name}`" if op.paired_with else f"`{op.name}`"
         for column, value in (
             ("self time (ms)", op.self_time_ms),
             ("% of device", op.percent_of_device_time),
@@ -265,9 +266,12 @@ def test_markdown_numbers_match_the_profile_summary(tmp_path: Path) -> None:
             ("bytes/run", op.bytes_accessed),
             ("FLOP/B", op.operational_intensity or 0.0),
             ("GFLOP/s", op.gflops_per_second),
-            ("GB/s", op.gigabytes_per_second),
         ):
             assert _shows(row[column], value), (op.name, column, row[column], value)
+        if op.gigabytes_per_second is None:  # above the chip's peak: not printed (a note says why)
+            assert row["GB/s"] == "—"
+        else:
+            assert _shows(row["GB/s"], op.gigabytes_per_second)
         assert row["bound"] == op.bound
         if op.source:
             assert row["source"] == f"`{op.source}`" and row["framework op"] == f"`{op.framework_op}`"
@@ -300,7 +304,8 @@ def test_roofline_chart_beside_the_step_timeline(tmp_path: Path) -> None:
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     roof = ax.get_lines()[0].get_ydata()
     assert max(roof) == pytest.approx(summary.peaks.teraflops_per_second * 1e12)
-    ranks = [int(t.get_text()) for t in ax.texts if t.get_text().isdigit()]
+    labels = [t for t in ax.texts if t.get_text()[:1].isdigit()]
+    ranks = [int(r) for t in labels for r in t.get_text().split(", ")]
     points = sorted((float(x), float(y)) for c in ax.collections for x, y in c.get_offsets())
     drawn = [op for op in summary.top_ops if op.flops and op.bytes_accessed]
     assert drawn and sorted(ranks) == [op.rank for op in drawn]
@@ -314,6 +319,27 @@ def test_roofline_chart_beside_the_step_timeline(tmp_path: Path) -> None:
         assert (x, y) == (pytest.approx(want_x), pytest.approx(want_y))
 
 
+@pytest.mark.skipif(not V6E.is_file(), reason="shared/fixtures/profiles is not present")
+def test_roofline_labels_do_not_overlap() -> None:
+    """Ops 5-7 of the fixture land on one spot: one label '5, 6, 7', and no two labels cross."""
+    summary = analyze_profile(V6E, 10)
+    fig = roofline_figure(summary)
+    assert fig is not None
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    renderer = canvas.get_renderer()
+    texts = [t for t in fig.axes[0].texts if t.get_text()[:1].isdigit()]
+    assert "5, 6, 7" in [t.get_text() for t in texts]
+    boxes = [t.get_window_extent(renderer) for t in texts]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not a.overlaps(b), (a, b)
+    assert label_groups([(1, 1.0, 1.0), (2, 1.05, 1.02), (3, 10.0, 1.0)]) == [
+        ("1, 2", 1.0, 1.0),
+        ("3", 10.0, 1.0),
+    ]
+
+
 def test_no_roofline_without_tpu_peaks(tmp_path: Path) -> None:
     profile = tmp_path / "host.xplane.pb"
     profile.write_bytes(xspace_bytes("/host:CPU"))
@@ -321,3 +347,15 @@ def test_no_roofline_without_tpu_peaks(tmp_path: Path) -> None:
     assert runner.invoke(app, ["diagnose", str(profile), "--html", str(html)]).exit_code == 0
     page = html.read_text()
     assert "<svg" not in page and "no TPU device planes" in page
+
+
+@pytest.mark.skipif(not V6E.is_file(), reason="shared/fixtures/profiles is not present")
+def test_op_table_reads_whole_in_an_80_column_terminal() -> None:
+    """Op names are not folded every few characters; FLOPs and bytes come back on a wide terminal."""
+    narrow = runner.invoke(app, ["diagnose", str(V6E)], env={"COLUMNS": "80"})
+    assert narrow.exit_code == 0, narrow.output
+    assert all(len(line) <= 80 for line in narrow.stdout.splitlines())
+    assert re.search(r"^ 1   copy-start\.4 \+ copy-done\.4 +77,773", narrow.stdout, flags=re.M)
+    assert "host_offload_stress_test.py:29" in narrow.stdout and "FLOPs/run" not in narrow.stdout
+    wide = runner.invoke(app, ["diagnose", str(V6E)], env={"COLUMNS": "160"})
+    assert "FLOPs/run" in wide.stdout and "1.342 GFLOP" in wide.stdout

@@ -194,3 +194,35 @@ def test_families_the_rules_had_missed(text: str, category: str, fix_rule: str) 
     crash = diagnose_log(text, "-")
     assert (crash.category, crash.evidence.fix_rule) == (category, fix_rule)
     assert re.search(r"\{[a-z_]+\}", crash.fix) is None  # every placeholder of the template was filled
+
+
+# --- recompilation: one function compiled again, with the shapes that changed --------------------------
+
+JAX_LOGS = REPO / "tests" / "data" / "jax_logs"
+
+
+def test_one_off_compiles_are_not_a_recompilation() -> None:
+    """`jnp.ones(...).sum()` under jax_log_compiles (captured with jax 0.10 on the CPU): three small
+    programs compiled once each, which is no recompilation storm."""
+    text = (JAX_LOGS / "one_off_compiles.log").read_text()
+    assert text.count("Compiling jit(") == 3
+    assert diagnose_log(text, "one_off_compiles.log").category != "recompilation"
+    # the same three lines for one function are a storm
+    storm = "\n".join(
+        line.replace("convert_element_type", "f").replace("broadcast_in_dim", "f").replace("_reduce_sum", "f")
+        for line in text.splitlines()
+    )
+    assert diagnose_log(storm, "storm.log").category == "recompilation"
+
+
+def test_recompilation_names_the_count_and_the_changing_arguments() -> None:
+    log = REPO / "tests" / "data" / "crash_logs" / "recompilation" / "jax_log_compiles.log"
+    crash = diagnose_log(log.read_text(), log.name)
+    assert crash.category == "recompilation"
+    assert crash.facts["top_function"] == "train_step" and crash.facts["top_function_compiles"] == 4
+    assert (
+        crash.facts["changing_shapes"]
+        == "argument 2: int32[16,117], int32[16,131], int32[16,96], int32[16,144]"
+    )
+    assert "train_step compiled 4 times" in crash.summary and "argument 2" in crash.summary
+    assert "float32[4096,1024]" not in crash.summary  # the argument that never changed is left out

@@ -20,12 +20,20 @@ from tests.profiles_synth import (
     synthesize,
     write_space,
 )
-from tests.profiles_xprof import percent, run_xprof, table, xprof_available
+from tests.profiles_xprof import (
+    capture_cpu_profile,
+    op_profile_nodes,
+    percent,
+    run_xprof,
+    table,
+    xprof_available,
+)
 from tpu_runtime.chips import get_chip
 from tpu_runtime.diagnose.profile import (
     HOST_BOUND_IDLE_PERCENT,
     ProfileSummary,
     analyze_profile,
+    async_start_of,
     busy_within,
     compare_profiles,
     merge_intervals,
@@ -70,20 +78,27 @@ def wide_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def xprof(host_bound_path: Path, wide_path: Path) -> dict[str, Any]:
-    """xprof's overview_page, hlo_stats and roofline_model for the profiles (one child process)."""
+def cpu_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A profile captured here with jax.profiler on the CPU (a jitted matmul run five times)."""
+    return capture_cpu_profile(tmp_path_factory.mktemp("cpu"))
+
+
+@pytest.fixture(scope="module")
+def xprof(host_bound_path: Path, wide_path: Path, cpu_path: Path) -> dict[str, Any]:
+    """xprof's own tools on the profiles (one child process)."""
     if not xprof_available():
         pytest.skip("xprof is not installed (pip install 'xprof==2.24.*', a test dependency)")
-    tools = ["overview_page", "hlo_stats", "roofline_model"]
-    v6e_out, slow_out, wide_out, gpu_out = run_xprof(
+    tools = ["overview_page", "hlo_stats", "roofline_model", "op_profile"]
+    v6e_out, slow_out, wide_out, gpu_out, cpu_out = run_xprof(
         [
             (need(V6E), tools),
             (host_bound_path, ["overview_page"]),
             (wide_path, ["overview_page", "hlo_stats"]),
             (need(GPU), ["overview_page"]),
+            (cpu_path, ["overview_page", "hlo_stats", "op_profile", "trace_viewer"]),
         ]
     )
-    return {"v6e": v6e_out, "host_bound": slow_out, "wide": wide_out, "gpu": gpu_out}
+    return {"v6e": v6e_out, "host_bound": slow_out, "wide": wide_out, "gpu": gpu_out, "cpu": cpu_out}
 
 
 def props(overview: dict[str, Any], key: str) -> str:
@@ -136,25 +151,112 @@ def test_idle_added_on_the_device_shows_in_both_tools(host_bound_path: Path, xpr
 
 
 def test_top_ops_agree_with_hlo_stats(v6e: ProfileSummary, xprof: dict[str, Any]) -> None:
+    """Each op row is xprof's; an async pair is the sum of xprof's two rows (start and done)."""
     rows = {(r["program_id"], r["hlo_op_name"]): r for r in table(xprof["v6e"]["hlo_stats"]["data"])}
     assert v6e.distinct_ops == len(rows)
-    ranked = sorted(rows.values(), key=lambda r: -r["total_self_time"])
+    starts = {op.paired_with for op in v6e.top_ops if op.paired_with}
+    assert starts, "the fixture's copy-start ops pair with their copy-done ops"
+
+    def self_us(r: dict[str, Any]) -> float:
+        pair = rows.get((r["program_id"], async_start_of(r["hlo_op_expression"]) or ""))
+        return r["total_self_time"] + (pair["total_self_time"] if pair else 0.0)
+
+    ranked = sorted((r for r in rows.values() if r["hlo_op_name"] not in starts), key=lambda r: -self_us(r))
     assert [op.name for op in v6e.top_ops] == [r["hlo_op_name"] for r in ranked[: len(v6e.top_ops)]]
+    peak = v6e.peaks.hbm_gigabytes_per_second if v6e.peaks else None
+    assert peak
     for op in v6e.top_ops:
         row = rows[(op.program_id, op.name)]
+        start = rows[(op.program_id, op.paired_with)] if op.paired_with else None
         assert op.occurrences == row["occurrences"]
-        assert op.self_time_ms * 1e3 == pytest.approx(row["total_self_time"], rel=REL)  # xprof: microseconds
-        assert op.total_time_ms * 1e3 == pytest.approx(row["total_time"], rel=REL)
+        assert op.self_time_ms * 1e3 == pytest.approx(self_us(row), rel=REL)  # xprof: microseconds
+        total = row["total_time"] + (start["total_time"] if start else 0.0)
+        assert op.total_time_ms * 1e3 == pytest.approx(total, rel=REL)
         assert op.category == row["category"]
         # xprof gives rates; the FLOPs and bytes per run follow from them and the self time
         seconds = row["total_self_time"] / 1e6
         assert op.flops * op.occurrences == pytest.approx(row["model_flop_rate"] * 1e9 * seconds, rel=1e-5)
-        assert op.gigabytes_per_second * GIB_PER_GB == pytest.approx(row["measured_memory_bw"], rel=1e-5)
+        if start is None:
+            assert op.gigabytes_per_second is not None
+            assert op.gigabytes_per_second * GIB_PER_GB == pytest.approx(row["measured_memory_bw"], rel=1e-5)
+        elif op.gigabytes_per_second is not None:  # the pair's bytes once, over both halves' time
+            assert op.gigabytes_per_second <= peak
+            moved = op.bytes_accessed * op.occurrences
+            assert op.gigabytes_per_second == pytest.approx(moved / (self_us(row) / 1e6) / 1e9, rel=1e-6)
         assert op.bound == ("compute" if row["bound_by"] == "Compute" else "memory")
+        if start is None:  # per-op rates and averages as hlo_stats prints them
+            assert op.avg_self_time_us == pytest.approx(row["avg_self_time"], rel=1e-5)
+            assert op.gflops_per_second == pytest.approx(row["model_flop_rate"], rel=1e-5)
+            if op.operational_intensity:
+                assert op.operational_intensity == pytest.approx(row["operational_intensity"], rel=1e-5)
         if op.framework_op:
             assert op.framework_op == row["tf_op_name"]
         if op.source:
             assert op.source in row["source_info"]
+
+
+def test_categories_time_classes_and_pair_bytes_agree_with_op_profile(
+    v6e: ProfileSummary, xprof: dict[str, Any]
+) -> None:
+    """op_profile's per-category time is ours; the time classes are sums of its categories (the
+    off-device idle is the overview page's); an async pair moves the bytes op_profile gives its halves."""
+    nodes = op_profile_nodes(xprof["v6e"]["op_profile"]["data"]["byProgram"])
+    by_category: dict[str, float] = {}
+    for node in nodes:
+        if node["depth"] == 2:  # program -> category
+            by_category[node["name"]] = by_category.get(node["name"], 0.0) + node["metrics"]["rawTime"]
+    for c in v6e.categories:
+        assert c.self_time_ms * 1e9 == pytest.approx(by_category[c.category], rel=REL)
+    shares = {t.time_class: t for t in v6e.time_breakdown}
+    classes = {"host_transfers": ("copy-done", "copy-start"), "hbm": ("loop fusion", "broadcast")}
+    classes["collectives"] = ("all-reduce",)
+    for time_class, categories in classes.items():
+        expected = sum(by_category[c] for c in categories)
+        assert shares[time_class].ms * 1e9 == pytest.approx(expected, rel=REL)
+    idle_ps = float(props(xprof["v6e"]["overview_page"], "idle_time_high_confidence_ps"))
+    assert shares["idle"].ms * 1e9 == pytest.approx(idle_ps, rel=1e-5)
+    assert sum(t.percent for t in v6e.time_breakdown) == pytest.approx(100.0)
+    leaves = {n["name"]: n["metrics"] for n in nodes if n["depth"] == 3}
+    for op in v6e.top_ops:
+        if op.paired_with:  # xprof puts a pair's bytes on one half or the other, never on both
+            moved = (
+                leaves[op.name]["rawBytesAccessedArray"][0]
+                + leaves[op.paired_with]["rawBytesAccessedArray"][0]
+            )
+            assert op.bytes_accessed * op.occurrences == pytest.approx(moved, rel=1e-6)
+
+
+def test_cpu_capture_agrees_with_xprof(cpu_path: Path, xprof: dict[str, Any]) -> None:
+    """A jax.profiler capture on the CPU: no device ops in either tool, and the host events are the ones
+    xprof's trace viewer shows (names, counts, threads)."""
+    summary = analyze_profile(cpu_path, top=50)
+    out = xprof["cpu"]
+    assert not summary.is_tpu and summary.top_ops == [] and summary.distinct_ops == 0
+    assert table(out["hlo_stats"]["data"]) == []
+    assert out["op_profile"]["data"]["deviceType"] == "CPU_ONLY"
+    assert out["op_profile"]["data"]["byProgram"].get("children", []) == []
+    events = [
+        e
+        for e in out["trace_viewer"]["data"]["traceEvents"]
+        if e.get("ph") == "X" and e.get("pid") == _host_pid(out)
+    ]
+    counts: dict[str, int] = {}
+    for e in events:
+        counts[e["name"]] = counts.get(e["name"], 0) + 1
+    assert summary.host is not None
+    # the trace viewer leaves some zero-length events out (ThreadpoolListener regions)
+    timed = [e for e in summary.host.top_events if e.self_time_ms > 0]
+    assert len(timed) >= 3
+    for event in timed:
+        assert event.count == counts[event.name], event.name
+    assert all(e.self_time_ms == 0 for e in summary.host.top_events if e.name not in counts)
+
+
+def _host_pid(out: dict[str, Any]) -> int:
+    for e in out["trace_viewer"]["data"]["traceEvents"]:
+        if e.get("name") == "process_name" and e["args"]["name"] == "/host:CPU":
+            return int(e["pid"])
+    raise KeyError("/host:CPU")
 
 
 def test_peaks_and_program_roofline_agree_with_roofline_model(
@@ -177,6 +279,20 @@ def test_peaks_and_program_roofline_agree_with_roofline_model(
         program["measured_memory_bw"], rel=1e-5
     )
     assert v6e.roofline.bound == ("compute" if program["bound_by"] == "Compute" else "memory")
+    # utilisation: the program's rates over the per-core peaks, both as the roofline model gives them
+    assert v6e.roofline.hbm_utilization_percent == pytest.approx(
+        100 * program["measured_memory_bw"] / float(params["peak_hbm_bw"]), rel=1e-4
+    )
+    assert v6e.roofline.flops_utilization_percent == pytest.approx(
+        100 * program["measured_flop_rate"] / float(params["peak_flop_rate"]), rel=1e-4
+    )
+    # an op's share of the device is its self time over the program time of all cores
+    for op in v6e.top_ops:
+        assert op.percent_of_device_time == pytest.approx(100 * op.self_time_ms * 1e3 / program["total_time"])
+    hosts = next(
+        part["p"] for part in xprof["v6e"]["overview_page"]["data"] if "host_count" in part.get("p", {})
+    )
+    assert len(v6e.hosts) == int(hosts["host_count"])
 
 
 def test_gpu_control_is_not_a_tpu_profile(xprof: dict[str, Any]) -> None:
@@ -201,17 +317,49 @@ def test_gpu_control_is_not_a_tpu_profile(xprof: dict[str, Any]) -> None:
 def test_v6e_summary(v6e: ProfileSummary) -> None:
     assert v6e.is_tpu and v6e.device_count == 4 and v6e.chip_count == 4
     assert v6e.profile_duration_ms == pytest.approx(98_645.1, rel=1e-4)  # the Task Environment stamps
-    assert v6e.steps is not None and v6e.steps.count == 4 * 99  # 100 runs per chip, start to start
-    assert v6e.steps.compute_ms + v6e.steps.idle_ms == pytest.approx(v6e.steps.mean_ms, rel=1e-9)
-    assert v6e.bound_by == "device_bound"
+    assert v6e.steps is not None and v6e.steps.compute_ms + v6e.steps.idle_ms == pytest.approx(
+        v6e.steps.mean_ms, rel=1e-9
+    )
     assert v6e.categories[0].category == "copy-done"
-    assert any("data movement" in note for note in v6e.notes)
     fusion = next(op for op in v6e.top_ops if op.name == SLOW_OP)
     assert fusion.framework_op == "jit(f)/jit(main)/add:"
     assert fusion.source is not None and fusion.source.endswith("host_offload_stress_test.py:29")
     assert fusion.program == "jit_f" and fusion.flops == 5 * 1024 * 1024 * 256
     assert fusion.operational_intensity == pytest.approx(0.125)
     assert fusion.expression is not None and fusion.expression.startswith(f"%{SLOW_OP} = ")
+
+
+def test_verdict_follows_the_largest_share_of_device_time(v6e: ProfileSummary) -> None:
+    """96.5% of the busy time is copy-done to host memory: a transfer-bound run, not 'device-bound'."""
+    first = v6e.time_breakdown[0]
+    assert first.time_class == "host_transfers" and first.percent > 80.0
+    assert [t.percent for t in v6e.time_breakdown] == sorted(
+        (t.percent for t in v6e.time_breakdown), reverse=True
+    )
+    assert v6e.bound_by == "transfer_bound"
+    busy = sum(t.ms for t in v6e.time_breakdown if t.time_class != "idle")
+    assert f"{100 * first.ms / busy:.1f}% of the busy time" in v6e.bound_reason
+    assert "96.5% of the busy time" in v6e.bound_reason
+    idle = next(t for t in v6e.time_breakdown if t.time_class == "idle")
+    assert v6e.device_time is not None and idle.ms == pytest.approx(v6e.device_time.idle_ms)
+    assert any("host transfers" in note for note in v6e.notes)
+
+
+def test_async_pairs_steps_and_rates_are_physical() -> None:
+    """copy-start ops fold into their copy-done ops; steps are counted once per host, not per chip; no
+    byte rate above the chip's peak is printed."""
+    v6e = analyze_profile(need(V6E), top=20)
+    assert not any(op.category == "copy-start" for op in v6e.top_ops)
+    pairs = [op for op in v6e.top_ops if op.paired_with]
+    assert {op.paired_with for op in pairs} == {f"copy-start{s}" for s in ("", ".1", ".2", ".3", ".4", ".5")}
+    for op in pairs:
+        assert op.paired_with == op.name.replace("done", "start") and op.time_class == "host_transfers"
+    assert v6e.peaks is not None and v6e.peaks.hbm_gigabytes_per_second
+    rates = [op.gigabytes_per_second for op in v6e.top_ops if op.gigabytes_per_second is not None]
+    assert rates and max(rates) <= v6e.peaks.hbm_gigabytes_per_second
+    hidden = [op.name for op in v6e.top_ops if op.gigabytes_per_second is None]
+    assert hidden and any("not shown" in note and hidden[0] in note for note in v6e.notes)
+    assert v6e.steps is not None and v6e.steps.count == 99 and v6e.steps.windows == 4 * 99
 
 
 def test_top_bounds_the_summary() -> None:
@@ -231,6 +379,7 @@ def test_run_folder_with_two_hosts(tmp_path: Path, v6e: ProfileSummary) -> None:
     both = analyze_profile(tmp_path)
     assert both.hosts == ["worker-0", "worker-1"] and len(both.files) == 2
     assert both.device_count == 8 and both.chip_count == 8
+    assert both.steps is not None and v6e.steps is not None and both.steps.count == v6e.steps.count
     assert both.top_ops[0].occurrences == 2 * v6e.top_ops[0].occurrences
     assert both.device_time is not None and v6e.device_time is not None
     assert both.device_time.busy_percent == pytest.approx(v6e.device_time.busy_percent, rel=1e-9)
@@ -249,9 +398,10 @@ def test_grown_profile_agrees_with_xprof_too(
     )
     rows = {(r["program_id"], r["hlo_op_name"]): r for r in table(xprof["wide"]["hlo_stats"]["data"])}
     for op in big.top_ops:
-        assert op.self_time_ms * 1e3 == pytest.approx(
-            rows[(op.program_id, op.name)]["total_self_time"], rel=REL
-        )
+        expected = rows[(op.program_id, op.name)]["total_self_time"]
+        if op.paired_with:
+            expected += rows[(op.program_id, op.paired_with)]["total_self_time"]
+        assert op.self_time_ms * 1e3 == pytest.approx(expected, rel=REL)
     base = {op.name: op for op in v6e.top_ops}
     for op in big.top_ops[:4]:
         assert op.occurrences == 4 * base[op.name].occurrences
@@ -263,7 +413,7 @@ def test_steps_line_is_preferred(tmp_path: Path) -> None:
     space = load_space(need(V6E))
     assert add_steps_line(space, MODULE) == 400
     summary = analyze_profile(write_space(space, tmp_path / "steps.xplane.pb"))
-    assert summary.steps is not None and summary.steps.source == "Steps line" and summary.steps.count == 400
+    assert summary.steps is not None and summary.steps.source == "Steps line" and summary.steps.count == 100
     runs = [
         e.duration_ps
         for plane in read_planes(need(V6E))
@@ -338,6 +488,17 @@ def test_compare_finds_the_slowed_op(tmp_path: Path, v6e: ProfileSummary) -> Non
     assert "1 slower" in diff.summary
     reverse = compare_profiles(slowed, v6e)
     assert {c.name: c.status for c in reverse.ops}[SLOW_OP] == "faster"
+
+
+def test_compare_across_kinds_refuses_device_figures(v6e: ProfileSummary) -> None:
+    gpu = analyze_profile(need(GPU), top=10)
+    for diff in (compare_profiles(v6e, gpu), compare_profiles(gpu, v6e)):
+        assert diff.ops == [] and [m.name for m in diff.metrics] == ["profile length (ms)"]
+        assert diff.refused is not None and "\n" not in diff.refused and diff.summary == diff.refused
+        assert "not compared: step time" in diff.refused and "TPU v6 Lite" in diff.refused
+        assert "GPU devices" in diff.refused and diff.comparable == "the profile length only"
+    same = compare_profiles(v6e, v6e)
+    assert same.refused is None and same.comparable == "all figures"
 
 
 def test_compare_reports_ops_entering_and_leaving_the_top_list(v6e: ProfileSummary) -> None:
@@ -426,3 +587,18 @@ def test_union_and_busy_windows_match_brute_force() -> None:
     hi = lo + rng.integers(0, 80, 30)
     expected = [int(covered[a:b].sum()) for a, b in zip(lo, hi, strict=True)]
     assert busy_within(seg_start, seg_end, lo, hi).tolist() == expected
+
+
+def test_async_start_of_names_the_start_op_of_each_done_kind() -> None:
+    """The operand of a done op is its start op, whatever the tuple shapes in between."""
+    cases = {
+        "%copy-done.4 = f32[8]{0} copy-done((f32[8], f32[8]{0:S(5)}, u32[]) %copy-start.4)": "copy-start.4",
+        "%all-reduce-done = f32[4]{0} all-reduce-done(f32[4]{0} %all-reduce-start.1), metadata={}": (
+            "all-reduce-start.1"
+        ),
+        "%send-done.2 = token[] send-done((f32[2], u32[], token[]) %send.2), channel_id=3": "send.2",
+        "%fusion.7 = f32[8]{0} fusion(f32[8]{0} %copy-done.4), kind=kLoop": None,
+        "%copy-start = (f32[8], f32[8], u32[]) copy-start(f32[8]{0} %param.0)": None,
+    }
+    for hlo, start in cases.items():
+        assert async_start_of(hlo) == start, hlo

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from tpu_runtime.cli.render_common import fmt_bytes
+from tpu_runtime.cli.render_diagnose_profile import VERDICT_WORDS
 from tpu_runtime.diagnose.report import CrashDiagnosis, DiagnoseReport
 
 __all__ = [
@@ -121,7 +122,7 @@ def headline(report: DiagnoseReport) -> str:
         parts.append("metrics: " + (", ".join(f.kind for f in metrics.findings) or "no issue flagged"))
     if report.profile is not None:
         p = report.profile
-        parts.append(f"profile: {p.bound_by.replace('_', '-')}" if p.is_tpu else "profile: no TPU planes")
+        parts.append(f"profile: {VERDICT_WORDS[p.bound_by]}" if p.is_tpu else "profile: no TPU planes")
     if report.comparison is not None:
         parts.append(f"compared with baseline: {report.comparison.summary}")
     return "; ".join(parts) or "nothing to report"

@@ -11,6 +11,7 @@ fixed hash salt), and all report text goes through jinja2 autoescaping.
 
 from __future__ import annotations
 
+import math
 from importlib import resources
 
 import jinja2
@@ -40,6 +41,7 @@ from tpu_runtime.diagnose.profile import ProfileSummary
 from tpu_runtime.diagnose.report import Citation, DiagnoseReport, TorchTraceSummary
 
 __all__ = [
+    "label_groups",
     "render_diagnose_html",
     "roofline_figure",
     "roofline_svg",
@@ -115,14 +117,49 @@ def roofline_svg(profile: ProfileSummary) -> Markup:
     fig = roofline_figure(profile)
     if fig is None:
         return Markup("")
-    return _svg(fig, "roofline", ROOFLINE_LABEL)
+    chart = _svg(fig, "roofline", ROOFLINE_LABEL)
+    left_out = len(profile.top_ops) - len(_drawn(profile))
+    if not left_out:
+        return chart
+    caption = Markup(
+        '<p class="muted caption">{} of the top {} ops have no FLOPs or bytes (copies, collectives) '
+        "and are not drawn.</p>"
+    ).format(left_out, len(profile.top_ops))
+    return chart + caption
+
+
+def _drawn(profile: ProfileSummary) -> list[tuple[int, str, float, float]]:
+    """(rank, bound, intensity, FLOP/s) of the top ops that have a place on log-log axes."""
+    return [
+        (op.rank, op.bound, op.operational_intensity, op.gflops_per_second * 1e9)
+        for op in profile.top_ops
+        if op.operational_intensity is not None and op.operational_intensity > 0 and op.gflops_per_second > 0
+    ]
+
+
+def label_groups(
+    points: list[tuple[int, float, float]], decades: float = 0.08
+) -> list[tuple[str, float, float]]:
+    """One label per group of points that would print on top of each other (within `decades` on both
+    log axes): '5, 6, 7' at the group's first point, instead of three labels in one spot."""
+    groups: list[list[tuple[int, float, float]]] = []
+    for point in sorted(points, key=lambda p: (p[1], p[2], p[0])):
+        for group in groups:
+            _, x0, y0 = group[0]
+            if abs(math.log10(point[1] / x0)) < decades and abs(math.log10(point[2] / y0)) < decades:
+                group.append(point)
+                break
+        else:
+            groups.append([point])
+    return [(", ".join(str(r) for r in sorted(p[0] for p in g)), g[0][1], g[0][2]) for g in groups]
 
 
 def roofline_figure(profile: ProfileSummary) -> Figure | None:
     """Log-log intensity (FLOP/B) against FLOP/s: the roof min(peak, intensity x bandwidth), the ridge,
     each top op with FLOPs and bytes (numbered by rank, coloured by its bound) and the whole program.
 
-    Ops without FLOPs or bytes (copies, collectives) have no place on log axes; the caption counts them.
+    Ops without FLOPs or bytes (copies, collectives) have no place on log axes; the caption under the
+    chart counts them. Ops that land on one spot share one label ('5, 6, 7').
     """
     peaks = profile.peaks
     if peaks is None or not peaks.teraflops_per_second or not peaks.hbm_gigabytes_per_second:
@@ -130,11 +167,7 @@ def roofline_figure(profile: ProfileSummary) -> Figure | None:
     peak = peaks.teraflops_per_second * 1e12
     bandwidth = peaks.hbm_gigabytes_per_second * 1e9
     ridge = peak / bandwidth
-    drawn = [
-        (op.rank, op.bound, op.operational_intensity, op.gflops_per_second * 1e9)
-        for op in profile.top_ops
-        if op.operational_intensity is not None and op.operational_intensity > 0 and op.gflops_per_second > 0
-    ]
+    drawn = _drawn(profile)
     program = profile.roofline
     xs = [ridge] + [x for _, _, x, _ in drawn]
     if program is not None and program.operational_intensity and program.gflops_per_second > 0:
@@ -160,8 +193,8 @@ def roofline_figure(profile: ProfileSummary) -> Figure | None:
             zorder=3,
             label=f"{bound}-bound op",
         )
-        for rank, x, y in mine:
-            ax.annotate(str(rank), (x, y), xytext=(4, 3), textcoords="offset points", fontsize=8)
+    for text, x, y in label_groups([(rank, x, y) for rank, _, x, y in drawn]):
+        ax.annotate(text, (x, y), xytext=(5, 3), textcoords="offset points", fontsize=8)
     if program is not None and program.operational_intensity and program.gflops_per_second > 0:
         ax.scatter(
             [program.operational_intensity],
@@ -182,17 +215,6 @@ def roofline_figure(profile: ProfileSummary) -> Figure | None:
         fontsize=11,
         loc="left",
     )
-    left_out = len(profile.top_ops) - len(drawn)
-    if left_out:
-        ax.text(
-            0.01,
-            0.01,
-            f"{left_out} of the top {len(profile.top_ops)} ops have no FLOPs or bytes (copies, collectives) "
-            "and are not drawn",
-            transform=ax.transAxes,
-            fontsize=8,
-            color="#5b6475",
-        )
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)

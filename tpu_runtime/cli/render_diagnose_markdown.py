@@ -329,6 +329,8 @@ def _profile(p: ProfileSummary, top: int) -> list[str]:
 def _comparison(c: ProfileComparison, top: int) -> list[str]:
     out = ["## Compared with the baseline profile", ""]
     out += [f"Baseline {_code(c.before)}, this run {_code(c.after)}: {_text(c.summary)}", ""]
+    if c.comparable != "all figures":
+        out += [f"Compared: {_text(c.comparable)}", ""]
     out += _table(
         ["metric", "baseline", "this run", "change"],
         [[_text(m.label), m.before, m.after, m.change] for m in comparison_metric_rows(c)],

@@ -1,7 +1,7 @@
 """Pure data shaping of an XProf profile summary and a profile comparison for the diagnose renderers.
 
 The terminal, Markdown and HTML renderers show the same rows in the same words: the overview (step time
-and its split, device busy/idle, the host- or device-bound verdict, peaks, the whole program on the
+and its split, device busy/idle, device time by class and the verdict, peaks, the whole program on the
 roofline, MXU), where busy time goes by HLO category, the top ops with their roofline figures and
 origin, and what changed against a baseline. Numbers keep four significant digits (`fmt_num`), FLOPs and
 bytes take decimal SI prefixes (`fmt_si`), so a figure printed here can be read back and checked
@@ -33,9 +33,22 @@ __all__ = [
 DASH = "—"
 _SI = ((1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 VERDICT_WORDS = {
-    "device_bound": "device-bound",
-    "host_bound": "host-bound",
+    "compute_bound": "compute-bound",
+    "hbm_bound": "HBM-bound",
+    "collective_bound": "collective-bound",
+    "transfer_bound": "host-transfer-bound",
+    "host_bound": "host-bound (device idle)",
     "unknown": "unknown",
+}
+
+#: What an op's time counts as, in a few words (the classes of the device-time breakdown).
+TIME_CLASS_SHORT = {
+    "compute": "compute",
+    "hbm": "HBM-bound",
+    "collectives": "collective",
+    "host_transfers": "host transfer",
+    "idle": "idle",
+    "other": "no roofline verdict",
 }
 
 
@@ -91,7 +104,9 @@ def profile_overview(p: ProfileSummary) -> list[tuple[str, str]]:
             (
                 "step time",
                 f"mean {fmt_num(s.mean_ms)} ms (min {fmt_num(s.min_ms)}, max {fmt_num(s.max_ms)}, "
-                f"stdev {fmt_num(s.stdev_ms)}) over {s.count} steps; steps: {s.source}",
+                f"stdev {fmt_num(s.stdev_ms)}) over {s.count} steps"
+                + (f" ({s.windows} windows on all cores)" if s.windows > s.count else "")
+                + f"; steps: {s.source}",
             )
         )
         rows.append(
@@ -112,6 +127,13 @@ def profile_overview(p: ProfileSummary) -> list[tuple[str, str]]:
         )
     if p.is_tpu:
         rows.append(("verdict", f"{VERDICT_WORDS[p.bound_by]}: {p.bound_reason}"))
+    if p.time_breakdown:
+        rows.append(
+            (
+                "device time by class",
+                ", ".join(f"{t.label} {fmt_pct(t.percent)} ({fmt_num(t.ms)} ms)" for t in p.time_breakdown),
+            )
+        )
     if p.peaks is not None and p.peaks.source != "none":
         k = p.peaks
         rows.append(
@@ -165,13 +187,14 @@ class OpRow:
     bound: str
     framework_op: str
     source: str
+    time_class: str = ""
 
 
 def top_op_rows(p: ProfileSummary, top: int) -> list[OpRow]:
     return [
         OpRow(
             rank=str(op.rank),
-            name=op.name,
+            name=f"{op.paired_with} + {op.name}" if op.paired_with else op.name,
             program=op.program,
             category=op.category,
             self_ms=fmt_num(op.self_time_ms),
@@ -185,6 +208,7 @@ def top_op_rows(p: ProfileSummary, top: int) -> list[OpRow]:
             bound=op.bound,
             framework_op=op.framework_op or DASH,
             source=op.source or DASH,
+            time_class=TIME_CLASS_SHORT[op.time_class],
         )
         for op in p.top_ops[:top]
     ]

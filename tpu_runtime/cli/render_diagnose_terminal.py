@@ -20,6 +20,7 @@ from tpu_runtime.cli.render_diagnose_common import (
     headline,
 )
 from tpu_runtime.cli.render_diagnose_profile import (
+    DASH,
     category_rows,
     comparison_metric_rows,
     comparison_op_rows,
@@ -44,6 +45,10 @@ _SEVERITY = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim
 
 def _t(value: object, style: str = "") -> Text:
     return Text(str(value), style=style)
+
+
+#: Console columns from which the op table also shows FLOPs and bytes per run.
+WIDE_CONSOLE = 100
 
 
 def _table(title: str | None = None) -> Table:
@@ -265,7 +270,8 @@ _STATUS = {"slower": "bold red", "faster": "green", "added": "cyan", "removed": 
 
 def _columns(table: Table, names: list[tuple[str, str]]) -> Table:
     for name, justify in names:
-        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+        # figures (right-aligned) never wrap: the text columns share what width is left
+        table.add_column(name, justify=justify, overflow="fold", no_wrap=justify == "right")  # type: ignore[arg-type]
     return table
 
 
@@ -282,32 +288,24 @@ def _profile(p: ProfileSummary, console: Console, top: int) -> None:
         console.print(table)
     ops = top_op_rows(p, top)
     if ops:
-        table = _columns(
-            _table(f"top {len(ops)} of {p.distinct_ops} ops by self time"),
-            [
-                ("#", "right"),
-                ("op", "left"),
-                ("self ms", "right"),
-                ("%", "right"),
-                ("FLOPs/run", "right"),
-                ("bytes/run", "right"),
-                ("FLOP/B", "right"),
-                ("bound", "left"),
-                ("framework op / source", "left"),
-            ],
-        )
+        wide = console.width >= WIDE_CONSOLE
+        names = [("#", "right"), ("op", "left"), ("self ms", "right"), ("%", "right")]
+        if wide:
+            names += [("FLOPs/run", "right"), ("bytes/run", "right")]
+        names += [("FLOP/B", "right"), ("bound", "left")]
+        title = f"top {len(ops)} of {p.distinct_ops} ops by self time"
+        if not wide:
+            title += " (FLOPs and bytes per run: a wider terminal, --md, --html or --json)"
+        table = _columns(_table(title), names)
+        table.columns[1].min_width = 24  # op names and their origin read whole, not folded by 8 chars
         for o in ops:
-            table.add_row(
-                _t(o.rank),
-                _t(o.name),
-                _t(o.self_ms),
-                _t(o.percent),
-                _t(o.flops),
-                _t(o.bytes),
-                _t(o.intensity),
-                _t(o.bound, _BOUND.get(o.bound, "")),
-                _t("\n".join(dict.fromkeys((o.framework_op, o.source))), "dim"),
-            )
+            origin = [v for v in dict.fromkeys((o.framework_op, _short_source(o.source))) if v != DASH]
+            cells = [_t(o.rank), Text.assemble(o.name, *((f"\n{v}", "dim") for v in origin))]
+            cells += [_t(o.self_ms), _t(o.percent)]
+            if wide:
+                cells += [_t(o.flops), _t(o.bytes)]
+            cells += [_t(o.intensity), _t(o.bound, _BOUND.get(o.bound, ""))]
+            table.add_row(*cells)
         console.print(table)
     events = host_event_rows(p, top)
     if events and not ops:
@@ -321,9 +319,16 @@ def _profile(p: ProfileSummary, console: Console, top: int) -> None:
         console.print(Text(f"note: {note}", style="dim"))
 
 
+def _short_source(source: str) -> str:
+    """`file.py:29` for a long `dir/.../file.py:29` (terminals are narrow; Markdown and HTML keep it)."""
+    return source.rsplit("/", 1)[-1]
+
+
 def _comparison(c: ProfileComparison, console: Console, top: int) -> None:
     console.rule(Text.assemble(("compared with baseline ", "bold"), c.before), style="dim")
     console.print(Text(c.summary, style="bold"))
+    if c.comparable != "all figures":
+        console.print(Text(f"compared: {c.comparable}"))
     table = _columns(
         _table(), [("metric", "left"), ("baseline", "right"), ("this run", "right"), ("change", "right")]
     )

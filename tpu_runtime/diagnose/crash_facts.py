@@ -404,6 +404,7 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
         if values:
             out["compile_samples_max"] = max(values)
             out["compile_reports"] = len(values)
+    out.update(_compile_facts(facts))
     tasks: dict[str, None] = {}
     for line in lines:
         if "task:" in line and (
@@ -414,6 +415,48 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
     if tasks and "missing_tasks" not in facts:
         out["missing_tasks"] = ", ".join(list(tasks)[:8])
     return out
+
+
+def _compile_facts(facts: dict[str, Any]) -> dict[str, Any]:
+    """The function compiled most often (`top_function`, `top_function_compiles`) and, from JAX's
+    compile log lines, the input shapes that changed between its compiles (`changing_shapes`)."""
+    out: dict[str, Any] = {}
+    by_function = facts.get("compiles_by_function")
+    if not isinstance(by_function, dict) or not by_function:
+        return out
+    name, count = max(by_function.items(), key=lambda kv: kv[1])
+    out["top_function"], out["top_function_compiles"] = name, count
+    calls = facts.get("compile_calls")
+    if isinstance(calls, list):
+        shapes: dict[str, None] = {}
+        for call in calls:
+            if isinstance(call, dict) and call.get("function") == name and call.get("shapes"):
+                shapes.setdefault(str(call["shapes"]), None)
+        if len(shapes) > 1:
+            out["changing_shapes"] = _changing_arguments(list(shapes))
+    return out
+
+
+_AVAL = re.compile(r"ShapedArray\(([^()]*(?:\([^()]*\))?[^()]*)\)|([^,\s][^,]*)")
+
+
+def _changing_arguments(signatures: list[str]) -> str:
+    """Only the arguments that differ between compiles: 'argument 2: int32[16,117], int32[16,131]'."""
+    parsed = [[a or b for a, b in _AVAL.findall(sig)] for sig in signatures]
+    width = max(len(p) for p in parsed)
+    parts: list[str] = []
+    for index in range(width):
+        seen: dict[str, None] = {}
+        for args in parsed:
+            seen.setdefault(args[index] if index < len(args) else "(absent)", None)
+        if len(seen) > 1:
+            values = list(seen)
+            parts.append(
+                f"argument {index + 1}: "
+                + ", ".join(values[:5])
+                + (f" (+{len(values) - 5} more)" if len(values) > 5 else "")
+            )
+    return "; ".join(parts[:3]) or " | ".join(signatures[:3])
 
 
 _PLACEHOLDER = re.compile(r"{(\w+)}")

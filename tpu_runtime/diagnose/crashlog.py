@@ -70,7 +70,12 @@ class PatternSpec(BaseModel):
 
     regex: str
     weight: float = Field(default=0.9, gt=0.0, le=1.0, description="how specific a match is")
-    min_count: int = Field(default=1, ge=1, description="matching lines needed (e.g. a recompile storm)")
+    min_count: int = Field(
+        default=1,
+        ge=1,
+        description="matching lines needed (e.g. a recompile storm); with a `key` group in the regex, "
+        "lines with the same key (one function compiled again, not several compiled once each)",
+    )
     ignore_case: bool = False
 
     @functools.cached_property
@@ -306,7 +311,7 @@ def _vote(rule: CrashRule, lines: Sequence[str]) -> _Vote | None:
     last = -1
     evidence: dict[str, None] = {}
     for pattern in rule.patterns:
-        matched = [i for i, line in enumerate(lines) if pattern.compiled.search(line)]
+        matched = _matching_lines(pattern, lines)
         if len(matched) < pattern.min_count:
             continue
         hits += 1
@@ -328,6 +333,18 @@ def _vote(rule: CrashRule, lines: Sequence[str]) -> _Vote | None:
     # Each further pattern that agrees adds a little certainty, never past 0.99.
     score = min(0.99, score + 0.03 * (hits - 1))
     return _Vote(rule, score, last, list(evidence)[:MAX_EVIDENCE])
+
+
+def _matching_lines(pattern: PatternSpec, lines: Sequence[str]) -> list[int]:
+    """Indexes of the lines the pattern matches; with a `key` group, those of its most frequent key."""
+    if "key" not in pattern.compiled.groupindex:
+        return [i for i, line in enumerate(lines) if pattern.compiled.search(line)]
+    by_key: dict[str, list[int]] = {}
+    for i, line in enumerate(lines):
+        found = pattern.compiled.search(line)
+        if found is not None:
+            by_key.setdefault(found.group("key") or "", []).append(i)
+    return max(by_key.values(), key=len, default=[])
 
 
 def _clip(s: str, limit: int = MAX_LINE) -> str:

@@ -13,6 +13,22 @@ aggregates. The definitions follow xprof's own converters, so the numbers agree 
 - peaks: the device plane's `peak_teraflops_per_second` and `peak_hbm_bw_gigabytes_per_second`
   stats; else the chip table (knowledge/chips.yaml). Ridge point = peak FLOP/s / peak HBM byte/s.
 - MXU utilisation: the host plane's `matrix_unit_utilization_percent` stat, when the profile has it.
+- device time by class (`time_breakdown`), the way XProf's step-time breakdown splits a step: every
+  op's self time goes to compute or HBM-bound ops (its roofline verdict), collectives (all-reduce,
+  all-gather, reduce-scatter, collective-permute, send/recv and their async halves) or host transfers
+  (infeed/outfeed, host send/recv, async copies whose layout names host memory `S(5)`); the duty-cycle
+  idle is the time spent waiting on the host. The verdict is the class with the largest share. The
+  class sums equal op_profile's per-category times; the split itself is ours (xprof finds no steps in
+  a profile without step markers and then gives no breakdown).
+- async pairs: a done op (copy-done, all-reduce-done, send-done, ...) names its start op as operand;
+  the pair is one transfer, so the start's time is added to the done op and the bytes are counted once
+  (op_profile puts them on one half or the other). A byte rate above the chip's peak HBM bandwidth
+  cannot be a measurement (the op's time holds only part of the transfer): it is dropped with a note.
+
+Not computed by xprof, so derived here: the step count and step times when there is no Steps line
+(each run of the busiest XLA module, start to start; the count is of one core, since all chips of a
+host and all hosts of a job run the same steps), the profile length (the Task Environment's start
+and stop stamps, else the host events' span) and the host-event self times (as for ops).
 
 Sources: https://github.com/openxla/xprof (xprof/convert/xplane_to_op_stats.cc,
 xplane_to_op_metrics_db.cc) and https://github.com/openxla/xla (xla/tsl/profiler/convert/xla_op_utils.h).
@@ -25,7 +41,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -46,16 +62,46 @@ OPS_LINE, MODULES_LINE, STEPS_LINE = "XLA Ops", "XLA Modules", "Steps"
 OFF_DUTY = frozenset(
     {"infeed", "outfeed", "host send", "host send-done", "host recv", "host recv-done", "megacore fusion"}
 )
-#: Categories that move data rather than compute; a device mostly busy with these waits on transfers.
-TRANSFER_CATEGORIES = ("copy", "send", "recv", "infeed", "outfeed", "all-gather", "all-reduce", "all-to-all")
-#: Device idle share from which the run counts as host-bound (the TPU waits on launches, input, copies).
+#: HLO categories of collectives (and their async halves): chips exchanging data over ICI/DCN.
+COLLECTIVE_WORDS = (
+    "all-reduce",
+    "all-gather",
+    "all-to-all",
+    "reduce-scatter",
+    "collective-permute",
+    "send",
+    "recv",
+)
+#: Categories that move data between host and device (infeed/outfeed, host send/recv).
+HOST_TRANSFER_WORDS = ("infeed", "outfeed", "host send", "host recv")
+#: Async copies whose layout names memory space 5 (host memory: `S(5)`) are host offload transfers.
+HOST_MEMORY_SPACE = "S(5)"
+#: Idle share of the device time from which the run counts as host-bound even when another class is larger.
 HOST_BOUND_IDLE_PERCENT = 20.0
 EXPRESSION_CHARS = 200
 _MODULE_NAME = re.compile(r"^(.*)\((\d+)\)$")
 _CORE_DETAILS_LOCAL_CHIP_ID = 4  # field number of CoreDetails.local_chip_id (xprof op_stats.proto)
 
 Bound = Literal["compute", "memory", "unknown"]
-Verdict = Literal["device_bound", "host_bound", "unknown"]
+TimeClass = Literal["compute", "hbm", "collectives", "host_transfers", "idle", "other"]
+Verdict = Literal["compute_bound", "hbm_bound", "collective_bound", "transfer_bound", "host_bound", "unknown"]
+#: The verdict given when a class holds the largest share of the device time.
+VERDICT_OF: dict[TimeClass, Verdict] = {
+    "compute": "compute_bound",
+    "hbm": "hbm_bound",
+    "collectives": "collective_bound",
+    "host_transfers": "transfer_bound",
+    "idle": "host_bound",
+    "other": "unknown",
+}
+TIME_CLASS_WORDS: dict[TimeClass, str] = {
+    "compute": "compute-bound ops",
+    "hbm": "HBM-bound ops",
+    "collectives": "collectives",
+    "host_transfers": "host transfers",
+    "idle": "idle (waiting on the host)",
+    "other": "ops without a roofline verdict",
+}
 PeakSource = Literal["device_plane", "chip_table", "none"]
 
 
@@ -88,7 +134,11 @@ class StepStats(BaseModel):
     """Step time and what the device did within a step (means over all steps of all cores)."""
 
     source: str = Field(description="'Steps line', or the XLA module whose runs were taken as steps")
-    count: int
+    count: int = Field(
+        description="steps of the run: the most step windows one core shows (every chip of a host, and "
+        "every host of a job, runs the same steps)"
+    )
+    windows: int = Field(default=0, description="step windows over all cores, which the means are taken over")
     mean_ms: float
     min_ms: float
     max_ms: float
@@ -114,12 +164,31 @@ class TopOp(BaseModel):
     flops: int = Field(description="per run, from XLA's cost analysis in the op metadata")
     bytes_accessed: int = Field(description="per run")
     gflops_per_second: float
-    gigabytes_per_second: float
+    gigabytes_per_second: float | None = Field(
+        description="bytes over self time; None when that is above the chip's peak HBM bandwidth (the time "
+        "is too short to hold the transfer: an async half, or a wait hidden behind other work)"
+    )
     operational_intensity: float | None = Field(description="FLOPs per byte; None without bytes")
     bound: Bound
+    time_class: TimeClass = Field(
+        default="other", description="what the op's time counts as (time_breakdown)"
+    )
+    paired_with: str | None = Field(
+        default=None,
+        description="the async start op folded into this done op: its time is added, its bytes counted once",
+    )
     framework_op: str | None = Field(default=None, description="the JAX/PyTorch op (tf_op stat)")
     source: str | None = Field(default=None, description="user source file:line behind the op")
     expression: str | None = Field(default=None, description="the HLO instruction, shortened")
+
+
+class TimeShare(BaseModel):
+    """One class of device time (compute, HBM-bound ops, collectives, host transfers, idle)."""
+
+    time_class: TimeClass
+    label: str
+    ms: float = Field(description="op self time of the class (idle: the duty-cycle idle), summed over cores")
+    percent: float = Field(description="share of the device time: all op self time plus idle")
 
 
 class CategoryTime(BaseModel):
@@ -175,6 +244,10 @@ class ProfileSummary(BaseModel):
     steps: StepStats | None = None
     bound_by: Verdict = "unknown"
     bound_reason: str = ""
+    time_breakdown: list[TimeShare] = Field(
+        default_factory=list,
+        description="device time by class, largest first; the verdict is the largest share",
+    )
     roofline: Roofline | None = None
     mxu_utilization_percent: float | None = None
     categories: list[CategoryTime] = Field(default_factory=list)
@@ -288,9 +361,12 @@ class _Op:
     framework_op: str | None
     source: str | None
     expression: str
+    async_start: str | None = None  # for an async done op: the name of its start op
+    host_memory: bool = False  # the HLO text names host memory (S(5)): a host offload transfer
     occurrences: int = 0
     self_ps: float = 0.0
     total_ps: float = 0.0
+    paired_with: str | None = None
 
 
 @dataclass
@@ -367,6 +443,32 @@ def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
         shift += 7
 
 
+_ASYNC_DONE = re.compile(r" ([a-z][a-z-]*-done)\(")
+_OPERAND = re.compile(r"%([\w.-]+)")
+
+
+def async_start_of(hlo: str) -> str | None:
+    """The start op an async done op waits on: its first operand (`copy-done((...) %copy-start.4)`)."""
+    done = _ASYNC_DONE.search(hlo)
+    if done is None:
+        return None
+    operand = _OPERAND.search(hlo, done.end())
+    return operand.group(1) if operand else None
+
+
+def _time_class(op: _Op, bound: Bound) -> TimeClass:
+    category = op.category
+    if any(word in category for word in HOST_TRANSFER_WORDS):
+        return "host_transfers"
+    if category.startswith("copy-") and op.host_memory:
+        return "host_transfers"
+    if any(word in category for word in COLLECTIVE_WORDS):
+        return "collectives"
+    if bound == "compute":
+        return "compute"
+    return "hbm" if bound == "memory" else "other"
+
+
 def _ms(ps: float) -> float:
     return ps / 1e9
 
@@ -398,6 +500,7 @@ class _Analyzer:
         self.profile_ns: tuple[int, int] | None = None
         self.host_span_ns: tuple[float, float] | None = None
         self.planes_without_ops: list[str] = []
+        self.rejected_rates: list[str] = []
 
     # planes -------------------------------------------------------------------------------------
 
@@ -523,6 +626,8 @@ class _Analyzer:
                     framework_op=_str_stat(stats, "tf_op"),
                     source=source,
                     expression=meta.name[:EXPRESSION_CHARS],
+                    async_start=async_start_of(meta.name),
+                    host_memory=HOST_MEMORY_SPACE in meta.name,
                 )
                 self.ops[(program_id, name)] = op
             op.occurrences += int(counts[i])
@@ -623,15 +728,50 @@ class _Analyzer:
         summary.device_time = self._device_time()
         summary.steps = self._steps()
         summary.roofline = self._roofline(summary.peaks)
-        ops = sorted(self.ops.values(), key=lambda op: (-op.self_ps, op.name))
-        summary.distinct_ops = len(ops)
+        summary.distinct_ops = len(self.ops)
+        ops = sorted(self._paired_ops(), key=lambda op: (-op.self_ps, op.name))
         summary.top_ops = [
             self._top_op(rank, op, summary.peaks) for rank, op in enumerate(ops[: self.top], 1)
         ]
         summary.categories = self._categories()
-        summary.bound_by, summary.bound_reason = self._verdict(summary.device_time, summary.steps)
+        summary.time_breakdown = self._time_breakdown(ops, summary.peaks, summary.device_time)
+        summary.bound_by, summary.bound_reason = self._verdict(summary.time_breakdown, summary.device_time)
         summary.notes.extend(self._notes(summary))
         return summary
+
+    def _paired_ops(self) -> list[_Op]:
+        """The op table with each async start op folded into the done op that waits on it.
+
+        The two halves of one transfer (copy-start/copy-done, all-reduce-start/-done, send/send-done)
+        carry the same bytes: counted once (the larger of the two, where one half leaves them out), on
+        the done op, which also takes the start's time. A start
+        without its done (cut off by the capture) stays on its own.
+        """
+        starts: dict[tuple[str, str], _Op] = {}
+        for op in self.ops.values():
+            if op.async_start is not None and (op.program_id, op.async_start) in self.ops:
+                starts[(op.program_id, op.async_start)] = op
+        out: list[_Op] = []
+        for key, op in self.ops.items():
+            if key in starts:
+                continue  # folded into its done op below
+            start_key = (op.program_id, op.async_start or "")
+            start = self.ops[start_key] if starts.get(start_key) is op else None
+            if start is None:
+                out.append(op)
+                continue
+            out.append(
+                replace(
+                    op,
+                    self_ps=op.self_ps + start.self_ps,
+                    total_ps=op.total_ps + start.total_ps,
+                    bytes_accessed=max(op.bytes_accessed, start.bytes_accessed),
+                    flops=max(op.flops, start.flops),
+                    host_memory=op.host_memory or start.host_memory,
+                    paired_with=start.name,
+                )
+            )
+        return out
 
     def _duration_ms(self) -> float | None:
         """The capture's length: the profiler's own start/stop stamps, else the host events' span."""
@@ -720,7 +860,8 @@ class _Analyzer:
         idle = float(np.maximum(lengths - busy, 0).mean())
         return StepStats(
             source=source,
-            count=len(lengths),
+            count=max(len(a) for a in entry.lengths),
+            windows=len(lengths),
             mean_ms=_ms(mean),
             min_ms=_ms(float(lengths.min())),
             max_ms=_ms(float(lengths.max())),
@@ -772,6 +913,12 @@ class _Analyzer:
         flops = op.flops * op.occurrences
         nbytes = op.bytes_accessed * op.occurrences
         intensity, bound = self._bound(flops, nbytes, peaks)
+        rate = nbytes / seconds / 1e9 if seconds > 0 else 0.0
+        if peaks.hbm_gigabytes_per_second and rate > peaks.hbm_gigabytes_per_second:
+            self.rejected_rates.append(op.name)
+            gigabytes: float | None = None
+        else:
+            gigabytes = rate
         return TopOp(
             rank=rank,
             name=op.name,
@@ -786,9 +933,11 @@ class _Analyzer:
             flops=op.flops,
             bytes_accessed=op.bytes_accessed,
             gflops_per_second=flops / seconds / 1e9 if seconds > 0 else 0.0,
-            gigabytes_per_second=nbytes / seconds / 1e9 if seconds > 0 else 0.0,
+            gigabytes_per_second=gigabytes,
             operational_intensity=intensity,
             bound=bound,
+            time_class=_time_class(op, bound),
+            paired_with=op.paired_with,
             framework_op=op.framework_op,
             source=op.source,
             expression=op.expression,
@@ -805,25 +954,39 @@ class _Analyzer:
             for c, ps in ranked
         ]
 
-    def _verdict(self, device: DeviceTime, steps: StepStats | None) -> tuple[Verdict, str]:
-        if device.busy_ms + device.idle_ms <= 0:
+    def _time_breakdown(self, ops: list[_Op], peaks: Peaks, device: DeviceTime) -> list[TimeShare]:
+        """Device time by class, as XProf's step-time breakdown splits it: each op's self time goes to
+        compute, HBM-bound ops (by its roofline verdict), collectives or host transfers (by its HLO
+        category and memory space); the duty-cycle idle is the time the device waited on the host."""
+        per: dict[TimeClass, float] = defaultdict(float)
+        for op in ops:
+            _, bound = self._bound(op.flops * op.occurrences, op.bytes_accessed * op.occurrences, peaks)
+            per[_time_class(op, bound)] += op.self_ps
+        per["idle"] = device.idle_ms * 1e9
+        total = sum(per.values())
+        shares = [
+            TimeShare(time_class=c, label=TIME_CLASS_WORDS[c], ms=_ms(ps), percent=_pct(ps, total))
+            for c, ps in per.items()
+            if ps > 0
+        ]
+        return sorted(shares, key=lambda t: (-t.percent, t.time_class))
+
+    def _verdict(self, shares: list[TimeShare], device: DeviceTime) -> tuple[Verdict, str]:
+        if not shares or device.busy_ms + device.idle_ms <= 0:
             return "unknown", "the TPU planes hold no op or module events"
-        if steps is not None and steps.mean_ms > 0:
-            idle, basis = (
-                steps.idle_percent,
-                f"of each step ({steps.idle_ms:.3g} ms of {steps.mean_ms:.3g} ms)",
-            )
-        else:
-            idle, basis = device.idle_percent, "of the device time"
-        if idle >= HOST_BOUND_IDLE_PERCENT:
-            return "host_bound", (
-                f"the TPU sits idle for {idle:.1f}% {basis}, waiting on the host (launches, input, "
-                f"transfers); at or above {HOST_BOUND_IDLE_PERCENT:.0f}% counts as host-bound"
-            )
-        return "device_bound", (
-            f"the TPU is idle for only {idle:.1f}% {basis} (below {HOST_BOUND_IDLE_PERCENT:.0f}%): "
-            "the time goes to the device ops listed"
-        )
+        first = shares[0]
+        verdict = VERDICT_OF[first.time_class]
+        rest = ", ".join(f"{t.time_class.replace('_', ' ')} {t.percent:.1f}%" for t in shares[1:4])
+        reason = f"{first.label}: the largest share of the device time, {first.percent:.1f}%"
+        busy = sum(t.ms for t in shares if t.time_class != "idle")
+        if first.time_class != "idle" and busy > 0:
+            reason += f" ({100 * first.ms / busy:.1f}% of the busy time)"
+        if rest:
+            reason += f"; then {rest}"
+        idle = next((t for t in shares if t.time_class == "idle"), None)
+        if verdict != "host_bound" and idle is not None and idle.percent >= HOST_BOUND_IDLE_PERCENT:
+            reason += f"; the device also sits idle {idle.percent:.1f}% of the time, waiting on the host"
+        return verdict, reason
 
     def _notes(self, summary: ProfileSummary) -> Iterable[str]:
         if self.planes_without_ops:
@@ -834,16 +997,23 @@ class _Analyzer:
                 "No step markers (no Steps line) in the profile: each run of the busiest XLA module "
                 f"({summary.steps.source}) is taken as a step, measured start to start."
             )
-        busy = sum(c.self_time_ms for c in summary.categories) or 0.0
-        moving = sum(
-            c.self_time_ms
-            for c in summary.categories
-            if any(word in c.category for word in TRANSFER_CATEGORIES)
-        )
-        if busy > 0 and moving / busy > 0.5:
+        if summary.bound_by == "transfer_bound":
             yield (
-                f"{100 * moving / busy:.0f}% of the op time is data movement (copies, collectives, feeds): "
-                "the device mostly waits on transfers, not on compute."
+                "The device mostly waits on host transfers (host offload copies, infeed/outfeed): keep the "
+                "data on the device across steps, or overlap the copies with compute, before tuning ops."
+            )
+        if any(op.paired_with for op in summary.top_ops):
+            yield (
+                "Async ops are paired: a done op (copy-done, all-reduce-done, ...) includes the time of its "
+                "start op, and the bytes of the pair are counted once."
+            )
+        if self.rejected_rates and summary.peaks is not None:
+            names = ", ".join(self.rejected_rates[:4])
+            peak = summary.peaks.hbm_gigabytes_per_second
+            yield (
+                f"Byte rates above the chip's peak HBM bandwidth ({peak:.4g} "
+                f"GB/s) are not shown ({names}): the op's time is too short to hold its bytes (the transfer "
+                "ran while other work did)."
             )
         if summary.peaks is not None and summary.peaks.source == "chip_table":
             yield "The device planes carry no peak FLOP/s or bandwidth; the chip table's figures were used."
@@ -908,6 +1078,42 @@ class ProfileComparison(BaseModel):
     metrics: list[MetricChange]
     ops: list[OpChange]
     summary: str
+    comparable: str = Field(default="all figures", description="what the two profiles share to compare")
+    refused: str | None = Field(
+        default=None, description="one line on what is not compared and why (profiles of different kinds)"
+    )
+
+
+def _kind(p: ProfileSummary) -> str:
+    if p.is_tpu:
+        return f"a {p.device_kind or 'TPU'} profile"
+    if p.other_devices:
+        return "a profile of " + " and ".join(f"{k} devices" for k in p.other_devices)
+    return "a host-only profile"
+
+
+def _across_kinds(a: ProfileSummary, b: ProfileSummary, threshold_percent: float) -> ProfileComparison:
+    """A TPU profile against one without TPU planes: only the capture length compares."""
+    length = MetricChange(
+        name="profile length (ms)",
+        before=a.profile_duration_ms,
+        after=b.profile_duration_ms,
+        change_percent=_change(a.profile_duration_ms, b.profile_duration_ms),
+    )
+    refused = (
+        f"not compared: step time, device busy/idle, roofline and ops, since the baseline is {_kind(a)} "
+        f"and this run is {_kind(b)}"
+    )
+    return ProfileComparison(
+        before=a.path,
+        after=b.path,
+        threshold_percent=threshold_percent,
+        metrics=[length],
+        ops=[],
+        summary=refused,
+        comparable="the profile length only",
+        refused=refused,
+    )
 
 
 def _change(before: float | None, after: float | None) -> float | None:
@@ -922,7 +1128,12 @@ def _change(before: float | None, after: float | None) -> float | None:
 def compare_profiles(
     a: ProfileSummary, b: ProfileSummary, threshold_percent: float = 5.0
 ) -> ProfileComparison:
-    """What changed from profile `a` to profile `b`: headline metrics and the ops of both top lists."""
+    """What changed from profile `a` to profile `b`: headline metrics and the ops of both top lists.
+
+    Device figures compare only between two TPU profiles; otherwise the comparison says so in `refused`.
+    """
+    if a.is_tpu != b.is_tpu or (not a.is_tpu and not b.is_tpu):
+        return _across_kinds(a, b, threshold_percent)
     pairs: list[tuple[str, float | None, float | None]] = [
         ("step time mean (ms)", a.steps.mean_ms if a.steps else None, b.steps.mean_ms if b.steps else None),
         ("step idle (ms)", a.steps.idle_ms if a.steps else None, b.steps.idle_ms if b.steps else None),
@@ -981,7 +1192,13 @@ def compare_profiles(
     else:
         head = "no step time in both profiles"
     tail = ", ".join(f"{counts[s]} {s}" for s in ("slower", "faster", "added", "removed") if counts[s])
+    comparable = "all figures"
+    if a.device_kind != b.device_kind:
+        comparable = (
+            f"all figures, across chips ({a.device_kind} -> {b.device_kind}): op times change with the chip"
+        )
     return ProfileComparison(
+        comparable=comparable,
         before=a.path,
         after=b.path,
         threshold_percent=threshold_percent,
