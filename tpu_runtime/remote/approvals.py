@@ -36,6 +36,7 @@ from tpu_runtime.remote.spec import (
     spec_to_json,
 )
 from tpu_runtime.remote.store import Store
+from tpu_runtime.remote.worker_gate import script_problem
 
 RequestState = Literal["pending", "approved", "denied", "expired", "running", "finished"]
 REQUEST_TTL_S = 3600.0  # a request nobody decided on within an hour can no longer be approved
@@ -145,6 +146,9 @@ def proof_problem(
     `key_lines`: the approver public keys accepted; `elicited`: the dialog approvals this process
     received (None: not checked, as when the audit log is verified afterwards).
     """
+    doctored = script_problem(spec.model_dump(mode="json"), str(row["request_id"]))
+    if doctored is not None:
+        return doctored
     via = row["via"]
     if via in (POLICY_VIA, ELICITATION_VIA):
         policy = _signed_policy(row, key_lines)
@@ -333,6 +337,9 @@ def approve(
                     f"request {request_id} has digest {current[:19]}..., not the {digest[:19]}... offered "
                     "for approval: show it again and approve what it is now",
                 )
+            doctored = script_problem(json.loads(row["spec"]), request_id)
+            if doctored is not None:
+                raise ApprovalError("changed", f"request {request_id} cannot be approved: {doctored}")
         except ApprovalError as exc:
             refusal = exc
             audit.append(conn, "refused", request_id, approver, {"why": exc.reason, "offered": digest})

@@ -62,6 +62,7 @@ from tpu_runtime.remote.targets import (
     select_workers,
 )
 from tpu_runtime.remote.tpu_api import TpuApi
+from tpu_runtime.remote.worker_gate import code_loading
 from tpu_runtime.remote.wrap import build_script
 
 MAX_BUFFERED_EVENTS = 20_000  # output lines kept in memory per run for late readers; the log file has all
@@ -199,6 +200,11 @@ class RemoteEngine:
                 )
         secrets: dict[str, SecretRef] = {}
         for name in secret_env:
+            if code_loading(name):
+                raise SpecError(
+                    f"{name} decides which code runs, so it cannot be a secret (its value would be hidden "
+                    f"from the person who approves): pass it with -e {name}=VALUE, which shows it"
+                )
             value = self.environ.get(name)
             if value is None:
                 raise SpecError(f"secret {name} is not set in this environment")
@@ -301,8 +307,9 @@ class RemoteEngine:
         if targets:
             chosen = {n: t for n, t in chosen.items() if n in targets}
         key = self.approver_key()
-        key_tail = key.public_line.split()[1][-16:] if key is not None else None
         with self.store.read() as conn:
+            # runs signed by any key this log announced count as ours (a key the person replaced too)
+            tails = {line.split()[1][-16:] for line in ap.known_keys(conn, key)}
             hashes = {r["seq"]: r["hash"] for r in conn.execute("SELECT seq, hash FROM audit")}
             starts = {
                 r["subject"]: json.loads(r["payload"])
@@ -321,13 +328,18 @@ class RemoteEngine:
                     problems.append(f"{where}: cannot read its ledger: {failure}")
                     continue
                 pinned = ledger.get("pinned")
-                if pinned and key is not None and pinned.split()[:2] != key.public_line.split()[:2]:
+                if pinned and key is None:
+                    problems.append(
+                        f"{where}: pins approver key {keys.fingerprint(pinned)}, but this machine has no "
+                        "approver key: the key file was deleted (so its runs cannot be checked here)"
+                    )
+                elif pinned and key is not None and pinned.split()[:2] != key.public_line.split()[:2]:
                     problems.append(
                         f"{where}: pins approver key {keys.fingerprint(pinned)}, not {key.fingerprint}"
                     )
                 other_logs: dict[str, int] = {}
                 for entry in ledger.get("ledger", []):
-                    if entry.get("event") != "start" or entry.get("key") != key_tail:
+                    if entry.get("event") != "start" or entry.get("key") not in tails:
                         continue  # another person's runs on a shared worker
                     if entry.get("audit_log") != this_log:
                         other_logs[str(entry.get("audit_log"))] = (
