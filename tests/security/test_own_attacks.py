@@ -322,6 +322,33 @@ def _open_files() -> list[tuple[str, str]]:
     return found
 
 
+def test_the_gate_hashes_the_uploaded_bytes_itself(
+    engine: RemoteEngine, farm: SshdFarm, tmp_path: Path
+) -> None:
+    """An executor the agent changed sends other bytes than the approved upload, with the genuine
+    approval: the gate hashes what arrived and refuses."""
+    marker = _marker(farm)
+    upload = tmp_path / "train.sh"
+    upload.write_text("echo approved\n")
+    command = ["sh", "-c", f"sh train.sh; echo ran >> {marker}"]
+    request = engine.request_run("lo", command, uploads=[(upload, None)], workers="0")
+    approval = ap.get_approval(engine.store, person.approve(engine, request.id).id)
+    files = Path(request.spec.remote_dir) / "runs" / request.id / "files"
+    files.mkdir(parents=True)
+    (files / "train.sh").write_text(f"echo swapped; echo ran >> {marker}\n")
+    for path in (files.parent.parent, files.parent, files, files / "train.sh"):
+        farm.chown(path)  # as the login user would have them
+    key = engine.approver_key()
+    assert key is not None
+    inputs = GateInputs(approval, key.public_line, {}, UploadSnapshot(), lambda: {"seq": 0, "hash": "0" * 64})
+    bundle = gate_bundle(
+        request.spec, request.id, "run-x", request.spec.workers[0], 0, request.spec.command, inputs
+    )
+    exits = _to_gate(request.spec, [bundle])
+    assert exits[0][0] == EXIT_REFUSED and "not the approved bytes" in exits[0][1]
+    assert not marker.exists()
+
+
 # ---- 6. the key file deleted along with the log -----------------------------------------------------------
 def test_deleting_the_key_and_the_log_does_not_pass_verify_remote(engine: RemoteEngine, home: Path) -> None:
     request = engine.request_run("lo", ["true"], workers="0")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ approver_app = typer.Typer(
 
 
 def _fail(message: str, code: int = EXIT_FAILED) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", soft_wrap=True, markup=True)
+    err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, markup=True)
     return typer.Exit(code)
 
 
@@ -670,7 +671,7 @@ def audit_verify(
         )
     else:
         for problem in check.problems:
-            err.print(f"[red]tampered[/]: {problem}", markup=True, soft_wrap=True)
+            err.print(f"[red]tampered[/]: {escape(problem)}", markup=True, soft_wrap=True)
     if not check.ok:
         raise typer.Exit(EXIT_FAILED)
 
@@ -708,12 +709,14 @@ def approver_init(
                 f"you already have an approver key ({existing.fingerprint}); --replace makes a new one",
                 EXIT_BAD_INPUT,
             )
-        if existing is not None:
-            approver.forget(unlock_key(engine))  # only the holder of the old passphrase may replace it
+        old = unlock_key(engine) if existing is not None else None  # only the old passphrase replaces it
         key = approver.init_key(engine.approver_path, _new_passphrase(), replace=replace)
     except (approver.ApproverError, NoTerminal) as exc:
         raise _fail(str(exc), EXIT_BAD_INPUT) from None
-    engine.announce_key(key, _approver("tty"))
+    try:
+        engine.announce_key(key, _approver("tty"), endorsed_by=old)  # the old key signs the new one
+    finally:
+        approver.forget(old)
     err.print(
         f"approver key {key.fingerprint} saved in {engine.approver_path} (encrypted). Each worker pins it "
         "at its first approved run; a replaced key is refused there until you remove "
@@ -731,11 +734,13 @@ def approver_show(as_json: Annotated[bool, typer.Option("--json")] = False) -> N
     try:
         key = engine.approver_key()
         policy = engine.policy()
+        key_problem = engine.key_problem()
     except ApproverError as exc:
         raise _fail(str(exc), EXIT_BAD_INPUT) from None
     data = {
         "key": key.public_line if key else None,
         "fingerprint": key.fingerprint if key else None,
+        "key_problem": key_problem,
         "folder": str(engine.approver_path),
         "policy": policy.policy.model_dump(mode="json"),
         "policy_signed": policy.json_text is not None,
@@ -745,6 +750,8 @@ def approver_show(as_json: Annotated[bool, typer.Option("--json")] = False) -> N
         _emit_json(data)
         return
     out.print(f"approver key: {data['fingerprint'] or 'none (run `tpu-agent approver init`)'}", markup=False)
+    if key_problem:
+        err.print(f"[red]not trusted[/]: {escape(key_problem)}", markup=True, soft_wrap=True)
     out.print(f"policy: {'signed, in effect' if data['policy_signed'] else 'default'}", markup=False)
     if policy.note:
         out.print(f"  {policy.note}", markup=False)

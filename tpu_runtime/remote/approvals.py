@@ -468,14 +468,47 @@ def consume(
     return get_request(store, approval.request_id), run_id, get_approval(store, approval.id)
 
 
-def known_keys(conn: sqlite3.Connection, current: keys.ApproverKey | None) -> list[str]:
-    """The approver keys the log announced (`approver_key` rows) and the one pinned now."""
-    found = [current.public_line] if current is not None else []
+def key_chain(conn: sqlite3.Connection) -> list[str]:
+    """The approver keys this log trusts: the first it announced (`approver_key` rows), then each one
+    an already trusted key endorsed when the person replaced it. An announcement without a valid
+    endorsement (a key file replaced by hand, a row written by someone else) adds nothing."""
+    trusted: list[str] = []
     for row in conn.execute("SELECT payload FROM audit WHERE kind = 'approver_key' ORDER BY seq"):
-        line = json.loads(row["payload"]).get("key")
-        if isinstance(line, str) and line not in found:
-            found.append(line)
-    return found
+        said = json.loads(row["payload"])
+        line, old, endorsement = said.get("key"), said.get("endorsed_by"), said.get("endorsement")
+        if not isinstance(line, str) or line in trusted:
+            continue
+        if not trusted or (
+            isinstance(old, str)
+            and old in trusted
+            and isinstance(endorsement, str)
+            and keys.verify(old, keys.endorsement_text(old, line).encode(), endorsement, keys.KEY_NAMESPACE)
+        ):
+            trusted.append(line)
+    return trusted
+
+
+def key_problem(conn: sqlite3.Connection, current: keys.ApproverKey | None) -> str | None:
+    """Why the key file's key is not one this log trusts, or None (also when the log names no key yet:
+    the key file's is then the first, and is announced at its first approval)."""
+    chain = key_chain(conn)
+    if current is None or not chain or current.public_line in chain:
+        return None
+    return (
+        f"the approver key file holds key {current.fingerprint}, which no earlier key of yours endorsed "
+        "(it was replaced without `tpu-agent approver init --replace`, which asks the old passphrase); "
+        "nothing signed with it counts. If you made it yourself because the old passphrase is lost, move "
+        "state.db aside to begin a new audit log, and remove the pin on each worker"
+    )
+
+
+def known_keys(conn: sqlite3.Connection, current: keys.ApproverKey | None) -> list[str]:
+    """The approver keys whose signatures count: the log's trusted chain, or the key file's key while
+    the log names none."""
+    chain = key_chain(conn)
+    if chain:
+        return chain
+    return [current.public_line] if current is not None else []
 
 
 def start_problems(conn: sqlite3.Connection, key_lines: list[str]) -> list[str]:
