@@ -280,6 +280,31 @@ def test_eight_copies_of_one_bundle_at_one_gate_run_once(home: Path, farm: SshdF
     assert marker.read_text() == "ran\n"
 
 
+def test_the_gate_holds_a_loop_to_its_approved_attempts(home: Path, farm: SshdFarm) -> None:
+    """The loop budget is counted in the state file, which the agent can rewrite; attempt numbers past
+    the approved count (or on a single run) are refused by the gate, and each number starts once."""
+    from tpu_runtime.remote.spec import LoopPlan
+
+    engine = make_engine(home)
+    marker = _marker(farm)
+    plan = LoopPlan(name="sweep", attempts=(tuple(marker_command(marker)),), max_attempts=2, max_seconds=120)
+    request = engine.request_run("lo", [], loop=plan, workers="0")
+    approval = ap.get_approval(engine.store, person.approve(engine, request.id).id)
+    key = engine.approver_key()
+    assert key is not None
+    inputs = GateInputs(approval, key.public_line, {}, UploadSnapshot(), lambda: {"seq": 0, "hash": "0" * 64})
+    worker, argv = request.spec.workers[0], request.spec.command
+
+    def attempt(n: int) -> bytes:
+        return gate_bundle(request.spec, request.id, f"run-{n}", worker, n, argv, inputs)
+
+    exits = _to_gate(request.spec, [attempt(3), attempt(0), attempt(1), attempt(1)])
+    assert exits[0][0] == EXIT_REFUSED and "outside the approved budget" in exits[0][1]
+    assert exits[1][0] == EXIT_REFUSED and "outside the approved budget" in exits[1][1]
+    assert sorted(code for code, _ in exits[2:]) == [0, EXIT_REFUSED]
+    assert marker.read_text() == "ran\n"
+
+
 # ---- 5. the private upload copy, written through /proc while it is sent ------------------------------------
 def test_the_private_upload_copy_rewritten_through_proc_runs_nothing(
     engine: RemoteEngine, farm: SshdFarm, tmp_path: Path, home: Path

@@ -14,7 +14,8 @@ a process's argv. Before anything runs, the gate:
    shows it, so an edited one would run unseen), the command is the approved one (or a planned attempt
    of the approved loop), every uploaded file's SHA-256, each secret against the hash the approval
    covers (and that none is a variable that decides which code runs: `code_loading`), and that this
-   approval was not used before on this worker (for this attempt), nor is first used after it expired;
+   approval was not used before on this worker (for this attempt number, which must lie within the
+   approved loop's attempt budget), nor is first used after it expired;
 4. for a read-only command allowed by policy, checks its paths on this worker: they must resolve inside
    an allowed folder and be regular files (a FIFO would block, a symlink could lead elsewhere);
 5. appends a line to its append-only ledger (run, approval, digest, key, the audit log's head at the
@@ -424,6 +425,8 @@ def check(bundle: dict[str, Any], folder: str, now: float) -> tuple[dict[str, An
     if argv not in allowed:
         raise Refused("the command is not the approved one")
     worker, attempt = int(bundle["worker"]), int(bundle["attempt"])
+    if (loop and not 1 <= attempt <= int(loop["max_attempts"])) or (not loop and attempt != 0):
+        raise Refused("attempt %d is outside the approved budget" % attempt)
     names = {int(w["index"]): w["name"] for w in spec.get("workers") or []}
     if names.get(worker) != bundle.get("worker_name"):
         raise Refused("worker %d is not one of the approved workers" % worker)
