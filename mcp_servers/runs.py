@@ -32,7 +32,6 @@ import asyncio
 import contextlib
 import logging
 import re
-import shlex
 import time
 import weakref
 from collections.abc import Callable
@@ -59,6 +58,7 @@ from mcp_servers._results import error_result as _error
 from mcp_servers._results import model_result as _result
 from tpu_runtime import __version__
 from tpu_runtime.remote.report import OutputLine, RunResult, WorkerResult
+from tpu_runtime.remote.shown import printable, printable_lines, shell_line
 from tpu_runtime.remote.spec import display_env
 
 if TYPE_CHECKING:
@@ -314,7 +314,7 @@ def request_view(request: RunRequest) -> RunRequestView:
         target=spec.target,
         target_kind=spec.target_kind,
         command=list(spec.command),
-        command_line=shlex.join(spec.command),
+        command_line=shell_line(spec.command),
         workers=[
             WorkerView(
                 index=w.index,
@@ -341,16 +341,17 @@ def request_view(request: RunRequest) -> RunRequestView:
 
 def approval_message(request: RunRequest) -> str:
     """The approval dialog's text: everything that will run where. Depends only on the stored request,
-    so it renders identically on every round of a 2026-07-28 input-required exchange."""
+    so it renders identically on every round of a 2026-07-28 input-required exchange. Every field the
+    requester chose goes through `shown`, so no character in it can hide or rewrite what the dialog says."""
     spec = request.spec
     lines = [
-        f"Approve this run on target {spec.target!r} ({spec.target_kind})?",
-        f"Command: {shlex.join(spec.command)}",
+        f"Approve this run on target {printable(spec.target)!r} ({spec.target_kind})?",
+        f"Command: {shell_line(spec.command)}",
     ]
     if spec.workers:
         lines.append(f"Workers ({len(spec.workers)}):")
         lines += [
-            f"  {w.index} {w.name}: {w.user}@{w.host}:{w.port}, host key "
+            f"  {w.index} {printable(w.name)}: {printable(w.user)}@{printable(w.host)}:{w.port}, host key "
             f"{_fingerprint(w.host_keys[0]) if w.host_keys else 'none'}"
             for w in spec.workers
         ]
@@ -359,21 +360,25 @@ def approval_message(request: RunRequest) -> str:
     if spec.uploads:
         lines.append(f"Uploads ({len(spec.uploads)}):")
         lines += [
-            f"  {u.source} -> files/{u.dest} ({u.size} bytes, sha256 {u.sha256[:16]}...)"
+            f"  {printable(u.source)} -> files/{printable(u.dest)} "
+            f"({u.size} bytes, sha256 {u.sha256[:16]}...)"
             for u in spec.uploads
         ]
     else:
         lines.append("Uploads: none")
     if spec.downloads:
-        lines.append("Downloads: " + ", ".join(d.remote for d in spec.downloads))
+        lines.append("Downloads: " + ", ".join(printable(d.remote) for d in spec.downloads))
     lines.append(f"Time limit: {spec.time_limit_s:g} s")
+    if spec.remote_dir:
+        lines.append(f"Run folder on each worker: {printable(spec.remote_dir)}/runs/{request.id}")
     if spec.gke is not None:
         lines += [
-            f"kubectl context {spec.gke.context}, namespace {spec.gke.namespace}; manifest to apply:",
-            spec.gke.manifest,
+            f"kubectl context {printable(spec.gke.context)}, namespace {printable(spec.gke.namespace)}; "
+            "manifest to apply:",
+            printable_lines(spec.gke.manifest),
         ]
     lines += [
-        f"Request {request.id}, filed by {request.requested_by}; "
+        f"Request {request.id}, filed by {printable(request.requested_by)}; "
         f"can be approved until {_utc(request.expires_at)}.",
         f"Digest: {request.digest}",
         f"To approve exactly this, accept and type the first {DIGEST_PREFIX_CHARS} characters of the digest "
@@ -704,7 +709,7 @@ class _Runs:
             status=status,
             message=message,
             target=request.spec.target,
-            command_line=shlex.join(request.spec.command),
+            command_line=shell_line(request.spec.command),
             workers_total=output.workers_total,
             workers_done=len(output.workers),
             workers=list(output.workers),
@@ -747,7 +752,7 @@ class _Runs:
             status=stored.state,
             message=f"run {run_id} {stored.state} (started outside this server; output read from its log)",
             target=request.spec.target,
-            command_line=shlex.join(request.spec.command),
+            command_line=shell_line(request.spec.command),
             workers_total=stored.workers_total or len(request.spec.workers),
             workers_done=stored.workers_done,
             workers=list(result.workers) if result is not None else [],
@@ -842,7 +847,7 @@ def _view(request: RunRequest, status: RunViewStatus, message: str) -> RunView:
         status=status,
         message=message,
         target=request.spec.target,
-        command_line=shlex.join(request.spec.command),
+        command_line=shell_line(request.spec.command),
         workers_total=len(request.spec.workers),
     )
 

@@ -281,11 +281,13 @@ async def test_a_client_without_elicitation_gets_instructions_then_runs_with_the
         assert sorted(w["worker"] for w in ran["workers"]) == [1, 3]
         assert len(ran["output"]) == 2
     rows = _audit(engine)
-    assert [(r.kind, r.payload.get("via")) for r in rows][:2] == [
+    # the first approval also records which key is the person's (so a key file swapped later is caught)
+    assert [(r.kind, r.payload.get("via")) for r in rows][:3] == [
         ("request", None),
+        ("approver_key", None),
         ("approved", "approvals-cli"),
     ]
-    assert rows[2].kind == "start" and rows[2].payload["approval"] == approval.id  # that approval, once
+    assert rows[3].kind == "start" and rows[3].payload["approval"] == approval.id  # that approval, once
 
 
 @pytest.mark.anyio

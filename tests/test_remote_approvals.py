@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -29,7 +30,7 @@ from tpu_runtime.remote.wrap import build_script
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBn2c7b0GJ0lzgaFfR9Ti6kC4iyHBnzvYvX2m5n5k2rx"
 
 
-def _spec(command: tuple[str, ...] = ("echo", "hi"), **over: object) -> RunSpec:
+def _spec(command: tuple[str, ...] = ("echo", "hi"), run_key: str = "r-x", **over: object) -> RunSpec:
     data: dict[str, object] = {
         "target": "lab",
         "target_kind": "hosts",
@@ -37,10 +38,16 @@ def _spec(command: tuple[str, ...] = ("echo", "hi"), **over: object) -> RunSpec:
         "command": command,
         "time_limit_s": 60,
         "remote_dir": ".tpu-agent",
-        "script": build_script(remote_dir=".tpu-agent", run_key="r-x", time_limit_s=60),
+        "script": build_script(remote_dir=".tpu-agent", run_key=run_key, time_limit_s=60),
     }
     data.update(over)
     return RunSpec.model_validate(data)
+
+
+def _file(store: Store, now: float, ttl_s: float = ap.REQUEST_TTL_S, **spec: Any) -> ap.RunRequest:
+    """A request as the executor files it: its wrapper script written for its own id."""
+    rid = ap.new_id("r")
+    return ap.create_request(store, _spec(run_key=rid, **spec), "agent", now=now, ttl_s=ttl_s, request_id=rid)
 
 
 class _Person:
@@ -65,7 +72,7 @@ def store(tmp_path: Path) -> Store:
 
 
 def test_approval_is_single_use_and_bound_to_the_digest(store: Store) -> None:
-    req = ap.create_request(store, _spec(), "agent", now=1000.0)
+    req = _file(store, now=1000.0)
     assert req.state == "pending" and req.digest == spec_digest(req.spec)
     with pytest.raises(ap.ApprovalError) as wrong:
         ap.approve(store, req.id, "alice@tty", "sha256:" + "0" * 64, "cli", now=1001.0, signer=PERSON.key)
@@ -85,12 +92,12 @@ def test_approval_is_single_use_and_bound_to_the_digest(store: Store) -> None:
 
 
 def test_expired_approval_and_expired_request_are_refused(store: Store) -> None:
-    req = ap.create_request(store, _spec(), "agent", now=0.0)
+    req = _file(store, now=0.0)
     approval = ap.approve(store, req.id, "alice", req.digest, "cli", now=10.0, ttl_s=600, signer=PERSON.key)
     with pytest.raises(ap.ApprovalError) as late:
         ap.consume(store, approval, "engine", now=611.0, trust=PERSON.trust)
     assert late.value.reason == "expired"
-    stale = ap.create_request(store, _spec(), "agent", now=0.0, ttl_s=3600)
+    stale = _file(store, now=0.0, ttl_s=3600)
     with pytest.raises(ap.ApprovalError) as old:
         ap.approve(store, stale.id, "alice", stale.digest, "cli", now=3601.0, signer=PERSON.key)
     assert old.value.reason == "expired"
@@ -98,7 +105,7 @@ def test_expired_approval_and_expired_request_are_refused(store: Store) -> None:
 
 
 def test_request_changed_after_approval_is_refused(store: Store) -> None:
-    req = ap.create_request(store, _spec(), "agent", now=0.0)
+    req = _file(store, now=0.0)
     approval = ap.approve(store, req.id, "alice", req.digest, "cli", now=1.0, signer=PERSON.key)
     tampered = _spec(command=("rm", "-rf", "/data"))
     with sqlite3.connect(store.path) as conn:  # someone edits the stored request after the person said yes
@@ -117,7 +124,7 @@ def test_request_changed_after_approval_is_refused(store: Store) -> None:
 
 
 def test_one_approval_used_from_two_threads_starts_one_run(store: Store) -> None:
-    req = ap.create_request(store, _spec(), "agent", now=0.0)
+    req = _file(store, now=0.0)
     approval = ap.approve(store, req.id, "alice", req.digest, "cli", now=1.0, signer=PERSON.key)
     outcomes: list[str] = []
     barrier = threading.Barrier(4)
@@ -140,7 +147,7 @@ def test_one_approval_used_from_two_threads_starts_one_run(store: Store) -> None
 
 def test_audit_verify_finds_edits_and_deletions(store: Store) -> None:
     for i in range(4):
-        req = ap.create_request(store, _spec(command=("echo", str(i))), "agent", now=float(i))
+        req = _file(store, now=float(i), command=("echo", str(i)))
         ap.deny(store, req.id, "alice", "no", now=float(i))
     with store.read() as conn:
         clean = audit.verify(conn)
@@ -180,7 +187,7 @@ def _loop_request(store: Store, max_attempts: int, max_seconds: float = 100.0) -
         max_attempts=max_attempts,
         max_seconds=max_seconds,
     )
-    req = ap.create_request(store, _spec(command=plan.attempts[0], loop=plan), "agent", now=0.0)
+    req = _file(store, now=0.0, command=plan.attempts[0], loop=plan)
     approval = ap.approve(store, req.id, "alice", req.digest, "cli", now=0.0, signer=PERSON.key)
     ap.consume(store, approval, "engine", now=0.0, trust=PERSON.trust)
     loops.open_loop(store, req.id, approval.id, plan, now=0.0)

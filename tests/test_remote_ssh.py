@@ -116,7 +116,7 @@ def test_all_workers_succeed_with_prefixed_output_and_audit(
     with engine.store.read() as conn:
         rows = audit.rows(conn)
         assert audit.verify(conn).ok
-    assert [r.kind for r in rows] == ["request", "approved", "start", "result"]
+    assert [r.kind for r in rows] == ["request", "approver_key", "approved", "start", "result"]
     recorded = {w["worker"]: w["stdout_sha256"] for w in rows[-1].payload["workers"]}
     assert recorded == {w.worker: w.stdout_sha256 for w in result.workers}
 

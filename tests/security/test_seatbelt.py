@@ -15,6 +15,7 @@ def test_the_plugin_ships_deny_rules_for_the_state_folder_and_the_approve_comman
     assert "Bash(tpu-agent approver init:*)" in deny and "Bash(sqlite3:*)" in deny
     assert "Edit(~/.local/state/tpu-agent/**)" in deny
     assert "Edit(~/.config/tpu-agent/approver/**)" in deny and "Edit(~/.config/tpu-agent/policy.yaml)" in deny
+    assert "Read(~/.ssh/**)" in deny  # SSH keys reach the workers without us (README, threat model)
 
 
 def test_the_hook_blocks_the_tricks_that_got_through() -> None:

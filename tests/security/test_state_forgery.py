@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import time
 import uuid
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import pytest
 from tests.remote_support import person
 from tests.remote_support.sshd import SshdFarm
 from tests.security.conftest import make_engine, marker_command, run
+from tpu_runtime.remote import approvals as ap
 from tpu_runtime.remote import approver
 from tpu_runtime.remote.approvals import Approval, ApprovalError, statement_text
 from tpu_runtime.remote.engine import RemoteEngine
@@ -123,13 +125,64 @@ def test_a_key_of_the_agents_own_is_refused_by_the_workers(
     # the agent replaces the key files with a key whose passphrase it knows, and signs
     approver.init_key(home / "approver", "agent's own passphrase", replace=True, cost=2**14)
     agents_key = approver.unlock(home / "approver", "agent's own passphrase")
-    forged = make_engine(home).approve(request.id, "alice@tty", request.digest, key=agents_key)
-    result, _ = run(make_engine(home), forged)
+    with pytest.raises(ApprovalError, match="no earlier key of yours endorsed"):
+        make_engine(home).approve(request.id, "alice@tty", request.digest, key=agents_key)
+    # it writes the signed approval itself, and announces its key in the log through our own code
+    make_engine(home).announce_key(agents_key.key, "alice@tty")
+    forged = ap.approve(
+        make_engine(home).store,
+        request.id,
+        "alice@tty",
+        request.digest,
+        "cli",
+        time.time(),
+        signer=agents_key,
+    )
+    with pytest.raises(ApprovalError, match="no earlier key of yours endorsed"):
+        run(make_engine(home), forged)
+    check = make_engine(home).verify_audit()
+    assert not check.ok and "no earlier key of yours endorsed" in check.problems[0]
+    assert not marker.exists()
+    # it also moves the log aside, so this machine has no record of the person's key: the workers do
+    for name in ("state.db", "state.db-wal", "state.db-shm"):
+        (home / name).unlink(missing_ok=True)
+    fresh = make_engine(home)
+    again = fresh.request_run("lo", marker_command(marker), workers="1")
+    result, _ = run(make_engine(home), fresh.approve(again.id, "alice@tty", again.digest, key=agents_key))
     assert result.state == "failed" and result.workers[0].error_kind == "gate"
     assert "not the approver key pinned on this worker" in str(result.workers[0].error)
     assert not marker.exists()
     problems = asyncio.run(make_engine(home).verify_remote())
     assert any("pins approver key" in p for p in problems)
+
+
+def test_replacing_the_key_the_right_way_is_endorsed(engine: RemoteEngine, home: Path) -> None:
+    """The person replaces their key with `approver init --replace` (old passphrase, then a new one):
+    the old key endorses the new one, and approvals signed with it count here."""
+    import os
+    import sys
+
+    from tests.conftest import REPO
+    from tests.remote_support.pty_person import PtySession
+
+    first = engine.request_run("lo", ["true"], workers="0")
+    person.approve(engine, first.id)  # the log now names the person's key
+    env = {**os.environ, "TPU_AGENT_HOME": str(home), "COLUMNS": "200"}
+    term = PtySession(
+        [sys.executable, "-m", "tpu_runtime.cli.app", "approver", "init", "--replace"], env, REPO
+    )
+    try:
+        for prompt in (b"Passphrase for approver key", b"New approver passphrase", b"Type it again"):
+            term.expect(prompt)
+            term.send(person.PASSPHRASE.encode() + b"\n")
+        assert term.finish() == 0
+    finally:
+        term.close()
+    fresh = make_engine(home)
+    assert fresh.key_problem() is None
+    later = fresh.request_run("lo", ["true"], workers="0")
+    approval = person.approve(fresh, later.id)
+    assert approval.signature is not None and fresh.verify_audit().ok
 
 
 def test_the_statement_binds_request_digest_approver_and_expiry(engine: RemoteEngine) -> None:

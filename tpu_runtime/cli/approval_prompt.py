@@ -17,6 +17,7 @@ import termios
 from typing import TYPE_CHECKING, Protocol
 
 import typer
+from rich.markup import escape
 
 from tpu_runtime.cli.consoles import make_console
 
@@ -104,7 +105,12 @@ def tty_approver(progress: PausableProgress | None = None) -> Approver | None:
             assert progress is not None
             progress.bar.stop()
         try:
-            err.print(f"[bold]{request.requested_by}[/] needs to run this on a TPU:")
+            from rich.text import Text
+
+            from tpu_runtime.remote.shown import printable
+
+            filer = printable(request.requested_by)
+            err.print(Text.assemble((filer, "bold"), " needs to run this on a TPU:"))
             render_request(request, err)
             answer = typer.prompt("Run this exactly as shown? Type yes to approve", default="no", err=True)
         finally:
@@ -118,7 +124,7 @@ def tty_approver(progress: PausableProgress | None = None) -> Approver | None:
             try:
                 key = unlock_key(engine)
             except (ApproverError, NoTerminal) as exc:
-                err.print(f"[red]not approved[/]: {exc}", markup=True)
+                err.print(f"[red]not approved[/]: {escape(str(exc))}", markup=True)
                 return None
             return engine.approve(request.id, who, request.digest, via="tty-prompt", key=key)
         engine.deny(request.id, who, "declined at the prompt")

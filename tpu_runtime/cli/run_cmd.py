@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import shlex
 import signal
 import sys
 import time
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from tpu_runtime.cli.consoles import make_console
@@ -56,7 +56,7 @@ approver_app = typer.Typer(
 
 
 def _fail(message: str, code: int = EXIT_FAILED) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", soft_wrap=True, markup=True)
+    err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, markup=True)
     return typer.Exit(code)
 
 
@@ -89,41 +89,67 @@ def _fingerprint(key_line: str) -> str:
 
 
 def render_request(request: RunRequest, console: Console) -> None:
-    """Everything the person approves, spelled out: what runs, where, with what, for how long."""
+    """Everything the person approves, spelled out: what runs, where, with what, for how long.
+
+    Every field the requester chose is printed as plain text through `shown` (no markup, no emoji
+    codes, characters that do not print escaped), so no byte of the request can restyle, hide or
+    overwrite what the person reads.
+    """
+    from rich.text import Text
+
+    from tpu_runtime.remote.shown import printable, printable_lines, shell_line
+    from tpu_runtime.remote.spec import display_env
+
+    def line(*parts: str | tuple[str, str]) -> None:
+        console.print(Text.assemble(*parts), soft_wrap=True)
+
     spec = request.spec
-    console.print(f"[bold]Request {request.id}[/] on target [bold]{spec.target}[/] ({spec.target_kind})")
-    console.print(f"  state: {request.state}   requested by: {request.requested_by}")
-    console.print(f"  command: [bold]{shlex.join(spec.command)}[/]", soft_wrap=True, markup=True)
+    line(
+        "Request ",
+        (request.id, "bold"),
+        " on target ",
+        (printable(spec.target), "bold"),
+        f" ({spec.target_kind})",
+    )
+    line(f"  state: {request.state}   requested by: ", printable(request.requested_by))
+    line("  command: ", (shell_line(spec.command), "bold"))
     if spec.loop is not None:
-        console.print(
-            f"  loop {spec.loop.name!r}: {len(spec.loop.attempts)} planned attempts, budget "
+        line(
+            f"  loop {printable(spec.loop.name)!r}: {len(spec.loop.attempts)} planned attempts, budget "
             f"{spec.loop.max_attempts} attempts / {spec.loop.max_seconds:g} s"
         )
         for i, argv in enumerate(spec.loop.attempts):
-            console.print(f"    [{i}] {shlex.join(argv)}", markup=False, soft_wrap=True)
-    console.print(f"  time limit: {spec.time_limit_s:g} s")
-    from tpu_runtime.remote.spec import display_env
-
+            line(f"    [{i}] ", shell_line(argv))
+    line(f"  time limit: {spec.time_limit_s:g} s")
+    if spec.remote_dir:
+        line(f"  run folder on each worker: {printable(spec.remote_dir)}/runs/{request.id}")
     for key, value in display_env(spec).items():
-        console.print(f"  env: {key}={value}", markup=False, soft_wrap=True)
+        line(f"  env: {key}=", value)
     for up in spec.uploads:
-        console.print(
-            f"  upload: {up.source} -> files/{up.dest} ({up.size} bytes, sha256 {up.sha256[:16]}...)",
-            markup=False,
+        line(
+            f"  upload: {printable(up.source)} -> files/{printable(up.dest)} "
+            f"({up.size} bytes, sha256 {up.sha256[:16]}...)"
         )
     for down in spec.downloads:
-        console.print(f"  download: {down.remote}", markup=False)
+        line(f"  download: {printable(down.remote)}")
     if spec.workers:
         table = Table("worker", "name", "address", "user", "pinned host key", box=None, pad_edge=False)
         for w in spec.workers:
-            table.add_row(str(w.index), w.name, f"{w.host}:{w.port}", w.user, _fingerprint(w.host_keys[0]))
+            table.add_row(
+                Text(str(w.index)),
+                Text(printable(w.name)),
+                Text(f"{printable(w.host)}:{w.port}"),
+                Text(printable(w.user)),
+                Text(_fingerprint(w.host_keys[0])),
+            )
         console.print(table)
     if spec.gke is not None:
-        console.print(
-            f"  kubectl context {spec.gke.context}, namespace {spec.gke.namespace}; manifest to apply:"
+        line(
+            f"  kubectl context {printable(spec.gke.context)}, namespace {printable(spec.gke.namespace)}; "
+            "manifest to apply:"
         )
-        console.print(spec.gke.manifest, markup=False, soft_wrap=True)
-    console.print(f"  digest: {request.digest}")
+        line(printable_lines(spec.gke.manifest))
+    line(f"  digest: {request.digest}")
 
 
 def _request_json(request: RunRequest) -> dict[str, Any]:
@@ -478,6 +504,10 @@ def approvals_list(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Requests waiting for you.  Example: tpu-agent approvals list"""
+    from rich.text import Text
+
+    from tpu_runtime.remote.shown import printable, shell_line
+
     engine = _engine()
     requests = engine.list_requests(() if show_all else ("pending",))
     if as_json:
@@ -489,12 +519,13 @@ def approvals_list(
     now = time.time()
     table = Table("id", "state", "target", "workers", "command", "age")
     for r in requests:
+        command = shell_line(r.spec.command)
         table.add_row(
             r.id,
             r.state,
-            r.spec.target,
+            Text(printable(r.spec.target)),
             str(len(r.spec.workers) or 1),
-            shlex.join(r.spec.command)[:60],
+            Text(command if len(command) <= 60 else command[:59] + "…"),
             f"{(now - r.created_at) / 60:.0f} min",
         )
     out.print(table)
@@ -646,7 +677,7 @@ def audit_verify(
         )
     else:
         for problem in check.problems:
-            err.print(f"[red]tampered[/]: {problem}", markup=True, soft_wrap=True)
+            err.print(f"[red]tampered[/]: {escape(problem)}", markup=True, soft_wrap=True)
     if not check.ok:
         raise typer.Exit(EXIT_FAILED)
 
@@ -684,12 +715,14 @@ def approver_init(
                 f"you already have an approver key ({existing.fingerprint}); --replace makes a new one",
                 EXIT_BAD_INPUT,
             )
-        if existing is not None:
-            approver.forget(unlock_key(engine))  # only the holder of the old passphrase may replace it
+        old = unlock_key(engine) if existing is not None else None  # only the old passphrase replaces it
         key = approver.init_key(engine.approver_path, _new_passphrase(), replace=replace)
     except (approver.ApproverError, NoTerminal) as exc:
         raise _fail(str(exc), EXIT_BAD_INPUT) from None
-    engine.announce_key(key, _approver("tty"))
+    try:
+        engine.announce_key(key, _approver("tty"), endorsed_by=old)  # the old key signs the new one
+    finally:
+        approver.forget(old)
     err.print(
         f"approver key {key.fingerprint} saved in {engine.approver_path} (encrypted). Each worker pins it "
         "at its first approved run; a replaced key is refused there until you remove "
@@ -707,11 +740,13 @@ def approver_show(as_json: Annotated[bool, typer.Option("--json")] = False) -> N
     try:
         key = engine.approver_key()
         policy = engine.policy()
+        key_problem = engine.key_problem()
     except ApproverError as exc:
         raise _fail(str(exc), EXIT_BAD_INPUT) from None
     data = {
         "key": key.public_line if key else None,
         "fingerprint": key.fingerprint if key else None,
+        "key_problem": key_problem,
         "folder": str(engine.approver_path),
         "policy": policy.policy.model_dump(mode="json"),
         "policy_signed": policy.json_text is not None,
@@ -721,6 +756,8 @@ def approver_show(as_json: Annotated[bool, typer.Option("--json")] = False) -> N
         _emit_json(data)
         return
     out.print(f"approver key: {data['fingerprint'] or 'none (run `tpu-agent approver init`)'}", markup=False)
+    if key_problem:
+        err.print(f"[red]not trusted[/]: {escape(key_problem)}", markup=True, soft_wrap=True)
     out.print(f"policy: {'signed, in effect' if data['policy_signed'] else 'default'}", markup=False)
     if policy.note:
         out.print(f"  {policy.note}", markup=False)

@@ -36,6 +36,7 @@ from tpu_runtime.remote.spec import (
     spec_to_json,
 )
 from tpu_runtime.remote.store import Store
+from tpu_runtime.remote.worker_gate import script_problem
 
 RequestState = Literal["pending", "approved", "denied", "expired", "running", "finished"]
 REQUEST_TTL_S = 3600.0  # a request nobody decided on within an hour can no longer be approved
@@ -145,6 +146,9 @@ def proof_problem(
     `key_lines`: the approver public keys accepted; `elicited`: the dialog approvals this process
     received (None: not checked, as when the audit log is verified afterwards).
     """
+    doctored = script_problem(spec.model_dump(mode="json"), str(row["request_id"]))
+    if doctored is not None:
+        return doctored
     via = row["via"]
     if via in (POLICY_VIA, ELICITATION_VIA):
         policy = _signed_policy(row, key_lines)
@@ -333,6 +337,9 @@ def approve(
                     f"request {request_id} has digest {current[:19]}..., not the {digest[:19]}... offered "
                     "for approval: show it again and approve what it is now",
                 )
+            doctored = script_problem(json.loads(row["spec"]), request_id)
+            if doctored is not None:
+                raise ApprovalError("changed", f"request {request_id} cannot be approved: {doctored}")
         except ApprovalError as exc:
             refusal = exc
             audit.append(conn, "refused", request_id, approver, {"why": exc.reason, "offered": digest})
@@ -461,14 +468,47 @@ def consume(
     return get_request(store, approval.request_id), run_id, get_approval(store, approval.id)
 
 
-def known_keys(conn: sqlite3.Connection, current: keys.ApproverKey | None) -> list[str]:
-    """The approver keys the log announced (`approver_key` rows) and the one pinned now."""
-    found = [current.public_line] if current is not None else []
+def key_chain(conn: sqlite3.Connection) -> list[str]:
+    """The approver keys this log trusts: the first it announced (`approver_key` rows), then each one
+    an already trusted key endorsed when the person replaced it. An announcement without a valid
+    endorsement (a key file replaced by hand, a row written by someone else) adds nothing."""
+    trusted: list[str] = []
     for row in conn.execute("SELECT payload FROM audit WHERE kind = 'approver_key' ORDER BY seq"):
-        line = json.loads(row["payload"]).get("key")
-        if isinstance(line, str) and line not in found:
-            found.append(line)
-    return found
+        said = json.loads(row["payload"])
+        line, old, endorsement = said.get("key"), said.get("endorsed_by"), said.get("endorsement")
+        if not isinstance(line, str) or line in trusted:
+            continue
+        if not trusted or (
+            isinstance(old, str)
+            and old in trusted
+            and isinstance(endorsement, str)
+            and keys.verify(old, keys.endorsement_text(old, line).encode(), endorsement, keys.KEY_NAMESPACE)
+        ):
+            trusted.append(line)
+    return trusted
+
+
+def key_problem(conn: sqlite3.Connection, current: keys.ApproverKey | None) -> str | None:
+    """Why the key file's key is not one this log trusts, or None (also when the log names no key yet:
+    the key file's is then the first, and is announced at its first approval)."""
+    chain = key_chain(conn)
+    if current is None or not chain or current.public_line in chain:
+        return None
+    return (
+        f"the approver key file holds key {current.fingerprint}, which no earlier key of yours endorsed "
+        "(it was replaced without `tpu-agent approver init --replace`, which asks the old passphrase); "
+        "nothing signed with it counts. If you made it yourself because the old passphrase is lost, move "
+        "state.db aside to begin a new audit log, and remove the pin on each worker"
+    )
+
+
+def known_keys(conn: sqlite3.Connection, current: keys.ApproverKey | None) -> list[str]:
+    """The approver keys whose signatures count: the log's trusted chain, or the key file's key while
+    the log names none."""
+    chain = key_chain(conn)
+    if chain:
+        return chain
+    return [current.public_line] if current is not None else []
 
 
 def start_problems(conn: sqlite3.Connection, key_lines: list[str]) -> list[str]:

@@ -9,6 +9,8 @@ person said yes. What it does not have is the passphrase the person types. So:
   passphrase is never stored nor passed through MCP or JSON.
 - Each approval is a signature over a statement (request, digest, approver, expiry, approval id); the
   executor and the worker-side gate verify it against the pinned public key before anything starts.
+- Replacing the key (`approver init --replace`, which asks for the old passphrase) has the old key sign
+  the new one; the audit log records it, so a key file replaced any other way is not trusted.
 - Signatures are OpenSSH signatures (the SSHSIG format of
   https://github.com/openssh/openssh-portable/blob/master/PROTOCOL.sshsig), so a worker verifies them
   with its own `ssh-keygen -Y verify`, without our code or any Python package installed there.
@@ -42,6 +44,7 @@ SCRYPT_P = 1
 MIN_PASSPHRASE = 8
 APPROVAL_NAMESPACE = "tpu-agent-approval"
 POLICY_NAMESPACE = "tpu-agent-policy"
+KEY_NAMESPACE = "tpu-agent-key"  # an old key endorsing the key that replaces it
 SIGNER_ID = "tpu-agent-approver"
 KEY_COMMENT = "tpu-agent-approver"
 ARMOR_BEGIN = "-----BEGIN SSH SIGNATURE-----"
@@ -264,6 +267,11 @@ def allowed_signers_line(
     """One line of an `ssh-keygen -Y verify` allowed-signers file for this key."""
     kind, b64 = public_line.split()[:2]
     return f'{SIGNER_ID} namespaces="{",".join(namespaces)}" {kind} {b64}'
+
+
+def endorsement_text(old_line: str, new_line: str) -> str:
+    """What the old key signs when the person replaces it (`approver init --replace`): the new key."""
+    return json.dumps({"v": 1, "old": old_line, "new": new_line}, sort_keys=True, separators=(",", ":"))
 
 
 def forget(unlocked: UnlockedApprover | None) -> None:

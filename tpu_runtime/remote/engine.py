@@ -62,6 +62,7 @@ from tpu_runtime.remote.targets import (
     select_workers,
 )
 from tpu_runtime.remote.tpu_api import TpuApi
+from tpu_runtime.remote.worker_gate import code_loading
 from tpu_runtime.remote.wrap import build_script
 
 MAX_BUFFERED_EVENTS = 20_000  # output lines kept in memory per run for late readers; the log file has all
@@ -199,6 +200,11 @@ class RemoteEngine:
                 )
         secrets: dict[str, SecretRef] = {}
         for name in secret_env:
+            if code_loading(name):
+                raise SpecError(
+                    f"{name} decides which code runs, so it cannot be a secret (its value would be hidden "
+                    f"from the person who approves): pass it with -e {name}=VALUE, which shows it"
+                )
             value = self.environ.get(name)
             if value is None:
                 raise SpecError(f"secret {name} is not set in this environment")
@@ -266,24 +272,59 @@ class RemoteEngine:
         """The person's public approver key (pinned here; the workers pin it on first use)."""
         return keys.load_public(self.approver_path)
 
+    def key_problem(self) -> str | None:
+        """Why the key file's key is not one the audit log trusts (replaced by hand), or None."""
+        with self.store.read() as conn:
+            return ap.key_problem(conn, self.approver_key())
+
     def policy(self) -> LoadedPolicy:
-        """The policy in effect: the file's only if the person's key signed it as it is now."""
+        """The policy in effect: the file's only if the person's trusted key signed it as it is now."""
+        problem = self.key_problem()
+        if problem is not None:
+            return LoadedPolicy(note=f"{self.policy_path} is not in effect: {problem}")
         return load_policy(self.policy_path, self.approver_key())
 
     def trust(self) -> Trust:
-        return Trust(key=self.approver_key(), elicited=frozenset(self._elicited))
+        key = self.approver_key() if self.key_problem() is None else None
+        return Trust(key=key, elicited=frozenset(self._elicited))
 
-    def announce_key(self, key: keys.ApproverKey, actor: str) -> None:
-        """Record a new approver key in the audit log (so `verify` knows which keys signed what)."""
+    def _trusted_key_or_refuse(self, request: RunRequest | None, actor: str) -> None:
+        problem = self.key_problem()
+        if problem is None:
+            return
+        if request is not None:
+            self._refuse(request, actor, "untrusted_key", {})
+        raise ApprovalError("no_key", problem)
+
+    def announce_key(
+        self,
+        key: keys.ApproverKey,
+        actor: str,
+        *,
+        endorsed_by: keys.UnlockedApprover | None = None,
+    ) -> None:
+        """Record an approver key in the audit log (so `verify` knows which keys signed what); a key
+        that replaces another carries the old key's signature over it (`endorsed_by`, unlocked)."""
+        payload: dict[str, object] = {"key": key.public_line}
+        if endorsed_by is not None:
+            old = endorsed_by.key.public_line
+            payload["endorsed_by"] = old
+            payload["endorsement"] = endorsed_by.sign(
+                keys.endorsement_text(old, key.public_line).encode(), keys.KEY_NAMESPACE
+            )
         with self.store.write() as conn:
-            audit.append(conn, "approver_key", key.fingerprint, actor, {"key": key.public_line})
+            audit.append(conn, "approver_key", key.fingerprint, actor, payload)
 
     # ---- the audit log -----------------------------------------------------------------------------------
     def verify_audit(self, expect_heads: list[tuple[int, str]] | None = None) -> audit.AuditCheck:
         """The chain, the anchors given, and every start's approval proof (see `approvals.start_problems`)."""
         with self.store.read() as conn:
             check = audit.verify(conn, expect_heads)
-            extra = ap.start_problems(conn, ap.known_keys(conn, self.approver_key()))
+            current = self.approver_key()
+            extra = ap.start_problems(conn, ap.known_keys(conn, current))
+            problem = ap.key_problem(conn, current)
+            if problem is not None:
+                extra.insert(0, problem)
         if extra:
             check = check.model_copy(update={"ok": False, "problems": [*check.problems, *extra]})
         return check
@@ -301,8 +342,9 @@ class RemoteEngine:
         if targets:
             chosen = {n: t for n, t in chosen.items() if n in targets}
         key = self.approver_key()
-        key_tail = key.public_line.split()[1][-16:] if key is not None else None
         with self.store.read() as conn:
+            # runs signed by any key this log announced count as ours (a key the person replaced too)
+            tails = {line.split()[1][-16:] for line in ap.known_keys(conn, key)}
             hashes = {r["seq"]: r["hash"] for r in conn.execute("SELECT seq, hash FROM audit")}
             starts = {
                 r["subject"]: json.loads(r["payload"])
@@ -321,13 +363,18 @@ class RemoteEngine:
                     problems.append(f"{where}: cannot read its ledger: {failure}")
                     continue
                 pinned = ledger.get("pinned")
-                if pinned and key is not None and pinned.split()[:2] != key.public_line.split()[:2]:
+                if pinned and key is None:
+                    problems.append(
+                        f"{where}: pins approver key {keys.fingerprint(pinned)}, but this machine has no "
+                        "approver key: the key file was deleted (so its runs cannot be checked here)"
+                    )
+                elif pinned and key is not None and pinned.split()[:2] != key.public_line.split()[:2]:
                     problems.append(
                         f"{where}: pins approver key {keys.fingerprint(pinned)}, not {key.fingerprint}"
                     )
                 other_logs: dict[str, int] = {}
                 for entry in ledger.get("ledger", []):
-                    if entry.get("event") != "start" or entry.get("key") != key_tail:
+                    if entry.get("event") != "start" or entry.get("key") not in tails:
                         continue  # another person's runs on a shared worker
                     if entry.get("audit_log") != this_log:
                         other_logs[str(entry.get("audit_log"))] = (
@@ -388,6 +435,11 @@ class RemoteEngine:
         pinned = self.approver_key()
         if pinned is None or pinned.public_line != key.key.public_line:
             raise ApprovalError("no_key", "the unlocked key is not the approver key pinned here")
+        self._trusted_key_or_refuse(None, approver)
+        with self.store.read() as conn:
+            first = not ap.key_chain(conn)
+        if first:  # from now on the log says which key is yours, so a key file swapped later is caught
+            self.announce_key(pinned, approver)
         return ap.approve(self.store, request_id, approver, digest, via, self.clock(), signer=key)
 
     def approve_elicited(self, request_id: str, approver: str, digest: str) -> Approval:
@@ -470,6 +522,7 @@ class RemoteEngine:
     async def start(self, approval: Approval, actor: str = "tpu-agent") -> str:
         """Use the approval (once) and start the run in the background; returns the run id."""
         request = ap.get_request(self.store, approval.request_id)
+        self._trusted_key_or_refuse(request, actor)
         snapshot, secrets = self._prepare(request, actor)
         try:
             request, run_id, stored = ap.consume(self.store, approval, actor, self.clock(), self.trust())
@@ -634,6 +687,7 @@ class RemoteEngine:
         approval = ap.get_approval(self.store, approval_id)
         if spec_digest(request.spec) != approval.digest or request.digest != approval.digest:
             raise ApprovalError("changed", f"loop {request_id} changed after it was approved: refused")
+        self._trusted_key_or_refuse(request, actor)
         trust = self.trust()
         problem = ap.proof_problem(approval.model_dump(), request.spec, trust.key_lines(), trust.elicited)
         if problem is not None:

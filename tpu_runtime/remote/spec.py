@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tpu_runtime.remote.confine import PathEscapeError, safe_relative
+from tpu_runtime.remote.worker_gate import code_loading
 
 SPEC_VERSION = 2
 MAX_SPEC_BYTES = 256 * 1024  # command, environment, loop plan and manifest together; files go as uploads
@@ -171,6 +172,8 @@ class RunSpec(BaseModel):
         for key in value:
             if not ENV_NAME.match(key):
                 raise ValueError(f"environment variable name {key!r} is not a plain shell name")
+            if code_loading(key):
+                raise ValueError(f"{key} decides which code runs, so it cannot be a secret")
         return value
 
     @field_validator("command")
@@ -274,15 +277,17 @@ def plan_uploads(items: list[tuple[Path, str | None]]) -> tuple[Upload, ...]:
 
 def display_env(spec: RunSpec, quote: bool = True) -> dict[str, str]:
     """The environment as views show it: plain values (quoted for a shell), secrets by name only, and
-    any plain value under a credential-like name (filed before secrets existed) hidden."""
-    import shlex
+    any plain value under a credential-like name (filed before secrets existed) hidden. Values that do
+    not print are escaped (`shown`), and variables that decide which code runs are flagged."""
+
+    from tpu_runtime.remote.shown import env_note, printable, shell_word
 
     shown: dict[str, str] = {}
     for key, value in sorted(spec.env.items()):
         if looks_secret(key):
             shown[key] = "<hidden: looks like a credential>"
         else:
-            shown[key] = shlex.quote(value) if quote else value
+            shown[key] = (shell_word(value) if quote else printable(value)) + env_note(key)
     for key, ref in sorted(spec.secret_env.items()):
         shown[key] = f"<secret from your environment, sha256 {ref.sha256[:12]}... (salted)>"
     return shown

@@ -268,9 +268,20 @@ class SshRun:
                 # Write beside the destination, then rename over it: workers that share a home folder
                 # (NFS, or several workers on one host) never see each other's half-written file.
                 part = posixpath.join(folder_real, f".{name}.{uuid.uuid4().hex}.part")
+                sent = hashlib.sha256()
                 async with sftp.open(part, "wb") as remote:
                     for offset, length in self.gate.snapshot.chunks(up.dest):
-                        await remote.write(self.gate.snapshot.read(up.dest, offset, length), offset)
+                        block = self.gate.snapshot.read(up.dest, offset, length)
+                        sent.update(block)
+                        await remote.write(block, offset)
+                if sent.hexdigest() != up.sha256:
+                    # the private copy was written to while it was sent (same-user processes can open
+                    # it through /proc): these bytes are not the approved ones, so the command never starts
+                    await sftp.remove(part)
+                    raise WorkerFailure(
+                        "setup",
+                        f"upload {up.dest!r} changed while it was sent (not the approved bytes): refused",
+                    )
                 await sftp.posix_rename(part, dest)
 
     async def _download(self, conn: asyncssh.SSHClientConnection, worker: WorkerRef) -> list[str]:

@@ -10,9 +10,12 @@ a process's argv. Before anything runs, the gate:
 2. checks the spec's SHA-256 against the approved digest and verifies the signature with the worker's
    own `ssh-keygen -Y verify` (an approval signed by the person, or a read-only command or an
    elicitation answer that the person's signed policy allows);
-3. checks the command is the approved one (or a planned attempt of the approved loop), every uploaded
-   file's SHA-256, each secret against the hash the approval covers, and that this approval was not
-   used before on this worker (for this attempt), nor is first used after it expired;
+3. checks the wrapper script is the one tpu-agent writes for this request (`build_script`: no view
+   shows it, so an edited one would run unseen), the command is the approved one (or a planned attempt
+   of the approved loop), every uploaded file's SHA-256, each secret against the hash the approval
+   covers (and that none is a variable that decides which code runs: `code_loading`), and that this
+   approval was not used before on this worker (for this attempt number, which must lie within the
+   approved loop's attempt budget), nor is first used after it expired;
 4. for a read-only command allowed by policy, checks its paths on this worker: they must resolve inside
    an allowed folder and be regular files (a FIFO would block, a symlink could lead elsewhere);
 5. appends a line to its append-only ledger (run, approval, digest, key, the audit log's head at the
@@ -28,8 +31,10 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import math
 import os
 import posixpath
+import shlex
 import stat
 import subprocess
 import sys
@@ -45,12 +50,106 @@ APPROVAL_NAMESPACE = "tpu-agent-approval"
 POLICY_NAMESPACE = "tpu-agent-policy"
 SIGNER_ID = "tpu-agent-approver"
 
+# ---- the wrapper script (the executor writes it into every spec, through tpu_runtime.remote.wrap) -----
+WRAPPER_VERSION = 2
+KILL_AFTER_S = 10
+EXIT_SETUP_FAILED = 125  # what the wrapper exits with when it cannot make or enter the run folder
+
+
+def run_dir(remote_dir: str, run_key: str) -> str:
+    return posixpath.join(remote_dir, "runs", run_key)
+
+
+def _seconds(value: float) -> str:
+    """`timeout` duration: whole seconds when whole, else up to milliseconds."""
+    if value == math.floor(value):
+        return str(int(value))
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def build_script(*, remote_dir: str, run_key: str, time_limit_s: float) -> str:
+    """The wrapper text that goes into the spec and so under the approval digest.
+
+    It carries no environment values: the worker's gate (`worker_gate`) puts the approved environment
+    and the secrets into the process environment before it runs this script, so no value shows in `ps`.
+    """
+    env_words = 'TPU_AGENT_WORKER="$w" TPU_AGENT_WORKER_NAME="$n" TPU_AGENT_ATTEMPT="$a"'
+    folder = shlex.quote(run_dir(remote_dir, run_key))
+    return "\n".join(
+        [
+            f"# tpu-agent wrapper v{WRAPPER_VERSION}: own process group, pidfile, time limit",
+            "set -u",
+            "w=$1 n=$2 a=$3",
+            "shift 3",
+            f"d={folder}",
+            f'mkdir -p -- "$d/files" || exit {EXIT_SETUP_FAILED}',
+            f'cd -- "$d/files" || exit {EXIT_SETUP_FAILED}',
+            'p="$d/w$w.a$a.pid"',
+            'setsid /bin/sh -c \'echo "$$" > "$0" && exec "$@"\' "$p" '
+            f'env -- {env_words} timeout -k {KILL_AFTER_S} {_seconds(time_limit_s)} "$@" &',
+            'wait "$!"',
+            "s=$?",
+            'rm -f -- "$p"',
+            'exit "$s"',
+        ]
+    )
+
+
+def script_problem(spec: dict[str, Any], request_id: str) -> str | None:
+    """Why the spec's wrapper script is not the one tpu-agent writes for it, or None.
+
+    No view shows the script (it is ours, not the requester's), so one edited into a stored request
+    would run unseen: the executor refuses to sign or start it, and the gate refuses to run it.
+    """
+    if spec.get("target_kind") == "gke":
+        return None if not spec.get("script") else "a GKE request carries no wrapper script"
+    wanted = build_script(
+        remote_dir=str(spec.get("remote_dir")), run_key=request_id, time_limit_s=float(spec["time_limit_s"])
+    )
+    if spec.get("script") != wanted:
+        return "its wrapper script is not the one tpu-agent writes (it was edited after the request was made)"
+    return None
+
+
 # ---- the read-only rule (also used by the executor, through tpu_runtime.remote.policy) -------------------
 MAX_AUTO_TIME_LIMIT_S = 600.0  # the CLI default; none of these commands needs longer
 LS_FLAGS = set("lahtrS1d")
 DF_FLAGS = {"-h", "-H", "-k", "-T", "-i", "-l", "-P"}
 FREE_FLAGS = {"-h", "-b", "-k", "-m", "-g", "-t", "-w", "--si"}
 MAX_TAIL_LINES = 100000
+
+
+# Variables that decide which programs, libraries or startup code run. A view shows a plain one and
+# flags it; as a secret (a value no view shows) the executor and this gate refuse it.
+CODE_LOADING_PREFIXES = ("LD_", "DYLD_", "PYTHON", "BASH_FUNC_")
+CODE_LOADING_NAMES = {
+    "PATH",
+    "HOME",
+    "IFS",
+    "ENV",
+    "BASH_ENV",
+    "BASHOPTS",
+    "SHELLOPTS",
+    "PS4",
+    "PROMPT_COMMAND",
+    "PERL5LIB",
+    "PERL5OPT",
+    "PERLLIB",
+    "RUBYLIB",
+    "RUBYOPT",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "GCONV_PATH",
+    "TPU_LIBRARY_PATH",
+}
+
+
+def code_loading(name: str) -> bool:
+    """Whether a variable of this name changes which code runs (a loader, shell or interpreter hook)."""
+    upper = name.upper()
+    return upper in CODE_LOADING_NAMES or upper.startswith(CODE_LOADING_PREFIXES)
 
 
 def _has_control(text: str) -> bool:
@@ -269,6 +368,9 @@ def check(bundle: dict[str, Any], folder: str, now: float) -> tuple[dict[str, An
     if digest != bundle.get("digest"):
         raise Refused("the spec sent does not hash to the approved digest")
     spec = json.loads(spec_json)
+    problem = script_problem(spec, str(bundle.get("request")))
+    if problem:
+        raise Refused("the spec's " + problem.replace("its ", "", 1))
     ledger_path, entries = _ledger(folder)
     key = _pinned_key(folder, bundle["key"], ledger_path)
     kind = bundle.get("kind")
@@ -323,6 +425,8 @@ def check(bundle: dict[str, Any], folder: str, now: float) -> tuple[dict[str, An
     if argv not in allowed:
         raise Refused("the command is not the approved one")
     worker, attempt = int(bundle["worker"]), int(bundle["attempt"])
+    if (loop and not 1 <= attempt <= int(loop["max_attempts"])) or (not loop and attempt != 0):
+        raise Refused("attempt %d is outside the approved budget" % attempt)
     names = {int(w["index"]): w["name"] for w in spec.get("workers") or []}
     if names.get(worker) != bundle.get("worker_name"):
         raise Refused("worker %d is not one of the approved workers" % worker)
@@ -330,6 +434,9 @@ def check(bundle: dict[str, Any], folder: str, now: float) -> tuple[dict[str, An
     wanted = spec.get("secret_env") or {}
     if sorted(secrets_given) != sorted(wanted):
         raise Refused("the secret environment sent is not the approved set of names")
+    for name in wanted:
+        if code_loading(name):
+            raise Refused("%s decides which code runs, so it cannot be a secret (a value nobody saw)" % name)
     for name, ref in wanted.items():
         value = secrets_given[name]
         if hashlib.sha256((ref["salt"] + "\0" + value).encode("utf-8")).hexdigest() != ref["sha256"]:

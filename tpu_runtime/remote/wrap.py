@@ -7,25 +7,40 @@ period. Everything the user supplied (command words, worker name, environment va
 only as single-quoted words or as positional parameters, so shell metacharacters in them stay literal.
 
 Positional parameters of the wrapper: `$1` worker index, `$2` worker name, `$3` attempt number, then the
-command's own words.
+command's own words. The wrapper itself is written by `worker_gate.build_script`, so that the gate on
+each worker can rebuild it and refuse a spec whose script is anything else.
 """
 
 from __future__ import annotations
 
-import math
 import posixpath
 import shlex
 from pathlib import Path
 
-WRAPPER_VERSION = 2
-KILL_AFTER_S = 10
+from tpu_runtime.remote.worker_gate import (
+    EXIT_SETUP_FAILED,
+    KILL_AFTER_S,
+    WRAPPER_VERSION,
+    build_script,
+    run_dir,
+)
+
+__all__ = [
+    "CANCEL_GRACE_S",
+    "EXIT_SETUP_FAILED",
+    "EXIT_TIMED_OUT",
+    "KILL_AFTER_S",
+    "WRAPPER_VERSION",
+    "build_script",
+    "cancel_line",
+    "files_dir",
+    "gate_line",
+    "pidfile",
+    "run_dir",
+]
+
 CANCEL_GRACE_S = 5.0
-EXIT_SETUP_FAILED = 125  # what the wrapper exits with when it cannot make or enter the run folder
 EXIT_TIMED_OUT = 124  # what coreutils `timeout` exits with when the time limit hit
-
-
-def run_dir(remote_dir: str, run_key: str) -> str:
-    return posixpath.join(remote_dir, "runs", run_key)
 
 
 def files_dir(remote_dir: str, run_key: str) -> str:
@@ -34,41 +49,6 @@ def files_dir(remote_dir: str, run_key: str) -> str:
 
 def pidfile(remote_dir: str, run_key: str, worker: int, attempt: int) -> str:
     return posixpath.join(run_dir(remote_dir, run_key), f"w{worker}.a{attempt}.pid")
-
-
-def _seconds(value: float) -> str:
-    """`timeout` duration: whole seconds when whole, else up to milliseconds."""
-    if value == math.floor(value):
-        return str(int(value))
-    return f"{value:.3f}".rstrip("0").rstrip(".")
-
-
-def build_script(*, remote_dir: str, run_key: str, time_limit_s: float) -> str:
-    """The wrapper text that goes into the spec and so under the approval digest.
-
-    It carries no environment values: the worker's gate (`worker_gate`) puts the approved environment
-    and the secrets into the process environment before it runs this script, so no value shows in `ps`.
-    """
-    env_words = 'TPU_AGENT_WORKER="$w" TPU_AGENT_WORKER_NAME="$n" TPU_AGENT_ATTEMPT="$a"'
-    folder = shlex.quote(run_dir(remote_dir, run_key))
-    return "\n".join(
-        [
-            f"# tpu-agent wrapper v{WRAPPER_VERSION}: own process group, pidfile, time limit",
-            "set -u",
-            "w=$1 n=$2 a=$3",
-            "shift 3",
-            f"d={folder}",
-            f'mkdir -p -- "$d/files" || exit {EXIT_SETUP_FAILED}',
-            f'cd -- "$d/files" || exit {EXIT_SETUP_FAILED}',
-            'p="$d/w$w.a$a.pid"',
-            'setsid /bin/sh -c \'echo "$$" > "$0" && exec "$@"\' "$p" '
-            f'env -- {env_words} timeout -k {KILL_AFTER_S} {_seconds(time_limit_s)} "$@" &',
-            'wait "$!"',
-            "s=$?",
-            'rm -f -- "$p"',
-            'exit "$s"',
-        ]
-    )
 
 
 def gate_line(mode: str = "run") -> str:
