@@ -49,7 +49,7 @@ def example_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, 
 
 def test_json_schema(example_report: tuple[dict[str, Any], Path]) -> None:
     report, _ = example_report
-    assert "no network" in report["isolation"] and "can read and write the files" in report["isolation"]
+    assert "no network" in report["isolation"] and "could read and write the files" in report["isolation"]
     assert report["schema_version"] == 1
     for op in report["ops"]:
         assert set(op) >= {"op", "phase", "count", "status", "module", "source"}
