@@ -245,6 +245,8 @@ def main():
         result["torch"] = torch.__version__
         if test_device == "cpu":
             device = torch.device("cpu")
+            torch.set_num_threads(1)  # as compare_layers runs: same summation order, same rows
+
 
             def precision_for(mode):
                 return contextlib.nullcontext()
