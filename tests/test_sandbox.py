@@ -195,6 +195,11 @@ def test_the_child_thread_count_is_set_on_purpose(monkeypatch: pytest.MonkeyPatc
     from tpu_runtime.sandbox import child_env
 
     monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
-    assert int(child_env()["OMP_NUM_THREADS"]) == len(os.sched_getaffinity(0))
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    env = child_env()
+    assert int(env["OMP_NUM_THREADS"]) == len(os.sched_getaffinity(0))
+    assert env["OMP_WAIT_POLICY"] == "PASSIVE"  # idle threads sleep rather than spin on busy cores
     monkeypatch.setenv("OMP_NUM_THREADS", "3")
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
     assert child_env()["OMP_NUM_THREADS"] == "3"  # the person's own choice wins
+    assert child_env()["OMP_WAIT_POLICY"] == "ACTIVE"
