@@ -176,6 +176,32 @@ FORMS: list[tuple[str, str, str, str]] = [
         "host_oom/host_array_allocation",
         "RAM",
     ),
+    (
+        "RuntimeError: Error while lowering: f32[128,10]{1,0} xla::cast, location=forward@model.py:12, type=f32, "
+        "dtype=Float, stype=Half\nError: torch_xla/csrc/convert_ops.cpp:83 : Unsupported XLA type 10\n",
+        "unsupported_op",
+        "unsupported_op/float16_on_tpu",
+        "forward@model.py:12",
+    ),
+    (
+        "2022-01-01 00:00:00.000000: F tensorflow/core/tpu/tpu_library_init_fns.inc:34] "
+        "TpuSomeFunction_Create not available in this library.\n",
+        "version_mismatch",
+        "version_mismatch/libtpu_lacks_function",
+        "TpuSomeFunction_Create",
+    ),
+    (
+        "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.0 as it may crash.\n",
+        "version_mismatch",
+        "version_mismatch/numpy_abi",
+        "numpy<2",
+    ),
+    (
+        "KeyError: 'TPU_WORKER_HOSTNAMES'\n",
+        "runtime_init_failure",
+        "runtime_init_failure/tpu_env_var_missing",
+        "TPU_WORKER_HOSTNAMES",
+    ),
 ]
 
 
