@@ -202,6 +202,28 @@ FORMS: list[tuple[str, str, str, str]] = [
         "runtime_init_failure/tpu_env_var_missing",
         "TPU_WORKER_HOSTNAMES",
     ),
+    (
+        "ValueError: To serve at least one request with the models's max seq len (32768), (8.00 GiB KV cache is "
+        "needed, which is larger than the available KV cache memory (1.50 GiB). Based on the available memory, "
+        "the estimated maximum model length is 6144. Try increasing `gpu_memory_utilization` or decreasing "
+        "`max_model_len` when initializing the engine.\n",
+        "hbm_oom",
+        "hbm_oom/kv_cache_for_max_len",
+        "--max-model-len 6144",
+    ),
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: TPU platform already registered for platform "
+        "hardware version 4\n",
+        "runtime_init_failure",
+        "runtime_init_failure/tpu_platform_registered_twice",
+        "jax.devices()",
+    ),
+    (
+        "external/local_xla/xla/stream_executor/tpu/tpu_platform_interface.cc:78] No TPU platform found.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/tensorflow_tpu_platform_missing",
+        "tensorflow-tpu",
+    ),
 ]
 
 
