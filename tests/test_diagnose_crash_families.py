@@ -20,7 +20,8 @@ from tpu_runtime.diagnose.crashlog import diagnose_log
 FORMS: list[tuple[str, str, str, str]] = [
     # (text, category, sub-rule, a word of the evidence the fix must name)
     (
-        "/usr/lib/python3/site-packages/jax/_src/xla_bridge.py:146: UserWarning: TPU backend initialization is "
+        "/usr/lib/python3/site-packages/jax/_src/xla_bridge.py:146: UserWarning: TPU backend "
+        "initialization is "
         "taking more than 60.0 seconds. Did you run your code on all TPU hosts? See "
         "https://jax.readthedocs.io/en/latest/multi_process.html for more information.\n",
         "runtime_init_failure",
@@ -28,14 +29,16 @@ FORMS: list[tuple[str, str, str, str]] = [
         "--worker=all",
     ),
     (
-        "RuntimeError: tensorflow/compiler/xla/xla_client/computation_client.cc:280 : Missing XLA configuration\n",
+        "RuntimeError: tensorflow/compiler/xla/xla_client/computation_client.cc:280 : Missing XLA "
+        "configuration\n",
         "runtime_init_failure",
         "runtime_init_failure/torch_xla_no_device_config",
         "PJRT_DEVICE=TPU",
     ),
     (
         "E0101 grpc_tpu_driver.cc:1070] Failed to open the gRPC driver: 4: Deadline Exceeded: \n"
-        "WARNING:absl:No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n",
+        "WARNING:absl:No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun "
+        "for more info.)\n",
         "runtime_init_failure",
         "runtime_init_failure/tpu_driver_backend_gone",
         "tpu_driver",
@@ -48,7 +51,8 @@ FORMS: list[tuple[str, str, str, str]] = [
         "10.0.0.12:8471",
     ),
     (
-        "RuntimeError: jax.distributed.initialize() must be called before any JAX calls that might initialise "
+        "RuntimeError: jax.distributed.initialize() must be called before any JAX calls that might "
+        "initialise "
         "the XLA backend.\n",
         "runtime_init_failure",
         "runtime_init_failure/distributed_initialize_late",
@@ -82,7 +86,8 @@ FORMS: list[tuple[str, str, str, str]] = [
         "XRTAllocateFromTensor",
     ),
     (
-        "ImportError: cannot import name 'linear_util' from 'jax' (/usr/lib/python3/site-packages/jax/__init__.py)\n",
+        "ImportError: cannot import name 'linear_util' from 'jax' "
+        "(/usr/lib/python3/site-packages/jax/__init__.py)\n",
         "version_mismatch",
         "version_mismatch/import_from_another_release",
         "linear_util",
@@ -106,7 +111,8 @@ FORMS: list[tuple[str, str, str, str]] = [
         "broadcasted_iota",
     ),
     (
-        "XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: Target does not support this comparison\n"
+        "XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: Target does not support "
+        "this comparison\n"
         "\nThe MLIR operation involved:\n"
         '  %5 = "arith.cmpf"(%3, %4) : (vector<8x128xbf16>, vector<8x128xbf16>) -> vector<8x128xi1>\n',
         "mosaic_compile_error",
@@ -114,21 +120,24 @@ FORMS: list[tuple[str, str, str, str]] = [
         "float32",
     ),
     (
-        "ValueError: Mosaic failed to compile TPU kernel: cannot statically prove that index in dimension 1 is a "
+        "ValueError: Mosaic failed to compile TPU kernel: cannot statically prove that index in "
+        "dimension 1 is a "
         "multiple of 128\n",
         "mosaic_compile_error",
         "mosaic_compile_error/unaligned_dynamic_index",
         "pl.multiple_of(index, 128)",
     ),
     (
-        'flax.errors.ScopeParamShapeError: Initializer expected to generate shape (512, 4) but got shape (512, 6) '
+        "flax.errors.ScopeParamShapeError: Initializer expected to generate shape (512, 4) but got "
+        "shape (512, 6) "
         'instead for parameter "kernel" in "/Dense_1".\n',
         "shape_dtype_error",
         "shape_dtype_error/flax_param_shape",
         "/Dense_1",
     ),
     (
-        "ValueError: One of pjit outputs was given the sharding of NamedSharding(mesh, P('data')), which implies "
+        "ValueError: One of pjit outputs was given the sharding of NamedSharding(mesh, P('data')), "
+        "which implies "
         "that the global size of its dimension 0 should be divisible by 8, but it is equal to 12\n",
         "shape_dtype_error",
         "shape_dtype_error/sharding_divisibility",
@@ -142,7 +151,8 @@ FORMS: list[tuple[str, str, str, str]] = [
         "indices",
     ),
     (
-        "tensorflow.python.framework.errors_impl.InvalidArgumentError: Compilation failure: Detected unsupported "
+        "tensorflow.python.framework.errors_impl.InvalidArgumentError: Compilation failure: Detected "
+        "unsupported "
         "operations when trying to compile graph cluster_1[] on XLA_TPU_JIT: ResizeNearestNeighbor, "
         "ResizeNearestNeighborGrad\n",
         "unsupported_op",
@@ -156,7 +166,8 @@ FORMS: list[tuple[str, str, str, str]] = [
         "Nonsymmetric eigendecomposition",
     ),
     (
-        "jax.errors.ConcretizationTypeError: Abstract tracer value encountered where concrete value is expected: "
+        "jax.errors.ConcretizationTypeError: Abstract tracer value encountered where concrete value "
+        "is expected: "
         "traced array with shape int32[]\n",
         "xla_compile_error",
         "xla_compile_error/traced_value_as_static",
@@ -177,7 +188,8 @@ FORMS: list[tuple[str, str, str, str]] = [
         "RAM",
     ),
     (
-        "RuntimeError: Error while lowering: f32[128,10]{1,0} xla::cast, location=forward@model.py:12, type=f32, "
+        "RuntimeError: Error while lowering: f32[128,10]{1,0} xla::cast, "
+        "location=forward@model.py:12, type=f32, "
         "dtype=Float, stype=Half\nError: torch_xla/csrc/convert_ops.cpp:83 : Unsupported XLA type 10\n",
         "unsupported_op",
         "unsupported_op/float16_on_tpu",
@@ -203,8 +215,10 @@ FORMS: list[tuple[str, str, str, str]] = [
         "TPU_WORKER_HOSTNAMES",
     ),
     (
-        "ValueError: To serve at least one request with the models's max seq len (32768), (8.00 GiB KV cache is "
-        "needed, which is larger than the available KV cache memory (1.50 GiB). Based on the available memory, "
+        "ValueError: To serve at least one request with the models's max seq len (32768), (8.00 GiB "
+        "KV cache is "
+        "needed, which is larger than the available KV cache memory (1.50 GiB). Based on the "
+        "available memory, "
         "the estimated maximum model length is 6144. Try increasing `gpu_memory_utilization` or decreasing "
         "`max_model_len` when initializing the engine.\n",
         "hbm_oom",
@@ -212,7 +226,8 @@ FORMS: list[tuple[str, str, str, str]] = [
         "--max-model-len 6144",
     ),
     (
-        "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: TPU platform already registered for platform "
+        "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: TPU platform already registered "
+        "for platform "
         "hardware version 4\n",
         "runtime_init_failure",
         "runtime_init_failure/tpu_platform_registered_twice",
