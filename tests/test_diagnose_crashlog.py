@@ -150,7 +150,7 @@ FAMILY_FORMS = [
         "\nThe MLIR operation involved:\n"
         '  %7 = "vector.shape_cast"(%5) : (vector<8x1xf32>) -> vector<8xf32>\n',
         "mosaic_compile_error",
-        "mosaic_compile_error/not_implemented",
+        "mosaic_compile_error/layout_change",
     ),
     (
         "INTERNAL: during context [hlo verifier]: Expected instruction to have shape equal to "

@@ -1,0 +1,257 @@
+"""Message forms of the weaker crash families, each sent to the sub-rule whose fix names its evidence.
+
+Each fragment is worded as its upstream source raises it (values made up): jax/_src/xla_bridge.py (TPU
+backend wait, tpu_driver, distributed initialise), torch_xla's computation client ("Missing XLA
+configuration"), libtpu (slice builder, metadata), TensorFlow's TPU client and its server ("is neither a type
+of a primitive operation", "Op type not registered"), jax/_src/pallas/mosaic/lowering.py ("Unimplemented
+primitive"), Mosaic's verifier (jaxlib/mosaic), flax/errors.py (ScopeParamShapeError), jax's sharding
+checks, PyTorch's index and allocator errors, TensorFlow's XLA bridge (unsupported ops, compile-time
+constants) and jax's tracer errors.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tpu_runtime.diagnose.crashlog import diagnose_log
+
+FORMS: list[tuple[str, str, str, str]] = [
+    # (text, category, sub-rule, a word of the evidence the fix must name)
+    (
+        "/usr/lib/python3/site-packages/jax/_src/xla_bridge.py:146: UserWarning: TPU backend "
+        "initialization is "
+        "taking more than 60.0 seconds. Did you run your code on all TPU hosts? See "
+        "https://jax.readthedocs.io/en/latest/multi_process.html for more information.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/not_all_hosts_started",
+        "--worker=all",
+    ),
+    (
+        "RuntimeError: tensorflow/compiler/xla/xla_client/computation_client.cc:280 : Missing XLA "
+        "configuration\n",
+        "runtime_init_failure",
+        "runtime_init_failure/torch_xla_no_device_config",
+        "PJRT_DEVICE=TPU",
+    ),
+    (
+        "E0101 grpc_tpu_driver.cc:1070] Failed to open the gRPC driver: 4: Deadline Exceeded: \n"
+        "WARNING:absl:No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun "
+        "for more info.)\n",
+        "runtime_init_failure",
+        "runtime_init_failure/tpu_driver_backend_gone",
+        "tpu_driver",
+    ),
+    (
+        "RuntimeError: Unable to initialize backend 'tpu': INTERNAL: Failed to establish SliceBuilder grpc "
+        "channel to 10.0.0.12:8471.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/slice_builder_unreachable",
+        "10.0.0.12:8471",
+    ),
+    (
+        "RuntimeError: jax.distributed.initialize() must be called before any JAX calls that might "
+        "initialise "
+        "the XLA backend.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/distributed_initialize_late",
+        "jax.distributed.initialize()",
+    ),
+    (
+        "W0101 tpu_hal.cc] Failed to get TPU metadata (tpu-env) from instance metadata for variable "
+        "CHIPS_PER_HOST_BOUNDS: INTERNAL: Couldn't connect to server\n",
+        "runtime_init_failure",
+        "runtime_init_failure/metadata_unreachable",
+        "CHIPS_PER_HOST_BOUNDS",
+    ),
+    (
+        "pytorch_lightning.utilities.exceptions.MisconfigurationException: No TPU devices were found.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/framework_found_no_tpu",
+        "PJRT_DEVICE=TPU",
+    ),
+    (
+        "NotFoundError: 'AnonymousSeedGenerator' is neither a type of a primitive operation nor a name of a "
+        "function registered in binary running on n-0a1b2c3d-w-0.\n",
+        "version_mismatch",
+        "version_mismatch/tensorflow_server_lacks_op",
+        "n-0a1b2c3d-w-0",
+    ),
+    (
+        "RuntimeError: xrt_computation_client.cc:105 : Check failed: session.Run() (Not found: Op type not "
+        "registered 'XRTAllocateFromTensor' in binary running on n-0a1b2c3d-w-0. vs. OK)\n",
+        "version_mismatch",
+        "version_mismatch/xrt_ops_missing_on_tpu",
+        "XRTAllocateFromTensor",
+    ),
+    (
+        "ImportError: cannot import name 'linear_util' from 'jax' "
+        "(/usr/lib/python3/site-packages/jax/__init__.py)\n",
+        "version_mismatch",
+        "version_mismatch/import_from_another_release",
+        "linear_util",
+    ),
+    (
+        "RuntimeError: operator torchvision::nms does not exist\n",
+        "version_mismatch",
+        "version_mismatch/torchvision_for_another_torch",
+        "torchvision::nms",
+    ),
+    (
+        "NotImplementedError: Unimplemented primitive in Pallas TPU lowering for KernelType.TC: cumsum.\n",
+        "mosaic_compile_error",
+        "mosaic_compile_error/unlowered_primitive",
+        "cumsum",
+    ),
+    (
+        "XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: iota rank below 2D unsupported\n",
+        "mosaic_compile_error",
+        "mosaic_compile_error/rank_below_2d",
+        "broadcasted_iota",
+    ),
+    (
+        "XlaRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: Target does not support "
+        "this comparison\n"
+        "\nThe MLIR operation involved:\n"
+        '  %5 = "arith.cmpf"(%3, %4) : (vector<8x128xbf16>, vector<8x128xbf16>) -> vector<8x128xi1>\n',
+        "mosaic_compile_error",
+        "mosaic_compile_error/dtype_on_this_generation",
+        "float32",
+    ),
+    (
+        "ValueError: Mosaic failed to compile TPU kernel: cannot statically prove that index in "
+        "dimension 1 is a "
+        "multiple of 128\n",
+        "mosaic_compile_error",
+        "mosaic_compile_error/unaligned_dynamic_index",
+        "pl.multiple_of(index, 128)",
+    ),
+    (
+        "flax.errors.ScopeParamShapeError: Initializer expected to generate shape (512, 4) but got "
+        "shape (512, 6) "
+        'instead for parameter "kernel" in "/Dense_1".\n',
+        "shape_dtype_error",
+        "shape_dtype_error/flax_param_shape",
+        "/Dense_1",
+    ),
+    (
+        "ValueError: One of pjit outputs was given the sharding of NamedSharding(mesh, P('data')), "
+        "which implies "
+        "that the global size of its dimension 0 should be divisible by 8, but it is equal to 12\n",
+        "shape_dtype_error",
+        "shape_dtype_error/sharding_divisibility",
+        "multiple of 8",
+    ),
+    (
+        "RuntimeError: Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+        "Long, Int; but got torch.FloatTensor instead (while checking arguments for embedding)\n",
+        "shape_dtype_error",
+        "shape_dtype_error/index_tensor_dtype",
+        "indices",
+    ),
+    (
+        "tensorflow.python.framework.errors_impl.InvalidArgumentError: Compilation failure: Detected "
+        "unsupported "
+        "operations when trying to compile graph cluster_1[] on XLA_TPU_JIT: ResizeNearestNeighbor, "
+        "ResizeNearestNeighborGrad\n",
+        "unsupported_op",
+        "unsupported_op/tensorflow_ops_without_tpu_kernel",
+        "ResizeNearestNeighbor",
+    ),
+    (
+        "NotImplementedError: Nonsymmetric eigendecomposition is only implemented on the CPU backend.\n",
+        "unsupported_op",
+        "unsupported_op/cpu_only_primitive",
+        "Nonsymmetric eigendecomposition",
+    ),
+    (
+        "jax.errors.ConcretizationTypeError: Abstract tracer value encountered where concrete value "
+        "is expected: "
+        "traced array with shape int32[]\n",
+        "xla_compile_error",
+        "xla_compile_error/traced_value_as_static",
+        "static_argnums",
+    ),
+    (
+        "InvalidArgumentError: XLA compilation requires that operator arguments that represent shapes or "
+        "dimensions be evaluated to concrete values at compile time.\n",
+        "xla_compile_error",
+        "xla_compile_error/tensorflow_shape_not_constant",
+        "drop_remainder=True",
+    ),
+    (
+        "RuntimeError: [enforce fail at alloc_cpu.cpp:83] data. DefaultCPUAllocator: not enough memory: you "
+        "tried to allocate 34359738368 bytes.\n",
+        "host_oom",
+        "host_oom/host_array_allocation",
+        "RAM",
+    ),
+    (
+        "RuntimeError: Error while lowering: f32[128,10]{1,0} xla::cast, "
+        "location=forward@model.py:12, type=f32, "
+        "dtype=Float, stype=Half\nError: torch_xla/csrc/convert_ops.cpp:83 : Unsupported XLA type 10\n",
+        "unsupported_op",
+        "unsupported_op/float16_on_tpu",
+        "forward@model.py:12",
+    ),
+    (
+        "2022-01-01 00:00:00.000000: F tensorflow/core/tpu/tpu_library_init_fns.inc:34] "
+        "TpuSomeFunction_Create not available in this library.\n",
+        "version_mismatch",
+        "version_mismatch/libtpu_lacks_function",
+        "TpuSomeFunction_Create",
+    ),
+    (
+        "A module that was compiled using NumPy 1.x cannot be run in NumPy 2.0.0 as it may crash.\n",
+        "version_mismatch",
+        "version_mismatch/numpy_abi",
+        "numpy<2",
+    ),
+    (
+        "KeyError: 'TPU_WORKER_HOSTNAMES'\n",
+        "runtime_init_failure",
+        "runtime_init_failure/tpu_env_var_missing",
+        "TPU_WORKER_HOSTNAMES",
+    ),
+    (
+        "ValueError: To serve at least one request with the models's max seq len (32768), (8.00 GiB "
+        "KV cache is "
+        "needed, which is larger than the available KV cache memory (1.50 GiB). Based on the "
+        "available memory, "
+        "the estimated maximum model length is 6144. Try increasing `gpu_memory_utilization` or decreasing "
+        "`max_model_len` when initializing the engine.\n",
+        "hbm_oom",
+        "hbm_oom/kv_cache_for_max_len",
+        "--max-model-len 6144",
+    ),
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: FAILED_PRECONDITION: TPU platform already registered "
+        "for platform "
+        "hardware version 4\n",
+        "runtime_init_failure",
+        "runtime_init_failure/tpu_platform_registered_twice",
+        "jax.devices()",
+    ),
+    (
+        "external/local_xla/xla/stream_executor/tpu/tpu_platform_interface.cc:78] No TPU platform found.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/tensorflow_tpu_platform_missing",
+        "tensorflow-tpu",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "category", "fix_rule", "evidence"), FORMS)
+def test_family_form_gets_its_sub_rule(text: str, category: str, fix_rule: str, evidence: str) -> None:
+    crash = diagnose_log(text, "-")
+    assert (crash.category, crash.evidence.fix_rule) == (category, fix_rule)
+    assert evidence in crash.fix  # the fix names what this log shows, not the category's paragraph
+    assert re.search(r"\{[a-z_]+\}", crash.fix) is None  # every placeholder of the template was filled
+
+
+def test_unnamed_variant_when_the_evidence_is_missing() -> None:
+    """Without the peer address the slice-builder fix still applies, in its words without the address."""
+    crash = diagnose_log("E0101 Could not find SliceBuilder port 8476 in any of the 0 ports provided\n", "-")
+    assert crash.evidence.fix_rule == "runtime_init_failure/slice_builder_unreachable_unnamed"
+    assert "--worker=all" in crash.fix
