@@ -1,9 +1,9 @@
 """The terminal consoles every command prints through.
 
-Rich wraps at 80 columns whenever its stream is not a terminal, so `tpu-agent ... | tee log` or a pipe
-into `less` got reports folded mid-sentence. Piped output uses the width of the terminal the person is
-looking at (stderr or stdin is often still one), `$COLUMNS` when set, and otherwise a width wide
-enough that nothing wraps.
+Rich takes the width of any terminal among stdin, stdout and stderr, or `$COLUMNS`; with none of them
+(output to a file, CI, a pipe from a job with no terminal) it folds every line at 80 columns, so a
+report written to a log was cut mid-sentence. There, these consoles use a width wide enough that lines
+stay whole. The width is worked out at each print, as rich's own is, so `COLUMNS` set later still counts.
 """
 
 from __future__ import annotations
@@ -12,33 +12,36 @@ import os
 import sys
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 
-#: Width for output that reaches no terminal at all (a file, CI): wide enough that table rows stay whole.
+#: Width for output that reaches no terminal at all: wide enough that sentences and table rows stay whole.
 UNBOUNDED_WIDTH = 240
 
 
-def _piped_width() -> int:
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    for stream in (sys.stderr, sys.stdin, sys.stdout):
+def _any_terminal() -> bool:
+    for stream in (sys.stdin, sys.stdout, sys.stderr):
         try:
-            if stream is not None and stream.isatty():
-                return os.get_terminal_size(stream.fileno()).columns
-        except (OSError, ValueError):
+            if stream is not None and os.isatty(stream.fileno()):
+                return True
+        except (AttributeError, OSError, ValueError):
             continue
-    return UNBOUNDED_WIDTH
+    return False
+
+
+class _WideWhenNoTerminal(Console):
+    @property
+    def size(self) -> ConsoleDimensions:
+        dims = Console.size.fget(self)  # type: ignore[attr-defined]
+        columns = self._environ.get("COLUMNS", "")
+        if self._width is None and not columns.isdigit() and not _any_terminal():
+            return ConsoleDimensions(UNBOUNDED_WIDTH, dims.height)
+        return dims
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
 
 
 def make_console(stderr: bool = False, **options: Any) -> Console:
-    """A console for stdout (or stderr) that wraps only where a terminal would."""
-    stream = sys.stderr if stderr else sys.stdout
-    try:
-        interactive = stream.isatty()
-    except (AttributeError, ValueError):
-        interactive = False
-    if not interactive:
-        options.setdefault("width", _piped_width())
-        options.setdefault("soft_wrap", True)
-    return Console(stderr=stderr, **options)
+    """A console for stdout (or stderr) that folds lines only where a terminal or `$COLUMNS` says so."""
+    return _WideWhenNoTerminal(stderr=stderr, **options)
