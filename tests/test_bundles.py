@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -106,19 +107,23 @@ def test_source_errors_are_one_line(tmp_path: Path) -> None:
 # --- what each bundle holds --------------------------------------------------------------------------
 
 
-def _servers_of(harness: str, source: CanonicalSource) -> dict[str, dict[str, object]]:
-    files = {f.path: f.content for f in build_bundle(harness, source)}
-    if harness == "claude-code":
-        return json.loads(files[".mcp.json"])["mcpServers"]  # type: ignore[no-any-return]
-    if harness == "gemini-cli":
-        return json.loads(files["gemini-extension.json"])["mcpServers"]  # type: ignore[no-any-return]
-    if harness == "codex":
-        return tomllib.loads(files["config.toml"].decode())["mcp_servers"]  # type: ignore[no-any-return]
-    if harness == "antigravity":
-        return json.loads(files["mcp_config.json"])["mcpServers"]  # type: ignore[no-any-return]
-    if harness == "cursor":
-        return json.loads(files[".cursor/mcp.json"])["mcpServers"]  # type: ignore[no-any-return]
-    return json.loads(files[".vscode/mcp.json"])["servers"]  # type: ignore[no-any-return]
+SERVER_LISTS = {
+    "claude-code": (".mcp.json", "mcpServers"),
+    "gemini-cli": ("gemini-extension.json", "mcpServers"),
+    "codex": ("config.toml", "mcp_servers"),
+    "antigravity": ("mcp_config.json", "mcpServers"),
+    "cursor": (".cursor/mcp.json", "mcpServers"),
+    "vscode": (".vscode/mcp.json", "servers"),
+}
+"""Harness -> (file in its bundle, key of its server table)."""
+
+
+def _servers_of(harness: str, source: CanonicalSource) -> dict[str, Any]:
+    path, key = SERVER_LISTS[harness]
+    text = next(f.content.decode() for f in build_bundle(harness, source) if f.path == path)
+    data = tomllib.loads(text) if path.endswith(".toml") else json.loads(text)
+    servers: dict[str, Any] = data[key]
+    return servers
 
 
 @pytest.mark.parametrize("harness", list(HARNESSES))
@@ -243,6 +248,12 @@ def test_the_bundle_command_writes_a_bundle_and_lists_it(tmp_path: Path, source:
     assert json.loads(again.stdout)["written"] == []  # unchanged files are left alone
     bad = CliRunner().invoke(app, ["bundle", "--harness", "emacs"])
     assert bad.exit_code == 2
+
+
+def test_the_command_offers_every_harness_the_runtime_builds() -> None:
+    from tpu_runtime.cli.bundle_cmd import HarnessChoice
+
+    assert [choice.value for choice in HarnessChoice] == list(HARNESSES)
 
 
 # --- the real clients ----------------------------------------------------------------------------------
