@@ -4,8 +4,9 @@
 The real clients check their own bundle when they are installed (scripts/test.sh installs them from npm
 into .npm-tools and exports their paths): `gemini extensions validate`, `gemini extensions install` and
 `gemini mcp list` (which starts each server and must report it Connected) with TPU_AGENT_GEMINI_BIN;
-`codex mcp list`, `codex execpolicy check` on the rules file and `codex debug prompt-input` (the model's
-input holds AGENTS.md) with TPU_AGENT_CODEX_BIN; `claude plugin validate --strict` on a bundle written
+`codex mcp list`, `codex execpolicy check` on the rules file, `codex debug prompt-input` (the model's
+input holds AGENTS.md) and `mcpServerStatus/list` on `codex app-server` (which starts each server and
+reports what it serves) with TPU_AGENT_CODEX_BIN; `claude plugin validate --strict` on a bundle written
 elsewhere with TPU_AGENT_CLAUDE_BIN (tests/test_plugin.py checks the root plugin and its servers).
 """
 
@@ -14,9 +15,11 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
+import time
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -363,6 +366,67 @@ def test_codex_reads_the_config_rules_and_agents_file(tmp_path: Path, source: Ca
     shutil.copy(bundle / "AGENTS.md", project / "AGENTS.md")
     prompt = _run([CODEX, "debug", "prompt-input", "hello"], env, project)
     assert "Choosing a specialist" in prompt and "tpu-model-onboarding" in prompt
+
+
+def _codex_server_status(codex: str, env: dict[str, str], cwd: Path) -> list[dict[str, Any]]:
+    """Codex's app server (JSON-RPC over stdio) starts every configured MCP server for
+    `mcpServerStatus/list` and reports what each one serves; no model or account is involved."""
+    requests = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"clientInfo": {"name": "t", "version": "0"}},
+        },
+        {"jsonrpc": "2.0", "method": "initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "mcpServerStatus/list", "params": {}},
+    ]
+    proc = subprocess.Popen(
+        [codex, "app-server"],
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    try:
+        proc.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
+        proc.stdin.flush()
+        deadline = time.monotonic() + 150
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+            if not ready:
+                continue
+            line = proc.stdout.readline()
+            assert line, "codex app-server closed its output before answering"
+            message = json.loads(line)
+            if message.get("id") == 2:
+                assert "error" not in message, message
+                data: list[dict[str, Any]] = message["result"]["data"]
+                return data
+        raise AssertionError("codex app-server did not answer mcpServerStatus/list in 150 s")
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+
+
+@needs_codex
+@pytest.mark.slow
+def test_codex_connects_every_server(tmp_path: Path, source: CanonicalSource) -> None:
+    assert CODEX is not None
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    shutil.copy(REPO / "bundles" / "codex" / "config.toml", codex_home / "config.toml")
+    env = _env(tmp_path / "home", CODEX_HOME=str(codex_home))
+    status = {entry["name"]: entry for entry in _codex_server_status(CODEX, env, tmp_path)}
+    assert set(status) == {s.key for s in source.servers}, sorted(status)
+    for server in source.servers:
+        entry = status[server.key]
+        assert entry["serverInfo"]["name"] == server.key, entry.get("serverInfo")
+        assert entry["tools"], f"{server.key} connected but served no tools"
+    assert {"onboard_model", "op_status"} <= set(status["tpu-onboarding"]["tools"])
 
 
 @needs_claude
