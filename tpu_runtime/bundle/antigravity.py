@@ -6,7 +6,9 @@ Formats:
 - rules (Markdown in the workspace's `.agents/rules/`, front matter `trigger: always_on` or
   `trigger: model_decision` with a `description`) and workflows (Markdown with a `description`, run as
   `/name`, in `.agents/workflows/`): https://antigravity.google/docs/rules-workflows
-No Antigravity client installs from npm, so no test opens this bundle with the real program.
+Published descriptions of those pages disagree on the folder (`.agents/` for Antigravity 2.0, `.agent/`
+before), so the README names both. No Antigravity client installs from npm, so no test opens this
+bundle with the real program: it is checked against the documented format only.
 """
 
 from __future__ import annotations
