@@ -29,13 +29,17 @@ python -m pip install -q --upgrade pip
 python -m pip install -q torch==2.13.0          # the CPU build; an unpinned torch pulls a CUDA build
 python -m pip install -q -e ".[tpu,test]"
 
-# The real Claude Code CLI and the MCP Inspector check the plugin and the servers (tests skip without npm).
+# The real Claude Code, Gemini and Codex CLIs and the MCP Inspector check the bundles and the servers
+# (tests skip without npm).
 if command -v npm >/dev/null; then
   NPM_TOOLS="${NPM_TOOLS:-$PWD/.npm-tools}"
   npm install --silent --prefix "$NPM_TOOLS" --no-audit --no-fund \
-    @anthropic-ai/claude-code@2.1.197 @modelcontextprotocol/inspector@0.15.0 >/dev/null 2>&1 \
-    || echo "warning: npm could not install claude-code / mcp inspector; their tests will skip" >&2
+    @anthropic-ai/claude-code@2.1.197 @modelcontextprotocol/inspector@0.15.0 \
+    @google/gemini-cli@0.61.0 @openai/codex@0.171.0 >/dev/null 2>&1 \
+    || echo "warning: npm could not install claude-code / gemini-cli / codex / mcp inspector; their tests will skip" >&2
   [ -x "$NPM_TOOLS/node_modules/.bin/claude" ] && export TPU_AGENT_CLAUDE_BIN="$NPM_TOOLS/node_modules/.bin/claude"
+  [ -x "$NPM_TOOLS/node_modules/.bin/gemini" ] && export TPU_AGENT_GEMINI_BIN="$NPM_TOOLS/node_modules/.bin/gemini"
+  [ -x "$NPM_TOOLS/node_modules/.bin/codex" ] && export TPU_AGENT_CODEX_BIN="$NPM_TOOLS/node_modules/.bin/codex"
   [ -x "$NPM_TOOLS/node_modules/.bin/mcp-inspector" ] && export TPU_AGENT_INSPECTOR_BIN="$NPM_TOOLS/node_modules/.bin/mcp-inspector"
 fi
 

@@ -332,6 +332,11 @@ from tpu_runtime.cli.kernel_cmd import kernel_app  # noqa: E402  (imports typer 
 app.add_typer(kernel_app, name="kernel")
 
 
+from tpu_runtime.cli.bundle_cmd import bundle  # noqa: E402  (imports typer and rich only)
+
+app.command()(bundle)
+
+
 def main() -> None:
     app()
 

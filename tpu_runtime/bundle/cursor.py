@@ -1,0 +1,73 @@
+"""Cursor: `.cursor/mcp.json` and project rules (`.cursor/rules/*.mdc`).
+
+Formats (checked against the docs):
+- `mcp.json` with a top-level `mcpServers` object (`command`, `args`), in `.cursor/` or `~/.cursor/`:
+  https://cursor.com/docs/context/mcp
+- rules: `.mdc` files in `.cursor/rules/` with front matter `description`, `globs`, `alwaysApply`
+  (`alwaysApply: true` is always included; a `description` alone lets the agent pull the rule in):
+  https://cursor.com/docs/context/rules
+"""
+
+from __future__ import annotations
+
+from tpu_runtime.bundle.readme import harness_readme
+from tpu_runtime.bundle.render import (
+    GENERATED_NOTE,
+    TOOL_NAMES_NOTE,
+    BundleFile,
+    demote,
+    front_matter,
+    json_file,
+    mcp_servers,
+    text_file,
+)
+from tpu_runtime.bundle.source import CanonicalSource
+
+RULES = ".cursor/rules"
+MCP_CONFIG = ".cursor/mcp.json"
+
+README = """\
+Install (Cursor):
+
+```bash
+cp -r bundles/cursor/.cursor /path/to/your/project/     # mcp.json and rules
+# or, for every project: merge bundles/cursor/.cursor/mcp.json into ~/.cursor/mcp.json
+```
+
+`.cursor/mcp.json` starts the five tpu-agent MCP servers (`tpu-agent serve NAME`; install tpu-agent first
+so `tpu-agent` is on `PATH`); they show under Settings -> MCP. `.cursor/rules/tpu-agent.mdc` is always
+applied (the router's hand-off table); each specialist's and each skill's rule is pulled in by the agent
+when its description fits. `clients/cursor/mcp.json` is the same server list.
+
+Guard against self-approval: this bundle ships none. Cursor has hooks (`.cursor/hooks.json`), but their
+input and answer differ from the guard's, and no Cursor client installs from npm for a test to check a
+hook against. Cursor asks before each terminal command the person has not allowlisted: keep
+`tpu-agent approvals approve`, `tpu-agent approver` and `sqlite3` off that allowlist. Whatever the client
+does, an approval is a signature made with the person's passphrase, which no agent has.
+"""
+
+
+def mcp_config(source: CanonicalSource) -> dict[str, object]:
+    return {"mcpServers": mcp_servers(source, with_type=False)}
+
+
+def build(source: CanonicalSource) -> list[BundleFile]:
+    router_body = f"{GENERATED_NOTE}\n\n# tpu-agent\n\n{TOOL_NAMES_NOTE}\n\n{demote(source.router.body, 1)}\n"
+    files = [
+        json_file(MCP_CONFIG, mcp_config(source)),
+        text_file(
+            f"{RULES}/tpu-agent.mdc",
+            front_matter({"description": source.router.description, "alwaysApply": True}, router_body),
+        ),
+    ]
+    for agent in source.specialists:
+        playbook = f"Playbook: `{agent.workflow}`.\n\n" if agent.workflow else ""
+        body = f"{GENERATED_NOTE}\n\n# {agent.name}\n\n{playbook}{demote(agent.body, 1)}\n"
+        meta = {"description": agent.description, "alwaysApply": False}
+        files.append(text_file(f"{RULES}/{agent.name}.mdc", front_matter(meta, body)))
+    for skill in source.skills:
+        body = f"{GENERATED_NOTE}\n\n{skill.body.strip()}\n"
+        meta = {"description": skill.description, "alwaysApply": False}
+        files.append(text_file(f"{RULES}/{skill.name}.mdc", front_matter(meta, body)))
+    files.append(text_file("README.md", harness_readme("Cursor", README)))
+    return files
