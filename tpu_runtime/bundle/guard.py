@@ -25,11 +25,12 @@ PROTECTED_WRITES: tuple[str, ...] = (
     "~/.config/tpu-agent/policy.yaml",
     "~/.config/tpu-agent/policy.yaml.sig",
     "~/.config/tpu-agent/approver/**",
+    "~/.ssh/**",
 )
-"""Paths no agent may edit: the state database, the signed policy, the approver key."""
+"""Paths no agent may edit: the state database, the signed policy, the approver key, the SSH keys."""
 
-PROTECTED_READS: tuple[str, ...] = ("~/.config/tpu-agent/approver/**",)
-"""Paths no agent may read: the approver's encrypted key."""
+PROTECTED_READS: tuple[str, ...] = ("~/.config/tpu-agent/approver/**", "~/.ssh/**")
+"""Paths no agent may read: the approver's encrypted key, and the SSH keys that reach the workers."""
 
 REASON = (
     "Approving a tpu-agent run is the person's decision, made in their own terminal "
