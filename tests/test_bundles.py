@@ -205,7 +205,12 @@ def test_every_guard_names_every_denied_command(source: CanonicalSource) -> None
         assert f"run_shell_command({text})" in excluded
         assert auto[text] is False
         assert f"pattern = [{', '.join(json.dumps(w) for w in words)}]" in codex["rules/tpu-agent.rules"]
-    for harness in ("cursor", "antigravity"):  # no guard file: their READMEs say so plainly
+    cursor = {f.path: f.content.decode() for f in build_bundle("cursor", source)}
+    cursor_hook = json.loads(cursor[".cursor/hooks.json"])
+    assert cursor_hook["version"] == 1
+    assert cursor_hook["hooks"]["beforeShellExecution"] == [{"command": "python3 hooks/cursor_hook.py"}]
+    assert ".cursor/hooks/deny_approvals.py" in cursor and ".cursor/hooks/cursor_hook.py" in cursor
+    for harness in ("antigravity",):  # no guard file: its README says so plainly
         readme = next(f.content.decode() for f in build_bundle(harness, source) if f.path == "README.md")
         assert "this bundle ships none" in readme or "this bundle has no guard of its own" in readme
 
@@ -236,6 +241,29 @@ def test_the_gemini_hook_runs_the_guard_on_geminis_shell_tool(command: str, bloc
         [sys.executable, str(hook)], input=json.dumps(other), capture_output=True, text=True
     )
     assert done.returncode == 0 and json.loads(done.stdout) == {}
+
+
+@pytest.mark.parametrize(
+    ("command", "permission"),
+    [
+        ("tpu-agent approvals approve r-1", "deny"),
+        ("cd /tmp && TPU=1 tpu-agent approvals approve r-1", "deny"),
+        ("sqlite3 ~/.local/state/tpu-agent/state.db 'DELETE FROM runs'", "deny"),
+        ("tpu-agent approvals list", "allow"),
+        ("ls -la", "allow"),
+    ],
+)
+def test_the_cursor_hook_runs_the_guard_on_cursors_terminal(command: str, permission: str) -> None:
+    hook = REPO / "bundles" / "cursor" / ".cursor" / "hooks" / "cursor_hook.py"
+    hook_input = {"hook_event_name": "beforeShellExecution", "command": command, "cwd": "/tmp"}
+    done = subprocess.run(
+        [sys.executable, str(hook)], input=json.dumps(hook_input), capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    reply = json.loads(done.stdout)
+    assert reply["permission"] == permission
+    if permission == "deny":
+        assert "tpu-agent" in reply["agent_message"] and reply["user_message"] == reply["agent_message"]
 
 
 def test_the_bundle_command_writes_a_bundle_and_lists_it(tmp_path: Path, source: CanonicalSource) -> None:

@@ -6,25 +6,32 @@ Formats (checked against the docs):
 - rules: `.mdc` files in `.cursor/rules/` with front matter `description`, `globs`, `alwaysApply`
   (`alwaysApply: true` is always included; a `description` alone lets the agent pull the rule in):
   https://cursor.com/docs/context/rules
+- hooks: `.cursor/hooks.json` (`version: 1`, `hooks.beforeShellExecution[].command`, paths relative to
+  the file), answered with `permission` allow/deny: https://cursor.com/docs/agent/hooks
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from tpu_runtime.bundle.readme import harness_readme
 from tpu_runtime.bundle.render import (
     GENERATED_NOTE,
     TOOL_NAMES_NOTE,
     BundleFile,
+    copy_file,
     demote,
     front_matter,
     json_file,
     mcp_servers,
     text_file,
 )
-from tpu_runtime.bundle.source import CanonicalSource
+from tpu_runtime.bundle.source import GUARD_HOOK, CanonicalSource
 
 RULES = ".cursor/rules"
 MCP_CONFIG = ".cursor/mcp.json"
+HOOKS = ".cursor/hooks.json"
+HOOK_ADAPTER = Path(__file__).with_name("cursor_hook.py")
 
 README = """\
 Install (Cursor):
@@ -39,11 +46,12 @@ so `tpu-agent` is on `PATH`); they show under Settings -> MCP. `.cursor/rules/tp
 applied (the router's hand-off table); each specialist's and each skill's rule is pulled in by the agent
 when its description fits. `clients/cursor/mcp.json` is the same server list.
 
-Guard against self-approval: this bundle ships none. Cursor has hooks (`.cursor/hooks.json`), but their
-input and answer differ from the guard's, and no Cursor client installs from npm for a test to check a
-hook against. Cursor asks before each terminal command the person has not allowlisted: keep
-`tpu-agent approvals approve`, `tpu-agent approver` and `sqlite3` off that allowlist. Whatever the client
-does, an approval is a signature made with the person's passphrase, which no agent has.
+Guard against self-approval: `.cursor/hooks.json` runs `hooks/cursor_hook.py` before every terminal
+command the agent starts; it applies the Claude Code plugin's check (`hooks/deny_approvals.py`, shipped
+beside it) and answers `deny` for `tpu-agent approvals approve`, `tpu-agent approver`, `sqlite3` on the
+state database and the spellings that hide them. It needs `python3` on `PATH`. Cursor also asks before
+each terminal command the person has not allowlisted: keep those commands off the allowlist. Whatever the
+client does, an approval is a signature made with the person's passphrase, which no agent has.
 """
 
 
@@ -51,10 +59,17 @@ def mcp_config(source: CanonicalSource) -> dict[str, object]:
     return {"mcpServers": mcp_servers(source, with_type=False)}
 
 
+def hooks() -> dict[str, object]:
+    return {"version": 1, "hooks": {"beforeShellExecution": [{"command": "python3 hooks/cursor_hook.py"}]}}
+
+
 def build(source: CanonicalSource) -> list[BundleFile]:
     router_body = f"{GENERATED_NOTE}\n\n# tpu-agent\n\n{TOOL_NAMES_NOTE}\n\n{demote(source.router.body, 1)}\n"
     files = [
         json_file(MCP_CONFIG, mcp_config(source)),
+        json_file(HOOKS, hooks()),
+        copy_file(source, GUARD_HOOK, ".cursor/hooks/deny_approvals.py"),
+        BundleFile(".cursor/hooks/cursor_hook.py", HOOK_ADAPTER.read_bytes()),
         text_file(
             f"{RULES}/tpu-agent.mdc",
             front_matter({"description": source.router.description, "alwaysApply": True}, router_body),
