@@ -1,9 +1,16 @@
-"""Span selection and the "not covered" gate, on hand-made passages."""
+# ruff: noqa: E501  (fact-sheet lines are long by design)
+"""Span selection and the "not covered" gate: on hand-made passages, and on a tiny real index where
+questions the sheets answer must be answered from the right line and the others refused."""
 
 from __future__ import annotations
 
-from tpu_runtime.knowledge.answer import _url_near, candidate_spans, closest_page, stem
-from tpu_runtime.knowledge.models import Passage
+import pytest
+
+from tests.kb_helpers import write_corpus
+from tpu_runtime.knowledge.answer import _url_near, candidate_spans, closest_page, compose, stem
+from tpu_runtime.knowledge.build import run_kb_build
+from tpu_runtime.knowledge.models import Answer, Passage
+from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 
 def _passage(text: str, url: str | None = None, kind: str = "curated") -> Passage:
@@ -54,3 +61,83 @@ def test_stemming_meets_plural_and_verb_forms() -> None:
     assert stem("topologies") == stem("topology")
     assert stem("offers") == stem("offer")
     assert stem("v6e") == "v6e" and stem("bf16") == "bf16"
+
+
+GENERATIONS = """\
+# Tiny hardware sheet
+
+## TPU v3
+
+- Each TPU v3 chip has two TensorCores, and each v3 TensorCore has two matrix-multiply units (MXUs). ([source](https://example.org/v3), checked 2026-12-02)
+- A TPU v3 Pod has 1024 chips connected as a 2D torus. ([source](https://example.org/v3), checked 2026-12-02)
+
+## TPU v4
+
+- Each v4 TensorCore has four MXUs, one vector unit and one scalar unit. ([source](https://example.org/v4), checked 2026-12-02)
+- Sources disagree on the v4 figure: one page prints 1200 GBps ([source](https://example.org/a), checked 2026-12-02), another prints 1100 GBps ([source](https://example.org/b), checked 2026-12-02).
+
+## Multislice
+
+- Multislice joins two or more slices that talk over the data-center network; all slices must have the same TPU type, size and topology. ([source](https://example.org/ms), checked 2026-12-02)
+"""
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    request = write_corpus(tmp_path_factory.mktemp("gate"))
+    assert request.knowledge_folder is not None
+    (request.knowledge_folder / "generations.md").write_text(GENERATIONS)
+    run_kb_build(request.model_copy(update={"dense": False}))
+    assert request.folder is not None
+    return KnowledgeIndex.open(request.folder)
+
+
+def _ask(index: KnowledgeIndex, question: str) -> Answer:
+    return compose(question, index, index.search(question, 5))
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("How many chips are in a TPU v3 Pod?", "1024 chips"),
+        ("Must all Multislice slices have the same topology?", "same TPU type, size and topology"),
+        ("How many MXUs does each v4 TensorCore have?", "four MXUs"),
+        ("Where does scalar prefetch put the first operand?", "SMEM"),
+    ],
+)
+def test_a_question_whose_answer_is_in_a_passage_is_answered_with_it(
+    tiny: KnowledgeIndex, question: str, expected: str
+) -> None:
+    reply = _ask(tiny, question)
+    assert reply.covered, reply.reason
+    assert expected in reply.citations[0].quote
+    assert reply.citations[0].quote in next(
+        p.text for p in reply.passages if p.chunk_id == reply.citations[0].chunk_id
+    )
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "What is the warranty period of a TPU v3 host?",
+        "How many transistors does a TPU8 chip have?",
+        "How do I enable autoscaling for a Dataflow streaming pipeline?",
+    ],
+)
+def test_a_question_the_sources_do_not_answer_is_refused(tiny: KnowledgeIndex, question: str) -> None:
+    reply = _ask(tiny, question)
+    assert not reply.covered and reply.citations == [] and reply.closest
+
+
+def test_a_line_about_another_generation_does_not_answer(tiny: KnowledgeIndex) -> None:
+    # the v3 line matches more of the wording; only the v4 line answers a question about v4
+    reply = _ask(tiny, "How many matrix multiply units per TensorCore does TPU v4 have?")
+    assert reply.covered and "v4" in reply.citations[0].quote
+    assert _ask(tiny, "How many matrix multiply units does a TPU v9 chip have?").covered is False
+
+
+def test_a_line_citing_two_sources_is_quoted_whole() -> None:
+    text = GENERATIONS.split("## TPU v4")[1]
+    spans = candidate_spans(text)
+    assert any("1200 GBps" in s and "1100 GBps" in s for s in spans)
+    assert not any(s.startswith("([source]") for s in spans)

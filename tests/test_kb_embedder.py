@@ -1,5 +1,5 @@
-"""The numpy MiniLM-L6-v2 encoder: found without importing its package, hash-checked, and equal to
-sentence-transformers' output for the same weights."""
+"""The MiniLM-L6-v2 encoders: found without importing the package, hash-checked; the numpy query path
+equals sentence-transformers' output for the same weights, and the build's bulk path agrees with it."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 
 from tpu_runtime.knowledge.embedder import (
+    BULK_MIN_TEXTS,
     DIMENSION,
+    MAX_TOKENS,
     ModelUnavailable,
     file_sha256,
     load_embedder,
@@ -55,6 +57,21 @@ def test_missing_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> No
 def test_matches_sentence_transformers() -> None:
     st = pytest.importorskip("sentence_transformers")
     model = st.SentenceTransformer(str(locate_model().folder), device="cpu")
+    model.max_seq_length = MAX_TOKENS  # both read the first 128 word pieces, the model's training length
     reference = model.encode(TEXTS, normalize_embeddings=True, convert_to_numpy=True)
     ours = load_embedder().embed(TEXTS)
     assert np.abs(reference - ours).max() < 1e-4
+
+
+@pytest.mark.slow
+def test_bulk_encoder_agrees_with_the_query_path() -> None:
+    """The build's sentence-transformers vectors (bf16 where the CPU has it) meet the numpy query vectors."""
+    pytest.importorskip("sentence_transformers")
+    embedder = load_embedder()
+    texts = [f"{t} (variant {i})" for i in range(BULK_MIN_TEXTS // len(TEXTS) + 1) for t in TEXTS]
+    assert len(texts) >= BULK_MIN_TEXTS
+    bulk = embedder.embed_many(texts)
+    light = embedder.embed(texts)
+    assert bulk.shape == light.shape and bulk.dtype == np.float32
+    assert np.allclose(np.linalg.norm(bulk, axis=1), 1.0, atol=1e-5)
+    assert float((bulk * light).sum(1).min()) > 0.995

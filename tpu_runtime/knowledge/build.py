@@ -24,7 +24,10 @@ from tpu_runtime.knowledge.packages import discover_packages, load_package_confi
 from tpu_runtime.knowledge.store import KbIndexError, Manifest, Store, index_dir
 
 ProgressFn = Callable[[str, str, float], None]  # (step, message, fraction of the whole build done)
-EMBED_BATCH = 16  # passages per embedding call; bounds peak memory (~0.2 GB of activations)
+# Units are encoded in groups of at least this many passages: one sentence-transformers call sorts the
+# whole group by length (little padding), and a build stopped mid-way loses at most one group's work.
+EMBED_GROUP = 512
+STORE_BATCH = 1000  # vectors per chromadb add (its limit is about 5,000)
 
 
 class BuildRequest(BaseModel):
@@ -190,7 +193,9 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
         report.problems.append(f"{exc}; vectors not built, answers use lexical search")
         return
     described = embedder.describe()
-    if manifest.model is not None and manifest.model.get("sha256") != described["sha256"]:
+    if manifest.model is not None and any(
+        manifest.model.get(key) != described[key] for key in ("sha256", "max_tokens")
+    ):
         store.quarantine_chroma()
         for state in manifest.units.values():
             state.dense_done = False
@@ -205,29 +210,40 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
     todo = [s for s in manifest.units.values() if not s.dense_done]
     total = sum(s.chunks for s in todo) or 1
     done = 0
-    for state in todo:
+    group: list[tuple[SourceState, list[ChunkRecord]]] = []
+    for number, state in enumerate(todo):
         try:
-            chunks = store.read_chunks(state.unit)
-            collection.delete(where={"unit": state.unit})
-            for start in range(0, len(chunks), EMBED_BATCH):
-                batch = chunks[start : start + EMBED_BATCH]
-                vectors = embedder.embed([c.index_text() for c in batch])
-                collection.add(
-                    ids=[c.id for c in batch],
-                    embeddings=vectors,
-                    metadatas=[{"unit": state.unit} for _ in batch],
-                )
-                done += len(batch)
-                notify(
-                    "embed", f"embedding {state.label} ({done}/{total} passages)", 0.1 + 0.9 * done / total
-                )
-        except Exception as exc:  # chromadb/disk failure: keep what is done, the next build resumes here
+            group.append((state, store.read_chunks(state.unit)))
+        except KbIndexError as exc:
+            report.problems.append(f"{exc}; its passages answer lexically until `tpu-agent kb build`")
+        if sum(len(c) for _, c in group) < EMBED_GROUP and number + 1 < len(todo):
+            continue
+        texts = [c.index_text() for _, chunks in group for c in chunks]
+        notify("embed", f"embedding {len(texts)} passages ({done}/{total} done)", 0.1 + 0.9 * done / total)
+        try:
+            vectors = embedder.embed_many(texts) if texts else None
+            offset = 0
+            for state_, chunks in group:
+                collection.delete(where={"unit": state_.unit})
+                for start in range(0, len(chunks), STORE_BATCH):
+                    batch = chunks[start : start + STORE_BATCH]
+                    assert vectors is not None
+                    collection.add(
+                        ids=[c.id for c in batch],
+                        embeddings=vectors[offset + start : offset + start + len(batch)],
+                        metadatas=[{"unit": state_.unit} for _ in batch],
+                    )
+                offset += len(chunks)
+                state_.dense_done = True
+                store.write_manifest(manifest)
+                report.embedded.append(state_.unit)
+        except Exception as exc:  # chromadb/disk/model failure: keep what is done, the next build resumes
             report.problems.append(
-                f"could not store vectors of {state.label} ({type(exc).__name__}: {str(exc)[:120]}); "
-                "its passages answer lexically until `tpu-agent kb build` succeeds"
+                f"could not store vectors of {', '.join(s.label for s, _ in group)} ({type(exc).__name__}: "
+                f"{str(exc)[:120]}); their passages answer lexically until `tpu-agent kb build` succeeds"
             )
             break
-        state.dense_done = True
-        store.write_manifest(manifest)
-        report.embedded.append(state.unit)
+        done += len(texts)
+        notify("embed", f"embedded {done}/{total} passages", 0.1 + 0.9 * done / total)
+        group = []
     store.write_manifest(manifest)

@@ -43,15 +43,17 @@ class Piece:
     extra: dict[str, str] = field(default_factory=dict)
 
 
-def _split_long(block: Block, budget: int) -> Iterator[Block]:
-    """Split a block over budget at line boundaries, then (for a single huge line) at word boundaries."""
+def _split_long(block: Block, budget: int, line_limit: int | None = None) -> Iterator[Block]:
+    """Split a block over budget at line boundaries, then (for a single line over `line_limit`, default
+    the budget) at word boundaries; a shorter line over budget becomes a piece of its own."""
+    limit = max(line_limit or budget, budget)
     lines = block.text.split("\n")
     current: list[str] = []
     start = block.line
     used = 0
     for offset, line in enumerate(lines):
         cost = estimate_tokens(line)
-        if cost > budget:
+        if cost > limit:
             if current:
                 yield Block(start, "\n".join(current), block.section)
                 current, used = [], 0
@@ -80,8 +82,9 @@ def _split_long(block: Block, budget: int) -> Iterator[Block]:
         yield Block(start, "\n".join(current), block.section)
 
 
-def pack(blocks: Iterable[Block], budget: int = MAX_TOKENS) -> list[Piece]:
-    """Greedily join consecutive blocks of one section into pieces of at most `budget` tokens."""
+def pack(blocks: Iterable[Block], budget: int = MAX_TOKENS, line_limit: int | None = None) -> list[Piece]:
+    """Greedily join consecutive blocks of one section into pieces of at most `budget` tokens; a single
+    line is cut only when it exceeds `line_limit` (so a fact stays with its source)."""
     pieces: list[Piece] = []
     current: list[Block] = []
     used = 0
@@ -95,7 +98,8 @@ def pack(blocks: Iterable[Block], budget: int = MAX_TOKENS) -> list[Piece]:
         current, used = [], 0
 
     for block in blocks:
-        for part in _split_long(block, budget) if estimate_tokens(block.text) > budget else [block]:
+        parts = _split_long(block, budget, line_limit) if estimate_tokens(block.text) > budget else [block]
+        for part in parts:
             cost = estimate_tokens(part.text)
             if current and (part.section != current[0].section or used + cost > budget):
                 flush()
@@ -206,8 +210,8 @@ def html_to_text(html: str) -> str:
     return re.sub(r"[ \t]+", " ", text)
 
 
-def chunk_markdown(text: str, budget: int = MAX_TOKENS) -> list[Piece]:
-    return pack(markdown_blocks(text), budget)
+def chunk_markdown(text: str, budget: int = MAX_TOKENS, line_limit: int | None = None) -> list[Piece]:
+    return pack(markdown_blocks(text), budget, line_limit)
 
 
 def chunk_text(text: str, budget: int = MAX_TOKENS) -> list[Piece]:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from tpu_runtime.knowledge.chunking import Block, chunk_markdown, pack
+from tpu_runtime.knowledge.chunking import MAX_TOKENS, Block, chunk_markdown, pack
 from tpu_runtime.knowledge.corpus import (
     ChunkRecord,
     LoadedUnit,
@@ -31,6 +31,12 @@ from tpu_runtime.resources import knowledge_dir
 PACKAGES_FILE = "indexed_packages.yaml"
 _NOT_SHEETS = {"README.md", PACKAGES_FILE}
 _META_KEYS = ("source", "checked", "note", "alternatives")
+# Markdown fact-sheet passages are kept short enough (with their title) for the encoder's 128 word
+# pieces to read them whole, so a bullet at the end of a section is embedded too; sheets are a small
+# share of the corpus. A fact line longer than that stays whole (up to the usual passage size), so it
+# keeps its source.
+SHEET_BUDGET = 100
+_BUDGET_KEY = f"{SHEET_BUDGET}/{MAX_TOKENS}".encode()  # in the unit hash: a new budget re-chunks sheets
 
 
 def discover_curated(folder: Path | None = None) -> list[UnitSpec]:
@@ -47,7 +53,7 @@ def discover_curated(folder: Path | None = None) -> list[UnitSpec]:
                 unit=f"curated:{path.name}",
                 kind="curated",
                 label=rel,
-                content_hash=hash_bytes([(path.name, data)]),
+                content_hash=hash_bytes([(path.name, data), ("budget", _BUDGET_KEY)]),
                 location=str(path),
                 load=functools.partial(load_sheet, path, rel),
             )
@@ -66,7 +72,11 @@ def load_sheet(path: Path, rel: str) -> LoadedUnit:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         return LoadedUnit([], [f"{rel}: not UTF-8 text"])
-    pieces = chunk_markdown(text) if path.suffix == ".md" else pack(yaml_fact_blocks(text))
+    pieces = (
+        chunk_markdown(text, SHEET_BUDGET, MAX_TOKENS)
+        if path.suffix == ".md"
+        else pack(yaml_fact_blocks(text))  # unsourced YAML notes ride with a sourced line
+    )
     chunks = []
     for ordinal, piece in enumerate(pieces):
         title = f"{rel} › {piece.section}" if piece.section else rel

@@ -1,14 +1,20 @@
 """Score the knowledge base against a labelled question set (`tests/data/kb_eval.yaml`).
 
 Metrics: recall@5 and MRR over covered questions (does a passage from an expected source rank in the top
-5, and how high), plus the precision and recall of the "not covered" verdict over all questions, and
-the two failure lists the issue cares about: covered questions refused, uncovered questions answered.
+5, and how high); "answered": the share of covered questions answered with a citation whose quote
+contains every key term of the expected answer; "refused": the share of uncovered questions refused;
+the precision and recall of the "not covered" verdict; and the failure lists behind them.
+
+The set is split in two halves by a hash of each case's stable id (`half()`): thresholds and retrieval
+are tuned on "dev" only, and "held-back" is only reported, so its figures are not fitted to it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
 from pathlib import Path
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict
@@ -35,19 +41,45 @@ class Expect(BaseModel):
         return not (self.symbol and self.symbol.lower() not in (passage.symbol or "").lower())
 
 
+Half = Literal["dev", "held-back"]
+
+
+def half(case_id: str) -> Half:
+    """The case's half: sha256 of its id, first byte even -> dev, odd -> held-back (fixed, not tuned)."""
+    return "dev" if hashlib.sha256(case_id.encode()).digest()[0] % 2 == 0 else "held-back"
+
+
 class EvalCase(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    id: str
     q: str
     covered: bool = True
     kind: str = "concept"
+    answer: list[str] = []  # key terms the cited quote must contain; "a|b" accepts either (covered cases)
+    url: str | None = None  # the official page that answers it (covered cases)
     expect: list[Expect] = []
+
+    @property
+    def half(self) -> Half:
+        return half(self.id)
+
+    def quote_answers(self, quote: str) -> bool:
+        """Whether a cited quote contains every key term (case-insensitive, whitespace-normalised)."""
+        flat = " ".join(quote.lower().split())
+        return bool(self.answer) and all(
+            any(" ".join(alt.lower().split()) in flat for alt in term.split("|")) for term in self.answer
+        )
 
 
 class CaseResult(BaseModel):
+    id: str
     q: str
     kind: str
+    half: Half
     covered: bool
     predicted_covered: bool
+    answered: bool  # covered, and the cited quote contains the answer's key terms
+    quote: str | None
     rank: int | None
     reason: str
     top: list[str]
@@ -60,10 +92,13 @@ class EvalReport(BaseModel):
     uncovered_cases: int
     recall_at_5: float
     mrr: float
+    answered: float  # covered questions answered with a quote containing the answer
+    refused: float  # uncovered questions refused
     not_covered_precision: float
     not_covered_recall: float
     covered_refused: list[str]
     uncovered_answered: list[str]
+    wrong_quote: list[str]  # covered, answered, but the quote lacks the answer's key terms
     missed: list[str]
     mode: str
     mean_ms: float
@@ -74,8 +109,10 @@ def load_cases(path: Path) -> list[EvalCase]:
     raw = yaml.safe_load(path.read_text())
     cases = [EvalCase.model_validate(item) for item in raw["cases"]]
     for case in cases:
-        if case.covered and not case.expect:
-            raise ValueError(f"covered case without an expected source: {case.q!r}")
+        if case.covered and not (case.expect and case.answer and case.url):
+            raise ValueError(f"covered case needs expect, answer and url: {case.id}")
+    if len({c.id for c in cases}) != len(cases):
+        raise ValueError("case ids must be unique")
     return cases
 
 
@@ -95,12 +132,17 @@ def score(index: KnowledgeIndex, cases: list[EvalCase]) -> EvalReport:
         reply = compose(case.q, index, found)
         modes.add(found.mode)
         elapsed = (time.perf_counter() - started) * 1000
+        quote = reply.citations[0].quote if reply.citations else None
         results.append(
             CaseResult(
+                id=case.id,
                 q=case.q,
                 kind=case.kind,
+                half=case.half,
                 covered=case.covered,
                 predicted_covered=reply.covered,
+                answered=case.covered and reply.covered and quote is not None and case.quote_answers(quote),
+                quote=quote,
                 rank=_rank(case, found.passages) if case.covered else None,
                 reason=reply.reason,
                 top=[p.source for p in found.passages[:3]],
@@ -116,6 +158,8 @@ def score(index: KnowledgeIndex, cases: list[EvalCase]) -> EvalReport:
         covered_cases=len(covered),
         uncovered_cases=len(uncovered),
         recall_at_5=round(len(hits) / max(len(covered), 1), 4),
+        answered=round(sum(1 for r in covered if r.answered) / max(len(covered), 1), 4),
+        refused=round(sum(1 for r in uncovered if not r.predicted_covered) / max(len(uncovered), 1), 4),
         mrr=round(sum(1.0 / r.rank for r in covered if r.rank) / max(len(covered), 1), 4),
         not_covered_precision=round(sum(1 for r in said_not if not r.covered) / len(said_not), 4)
         if said_not
@@ -125,6 +169,7 @@ def score(index: KnowledgeIndex, cases: list[EvalCase]) -> EvalReport:
         ),
         covered_refused=[r.q for r in covered if not r.predicted_covered],
         uncovered_answered=[r.q for r in uncovered if r.predicted_covered],
+        wrong_quote=[r.q for r in covered if r.predicted_covered and not r.answered],
         missed=[r.q for r in covered if r.rank is None or r.rank > RECALL_AT],
         mode="+".join(sorted(modes)),
         mean_ms=round(sum(r.ms for r in results) / max(len(results), 1), 2),
