@@ -22,7 +22,7 @@ SHAPES: list[dict[str, int]] = [{"rows": 256, "cols": 512}]
 DTYPES: list[str] = ["uint32"]
 TARGET_SHAPE: dict[str, int] = {"rows": 4096, "cols": 4096}
 OFFSET = 5
-#: Philox-4x32 multipliers and Weyl key increments (the paper's Table 2 and section 5.2).
+#: Philox-4x32 round multipliers and Weyl key increments, as the paper gives them.
 MULTIPLIERS = (0xD2511F53, 0xCD9E8D57)
 KEY_STEPS = (0x9E3779B9, 0xBB67AE85)
 ROUNDS = 10
