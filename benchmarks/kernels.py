@@ -1,7 +1,11 @@
 """Wall time of `kernel check` on a 512x512x512 tiled matmul through every CPU stage, and of `kernel tune`
 over 16 candidates offline, both through the real path (sandboxed child processes, compile-only TPUs).
 
-Run by hand: `python benchmarks/kernels.py [--budget 16] [--json]`; the figures go into the README. The
+`--upstream` instead checks every adapter of jax's shipped kernels (`tests/data/kernels/upstream/`)
+through every CPU stage and prints each one's verdict and seconds per stage, with its corpus half.
+
+Run by hand: `python benchmarks/kernels.py [--budget 16] [--json]` or
+`python benchmarks/kernels.py --upstream [NAME ...] [-g v6e]`; the figures go into the README. The
 machine's load average is printed with them, since the interpreter and the compiler share its cores.
 """
 
@@ -16,11 +20,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tpu_runtime.kernels.job import KernelCheckRequest, run_kernel_check
+from tpu_runtime.diagnose.crash_corpus import split_of
+from tpu_runtime.kernels.job import KernelCheckRequest, KernelToolError, run_kernel_check
 from tpu_runtime.kernels.scaffold import TEMPLATES_DIR
 from tpu_runtime.kernels.tune import KernelTuneRequest, run_kernel_tune
 
 SHAPE = {"m": 512, "k": 512, "n": 512}
+UPSTREAM = Path(__file__).resolve().parents[1] / "tests" / "data" / "kernels" / "upstream"
 
 
 def bench_check(template: Path) -> dict[str, Any]:
@@ -64,13 +70,73 @@ def bench_tune(template: Path, budget: int) -> dict[str, Any]:
     }
 
 
+def bench_upstream(names: list[str], generations: list[str]) -> list[dict[str, Any]]:
+    """Each adapter through stages 1-5 in its own sandboxed child, as `kernel check` runs it."""
+    rows = []
+    for name in names:
+        path = UPSTREAM / f"{name}.py"
+        start = time.perf_counter()
+        try:
+            report = run_kernel_check(
+                KernelCheckRequest(file=path, generations=generations, seed=3, timeout_s=1800.0)
+            )
+        except KernelToolError as exc:
+            rows.append({"kernel": name, "half": split_of(path.name), "error": exc.message})
+            print(f"{name} [{rows[-1]['half']}]: could not be checked: {exc.message}", flush=True)
+            continue
+        rows.append(
+            {
+                "kernel": name,
+                "half": split_of(path.name),
+                "verdict": report.verdict,
+                "wall_seconds": round(time.perf_counter() - start, 1),
+                "stages": {
+                    s.stage: {"verdict": s.verdict, "seconds": round(s.seconds, 1), "message": s.message}
+                    for s in report.stages
+                    if s.stage != "timing"
+                },
+                "roofline": [
+                    {
+                        "generation": g.generation,
+                        "flops": g.flops,
+                        "flops_source": g.flops_source,
+                        "peak": g.peak_flops_kind,
+                        "grid_steps": g.grid_steps,
+                        "estimate_seconds": g.estimate_seconds,
+                        "bound": g.bound,
+                    }
+                    for s in report.stages
+                    for g in s.generations
+                ],
+            }
+        )
+        row = rows[-1]
+        cells = " ".join(f"{k}={v['verdict']}/{v['seconds']}s" for k, v in row["stages"].items())
+        print(f"{name} [{row['half']}]: {row['verdict']} in {row['wall_seconds']} s; {cells}", flush=True)
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--budget", type=int, default=16, help="candidates to tune (default 16)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--upstream", nargs="*", metavar="NAME", help="check jax's shipped kernels instead")
+    parser.add_argument("-g", "--generations", default="v6e", help="for --upstream (default v6e)")
     args = parser.parse_args()
     template = TEMPLATES_DIR / "matmul.py"
     load_before = os.getloadavg()
+    if args.upstream is not None:
+        names = args.upstream or sorted(p.stem for p in UPSTREAM.glob("*.py"))
+        rows = bench_upstream(names, args.generations.split(","))
+        load = {
+            "cpus": os.cpu_count(),
+            "load_average_1m": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
+        }
+        if args.json:
+            print(json.dumps({"machine": load, "upstream": rows}, indent=2))
+        else:
+            print(f"machine: {load}")
+        return
     figures = {
         "machine": {"cpus": os.cpu_count(), "load_average_1m_before": round(load_before[0], 2)},
         "check_512_matmul_all_cpu_stages": bench_check(template),

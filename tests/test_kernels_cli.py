@@ -41,6 +41,14 @@ def test_check_json_with_the_pytorch_stage() -> None:
     assert "--seed 7" in report["notes"][0]
 
 
+def test_check_exits_3_when_interpret_mode_cannot_run_the_kernel() -> None:
+    result = _cli("check", str(KERNELS / "reshaped_ref.py"), "--stages", "correctness,lowering", "-g", "v6e")
+    assert result.returncode == 3, result.stdout + result.stderr
+    text = " ".join(result.stdout.split())
+    assert "CANNOT CHECK IN INTERPRET MODE" in text and "cannot be checked in interpret mode" in text
+    assert "FAIL" not in text
+
+
 def test_check_exits_1_on_a_failing_stage_and_2_on_bad_input() -> None:
     failing = _cli("check", str(KERNELS / "oob_prefetch.py"), "--stages", "correctness")
     assert failing.returncode == 1

@@ -19,7 +19,17 @@ from types import ModuleType
 from typing import Any
 
 REQUIRED_FUNCTIONS = ("kernel", "reference", "make_inputs")
-KNOWN_DTYPES = ("float32", "bfloat16", "float16", "int8", "int32", "uint8", "float8_e4m3fn", "float8_e5m2")
+KNOWN_DTYPES = (
+    "float32",
+    "bfloat16",
+    "float16",
+    "int8",
+    "int32",
+    "uint8",
+    "uint32",
+    "float8_e4m3fn",
+    "float8_e5m2",
+)
 
 #: Short form of the convention, printed by `tpu-agent kernel new` and in error messages.
 CONVENTION_SUMMARY = """\

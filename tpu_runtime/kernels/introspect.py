@@ -328,17 +328,22 @@ def hbm_traffic(eqn: Any, operands: list[Any] | None) -> Traffic:
 
 @dataclass
 class KernelWork:
-    """Matmul FLOPs the kernels' grids run, by operand dtype, counted from the kernel bodies.
+    """Matmul FLOPs the kernels' grids run, by operand dtype, one pallas_call at a time.
 
-    `flops` maps a matmul operand dtype name to FLOPs summed over every grid step. A body's conditional
-    blocks (`pl.when`) are counted as taken and a `while` body once, so with either the count is an upper
-    bound (`upper_bound`); a grid whose size depends on runtime values cannot be counted (`dynamic_grid`).
+    A pallas_call with a `pl.CostEstimate` counts its author's figure (`estimated_calls`); any other is
+    counted from its body's matmuls times its grid steps (`counted_calls`). `flops` maps a matmul operand
+    dtype name to FLOPs. A counted body's conditional blocks (`pl.when`) are counted as taken and a `while`
+    body once, so with either the count is an upper bound (`upper_bound`); a counted call whose grid size
+    depends on runtime values cannot be counted at all (`uncounted`, and `dynamic_grid` for any call).
     """
 
     flops: dict[str, float] = field(default_factory=dict)
     steps: int = 0
     dynamic_grid: bool = False
     upper_bound: bool = False
+    estimated_calls: int = 0
+    counted_calls: int = 0
+    uncounted: int = 0
 
     @property
     def total(self) -> float:
@@ -346,6 +351,9 @@ class KernelWork:
 
     def dominant_dtype(self) -> str | None:
         return max(self.flops, key=lambda k: self.flops[k]) if self.flops else None
+
+    def _add(self, dtype: str, flops: float) -> None:
+        self.flops[dtype] = self.flops.get(dtype, 0.0) + flops
 
 
 def kernel_work(closed_jaxpr: Any) -> KernelWork:
@@ -356,14 +364,31 @@ def kernel_work(closed_jaxpr: Any) -> KernelWork:
         per_step: dict[str, float] = {}
         flags = {"upper": False}
         _body_flops(eqn.params["jaxpr"], 1.0, per_step, flags)
-        result.upper_bound |= flags["upper"]
         if info.steps < 0:
             result.dynamic_grid = True
+        else:
+            result.steps += info.steps
+        if info.cost_flops is not None:
+            result.estimated_calls += 1
+            dtype = max(per_step, key=lambda k: per_step[k]) if per_step else _first_input_dtype(eqn)
+            result._add(dtype, info.cost_flops)
             continue
-        result.steps += info.steps
+        if info.steps < 0:
+            result.uncounted += 1
+            continue
+        result.counted_calls += 1
+        result.upper_bound |= flags["upper"]
         for dtype, flops in per_step.items():
-            result.flops[dtype] = result.flops.get(dtype, 0.0) + flops * info.steps
+            result._add(dtype, flops * info.steps)
     return result
+
+
+def _first_input_dtype(eqn: Any) -> str:
+    for var in eqn.invars:
+        dtype = getattr(var.aval, "dtype", None)
+        if dtype is not None and np.issubdtype(dtype, np.floating):
+            return np.dtype(dtype).name
+    return "float32"
 
 
 def _body_flops(jaxpr: Any, scale: float, sink: dict[str, float], flags: dict[str, bool]) -> None:
@@ -380,21 +405,27 @@ def _body_flops(jaxpr: Any, scale: float, sink: dict[str, float], flags: dict[st
         if not subs:
             continue
         if name == "cond":
-            flags["upper"] = True
             branches: list[dict[str, float]] = []
             for sub in subs:
                 branch: dict[str, float] = {}
                 _body_flops(sub, scale, branch, flags)
                 branches.append(branch)
+            totals = [sum(b.values()) for b in branches]
+            # only a branch that skips matmul work makes the count an upper bound (pl.when around an
+            # accumulator's init or store does not)
+            flags["upper"] |= bool(totals) and max(totals) > min(totals)
             biggest = max(branches, key=lambda b: sum(b.values()), default={})
             for dtype, flops in biggest.items():
                 sink[dtype] = sink.get(dtype, 0.0) + flops
             continue
-        if name == "while":
-            flags["upper"] = True
         factor = float(eqn.params.get("length", 1)) if name == "scan" else 1.0
+        inner: dict[str, float] = {}
         for sub in subs:
-            _body_flops(sub, scale * factor, sink, flags)
+            _body_flops(sub, scale * factor, inner, flags)
+        if name == "while" and inner:
+            flags["upper"] = True  # a while body with matmuls is counted once
+        for dtype, flops in inner.items():
+            sink[dtype] = sink.get(dtype, 0.0) + flops
 
 
 @dataclass

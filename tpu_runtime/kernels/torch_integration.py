@@ -29,6 +29,7 @@ _TORCH_DTYPES = {
     "int32": "int32",
     "int64": "int64",
     "uint8": "uint8",
+    "uint32": "uint32",
     "bool": "bool",
 }
 

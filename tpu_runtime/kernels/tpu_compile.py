@@ -6,10 +6,11 @@ unsupported operations). For each generation the stage reports whether it compil
 VMEM against the chip's VMEM, XLA's memory and cost analysis, and a roofline estimate
 (`tpu_runtime.kernels.roofline`).
 
-FLOPs come from XLA's cost analysis of the compiled program, which for a Pallas kernel is the kernel's own
-`pl.CostEstimate` (XLA cannot see inside a Mosaic kernel); without one they are counted from the kernel's
-body times the grid steps it runs (`introspect.kernel_work`), never from the reference, which may be dense
-where the kernel skips work. The peak they are divided by is the one for the kernel's matmul operand dtype
+FLOPs are summed one pallas_call at a time (`introspect.kernel_work`): a call's own `pl.CostEstimate` where
+it has one, else its body's matmuls times the grid steps it runs; never from the reference, which may be
+dense where the kernel skips work, and not from XLA's cost analysis of the whole program, which sees only
+the calls that carry an estimate (Mosaic kernels are opaque to it) plus the plain-jnp ops around them.
+The peak they are divided by is the one for the kernel's matmul operand dtype
 (`roofline.device_peaks`). HBM bytes come from the pipeline traffic model. Tracing runs with a compile-only
 device of the generation as JAX's default device. Which figures are estimates is listed per generation.
 """
@@ -23,12 +24,15 @@ import os
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tpu_runtime.kernels.convention import KernelModule
 from tpu_runtime.kernels.explain import explain_compile, first_line
 from tpu_runtime.kernels.report import STAGE_TITLES, GenerationResult, StageResult
 from tpu_runtime.kernels.roofline import device_peaks, estimate, step_cost_note
+
+if TYPE_CHECKING:
+    from tpu_runtime.kernels.introspect import KernelWork
 
 #: Generations whose topology names have three dimensions.
 _THREE_D = ("v4", "v5p", "tpu7x")
@@ -97,6 +101,7 @@ class TargetModel:
     kernel_flops: float
     flops_upper_bound: bool
     matmul_dtype: str | None
+    flops_source: str
     traffic_bytes: float
     traffic_note: str
     calls: int
@@ -143,8 +148,9 @@ def target_model(km: KernelModule, params: dict[str, Any], target: dict[str, int
         vmem_bytes=max((i.vmem_bytes for i in infos), default=0),
         vmem_limit_bytes=min(limits) if limits else None,
         kernel_flops=counted.total,
-        flops_upper_bound=counted.upper_bound or counted.dynamic_grid,
+        flops_upper_bound=counted.upper_bound,
         matmul_dtype=counted.dominant_dtype(),
+        flops_source=_flops_source(counted, len(eqns)),
         traffic_bytes=total,
         traffic_note="; ".join([source, *notes]),
         calls=len(eqns),
@@ -208,18 +214,9 @@ def compile_generation(
             - memory.alias_size_in_bytes
             + memory.temp_size_in_bytes
         )
-    xla_flops = cost.get("flops", 0.0)
     estimates = ["time (roofline: the slower of compute and HBM traffic at the published peaks)"]
-    if xla_flops > 0:
-        flops, flops_source = xla_flops, "XLA cost analysis (fed by the kernel's pl.CostEstimate)"
-        estimates.append("FLOPs (the kernel author's pl.CostEstimate)")
-    else:
-        flops = model.kernel_flops
-        flops_source = "counted from the kernel body's matmuls x the grid steps it runs"
-        if model.flops_upper_bound:
-            flops_source += " (upper bound: conditional blocks counted as taken"
-            flops_source += ", grid size known only at run time)" if model.dynamic_grid else ")"
-        estimates.append("FLOPs (matmuls in the kernel body x grid steps)")
+    flops, flops_source = model.kernel_flops, model.flops_source
+    estimates.append(f"FLOPs ({flops_source})")
     traffic, traffic_source = model.traffic_bytes, model.traffic_note
     if not math.isfinite(traffic):
         traffic = cost.get("bytes accessed", 0.0) or sum(
@@ -267,6 +264,29 @@ def compile_generation(
         hbm_bandwidth=peaks.hbm_bandwidth,
         estimates=estimates,
     ), ""
+
+
+def _flops_source(counted: KernelWork, calls: int) -> str:
+    """Where the FLOPs figure comes from, call by call (see `introspect.KernelWork`)."""
+
+    def share(n: int) -> str:
+        return f" ({n} of {calls} pallas_calls)" if calls > 1 else ""
+
+    parts = []
+    if counted.estimated_calls:
+        parts.append(f"the kernel's own pl.CostEstimate{share(counted.estimated_calls)}")
+    if counted.counted_calls:
+        text = "counted from the kernel body's matmuls x the grid steps it runs" + share(
+            counted.counted_calls
+        )
+        if counted.upper_bound:
+            text += ", an upper bound: conditional blocks counted as taken"
+        parts.append(text)
+    if counted.uncounted:
+        parts.append(
+            f"not counted{share(counted.uncounted)}: grid size known only at run time and no pl.CostEstimate"
+        )
+    return "; ".join(parts) or "no pallas_call"
 
 
 def _bound_text(bound: str) -> str:

@@ -1,8 +1,9 @@
-"""Adapter (held-back half): the backward pass of jax's shipped flash attention
+"""Adapter: the backward pass of jax's shipped flash attention
 (`jax.experimental.pallas.ops.tpu.flash_attention`, its dkv and dq Pallas kernels through the custom VJP).
 
 kernel() returns the gradients of sum(flash_attention(q, k, v) * cotangent) with respect to q, k and v.
-Upstream's tests compare these with the gradients of its plain attention reference: expected verdict pass.
+jax 0.10.2's tests/pallas has no test of this kernel; the module ships a plain reference with its own
+backward pass (`mha_reference`, `mha_reference_bwd`) for these to match: expected verdict pass.
 """
 
 from typing import Any

@@ -1,7 +1,8 @@
 """Adapter: jax's shipped flash attention forward (`jax.experimental.pallas.ops.tpu.flash_attention`).
 
-Causal, with explicit block sizes so the grid has several steps per axis. Upstream's tests compare it with
-a plain softmax attention; expected verdict pass.
+Causal, with explicit block sizes so the grid has several steps per axis. jax 0.10.2's tests/pallas has no
+test of this kernel; the module ships its own plain softmax reference (`mha_reference`) for it to match,
+the same computation as the reference here: expected verdict pass.
 """
 
 from typing import Any

@@ -1,7 +1,8 @@
-"""Adapter (held-back half): jax's shipped megablox transposed grouped matmul
+"""Adapter: jax's shipped megablox transposed grouped matmul
 (`jax.experimental.pallas.ops.tpu.megablox.gmm.tgmm`): out[g] = lhs[:, rows of g] @ rhs[rows of g, :], the
-weight gradient of a grouped matmul. The reference loops over the groups in Python. Upstream's tests compare
-tgmm with such a loop: expected verdict pass.
+weight gradient of a grouped matmul. The reference loops over the groups in Python. Upstream's tests
+(jax tests/pallas/tpu_gmm_test.py) check it as gmm's rhs gradient against a per-group loop's: expected
+verdict pass.
 """
 
 import importlib
