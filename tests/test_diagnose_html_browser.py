@@ -8,15 +8,15 @@ person can look at them. scripts/test.sh installs chromium with apt; `playwright
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
+from tests.browser_support import launch, require_browser
 from tests.conftest import SHARED_FIXTURES
 from tests.profiles_synth import load_space, scale_op, write_space
 from tpu_runtime.cli.app import app
@@ -30,24 +30,7 @@ WIDTHS = (1280, 1920)
 MAX_ROW_PX = 64
 
 
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser"):
-        found = shutil.which(name)
-        if found:
-            return found
-    return None
-
-
-CHROMIUM = _chromium()
-if importlib.util.find_spec("playwright") is None:
-    pytest.skip(
-        "playwright is not installed (the test extra: pip install -e '.[test]')", allow_module_level=True
-    )
-if CHROMIUM is None:
-    pytest.skip(
-        "no chromium binary on PATH (apt-get install chromium; scripts/test.sh does it as root)",
-        allow_module_level=True,
-    )
+CHROMIUM = require_browser()
 if not V6E.is_file():
     pytest.skip(f"shared fixture {V6E} is absent", allow_module_level=True)
 
@@ -103,13 +86,8 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 @pytest.fixture(scope="module")
-def browser() -> Any:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as driver:
-        chromium = driver.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield chromium
-        chromium.close()
+def browser() -> Iterator[Any]:
+    yield from launch(CHROMIUM)
 
 
 @pytest.mark.parametrize("width", WIDTHS)
