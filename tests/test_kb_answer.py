@@ -41,6 +41,21 @@ def test_spans_are_exact_substrings_without_list_markers_or_source_tails() -> No
     assert not any("source" in span or span.startswith("- ") for span in spans)
 
 
+def test_a_fact_line_of_several_sentences_is_also_a_whole_candidate() -> None:
+    # a question answered across two sentences of one fact must be able to quote both
+    text = "- Megacore is only on TPU v4 and v5p. Elsewhere the annotation is a no-op. ([source](https://a.example/m), checked 2026-12-02)"
+    spans = candidate_spans(text)
+    assert "Megacore is only on TPU v4 and v5p. Elsewhere the annotation is a no-op." in spans
+    assert "Megacore is only on TPU v4 and v5p." in spans
+
+
+def test_pronouns_do_not_count_as_question_terms(tiny: KnowledgeIndex) -> None:
+    from tpu_runtime.knowledge.answer import _weights
+
+    weights = _weights(tiny, "How do I copy a Pallas operand myself?")
+    assert "myself" not in weights and "copy" in weights and "pallas" in weights
+
+
 def test_url_nearest_after_the_quote_is_cited() -> None:
     passage = _passage(
         "- Alpha value is 1. ([source](https://a.example/1), checked 2026-11-30)\n"

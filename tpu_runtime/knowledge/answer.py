@@ -45,7 +45,9 @@ QUESTION_WORDS = frozenset(
     "which who whom whose what when where why how much many does do did is are was were can could "  # noqa: SIM905
     "should would will shall may might must there here please tell explain show give list need want "
     "know use using used get set make way best good about any some all each every one two also just "
-    "only i me my we our you your it its they them this that these those ".split()
+    "only i me my we our you your it its they them this that these those "
+    "myself yourself yourselves itself ourselves themselves mine yours ours theirs us he she him her "
+    "his their ".split()
 )
 FALLBACK_PAGES = {
     "curated": "https://docs.cloud.google.com/tpu/docs",
@@ -160,10 +162,16 @@ def candidate_spans(text: str) -> list[str]:
         else:
             units = lines
         for unit in units:
-            for sentence in _sentences(unit):
+            sentences = _sentences(unit)
+            # a fact line is one fact: when it runs to several sentences, the whole line is a candidate
+            # too, so a question answered across its sentences can quote all of them
+            pieces = [*sentences, unit] if len(sentences) > 1 else sentences
+            for sentence in pieces:
                 lead = _LEAD_RE.match(sentence)
                 cleaned = sentence[lead.end() if lead else 0 :]
                 cleaned = _TRAIL_RE.sub("", cleaned).strip().rstrip(",;")
+                if sentence is unit and len(cleaned) > MAX_QUOTE_CHARS:
+                    continue
                 if len(cleaned) >= 12 and len(_WORD_RE.findall(cleaned)) >= 3 and cleaned in text:
                     spans.append(cleaned[:MAX_QUOTE_CHARS] if cleaned[:MAX_QUOTE_CHARS] in text else cleaned)
     return spans
