@@ -361,11 +361,22 @@ def test_gemini_validates_installs_and_connects_the_extension(
     for skill in source.skills:
         assert f"{skill.name}:" in listed
     assert "run_shell_command(tpu-agent approvals approve)" in listed
-    servers = _run([GEMINI, "mcp", "list"], env, tmp_path)
-    for server in source.servers:
-        line = next((row for row in servers.splitlines() if f" {server.key} (from tpu-agent)" in row), None)
-        assert line is not None, servers
-        assert line.rstrip().endswith("Connected"), line
+
+    def status() -> dict[str, str]:
+        listed = _run([GEMINI, "mcp", "list"], env, tmp_path)
+        found = {}
+        for server in source.servers:
+            line = next((row for row in listed.splitlines() if f" {server.key} (from tpu-agent)" in row), "")
+            found[server.key] = line.rstrip()
+        return found
+
+    # Gemini gives each server a few seconds to answer; on a busy machine a cold start can miss that
+    # once, so a server that is listed but not yet connected is asked once more before it counts.
+    found = status()
+    if not all(line.endswith("Connected") for line in found.values()):
+        found = status()
+    assert all(found.values()), found
+    assert all(line.endswith("Connected") for line in found.values()), found
 
 
 @needs_codex
