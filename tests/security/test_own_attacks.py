@@ -193,7 +193,7 @@ def test_the_approval_prompt_shows_the_bytes_that_will_run(home: Path) -> None:
         "lo",
         SPOOF_COMMAND,
         workers="0",
-        env={"XLA_FLAGS": "--xla_dump_to=/tmp/d\x1b[2K\x1b[1G", "LD_PRELOAD": "/tmp/x.so"},
+        env={"XLA_FLAGS": "--xla_dump_to=dump\x1b[2K\x1b[1G", "LD_PRELOAD": "libevil.so"},
         requested_by="[bold]the person[/bold]\x1b[8m",
     )
     env = {**os.environ, "TPU_AGENT_HOME": str(home), "COLUMNS": "400"}
@@ -215,7 +215,7 @@ def test_the_approval_prompt_shows_the_bytes_that_will_run(home: Path) -> None:
         "$'one\\u00a0word'",
         "$'\\u202eevil\\u202c'",
         "$'[bold]the person[/bold]\\E[8m'",
-        "LD_PRELOAD=/tmp/x.so  (changes which programs or libraries run)",
+        "LD_PRELOAD=libevil.so  (changes which programs or libraries run)",
     ):
         assert visible in text, (visible, text)
     assert engine.get_request(request.id).state == "pending" and engine.approval_for(request.id) is None
@@ -234,9 +234,9 @@ def test_a_code_loading_variable_cannot_hide_as_a_secret(
 ) -> None:
     """As a secret its value is never shown, so `--secret-env LD_PRELOAD` would load a library the person
     never saw. Refused by the executor (and by name-shape for the odd ones)."""
-    monkeypatch.setenv("LD_PRELOAD", "/tmp/evil.so")
-    monkeypatch.setenv("BASH_ENV", "/tmp/evil.sh")
-    monkeypatch.setenv("PYTHONPATH", "/tmp/evil")
+    monkeypatch.setenv("LD_PRELOAD", "libevil.so")
+    monkeypatch.setenv("BASH_ENV", "evil.sh")
+    monkeypatch.setenv("PYTHONPATH", "evil")
     engine = make_engine(home, environ=dict(os.environ))
     with pytest.raises(SpecError):
         engine.request_run("lo", ["python3", "train.py"], workers="0", secret_env=[name])
@@ -251,7 +251,7 @@ def test_the_gate_refuses_a_code_loading_secret(home: Path, farm: SshdFarm) -> N
     request = engine.request_run("lo", marker_command(marker), workers="0")
     spec = json.loads(spec_to_json(request.spec))
     salt = "00" * 16
-    value = "/tmp/evil.so"
+    value = "libevil.so"
     digest = hashlib.sha256(f"{salt}\0{value}".encode()).hexdigest()
     spec["secret_env"] = {"LD_PRELOAD": {"salt": salt, "sha256": digest}}
     spec_json = canonical_json(spec)

@@ -25,7 +25,7 @@ from tpu_runtime.remote.spec import spec_to_json
     "change",
     [
         {"command": ("sh", "-c", "echo changed")},
-        {"env": {"LD_PRELOAD": "/tmp/x.so"}},
+        {"env": {"LD_PRELOAD": "libevil.so"}},
         {"time_limit_s": 86400.0},
         {"workers": ()},
     ],

@@ -35,7 +35,7 @@ def bundle(
 ) -> None:
     """Build a client's bundle (MCP servers, instructions, approval guard) from agents/, skills/ and hooks/.
 
-    Example: tpu-agent bundle --harness codex --out /tmp/tpu-agent-codex --json
+    Example: tpu-agent bundle --harness codex --out codex-bundle --json
     """
     from tpu_runtime.bundle import build_bundle, load_source, write_bundle
     from tpu_runtime.bundle.source import SourceError
