@@ -194,7 +194,7 @@ def test_every_guard_names_every_denied_command(source: CanonicalSource) -> None
     gemini = {f.path: f.content for f in build_bundle("gemini-cli", source)}
     excluded = json.loads(gemini["gemini-extension.json"])["excludeTools"]
     hook = json.loads(gemini["hooks/hooks.json"])["hooks"]["BeforeTool"][0]
-    assert hook["matcher"] == "run_shell_command" and "gemini_hook.py" in hook["hooks"][0]["command"]
+    assert hook["matcher"] == "run_shell_command" and 'guard_hook.py" gemini' in hook["hooks"][0]["command"]
     vscode = {f.path: f.content for f in build_bundle("vscode", source)}
     auto = json.loads(vscode[".vscode/settings.json"])["chat.tools.terminal.autoApprove"]
     codex = {f.path: f.content.decode() for f in build_bundle("codex", source)}
@@ -208,8 +208,8 @@ def test_every_guard_names_every_denied_command(source: CanonicalSource) -> None
     cursor = {f.path: f.content.decode() for f in build_bundle("cursor", source)}
     cursor_hook = json.loads(cursor[".cursor/hooks.json"])
     assert cursor_hook["version"] == 1
-    assert cursor_hook["hooks"]["beforeShellExecution"] == [{"command": "python3 hooks/cursor_hook.py"}]
-    assert ".cursor/hooks/deny_approvals.py" in cursor and ".cursor/hooks/cursor_hook.py" in cursor
+    assert cursor_hook["hooks"]["beforeShellExecution"] == [{"command": "python3 hooks/guard_hook.py cursor"}]
+    assert ".cursor/hooks/deny_approvals.py" in cursor and ".cursor/hooks/guard_hook.py" in cursor
     for harness in ("antigravity",):  # no guard file: its README says so plainly
         readme = next(f.content.decode() for f in build_bundle(harness, source) if f.path == "README.md")
         assert "this bundle ships none" in readme or "this bundle has no guard of its own" in readme
@@ -226,10 +226,14 @@ def test_every_guard_names_every_denied_command(source: CanonicalSource) -> None
     ],
 )
 def test_the_gemini_hook_runs_the_guard_on_geminis_shell_tool(command: str, blocked: bool) -> None:
-    hook = REPO / "bundles" / "gemini-cli" / "hooks" / "gemini_hook.py"
+    hook = REPO / "bundles" / "gemini-cli" / "hooks" / "guard_hook.py"
     hook_input = {"tool_name": "run_shell_command", "tool_input": {"command": command}}
     done = subprocess.run(
-        [sys.executable, str(hook)], input=json.dumps(hook_input), capture_output=True, text=True, check=False
+        [sys.executable, str(hook), "gemini"],
+        input=json.dumps(hook_input),
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == (2 if blocked else 0), done.stderr
     if blocked:
@@ -238,7 +242,7 @@ def test_the_gemini_hook_runs_the_guard_on_geminis_shell_tool(command: str, bloc
         assert json.loads(done.stdout) == {}
     other = {"tool_name": "read_file", "tool_input": {"command": "tpu-agent approvals approve r-1"}}
     done = subprocess.run(
-        [sys.executable, str(hook)], input=json.dumps(other), capture_output=True, text=True
+        [sys.executable, str(hook), "gemini"], input=json.dumps(other), capture_output=True, text=True
     )
     assert done.returncode == 0 and json.loads(done.stdout) == {}
 
@@ -254,10 +258,14 @@ def test_the_gemini_hook_runs_the_guard_on_geminis_shell_tool(command: str, bloc
     ],
 )
 def test_the_cursor_hook_runs_the_guard_on_cursors_terminal(command: str, permission: str) -> None:
-    hook = REPO / "bundles" / "cursor" / ".cursor" / "hooks" / "cursor_hook.py"
+    hook = REPO / "bundles" / "cursor" / ".cursor" / "hooks" / "guard_hook.py"
     hook_input = {"hook_event_name": "beforeShellExecution", "command": command, "cwd": "/tmp"}
     done = subprocess.run(
-        [sys.executable, str(hook)], input=json.dumps(hook_input), capture_output=True, text=True, check=False
+        [sys.executable, str(hook), "cursor"],
+        input=json.dumps(hook_input),
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     reply = json.loads(done.stdout)

@@ -50,17 +50,18 @@ def _version(dist: str) -> str | None:
         return None
 
 
-def _requirement_of(dist: str, name: str) -> Requirement | None:
-    """`dist`'s own requirement on `name` that applies without extras (e.g. torch_tpu's on libtpu)."""
+def _libtpu_requirement(dist: str, extra: str | None = None) -> Requirement | None:
+    """`dist`'s requirement on libtpu: the unconditional one, or the one behind `extra` (jax's `tpu`)."""
     for line in metadata.requires(dist) or []:
         try:
             req = Requirement(line)
         except InvalidRequirement:
             continue
-        if req.name.replace("_", "-").lower() == name and (
-            req.marker is None or "extra" not in str(req.marker)
-        ):
-            return req
+        if req.name != "libtpu":
+            continue
+        marker = str(req.marker) if req.marker is not None else ""
+        if (extra is None and "extra" not in marker) or (extra is not None and f'"{extra}"' in marker):
+            return Requirement(f"libtpu{req.specifier}")
     return None
 
 
@@ -164,10 +165,8 @@ def _libtpu_checks(env: Mapping[str, str], tpu_vm: bool) -> list[Check]:
                 detail="TPU VM: libtpu may ask" if tpu_vm else "TPU_SKIP_MDS_QUERY=1",
             )
         )
-    for dist in ("torch_tpu", "jax"):
-        req = _requirement_of(dist, "libtpu") if _version(dist) else None
-        if dist == "jax" and _version("jax"):
-            req = req or _jax_tpu_libtpu()
+    for dist, extra in (("torch_tpu", None), ("jax", "tpu")):  # jax pins libtpu behind jax[tpu]
+        req = _libtpu_requirement(dist, extra) if _version(dist) else None
         if req is None:
             continue
         fits = _accepts(req, libtpu)
@@ -186,18 +185,6 @@ def _libtpu_checks(env: Mapping[str, str], tpu_vm: bool) -> list[Check]:
             )
         )
     return checks
-
-
-def _jax_tpu_libtpu() -> Requirement | None:
-    """jax's libtpu pin lives behind its `tpu` extra; report it, since that is what `jax[tpu]` installs."""
-    for line in metadata.requires("jax") or []:
-        try:
-            req = Requirement(line)
-        except InvalidRequirement:
-            continue
-        if req.name == "libtpu" and req.marker is not None and "tpu" in str(req.marker):
-            return Requirement(f"libtpu{req.specifier}")
-    return None
 
 
 def _jax_checks(env: Mapping[str, str], tpu_vm: bool) -> list[Check]:

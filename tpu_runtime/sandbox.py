@@ -66,11 +66,11 @@ def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env["PYTHONWARNINGS"] = "ignore"
     env["PYTHONUNBUFFERED"] = "1"
     # Deliberately the cores this process may use (not OpenMP's guess); numerics drops to one thread.
-    env.setdefault("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS") or str(_usable_cores()))
+    env["OMP_NUM_THREADS"] = os.environ.get("OMP_NUM_THREADS") or str(_usable_cores())
     # Idle OpenMP threads sleep instead of spinning: on cores other work also uses, spinning threads
     # starve each other (a 6-layer LSTM forward and backward: 63-76 s spinning, 2.6-3.4 s passive,
     # 2 threads on 2 cores at load average 7).
-    env.setdefault("OMP_WAIT_POLICY", os.environ.get("OMP_WAIT_POLICY") or "PASSIVE")
+    env["OMP_WAIT_POLICY"] = os.environ.get("OMP_WAIT_POLICY") or "PASSIVE"
     env["TF_CPP_MIN_LOG_LEVEL"] = "2"
     if extra:
         env.update(extra)

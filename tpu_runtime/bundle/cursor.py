@@ -31,7 +31,7 @@ from tpu_runtime.bundle.source import GUARD_HOOK, CanonicalSource
 RULES = ".cursor/rules"
 MCP_CONFIG = ".cursor/mcp.json"
 HOOKS = ".cursor/hooks.json"
-HOOK_ADAPTER = Path(__file__).with_name("cursor_hook.py")
+HOOK_ADAPTER = Path(__file__).with_name("guard_hook.py")
 
 README = """\
 Install (Cursor):
@@ -46,7 +46,7 @@ so `tpu-agent` is on `PATH`); they show under Settings -> MCP. `.cursor/rules/tp
 applied (the router's hand-off table); each specialist's and each skill's rule is pulled in by the agent
 when its description fits. `clients/cursor/mcp.json` is the same server list.
 
-Guard against self-approval: `.cursor/hooks.json` runs `hooks/cursor_hook.py` before every terminal
+Guard against self-approval: `.cursor/hooks.json` runs `hooks/guard_hook.py cursor` before every terminal
 command the agent starts; it applies the Claude Code plugin's check (`hooks/deny_approvals.py`, shipped
 beside it) and answers `deny` for `tpu-agent approvals approve`, `tpu-agent approver`, `sqlite3` on the
 state database and the spellings that hide them. It needs `python3` on `PATH`. Cursor also asks before
@@ -60,7 +60,8 @@ def mcp_config(source: CanonicalSource) -> dict[str, object]:
 
 
 def hooks() -> dict[str, object]:
-    return {"version": 1, "hooks": {"beforeShellExecution": [{"command": "python3 hooks/cursor_hook.py"}]}}
+    hook = {"command": "python3 hooks/guard_hook.py cursor"}  # relative to .cursor/hooks.json
+    return {"version": 1, "hooks": {"beforeShellExecution": [hook]}}
 
 
 def build(source: CanonicalSource) -> list[BundleFile]:
@@ -69,7 +70,7 @@ def build(source: CanonicalSource) -> list[BundleFile]:
         json_file(MCP_CONFIG, mcp_config(source)),
         json_file(HOOKS, hooks()),
         copy_file(source, GUARD_HOOK, ".cursor/hooks/deny_approvals.py"),
-        BundleFile(".cursor/hooks/cursor_hook.py", HOOK_ADAPTER.read_bytes()),
+        BundleFile(".cursor/hooks/guard_hook.py", HOOK_ADAPTER.read_bytes()),
         text_file(
             f"{RULES}/tpu-agent.mdc",
             front_matter({"description": source.router.description, "alwaysApply": True}, router_body),

@@ -22,7 +22,7 @@ from tpu_runtime.bundle.render import BundleFile, context_document, copy_file, j
 from tpu_runtime.bundle.source import GUARD_HOOK, CanonicalSource
 
 CONTEXT_FILE = "GEMINI.md"
-HOOK_ADAPTER = Path(__file__).with_name("gemini_hook.py")
+HOOK_ADAPTER = Path(__file__).with_name("guard_hook.py")
 
 
 def manifest(source: CanonicalSource) -> dict[str, object]:
@@ -46,7 +46,7 @@ def hooks() -> dict[str, object]:
                         {
                             "name": "tpu-agent-approval-guard",
                             "type": "command",
-                            "command": 'python3 "${extensionPath}${/}hooks${/}gemini_hook.py"',
+                            "command": 'python3 "${extensionPath}${/}hooks${/}guard_hook.py" gemini',
                             "timeout": 10000,
                             "description": "Refuse shell commands that would approve a tpu-agent run.",
                         }
@@ -71,7 +71,7 @@ instructions and the skills) and the four skills in `skills/`.
 
 Guard against self-approval: `excludeTools` removes `run_shell_command` calls that start with the
 approve, approver or sqlite3 commands, and a BeforeTool hook (`hooks/hooks.json`) runs the same check
-as the Claude Code plugin (`hooks/deny_approvals.py`, through `hooks/gemini_hook.py`) on every shell
+as the Claude Code plugin (`hooks/deny_approvals.py`, through `hooks/guard_hook.py gemini`) on every shell
 command, exit code 2 blocking it. Both are seatbelts; each approval is still a signature made with the
 person's passphrase.
 """
@@ -83,7 +83,7 @@ def build(source: CanonicalSource) -> list[BundleFile]:
         text_file(CONTEXT_FILE, context_document(source)),
         json_file("hooks/hooks.json", hooks()),
         copy_file(source, GUARD_HOOK, "hooks/deny_approvals.py"),
-        BundleFile("hooks/gemini_hook.py", HOOK_ADAPTER.read_bytes()),
+        BundleFile("hooks/guard_hook.py", HOOK_ADAPTER.read_bytes()),
         *(copy_file(source, path) for path in source.canonical_files("skills")),
         text_file("README.md", harness_readme("Gemini CLI", README)),
     ]

@@ -398,6 +398,7 @@ def one_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+@one_thread()
 def compare_layers(
     model: torch.nn.Module,
     inputs: Any,
@@ -405,19 +406,6 @@ def compare_layers(
     *,
     max_layers: int | None = None,
     tolerances: Mapping[PrecisionMode, float] | None = None,
-) -> NumericsReport:
-    """`_compare_layers` on one thread (see `one_thread`)."""
-    with one_thread():
-        return _compare_layers(model, inputs, modes, max_layers=max_layers, tolerances=tolerances)
-
-
-def _compare_layers(
-    model: torch.nn.Module,
-    inputs: Any,
-    modes: Sequence[PrecisionMode],
-    *,
-    max_layers: int | None,
-    tolerances: Mapping[PrecisionMode, float] | None,
 ) -> NumericsReport:
     """Per-module error of each precision mode against a float64 CPU run of the same weights and inputs.
 
