@@ -472,10 +472,12 @@ def test_run_cli_waits_for_an_approval_given_in_another_terminal(
     )
     waiting.start()
     engine = RemoteEngine()  # the person's terminal: same state file, another process in real life
-    deadline = time.monotonic() + 20
-    while not engine.list_requests(("pending",)) and time.monotonic() < deadline:
+    deadline = time.monotonic() + 60
+    while not engine.list_requests(("pending",)) and waiting.is_alive() and time.monotonic() < deadline:
         time.sleep(0.05)
-    (request,) = engine.list_requests(("pending",))
+    pending = engine.list_requests(("pending",))
+    assert len(pending) == 1, outcome[0].output if outcome else f"no request filed in 60 s: {pending}"
+    (request,) = pending
     assert [w.index for w in request.spec.workers] == [0, 3]
     person.approve(engine, request.id, via="approvals-cli")
     waiting.join(timeout=30)

@@ -110,6 +110,18 @@ def _missing_triggers(conn: sqlite3.Connection) -> list[str]:
     return [name for name in TRIGGERS if name not in triggers]
 
 
+def _statements(script: str) -> Iterator[str]:
+    """The script's statements one by one (`executescript` would commit the open transaction)."""
+    pending = ""
+    for line in script.splitlines(keepends=True):
+        pending += line
+        if sqlite3.complete_statement(pending):
+            yield pending.strip()
+            pending = ""
+    if pending.strip():
+        raise ValueError(f"incomplete SQL statement in the schema: {pending.strip()[:60]}")
+
+
 def _add_columns(conn: sqlite3.Connection) -> None:
     for table, columns in NEW_COLUMNS.items():
         have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
@@ -131,24 +143,31 @@ class Store:
                 os.chmod(path.with_name(name), 0o600)
         with contextlib.closing(self._connect()) as conn:
             conn.execute("PRAGMA journal_mode=WAL")
-            missing = _missing_triggers(conn)
-            conn.executescript(SCHEMA)
-            _add_columns(conn)
-            if missing:
-                from tpu_runtime.remote import audit
+            # One transaction: a second process opening a new file at the same moment must not see the
+            # tables without their triggers (a false "tamper") or add the same column twice.
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                missing = _missing_triggers(conn)
+                for statement in _statements(SCHEMA):
+                    conn.execute(statement)
+                _add_columns(conn)
+                if missing:
+                    from tpu_runtime.remote import audit
 
-                conn.execute("BEGIN IMMEDIATE")
-                audit.append(
-                    conn,
-                    "tamper",
-                    "audit",
-                    "tpu-agent",
-                    {
-                        "problem": "append-only triggers were removed: " + ", ".join(missing),
-                        "recreated": True,
-                    },
-                )
-                conn.execute("COMMIT")
+                    audit.append(
+                        conn,
+                        "tamper",
+                        "audit",
+                        "tpu-agent",
+                        {
+                            "problem": "append-only triggers were removed: " + ", ".join(missing),
+                            "recreated": True,
+                        },
+                    )
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None)
