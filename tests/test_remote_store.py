@@ -8,7 +8,10 @@ from pathlib import Path
 
 from tpu_runtime.remote.store import Store
 
-OPEN = "import sys; from pathlib import Path; from tpu_runtime.remote.store import Store; Store(Path(sys.argv[1]))"
+OPEN = (
+    "import sys; from pathlib import Path; from tpu_runtime.remote.store import Store; "
+    "Store(Path(sys.argv[1]))"
+)
 
 
 def test_processes_opening_a_new_state_file_at_once_all_succeed_and_report_no_tampering(
