@@ -1,4 +1,7 @@
-"""Shared test set-up: the environment every test process must have (see DESIGN.md, hazards)."""
+"""Shared test set-up: the environment every test process must have.
+
+libtpu must not query the cloud metadata server, JAX stays on the CPU, nothing downloads from a hub.
+"""
 
 from __future__ import annotations
 

@@ -76,7 +76,7 @@ def test_reads_the_v6e_profile() -> None:
     lines = {line.name: line for line in tpu0.lines()}
     assert {"XLA Modules", "XLA Ops"} <= set(lines)
     total = sum(len(line) for plane in planes for line in plane.lines())
-    assert total == 26_723  # the event count DESIGN.md gives for this fixture
+    assert total == 26_723  # every event of every plane in the fixture
     op_ids = set(lines["XLA Ops"].columns().metadata_id.tolist())
     metas = [tpu0.event_metadata(i) for i in op_ids]
     assert all(isinstance(m.stats.get("flops"), int) for m in metas)

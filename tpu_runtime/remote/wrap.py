@@ -1,6 +1,6 @@
 """The POSIX sh wrapper around every remote command, and the script that cancels it.
 
-Closing an SSH channel does not stop the remote process (DESIGN.md, remote execution), so each command
+Closing an SSH channel does not stop the remote process, so each command
 runs in its own session and process group (`setsid`), writes that group's id to a pidfile, and runs
 under `timeout`. Cancel opens a second channel and signals the whole group: TERM, then KILL after a grace
 period. Everything the user supplied (command words, worker name, environment values) reaches the shell
