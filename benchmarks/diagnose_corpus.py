@@ -73,12 +73,14 @@ def main() -> int:
     corpus = load_corpus()
     splits = ("dev", "held_back") if args.split == "both" else (args.split,)
     scored: list[Scored] = []
+    rounds: dict[str, str] = {}
     start = time.perf_counter()
     for name, entry in sorted(corpus.items()):
         if entry_split(name, entry) not in splits:
             continue
         report = run_diagnose([str(CORPUS_DIR / name)])
         scored.append(score_file(name, entry, report.crashes[0] if report.crashes else None))
+        rounds[name] = entry.added or "first"
     elapsed = time.perf_counter() - start
     print(f"{len(scored)} files in {elapsed:.1f} s\n")
     ok = True
@@ -99,6 +101,12 @@ def main() -> int:
             recall = f"{tp / actual:.2f}" if actual else "-"
             fixes = sum(s.remedy_ok for s in part if s.expected == category)
             print(f"| {category} | {actual} | {precision} | {recall} | {fixes}/{actual} |")
+        print()
+        for round_name in sorted({rounds[s.name] for s in part}):
+            sub = [s for s in part if rounds[s.name] == round_name]
+            right_sub = sum(s.category_ok for s in sub)
+            remedy_sub = sum(s.remedy_ok for s in sub)
+            print(f"  round {round_name}: {len(sub)} files, category {right_sub}, remedy {remedy_sub}")
         print()
         if args.show and (split == "dev" or args.show_held_back):
             for s in part:
