@@ -404,6 +404,12 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
         if values:
             out["compile_samples_max"] = max(values)
             out["compile_reports"] = len(values)
+    for name, value in facts.items():
+        # counter records (`Counter: X` then `Value: N`): the largest value, e.g. host reads per report
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            counts = [v["value"] for v in value if isinstance(v.get("value"), int)]
+            if counts:
+                out[f"{name}_max"] = max(counts)
     out.update(_compile_facts(facts))
     tasks: dict[str, None] = {}
     for line in lines:
