@@ -307,6 +307,13 @@ FORMS: list[tuple[str, str, str, str]] = [
         "recompilation/host_reads",
         "4000",
     ),
+    (
+        "XlaRuntimeError: RESOURCE_EXHAUSTED: Attempting to reserve 6.00G at the bottom of "
+        "memory. That was not possible. There are 7.50G free, 0B reserved, and 5.25G reservable.\n",
+        "hbm_oom",
+        "hbm_oom/hbm_fragmented",
+        "5.25 GiB",
+    ),
 ]
 
 
@@ -323,3 +330,27 @@ def test_unnamed_variant_when_the_evidence_is_missing() -> None:
     crash = diagnose_log("E0101 Could not find SliceBuilder port 8476 in any of the 0 ports provided\n", "-")
     assert crash.evidence.fix_rule == "runtime_init_failure/slice_builder_unreachable_unnamed"
     assert "--worker=all" in crash.fix
+
+
+def test_fragmentation_only_when_the_free_memory_would_have_sufficed() -> None:
+    """A request larger than all free HBM is plain exhaustion, not fragmentation."""
+    crash = diagnose_log(
+        "RESOURCE_EXHAUSTED: Attempting to reserve 9.00G at the bottom of memory. That was not possible. "
+        "There are 7.50G free, 0B reserved, and 5.25G reservable.\n",
+        "-",
+    )
+    assert crash.category == "hbm_oom"
+    assert crash.evidence.fix_rule != "hbm_oom/hbm_fragmented"
+
+
+def test_unknown_failure_relayed_from_a_named_worker() -> None:
+    """With no rule matching, a runtime that names the failing worker points the next step at its log."""
+    crash = diagnose_log(
+        "E0601 10:00:00.000000     77 session_master.cc:505] Session is failing with the following status: "
+        "Session master detected TPU session error from worker my-job-slice-0-3.headless-svc:8471.\n",
+        "-",
+    )
+    assert crash.category == "unknown"
+    assert crash.evidence.fix_rule.startswith("unknown/failure_on_named_worker")
+    assert "my-job-slice-0-3.headless-svc:8471" in crash.fix
+    assert crash.citations
