@@ -314,6 +314,13 @@ FORMS: list[tuple[str, str, str, str]] = [
         "hbm_oom/hbm_fragmented",
         "5.25 GiB",
     ),
+    (
+        "TypeError: dot_general requires lhs batch dimensions and rhs batch dimensions to have the same "
+        "shape, got [8 16] and [8 1].\n",
+        "shape_dtype_error",
+        "shape_dtype_error/dot_batch_mismatch",
+        "[8 1]",
+    ),
 ]
 
 
