@@ -361,3 +361,17 @@ def test_unknown_failure_relayed_from_a_named_worker() -> None:
     assert crash.evidence.fix_rule.startswith("unknown/failure_on_named_worker")
     assert "my-job-slice-0-3.headless-svc:8471" in crash.fix
     assert crash.citations
+
+
+def test_unknown_slice_failure_names_the_kind_and_the_worker() -> None:
+    """A slice failure kind (SLICE_FAILURE_*) next to the worker's name: the step names both."""
+    crash = diagnose_log(
+        "E0601 10:00:00.000000     77 session_master.cc:505] Session master detected TPU session error from "
+        "worker w-7.headless-svc:8471.\n"
+        "E0601 10:00:00.000100     77 tpunetd_client.cc:311] Detected failure SLICE_FAILURE_ICI_ERROR in "
+        "session 1234; Start failure handling\n",
+        "-",
+    )
+    assert crash.evidence.fix_rule.startswith("unknown/slice_failure_on_named_worker")
+    assert "w-7.headless-svc:8471" in crash.fix
+    assert "SLICE_FAILURE_ICI_ERROR" in crash.fix
