@@ -8,8 +8,9 @@ which prints for every log of the category) and names one of the entry's `remedy
 variable, API or layout change the thread settled on). The split (crash_corpus.split_of, a hash of the
 file name) was fixed before the rules were written: rules are written against `dev`; `held_back` is only
 scored. `--show` prints each dev file's verdict (held-back files are never listed one by one unless
---show-held-back). `--big-log` also times one 100 MB log whose error is at its end (written to a
-temporary folder, never kept).
+--show-held-back); each half's figure is also printed per round of additions (`added` in index.yaml),
+so files collected before a round's rules can be told from those added with them. `--big-log` also
+times one 100 MB log whose error is at its end (written to a temporary folder, never kept).
 """
 
 from __future__ import annotations
