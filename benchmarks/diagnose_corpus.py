@@ -8,8 +8,9 @@ which prints for every log of the category) and names one of the entry's `remedy
 variable, API or layout change the thread settled on). The split (crash_corpus.split_of, a hash of the
 file name) was fixed before the rules were written: rules are written against `dev`; `held_back` is only
 scored. `--show` prints each dev file's verdict (held-back files are never listed one by one unless
---show-held-back). `--big-log` also times one 100 MB log whose error is at its end (written to a
-temporary folder, never kept).
+--show-held-back); each half's figure is also printed per round of additions (`added` in index.yaml),
+so files collected before a round's rules can be told from those added with them. `--big-log` also
+times one 100 MB log whose error is at its end (written to a temporary folder, never kept).
 """
 
 from __future__ import annotations
@@ -73,12 +74,14 @@ def main() -> int:
     corpus = load_corpus()
     splits = ("dev", "held_back") if args.split == "both" else (args.split,)
     scored: list[Scored] = []
+    rounds: dict[str, str] = {}
     start = time.perf_counter()
     for name, entry in sorted(corpus.items()):
         if entry_split(name, entry) not in splits:
             continue
         report = run_diagnose([str(CORPUS_DIR / name)])
         scored.append(score_file(name, entry, report.crashes[0] if report.crashes else None))
+        rounds[name] = entry.added or "first"
     elapsed = time.perf_counter() - start
     print(f"{len(scored)} files in {elapsed:.1f} s\n")
     ok = True
@@ -99,6 +102,12 @@ def main() -> int:
             recall = f"{tp / actual:.2f}" if actual else "-"
             fixes = sum(s.remedy_ok for s in part if s.expected == category)
             print(f"| {category} | {actual} | {precision} | {recall} | {fixes}/{actual} |")
+        print()
+        for round_name in sorted({rounds[s.name] for s in part}):
+            sub = [s for s in part if rounds[s.name] == round_name]
+            right_sub = sum(s.category_ok for s in sub)
+            remedy_sub = sum(s.remedy_ok for s in sub)
+            print(f"  round {round_name}: {len(sub)} files, category {right_sub}, remedy {remedy_sub}")
         print()
         if args.show and (split == "dev" or args.show_held_back):
             for s in part:

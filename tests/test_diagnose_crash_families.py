@@ -239,6 +239,88 @@ FORMS: list[tuple[str, str, str, str]] = [
         "runtime_init_failure/tensorflow_tpu_platform_missing",
         "tensorflow-tpu",
     ),
+    # XLA's error-code pages (E0102, E0200, E1002, E1200), torch_xla's metrics and spawn, jax.distributed
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: TPU TensorCore Hbm usage: 12.50G, "
+        "SparseCore Hbm usage 80.00G, exceeding available bytes: 31.25G\n",
+        "hbm_oom",
+        "hbm_oom/sparsecore_hbm",
+        "80.00 GiB",
+    ),
+    (
+        "Compilation failure: Ran out of memory in memory space vmem. It should not be possible to run out "
+        "of vmem - please file a bug against XLA.\n",
+        "vmem_oom",
+        "vmem_oom/compiler_fusion_vmem",
+        "--xla_dump_to",
+    ),
+    (
+        "XlaRuntimeError: INTERNAL: Core halted unexpectedly: INTERNAL: Accelerator device halted "
+        "prematurely, perhaps due to an on-device check-failure. Node 0 halted unexpectedly at tag:pc "
+        "TensorCoreSequencer:3:0x1a2: Semaphore (scratch argument 2) has a nonzero value upon exit from a "
+        "Mosaic kernel. Make sure every DMA is awaited, and every semaphore signal is paired with a wait.\n",
+        "mosaic_compile_error",
+        "mosaic_compile_error/semaphore_not_awaited",
+        ".wait()",
+    ),
+    (
+        "XlaRuntimeError: INVALID_ARGUMENT: Executable(jit_train_step) expected parameter 17 of size 262144 "
+        "(f32[64,1024]{1,0:T(8,128)}) but got buffer with incompatible size 524288 "
+        "(f32[64,1024]{0,1:T(8,128)}): while running replica 0 and partition 3 of a replicated computation\n",
+        "shape_dtype_error",
+        "shape_dtype_error/buffer_layout_mismatch",
+        "f32[64,1024]{0,1:T(8,128)}",
+    ),
+    (
+        "TypeError: dot_general requires contracting dimensions to have the same shape, got (512,) and "
+        "(768,).\n",
+        "shape_dtype_error",
+        "shape_dtype_error/dot_contracting_mismatch",
+        "768",
+    ),
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: INVALID_ARGUMENT: Tensor which is moved to host (starting "
+        "from copy.12) is returned from the entry computation but the layout for this output is not set to "
+        "host memory.\n",
+        "xla_compile_error",
+        "xla_compile_error/host_offload_output",
+        "pinned_host",
+    ),
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Barrier_id: "
+        "PjRT_Client_Connect. Timed out task names:\n/job:jax_worker/replica:0/task:1\n"
+        "/job:jax_worker/replica:0/task:3\n",
+        "collective_timeout",
+        "collective_timeout/client_connect_barrier",
+        "task:3",
+    ),
+    (
+        "torch.multiprocessing.spawn.ProcessExitedException: process 5 terminated with signal SIGKILL\n",
+        "host_oom",
+        "host_oom/spawned_process_killed",
+        "batch size",
+    ),
+    (
+        "Counter: CachedCompile\n  Value: 3\nCounter: MarkStep\n  Value: 50\n"
+        "Counter: aten::_local_scalar_dense\n  Value: 4000\n",
+        "recompilation",
+        "recompilation/host_reads",
+        "4000",
+    ),
+    (
+        "XlaRuntimeError: RESOURCE_EXHAUSTED: Attempting to reserve 6.00G at the bottom of "
+        "memory. That was not possible. There are 7.50G free, 0B reserved, and 5.25G reservable.\n",
+        "hbm_oom",
+        "hbm_oom/hbm_fragmented",
+        "5.25 GiB",
+    ),
+    (
+        "TypeError: dot_general requires lhs batch dimensions and rhs batch dimensions to have the same "
+        "shape, got [8 16] and [8 1].\n",
+        "shape_dtype_error",
+        "shape_dtype_error/dot_batch_mismatch",
+        "[8 1]",
+    ),
 ]
 
 
@@ -255,3 +337,41 @@ def test_unnamed_variant_when_the_evidence_is_missing() -> None:
     crash = diagnose_log("E0101 Could not find SliceBuilder port 8476 in any of the 0 ports provided\n", "-")
     assert crash.evidence.fix_rule == "runtime_init_failure/slice_builder_unreachable_unnamed"
     assert "--worker=all" in crash.fix
+
+
+def test_fragmentation_only_when_the_free_memory_would_have_sufficed() -> None:
+    """A request larger than all free HBM is plain exhaustion, not fragmentation."""
+    crash = diagnose_log(
+        "RESOURCE_EXHAUSTED: Attempting to reserve 9.00G at the bottom of memory. That was not possible. "
+        "There are 7.50G free, 0B reserved, and 5.25G reservable.\n",
+        "-",
+    )
+    assert crash.category == "hbm_oom"
+    assert crash.evidence.fix_rule != "hbm_oom/hbm_fragmented"
+
+
+def test_unknown_failure_relayed_from_a_named_worker() -> None:
+    """With no rule matching, a runtime that names the failing worker points the next step at its log."""
+    crash = diagnose_log(
+        "E0601 10:00:00.000000     77 session_master.cc:505] Session is failing with the following status: "
+        "Session master detected TPU session error from worker my-job-slice-0-3.headless-svc:8471.\n",
+        "-",
+    )
+    assert crash.category == "unknown"
+    assert crash.evidence.fix_rule.startswith("unknown/failure_on_named_worker")
+    assert "my-job-slice-0-3.headless-svc:8471" in crash.fix
+    assert crash.citations
+
+
+def test_unknown_slice_failure_names_the_kind_and_the_worker() -> None:
+    """A slice failure kind (SLICE_FAILURE_*) next to the worker's name: the step names both."""
+    crash = diagnose_log(
+        "E0601 10:00:00.000000     77 session_master.cc:505] Session master detected TPU session error from "
+        "worker w-7.headless-svc:8471.\n"
+        "E0601 10:00:00.000100     77 tpunetd_client.cc:311] Detected failure SLICE_FAILURE_ICI_ERROR in "
+        "session 1234; Start failure handling\n",
+        "-",
+    )
+    assert crash.evidence.fix_rule.startswith("unknown/slice_failure_on_named_worker")
+    assert "w-7.headless-svc:8471" in crash.fix
+    assert "SLICE_FAILURE_ICI_ERROR" in crash.fix

@@ -60,6 +60,7 @@ class CorpusEntry(BaseModel):
     remedy_keys: list[str] = Field(min_length=1, description="named things a fix must mention (any one)")
     form: str | None = Field(default=None, description="crlf, ansi: how the file keeps its bytes")
     group: str | None = Field(default=None, description="files of one multi-host job share a group")
+    added: str | None = Field(default=None, description="the round that added the file (None: the first)")
 
 
 @dataclass(frozen=True)

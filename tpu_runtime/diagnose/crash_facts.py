@@ -170,6 +170,13 @@ _STATUS = re.compile(
     r"DATA_LOSS|ALREADY_EXISTS):"
 )
 _ERROR_CODE = re.compile(r"\b(?P<code>E\d{4}): (?P<name>[A-Z]\w+)")
+# a runtime naming the worker (host, pod) whose failure it reports, and the slice failure kind
+_FAILED_WORKER = re.compile(
+    r"(?:error|failure|failed|fault)s? (?:from|on|reported by|detected on) (?:worker|host|node) "
+    r"(?P<worker>[\w.\-]+(?::\d+)?)",
+    re.IGNORECASE,
+)
+_SLICE_FAILURE = re.compile(r"\b(?P<kind>SLICE_FAILURE_[A-Z_]+)\b")
 _XLA_SOURCE = re.compile(r'source_file="(?P<file>[^"]+)" source_line=(?P<line>\d+)')
 _MLIR_LOC = re.compile(r'\("(?P<file>[^"]+\.py)":(?P<line>\d+):\d+\)')
 _GENERATION = re.compile(
@@ -231,6 +238,15 @@ def generic_facts(lines: Sequence[str]) -> dict[str, Any]:
         if m is not None:
             facts["fatal_error"] = (m["fatal"] or m["signal"]).strip()
             break
+    for pattern, key, group in (
+        (_FAILED_WORKER, "failed_worker", "worker"),
+        (_SLICE_FAILURE, "slice_failure", "kind"),
+    ):
+        for line in lines:
+            m = pattern.search(line)
+            if m is not None:
+                facts[key] = m[group]
+                break
     generation = _generation(lines)
     if generation:
         facts["tpu_generation"] = generation
@@ -404,6 +420,19 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
         if values:
             out["compile_samples_max"] = max(values)
             out["compile_reports"] = len(values)
+    for name, value in facts.items():
+        # counter records (`Counter: X` then `Value: N`): the largest value, e.g. host reads per report
+        if isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            counts = [v["value"] for v in value if isinstance(v.get("value"), int)]
+            if counts:
+                out[f"{name}_max"] = max(counts)
+    requested, free = facts.get("requested_bytes"), facts.get("free_bytes")
+    reservable = facts.get("reservable_bytes")
+    sizes = (requested, free, reservable)
+    if all(isinstance(v, int) for v in sizes) and int(reservable or 0) < int(requested or 0) <= int(
+        free or 0
+    ):
+        out["fragmented"] = True  # enough free HBM in total, not in one piece
     out.update(_compile_facts(facts))
     tasks: dict[str, None] = {}
     for line in lines:

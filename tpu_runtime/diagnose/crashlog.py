@@ -327,12 +327,27 @@ def _vote(rule: CrashRule, lines: Sequence[str]) -> _Vote | None:
                 hits += 1
                 score = max(score, vote.weight)
                 last = max(last, len(lines) - 1)
-                evidence.setdefault(f"(facts: {vote.when.describe()})", None)
+                for line in _fact_lines(rule, vote.when, lines) or [f"(facts: {vote.when.describe()})"]:
+                    evidence.setdefault(line, None)
     if hits == 0:
         return None
     # Each further pattern that agrees adds a little certainty, never past 0.99.
     score = min(0.99, score + 0.03 * (hits - 1))
     return _Vote(rule, score, last, list(evidence)[:MAX_EVIDENCE])
+
+
+def _fact_lines(rule: CrashRule, when: FixCondition, lines: Sequence[str]) -> list[str]:
+    """The log lines behind a fact vote: those the facts it tests were read from (`<name>_max` comes from
+    the records named `<name>`), so the evidence quotes the log rather than the condition."""
+    names = {n.removesuffix("_max") for n in [*when.facts, *when.min, *when.max, *when.fact_match]}
+    specs = [f for f in rule.facts if f.name in names or names & set(f.compiled.groupindex)]
+    found: list[str] = []
+    for i, line in enumerate(lines):
+        if any(spec.compiled.search(line) for spec in specs):
+            found.append(_clip(lines[i].strip()))
+            if len(found) >= 3:
+                break
+    return found
 
 
 def _matching_lines(pattern: PatternSpec, lines: Sequence[str]) -> list[int]:
