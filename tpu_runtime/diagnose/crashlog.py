@@ -31,6 +31,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, Field, field_validator
 
+from tpu_runtime.diagnose.crash_cues import WeakVote, weak_vote
 from tpu_runtime.diagnose.crash_facts import (
     derive_facts,
     extract_facts,
@@ -257,13 +258,26 @@ def diagnose_log(text: str, source: str, rules: Sequence[CrashRule] | None = Non
     facts = generic_facts(lines)
     if notes:
         facts["read_note"] = notes[0]
+    weak: WeakVote | None = None
     if not votes:
-        return unknown_diagnosis(source, lines, facts)
+        weak = weak_vote(lines)
+        by_category = {rule.category: rule for rule in rules}
+        if weak is None or weak.category not in by_category:
+            return unknown_diagnosis(source, lines, facts)
+        votes = [_Vote(by_category[weak.category], weak.score, weak.last_line, weak.evidence)]
     votes.sort(key=lambda v: (v.score, v.rule.priority, v.last_line), reverse=True)
     best = votes[0]
     merged = {**facts, **extract_facts(best.rule.facts, lines)}
     merged.update({k: v for k, v in derive_facts(merged, lines).items() if k not in merged})
     cause, fix, citations, fix_rule, reason = choose_fix(best.rule, merged, lines)
+    if weak is not None:
+        merged["evidence_tier"] = "weak"
+        merged["weak_cues"] = weak.labels
+        cause = (
+            f"Weak evidence: no known error signature matched; generic cues ({'; '.join(weak.labels)}) "
+            f"point to {best.rule.title.lower()}, so treat this category as a lead to confirm. {cause}"
+        )
+        reason = f"category from generic cues only (confidence {weak.score}); {reason}"
     return CrashDiagnosis(
         source=source,
         category=best.rule.category,

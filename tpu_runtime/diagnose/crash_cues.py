@@ -1,0 +1,163 @@
+"""The weak-evidence tier: a category from generic cues when no error signature matched.
+
+The crash rules (crash_rules/*.yaml) match the exact wording of known errors. A log in a wording nobody
+collected (a newer release, a wrapper's own exception) matches none of them, yet usually still says what
+kind of failure it is: out-of-memory words next to HBM or host-RAM words, a Mosaic/Pallas frame, a
+deadline or heartbeat, "incompatible ... version", shape or dtype words in the exception. The cues
+(`tpu_runtime/data/crash_cues.yaml`) read only the log's error lines (plus the line after each, and for
+`scope: any` cues every line, e.g. traceback frames), so progress output does not vote.
+
+A category is given only when its cues clearly beat every other category's (`threshold`, `margin`), and
+never when the log shows the process was only stopped by another one or the chip halted (the `veto`
+patterns: those stay `unknown`, whose next steps fit them). The report says the category came from weak
+evidence: a confidence of at most `max_confidence`, the cue labels in the cause.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, Field
+
+from tpu_runtime.diagnose.report import Category
+
+__all__ = ["CUES_FILE", "CueConfig", "WeakVote", "load_cues", "weak_vote"]
+
+CUES_FILE = Path(__file__).resolve().parents[1] / "data" / "crash_cues.yaml"
+MAX_EVIDENCE = 6
+_ERRORISH = re.compile(
+    r"\b(?:error|fatal|failed|failure|exception|abort(?:ed)?|killed|panic|unable|cannot|could not|"
+    r"couldn't|not supported|unsupported|not implemented|unimplemented|invalid|incompatible|exceeded|"
+    r"exhausted|timed out|timeout|mismatch)\b|\*\*\* SIG[A-Z]+|\b[A-Z][A-Z_]{3,}: |Check failed|"
+    r"RET_CHECK|Traceback \(most recent|\w+(?:Error|Exception|Exhausted)\b",
+    re.IGNORECASE,
+)
+
+
+class Cue(BaseModel):
+    """A generic wording that leans towards a category; `label` says what it is, for the report."""
+
+    label: str
+    regex: str
+    weight: float = Field(gt=0.0, le=0.6)
+    line_also: str | None = Field(default=None, description="a regex the same line must also match")
+    context: str | None = Field(default=None, description="a regex some line of the log must match")
+    scope: Literal["error", "any"] = Field(default="error", description="error lines only, or every line")
+    ignore_case: bool = True
+
+    @functools.cached_property
+    def compiled(self) -> tuple[re.Pattern[str], re.Pattern[str] | None, re.Pattern[str] | None]:
+        flags = re.IGNORECASE if self.ignore_case else 0
+        also = re.compile(self.line_also, flags) if self.line_also else None
+        context = re.compile(self.context, flags) if self.context else None
+        return re.compile(self.regex, flags), also, context
+
+
+class CategoryCues(BaseModel):
+    category: Category
+    cues: list[Cue]
+    suppresses: list[Category] = Field(
+        default=[], description="broader categories whose cues this one's explain (VMEM words beat OOM words)"
+    )
+
+
+class CueConfig(BaseModel):
+    threshold: float = Field(default=0.45, description="the least score that decides a category")
+    margin: float = Field(default=0.1, description="how far the best must be ahead of the second")
+    max_confidence: float = Field(default=0.6, le=0.6)
+    per_extra_cue: float = Field(default=0.05, description="what each further agreeing cue adds")
+    veto: list[str] = Field(default=[], description="lines that keep a log `unknown` (regexes)")
+    categories: list[CategoryCues]
+
+    @functools.cached_property
+    def compiled_veto(self) -> list[re.Pattern[str]]:
+        return [re.compile(v) for v in self.veto]
+
+
+@dataclass(frozen=True)
+class WeakVote:
+    """The category the cues point to, how strongly, the lines behind it and the cues' labels."""
+
+    category: Category
+    score: float
+    last_line: int
+    evidence: list[str]
+    labels: list[str]
+    runner_up: Category | None
+
+
+@functools.cache
+def load_cues(path: Path = CUES_FILE) -> CueConfig:
+    return CueConfig.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+
+
+def _error_indexes(lines: Sequence[str]) -> set[int]:
+    """The error lines and the line after each (an exception's message often continues there)."""
+    found: set[int] = set()
+    for i, line in enumerate(lines):
+        if _ERRORISH.search(line):
+            found.add(i)
+            if i + 1 < len(lines):
+                found.add(i + 1)
+    return found
+
+
+def weak_vote(lines: Sequence[str], config: CueConfig | None = None) -> WeakVote | None:
+    """The category generic cues clearly point to, or None (no cue, a tie, or a veto line)."""
+    config = load_cues() if config is None else config
+    if any(v.search(line) for v in config.compiled_veto for line in lines):
+        return None
+    errors = _error_indexes(lines)
+    scored: list[tuple[float, int, Category, list[str], list[str]]] = []
+    for group in config.categories:
+        weights: list[float] = []
+        labels: list[str] = []
+        evidence: dict[str, None] = {}
+        last = -1
+        for cue in group.cues:
+            regex, also, context = cue.compiled
+            if context is not None and not any(context.search(line) for line in lines):
+                continue
+            hits = [
+                i
+                for i, line in enumerate(lines)
+                if (cue.scope == "any" or i in errors)
+                and regex.search(line)
+                and (also is None or also.search(line))
+            ]
+            if not hits:
+                continue
+            weights.append(cue.weight)
+            labels.append(cue.label)
+            last = max(last, hits[-1])
+            for i in hits[-2:]:
+                text = lines[i].strip()
+                evidence.setdefault(text if len(text) <= 400 else text[:399] + "…", None)
+        if weights:
+            score = max(weights) + config.per_extra_cue * (len(weights) - 1)
+            score = min(config.max_confidence, score)
+            scored.append((score, last, group.category, labels, list(evidence)[:MAX_EVIDENCE]))
+    present = {s[2] for s in scored}
+    dropped = {c for g in config.categories if g.category in present for c in g.suppresses}
+    scored = [s for s in scored if s[2] not in dropped]
+    if not scored:
+        return None
+    scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
+    best = scored[0]
+    second = scored[1] if len(scored) > 1 else None
+    if best[0] < config.threshold or (second is not None and best[0] - second[0] < config.margin):
+        return None
+    return WeakVote(
+        category=best[2],
+        score=round(best[0], 2),
+        last_line=best[1],
+        evidence=best[4],
+        labels=best[3],
+        runner_up=second[2] if second is not None else None,
+    )
