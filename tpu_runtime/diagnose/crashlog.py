@@ -40,6 +40,7 @@ from tpu_runtime.diagnose.crash_facts import (
     render_template,
     user_frame,
 )
+from tpu_runtime.diagnose.crash_suggestion import find_suggestions, suggestion_fix
 from tpu_runtime.diagnose.logtext import focus, normalise, strip_prefix
 from tpu_runtime.diagnose.report import CATEGORIES, Category, Citation, CrashDiagnosis, CrashEvidence
 
@@ -294,11 +295,45 @@ def diagnose_log(text: str, source: str, rules: Sequence[CrashRule] | None = Non
     )
 
 
-def choose_fix(
-    rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str]
-) -> tuple[str, str, list[Citation], str, str]:
-    """(cause, fix, citations, sub-rule id, why) of the first sub-rule that applies, else the category's."""
-    for sub in rule.fixes:
+FixChoice = tuple[str, str, list[Citation], str, str]
+FALLBACK_PREFIX = "from_facts"
+"""Sub-rules whose id starts so are the category's fallbacks: tried after the message's own suggestion."""
+
+
+def choose_fix(rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str]) -> FixChoice:
+    """(cause, fix, citations, sub-rule id, why): the first cause-specific sub-rule that applies; else the
+    remedy the error message states itself; else a `from_facts_*` fallback naming this log's facts; else
+    the category's paragraph."""
+    specific = [sub for sub in rule.fixes if not sub.id.startswith(FALLBACK_PREFIX)]
+    fallbacks = [sub for sub in rule.fixes if sub.id.startswith(FALLBACK_PREFIX)]
+    found = _first_sub_rule(rule, specific, facts, lines)
+    if found is not None:
+        return found
+    suggestions = find_suggestions(lines)
+    if suggestions:
+        fix = suggestion_fix(suggestions)
+        versions = facts.get("versions")
+        if isinstance(versions, dict) and versions:
+            seen = ", ".join(f"{name} {version}" for name, version in versions.items())
+            fix += f" Versions this log shows: {seen}."
+        lines_named = ", ".join(str(s.line + 1) for s in suggestions)
+        return (
+            rule.cause.strip(),
+            fix,
+            list(rule.citations),
+            f"{rule.category}/message_suggestion",
+            f"no cause-specific sub-rule applied; the error message states a remedy (line {lines_named})",
+        )
+    found = _first_sub_rule(rule, fallbacks, facts, lines)
+    if found is not None:
+        return found
+    return rule.cause.strip(), rule.fix.strip(), list(rule.citations), rule.category, "no sub-rule applied"
+
+
+def _first_sub_rule(
+    rule: CrashRule, subs: Sequence[SubRule], facts: Mapping[str, Any], lines: Sequence[str]
+) -> FixChoice | None:
+    for sub in subs:
         if not sub.when.holds(facts, lines):
             continue
         fix = render_template(" ".join(sub.fix.split()), dict(facts))
@@ -309,14 +344,8 @@ def choose_fix(
             *sub.citations,
             *(c for c in rule.citations if c.url not in {s.url for s in sub.citations}),
         ]
-        return (
-            cause or rule.cause.strip(),
-            fix,
-            citations,
-            f"{rule.category}/{sub.id}",
-            sub.when.describe(),
-        )
-    return rule.cause.strip(), rule.fix.strip(), list(rule.citations), rule.category, "no sub-rule applied"
+        return (cause or rule.cause.strip(), fix, citations, f"{rule.category}/{sub.id}", sub.when.describe())
+    return None
 
 
 def _vote(rule: CrashRule, lines: Sequence[str]) -> _Vote | None:

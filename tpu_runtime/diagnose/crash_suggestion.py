@@ -1,0 +1,136 @@
+"""The remedy an error message states itself: "Try setting ...", "consider increasing vmem_limit_bytes".
+
+Many TPU errors carry their own fix, written by the people who wrote the check: Pallas asks to raise
+`vmem_limit_bytes`, vLLM to lower `--max-model-len` or raise `gpu_memory_utilization`, jax to upgrade
+jaxlib to a named version, torch_xla to set an environment variable. Such a sentence is the most specific
+advice a log can hold, for logs nobody here has seen as well as for known ones, so when no cause-specific
+sub-rule of the category applies, the fix quotes it (sub-rule `<category>/message_suggestion`) and names
+what it names: the flag, the environment variable, the API or parameter, the version.
+
+Only a sentence that starts like advice (an imperative or "you should/can ...") and names something
+concrete counts; advice to file a bug or share a reproducer is not a remedy and is skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+__all__ = ["Suggestion", "find_suggestions", "suggestion_fix"]
+
+MAX_SUGGESTIONS = 2
+MAX_TEXT = 300
+_ADVICE = (
+    r"try|consider|please|you (?:can|could|may|might|should|need to|must|will need to|have to)|"
+    r"to (?:fix|avoid|resolve|work around|silence|suppress) (?:this|it|that)|set|use|increase|raise|reduce|"
+    r"setting|lower|decrease|upgrade|downgrade|install|reinstall|pass|add|enable|disable|specify|make sure|"
+    r"ensure|rerun|re-run|call|switch to|did you mean|perhaps|maybe|hint|suggestion|recommended|"
+    r"it is recommended to|either"
+)
+# Advice begins a line or a sentence (after . : ; ! ? or an opening bracket).
+_SUGGESTION = re.compile(
+    rf"(?:^|(?<=[.:;!?(\[]\s)|(?<=[.:;!?]\s\s)|(?<=^[\s>*-])|(?<=\w: ))(?P<text>(?:{_ADVICE})\b(?!-)[^\n]*)",
+    re.IGNORECASE,
+)
+# ... or says that something would help ("Setting X=... may help", "... is recommended").
+_HELPS = re.compile(
+    r"(?P<text>(?:[^.!?\n]|[.!?](?=\S))*?\b(?:may|might|could|can|should|would|will) "
+    r"(?:help|fix|resolve|avoid|work around)\b[^.!?\n]*|(?:[^.!?\n]|[.!?](?=\S))*?"
+    r"\bis (?:recommended|strongly recommended)\b[^.!?\n]*)",
+    re.IGNORECASE,
+)
+_SENTENCE_END = re.compile(r"(?<=[^\s.\d])[.!?](?=\s|$)")
+_NOT_A_REMEDY = re.compile(
+    r"file (?:a|an) (?:bug|issue)|report (?:this|it|the|a bug)|open an issue|contact|let us know|"
+    r"github\.com/[\w.-]+/[\w.-]+/issues|reproducer|minimal (?:repro|example)|stack ?trace|"
+    r"see (?:above|below)|for more (?:info|details|information)|try again later|please wait|"
+    r"JAX_TRACEBACK_FILTERING|include these|traceback|stack frames|verbose|disable this warning|"
+    r"to (?:see|get|print|show) (?:more|the full|a full)|TF_CPP_\w+|TORCH_SHOW_CPP_STACKTRACES",
+    re.IGNORECASE,
+)
+_NAMED = (
+    ("flag", re.compile(r"(?<![\w-])--[A-Za-z][\w-]*(?:=[^\s,;)'\"`]+)?")),
+    ("environment variable", re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b(?:=[^\s,;)'\"`]+)?")),
+    (
+        "package version",
+        re.compile(
+            r"\b(?:jax|jaxlib|libtpu(?:-nightly)?|torch|torch_xla|torch-xla|tensorflow|tpu-inference|vllm|"
+            r"flax|numpy|protobuf)\s*(?:==|>=|<=|~=|\bversion\b|\bto\b)?\s*v?\d+\.\d+[\w.+-]*",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "package",
+        re.compile(
+            r"\b(?:jaxlib|jax|libtpu(?:-nightly)?|torch_xla|torch-xla|torchvision|tensorflow|tpu-inference)\b"
+        ),
+    ),
+    ("API", re.compile(r"`[^`\s][^`]{0,60}`|\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\([^()\s]{0,40}\))?")),
+    ("parameter", re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b(?:=[^\s,;)'\"`]+)?")),
+)
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """One piece of advice the log states, where it was, and the things it names."""
+
+    text: str
+    line: int
+    named: tuple[str, ...]
+
+
+def _sentence(text: str) -> str:
+    end = _SENTENCE_END.search(text)
+    sentence = text[: end.end()] if end is not None else text
+    sentence = sentence.strip().rstrip(",;:")
+    return sentence if len(sentence) <= MAX_TEXT else sentence[: MAX_TEXT - 1] + "…"
+
+
+def _named(text: str) -> tuple[str, ...]:
+    found: dict[str, None] = {}
+    taken: list[tuple[int, int]] = []
+    for _, pattern in _NAMED:
+        for m in pattern.finditer(text):
+            if any(m.start() < end and start < m.end() for start, end in taken):
+                continue
+            value = m.group(0).strip("`'\".,")
+            if len(value) < 3 or value.lower() in {"e.g", "i.e", "etc"} or re.fullmatch(r"[\d.]+", value):
+                continue
+            taken.append((m.start(), m.end()))
+            found.setdefault(value, None)
+    return tuple(found)
+
+
+def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list[Suggestion]:
+    """The advice sentences in the log that name something, the last (nearest the fatal error) first."""
+    found: list[Suggestion] = []
+    seen: set[str] = set()
+    for index in range(len(lines) - 1, -1, -1):
+        line = lines[index]
+        if len(line) > 4000 or line.lstrip().startswith(('File "', "#", "//")):
+            continue
+        for m in [*_SUGGESTION.finditer(line), *_HELPS.finditer(line)]:
+            text = _sentence(m["text"])
+            if len(text.split()) < 3 or _NOT_A_REMEDY.search(text):
+                continue
+            named = _named(text)
+            if not named or text.lower() in seen:
+                continue
+            seen.add(text.lower())
+            found.append(Suggestion(text=text, line=index, named=named))
+            break
+        if len(found) >= limit:
+            break
+    return found
+
+
+def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
+    """The fix that follows the log's own advice, naming what it names."""
+    quoted = " and ".join(f'"{s.text}"' for s in suggestions)
+    names = list(dict.fromkeys(n for s in suggestions for n in s.named))
+    things = ", ".join(f"`{n}`" for n in names[:6])
+    return (
+        f"The error message states its own remedy: {quoted}. Do that first: change {things} as it says, "
+        "then rerun; if the same error comes back, the facts below and the category's general advice apply."
+    )
