@@ -21,6 +21,13 @@ __all__ = ["Suggestion", "find_suggestions", "suggestion_fix"]
 
 MAX_SUGGESTIONS = 2
 MAX_TEXT = 300
+ERROR_TAIL = 3
+_ERRORISH = re.compile(
+    r"\b(?:error|fatal|failed|failure|exception|abort(?:ed)?|unable|cannot|could not|not supported|"
+    r"unsupported|not implemented|unimplemented|invalid|incompatible|exceed\w*|exhausted|timed out|"
+    r"mismatch|out of memory|OOM)\b|\b[A-Z][A-Z_]{3,}: |\w+(?:Error|Exception)\b",
+    re.IGNORECASE,
+)
 _ADVICE = (
     r"try|consider|please|you (?:can|could|may|might|should|need to|must|will need to|have to)|"
     r"to (?:fix|avoid|resolve|work around|silence|suppress) (?:this|it|that)|set|use|increase|raise|reduce|"
@@ -46,7 +53,10 @@ _NOT_A_REMEDY = re.compile(
     r"github\.com/[\w.-]+/[\w.-]+/issues|reproducer|minimal (?:repro|example)|stack ?trace|"
     r"see (?:above|below)|for more (?:info|details|information)|try again later|please wait|"
     r"JAX_TRACEBACK_FILTERING|include these|traceback|stack frames|verbose|disable this warning|"
-    r"to (?:see|get|print|show) (?:more|the full|a full)|TF_CPP_\w+|TORCH_SHOW_CPP_STACKTRACES",
+    r"to (?:see|get|print|show) (?:more|the full|a full)|TF_CPP_\w+|TORCH_SHOW_CPP_STACKTRACES|"
+    # jax's backend-selection and service notices: advice to skip the TPU, not to fix it
+    # (jax/_src/xla_bridge.py, jax/_src/distributed.py, https://github.com/jax-ml/jax).
+    r"JAX_PLATFORMS|skip this backend|uninstall the failing plugin|feature request|preemption service",
     re.IGNORECASE,
 )
 _NAMED = (
@@ -102,12 +112,24 @@ def _named(text: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+def _near_errors(lines: Sequence[str]) -> set[int]:
+    """An error line and the few lines after it (a message's advice often ends a multi-line error)."""
+    near: set[int] = set()
+    for i, line in enumerate(lines):
+        if _ERRORISH.search(line):
+            near.update(range(i, min(len(lines), i + 1 + ERROR_TAIL)))
+    return near
+
+
 def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list[Suggestion]:
     """The advice sentences in the log that name something, the last (nearest the fatal error) first."""
     found: list[Suggestion] = []
     seen: set[str] = set()
+    near_errors = _near_errors(lines)
     for index in range(len(lines) - 1, -1, -1):
         line = lines[index]
+        if index not in near_errors:
+            continue
         if len(line) > 4000 or line.lstrip().startswith(('File "', "#", "//")):
             continue
         for m in [*_SUGGESTION.finditer(line), *_HELPS.finditer(line)]:
