@@ -34,7 +34,7 @@ MAX_EVIDENCE = 6
 _ERRORISH = re.compile(
     r"\b(?:error|fatal|failed|failure|exception|abort(?:ed)?|killed|panic|unable|cannot|could not|"
     r"couldn't|not supported|unsupported|not implemented|unimplemented|invalid|incompatible|exceeded|"
-    r"exhausted|timed out|timeout|mismatch)\b|\*\*\* SIG[A-Z]+|\b[A-Z][A-Z_]{3,}: |Check failed|"
+    r"exhausted|timed out|timeout|mismatch)\b|\*\*\* SIG[A-Z]+|(?-i:\b[A-Z][A-Z_]{3,}: )|Check failed|"
     r"RET_CHECK|Traceback \(most recent|\w+(?:Error|Exception|Exhausted)\b",
     re.IGNORECASE,
 )

@@ -25,7 +25,7 @@ ERROR_TAIL = 3
 _ERRORISH = re.compile(
     r"\b(?:error|fatal|failed|failure|exception|abort(?:ed)?|unable|cannot|could not|not supported|"
     r"unsupported|not implemented|unimplemented|invalid|incompatible|exceed\w*|exhausted|timed out|"
-    r"mismatch|out of memory|OOM)\b|\b[A-Z][A-Z_]{3,}: |\w+(?:Error|Exception)\b",
+    r"mismatch|out of memory|OOM)\b|(?-i:\b[A-Z][A-Z_]{3,}: )|\w+(?:Error|Exception)\b",
     re.IGNORECASE,
 )
 _ADVICE = (

@@ -1,0 +1,285 @@
+"""The general mechanisms that carry triage to logs nobody here has seen.
+
+Three of them: the weak-evidence tier (crash_cues: generic cues decide the category, at low confidence,
+when no signature matched), the error message's own remedy (crash_suggestion, sub-rule
+`*/message_suggestion`), and the `from_facts_*` fallbacks that name this log's facts. The last block holds
+message families written from their sources (values made up): the coordination service
+(xla/tsl/distributed_runtime/coordination/coordination_service.cc), Mosaic's deserialiser
+(jaxlib/mosaic/serde.cc), Pallas TPU lowering (jax/_src/pallas/mosaic/lowering.py, error_handling.py),
+XLA's rematerialisation and allocators, and tpu-inference's kernel block sizing.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tpu_runtime.diagnose.crash_cues import load_cues, weak_vote
+from tpu_runtime.diagnose.crash_suggestion import find_suggestions
+from tpu_runtime.diagnose.crashlog import diagnose_log
+
+# ------------------------------------------------------------------------------- weak-evidence tier
+
+WEAK: list[tuple[str, str]] = [
+    ("ValueError: kernel scratch of 40 MiB exceeds the VMEM budget of 32 MiB for this TPU\n", "vmem_oom"),
+    ("RuntimeError: XLA device ran out of memory while running step 12 on TPU:0\n", "hbm_oom"),
+    ("RuntimeError: worker 3 host ran out of memory (container memory limit 64Gi)\n", "host_oom"),
+    ("RuntimeError: all-reduce across 16 workers timed out after 300 s\n", "collective_timeout"),
+    ("RuntimeError: plugin ABI mismatch: built for release 2.5, running 2.6\n", "version_mismatch"),
+    (
+        "Traceback (most recent call last):\n"
+        '  File "/usr/lib/python3.11/site-packages/jax/_src/pallas/mosaic/lowering.py", line 880, in f\n'
+        "    raise ValueError(msg)\n"
+        "ValueError: cannot lower the kernel body\n",
+        "mosaic_compile_error",
+    ),
+    (
+        "ValueError: expected logits and targets with matching shapes, got (8, 128) and (8,)\n",
+        "shape_dtype_error",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "category"), WEAK)
+def test_generic_cues_decide_the_category_and_say_so(text: str, category: str) -> None:
+    crash = diagnose_log(text, "-")
+    assert crash.category == category
+    assert crash.facts["evidence_tier"] == "weak"
+    assert crash.confidence <= load_cues().max_confidence
+    assert crash.cause.startswith("Weak evidence")
+    assert "generic cues only" in crash.evidence.fix_reason
+    assert crash.evidence.lines  # the cue lines are quoted
+
+
+def test_a_real_signature_is_never_marked_weak() -> None:
+    crash = diagnose_log(
+        "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space hbm.\n", "-"
+    )
+    assert crash.category == "hbm_oom"
+    assert "evidence_tier" not in crash.facts
+    assert crash.confidence > load_cues().max_confidence
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # two categories' cues equally strong: no guess
+        "RuntimeError: heartbeat lost while checking incompatible version 1.2 of the plugin\n",
+        # stopped by another process: the cause is elsewhere, whatever cue the rest shows
+        "*** SIGTERM received by PID 10 (TID 10) on cpu 3 from PID 2; stack trace: ***\n"
+        "E0101 the all-reduce on worker 2 took too long\n",
+        # no error at all
+        "step 10 loss 2.31\nstep 11 loss 2.29\n",
+    ],
+)
+def test_weak_tier_stays_unknown_on_ties_vetoes_and_quiet_logs(text: str) -> None:
+    assert diagnose_log(text, "-").category == "unknown"
+
+
+def test_vmem_cues_explain_oom_words_rather_than_competing() -> None:
+    """VMEM words beside OOM words are a VMEM OOM, not an HBM tie (suppresses)."""
+    vote = weak_vote(["RuntimeError: TPU kernel out of memory: vmem limit 16 MiB exceeded by 2 MiB"])
+    assert vote is not None and vote.category == "vmem_oom"
+
+
+# ---------------------------------------------------------------------------- the message's remedy
+
+
+@pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        (
+            "ValueError: the KV cache does not fit. Try increasing `gpu_memory_utilization` or decreasing "
+            "`max_model_len` when initializing the engine.",
+            "gpu_memory_utilization",
+        ),
+        (
+            "RuntimeError: jaxlib version 0.4.14 is newer than and incompatible with jax version 0.4.6. "
+            "Please update your jax and/or jaxlib packages.",
+            "jaxlib",
+        ),
+        (
+            "ValueError: Mosaic kernel exceeded the scoped VMEM limit. Consider increasing vmem_limit_bytes "
+            "via pltpu.CompilerParams.",
+            "vmem_limit_bytes",
+        ),
+        (
+            "E0101 allocation failed; setting XLA_PYTHON_CLIENT_MEM_FRACTION=.95 may help.",
+            "XLA_PYTHON_CLIENT_MEM_FRACTION",
+        ),
+    ],
+)
+def test_advice_sentences_and_what_they_name(line: str, named: str) -> None:
+    found = find_suggestions([line])
+    assert found and any(named in n for n in found[0].named)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: internal error. Please file a bug at https://github.com/jax-ml/jax/issues.",
+        "ValueError: bad value. Set JAX_TRACEBACK_FILTERING=off to include these.",
+        "RuntimeError: Unable to initialize backend 'tpu': UNKNOWN (you may need to uninstall the failing "
+        "plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)",
+        "NotImplementedError: Please open a feature request!",
+        "RuntimeError: failed. Please try again later.",
+    ],
+)
+def test_advice_that_is_not_a_remedy_is_skipped(line: str) -> None:
+    assert find_suggestions([line]) == []
+
+
+def test_advice_far_from_any_error_is_ignored() -> None:
+    """Start-up notices give advice too; only advice in or just after an error line counts."""
+    lines = [
+        "I0101 The JAX preemption service is disabled. You can enable it using the jax_enable_x_option.",
+        *[f"step {i} loss 2.0" for i in range(10)],
+        "RuntimeError: failed",
+    ]
+    assert find_suggestions(lines) == []
+
+
+def test_message_suggestion_is_the_fix_when_no_sub_rule_fits() -> None:
+    crash = diagnose_log(
+        "RuntimeError: Failed to initialize TPU runtime: the slice topology is not known. Try setting "
+        "TPU_ACCELERATOR_TYPE=v5litepod-16 before starting.\n",
+        "-",
+    )
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule == "runtime_init_failure/message_suggestion"
+    assert "TPU_ACCELERATOR_TYPE=v5litepod-16" in crash.fix
+    assert "line 1" in crash.evidence.fix_reason
+
+
+def test_a_cause_specific_sub_rule_still_comes_first() -> None:
+    """vLLM's message suggests two settings; the KV-cache sub-rule computes the length that fits."""
+    crash = diagnose_log(
+        "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can be "
+        "stored in KV cache (16384). Try increasing `gpu_memory_utilization` or decreasing `max_model_len` "
+        "when initializing the engine.\n",
+        "-",
+    )
+    assert crash.evidence.fix_rule == "hbm_oom/kv_cache_tokens"
+    assert "--max-model-len 16384" in crash.fix
+
+
+# ------------------------------------------------------------------------------ from_facts fallbacks
+
+FALLBACKS: list[tuple[str, str, str]] = [
+    (
+        "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1.50G.\n",
+        "hbm_oom/from_facts_requested",
+        "1.50 GiB",
+    ),
+    (
+        "W1021 15:41:33.939407 Can't reduce memory use below 2.58GiB (2770000000 bytes) by "
+        "rematerialization; only reduced to 31.49GiB (33811139404 bytes)\n",
+        "hbm_oom/from_facts_used",
+        "31.49 GiB",
+    ),
+    (
+        "jax version 0.4.30\nlibtpu version 0.0.2\nRuntimeError: Incompatible libtpu version\n",
+        "version_mismatch/from_facts_versions",
+        "jax 0.4.30, libtpu 0.0.2",
+    ),
+    (
+        "NotImplementedError: aten::_fft_r2c has no lowering for the XLA device\n",
+        "unsupported_op/from_facts_aten_op",
+        "aten::_fft_r2c",
+    ),
+    (
+        "XLA:TPU compile permanent error. Ran out of memory in memory space smem.\n",
+        "vmem_oom/from_facts_memory_space",
+        "smem",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "fix_rule", "named"), FALLBACKS)
+def test_fallbacks_name_this_logs_facts(text: str, fix_rule: str, named: str) -> None:
+    crash = diagnose_log(text, "-")
+    assert crash.evidence.fix_rule == fix_rule
+    assert named in crash.fix
+    assert re.search(r"\{[a-z_]+\}", crash.fix) is None
+
+
+def test_fallback_comes_after_the_message_suggestion() -> None:
+    crash = diagnose_log(
+        "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1.50G. "
+        "Setting XLA_PYTHON_CLIENT_PREALLOCATE=false may help.\n",
+        "-",
+    )
+    assert crash.evidence.fix_rule == "hbm_oom/message_suggestion"
+
+
+# ----------------------------------------------------------------------- families from their sources
+
+SOURCES: list[tuple[str, str, str, str]] = [
+    (
+        "E0601 coordination_service.cc:380] /job:jax_worker/replica:0/task:3 Heartbeat: Incarnation ID "
+        "mismatch: expecting 123 but got 456. The task has restarted and likely crashed earlier - check for "
+        "any earlier errors or any scheduler events (e.g. preemption, eviction) to debug further.\n",
+        "collective_timeout",
+        "collective_timeout/task_restarted_named",
+        "/job:jax_worker/replica:0/task:3",
+    ),
+    (
+        "jax.errors.JaxRuntimeError: INTERNAL: Coordination service has stopped. RegisterTask() from task: "
+        "/job:jax_worker/replica:0/task:2 failed.\n",
+        "collective_timeout",
+        "collective_timeout/coordination_service_stopped",
+        "process 0",
+    ),
+    (
+        "E0601 client.cc:90] Shutdown barrier has failed.\nBarrier result: 'DEADLINE_EXCEEDED: Barrier timed "
+        "out. Id: Shutdown::0'\n",
+        "collective_timeout",
+        "collective_timeout/shutdown_barrier",
+        "shutdown barrier",
+    ),
+    (
+        "jax.errors.JaxRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: Unsupported version: "
+        "expected <= 5 but got 7\n",
+        "version_mismatch",
+        "version_mismatch/mosaic_serialisation_version",
+        "jax[tpu]",
+    ),
+    (
+        "RuntimeError: Pallas TPU requires a recent libtpu version (at least 0.0.44). Found version "
+        "string:\n",
+        "version_mismatch",
+        "version_mismatch/pallas_needs_newer_libtpu",
+        "0.0.44",
+    ),
+    (
+        "ValueError: Loads are only allowed on VMEM and SMEM references.\n",
+        "mosaic_compile_error",
+        "mosaic_compile_error/kernel_memory_space",
+        "memory_space",
+    ),
+    (
+        "ValueError: Cannot find block sizes that fit within VMEM limit.\n",
+        "vmem_oom",
+        "vmem_oom/kernel_blocks_do_not_fit",
+        "vmem_limit_bytes",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "category", "fix_rule", "named"), SOURCES)
+def test_source_families(text: str, category: str, fix_rule: str, named: str) -> None:
+    crash = diagnose_log(text, "-")
+    assert (crash.category, crash.evidence.fix_rule) == (category, fix_rule)
+    assert named in crash.fix
+
+
+def test_pallas_verification_error_is_a_mosaic_error() -> None:
+    crash = diagnose_log(
+        "jax._src.pallas.mosaic.error_handling.VerificationError: Pallas encountered an internal "
+        "verification error. Please file a bug at https://github.com/jax-ml/jax/issues/new/choose. "
+        "Error details: 'tpu.matmul' op Expected matching element types\n",
+        "-",
+    )
+    assert crash.category == "mosaic_compile_error"
+    assert "file a bug" not in crash.fix
