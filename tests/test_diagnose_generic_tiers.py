@@ -264,6 +264,32 @@ SOURCES: list[tuple[str, str, str, str]] = [
         "vmem_oom/kernel_blocks_do_not_fit",
         "vmem_limit_bytes",
     ),
+    # PyTorch/XLA's start-up checks (torch_xla/_internal/pjrt.py, torch_xla/_internal/tpu.py)
+    (
+        "RuntimeError: Runtime is already initialized. Do not use the XLA device before calling xmp.spawn.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/torch_xla_device_before_spawn",
+        "xmp.spawn",
+    ),
+    (
+        "RuntimeError: Could not find IP of host running process 0\n",
+        "runtime_init_failure",
+        "runtime_init_failure/torch_xla_process_zero_ip",
+        "--worker=all",
+    ),
+    (
+        "OSError: libtpu not found\n",
+        "runtime_init_failure",
+        "runtime_init_failure/libtpu_not_found",
+        "torch_xla[tpu]",
+    ),
+    (
+        "ValueError: Unsupported nprocs (8). Please use nprocs=1 or None (default). If None, spawn will use "
+        "all available devices.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/message_suggestion",
+        "nprocs=1",
+    ),
 ]
 
 

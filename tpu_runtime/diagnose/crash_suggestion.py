@@ -37,7 +37,8 @@ _ADVICE = (
 )
 # Advice begins a line or a sentence (after . : ; ! ? or an opening bracket).
 _SUGGESTION = re.compile(
-    rf"(?:^|(?<=[.:;!?(\[]\s)|(?<=[.:;!?]\s\s)|(?<=^[\s>*-])|(?<=\w: ))(?P<text>(?:{_ADVICE})\b(?!-)[^\n]*)",
+    rf"(?:^|(?<=[.:;!?(\[]\s)|(?<=[.:;!?]\s\s)|(?<=^[\s>*-])|(?<=\w: ))"
+    rf"(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
     re.IGNORECASE,
 )
 # ... or says that something would help ("Setting X=... may help", "... is recommended").
@@ -78,6 +79,7 @@ _NAMED = (
     ),
     ("API", re.compile(r"`[^`\s][^`]{0,60}`|\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\([^()\s]{0,40}\))?")),
     ("parameter", re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b(?:=[^\s,;)'\"`]+)?")),
+    ("setting", re.compile(r"\b[a-z][a-z0-9]*=[^\s,;)'\"`]+")),
 )
 
 
