@@ -264,6 +264,35 @@ SOURCES: list[tuple[str, str, str, str]] = [
         "vmem_oom/kernel_blocks_do_not_fit",
         "vmem_limit_bytes",
     ),
+    # jax's cluster start-up (jax/_src/distributed.py, jax/_src/clusters/k8s_cluster.py, xla_bridge.py)
+    (
+        "W0101 JAX detected proxy variable(s) in the environment as distributed setup: HTTPS_PROXY. On some "
+        "systems, this may cause a hang of distributed.initialize and you may need to unset these ENV "
+        "variable(s)\njax.errors.JaxRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Id: "
+        "PjRT_Client_Connect.\n",
+        "collective_timeout",
+        "collective_timeout/distributed_behind_proxy",
+        "HTTPS_PROXY",
+    ),
+    (
+        "RuntimeError: Pods within a job need a headless service in order to communicate with each other. "
+        "To fix, add the following to the job specification:\n",
+        "runtime_init_failure",
+        "runtime_init_failure/gke_headless_service",
+        "subdomain",
+    ),
+    (
+        "ValueError: coordinator_address should be defined.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/jax_distributed_arguments",
+        "coordinator_address",
+    ),
+    (
+        "RuntimeError: Backend 'tpu' provides no devices.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/from_facts_backend_error",
+        "Backend 'tpu' provides no devices",
+    ),
     # PyTorch/XLA's start-up checks (torch_xla/_internal/pjrt.py, torch_xla/_internal/tpu.py)
     (
         "RuntimeError: Runtime is already initialized. Do not use the XLA device before calling xmp.spawn.\n",
