@@ -264,6 +264,36 @@ SOURCES: list[tuple[str, str, str, str]] = [
         "vmem_oom/kernel_blocks_do_not_fit",
         "vmem_limit_bytes",
     ),
+    # XLA error pages 2xxx, E3000 and E3001 (https://github.com/openxla/xla/tree/main/docs/errors)
+    (
+        "INVALID_ARGUMENT: Mosaic failed to compile TPU kernel: unregistered operation 'tpu.wait_dma' found "
+        "in dialect ('tpu') that does not allow unknown operations\n",
+        "version_mismatch",
+        "version_mismatch/mosaic_op_unknown_to_libtpu",
+        "tpu.wait_dma",
+    ),
+    (
+        "INTERNAL:Failed to run pass pipeline. Hlo-Op: result.1:279:1: error: 'memref.alloca' op current "
+        "allocation offset upper bound (140704 words) exceeds the legitimate user allocatable offset upper "
+        "bound (131071 words) in memory space 201 when allocating 23440 words.\n",
+        "vmem_oom",
+        "vmem_oom/sparsecore_scratch",
+        "--xla_sc_dump_mlir_to",
+    ),
+    (
+        "INTERNAL: error: current allocation offset upper bound (9000 words) exceeds the legitimate user "
+        "allocatable offset upper bound (8000 words) in memory space 203 when allocating 2000 words.\n",
+        "hbm_oom",
+        "hbm_oom/sparsecore_hbm_allocation",
+        "max_ids_per_partition",
+    ),
+    (
+        "XLA:TPU compile permanent error. Compilation failure: No viable logical replica count for the "
+        "embedding table with metadata: max_nz_per_row = 141352, max_unique_nz_per_row = 8\n",
+        "vmem_oom",
+        "vmem_oom/sparsecore_replica_count",
+        "max_nz_per_row",
+    ),
     # jax's cluster start-up (jax/_src/distributed.py, jax/_src/clusters/k8s_cluster.py, xla_bridge.py)
     (
         "W0101 JAX detected proxy variable(s) in the environment as distributed setup: HTTPS_PROXY. On some "
