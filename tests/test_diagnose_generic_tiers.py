@@ -124,6 +124,8 @@ def test_advice_sentences_and_what_they_name(line: str, named: str) -> None:
         "plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)",
         "NotImplementedError: Please open a feature request!",
         "RuntimeError: failed. Please try again later.",
+        "RuntimeError: Compilation failed: boom. Hint: if you are seeing memory errors or stack overflows "
+        "during parallel precompilation, try lowering NUM_PRECOMPILE_WORKERS.",
     ],
 )
 def test_advice_that_is_not_a_remedy_is_skipped(line: str) -> None:

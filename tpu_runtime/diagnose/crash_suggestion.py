@@ -57,7 +57,10 @@ _NOT_A_REMEDY = re.compile(
     r"to (?:see|get|print|show) (?:more|the full|a full)|TF_CPP_\w+|TORCH_SHOW_CPP_STACKTRACES|"
     # jax's backend-selection and service notices: advice to skip the TPU, not to fix it
     # (jax/_src/xla_bridge.py, jax/_src/distributed.py, https://github.com/jax-ml/jax).
-    r"JAX_PLATFORMS|skip this backend|uninstall the failing plugin|feature request|preemption service",
+    r"JAX_PLATFORMS|skip this backend|uninstall the failing plugin|feature request|preemption service|"
+    # a hint printed for every failure of a step, conditional on a symptom ("if you are seeing memory
+    # errors ..., try lowering NUM_PRECOMPILE_WORKERS": tpu_inference/runner/compilation_manager.py)
+    r"if you (?:are )?(?:seeing|see|hit|get|run into)",
     re.IGNORECASE,
 )
 _NAMED = (
