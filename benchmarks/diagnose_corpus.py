@@ -11,6 +11,11 @@ scored. `--show` prints each dev file's verdict (held-back files are never liste
 --show-held-back); each half's figure is also printed per round of additions (`added` in index.yaml),
 so files collected before a round's rules can be told from those added with them. `--big-log` also
 times one 100 MB log whose error is at its end (written to a temporary folder, never kept).
+
+`--ablate` (dev half only) measures how far the general mechanisms reach without the rules written for
+known logs: the category from the weak-evidence cues alone (every signature pattern removed), and the
+remedy from the error message's own suggestion and the `from_facts_*` fallbacks alone (every
+cause-specific sub-rule removed). It estimates what they do for logs in wordings nobody collected.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from tpu_runtime.diagnose.crash_corpus import (  # noqa: E402
     per_category,
     score_file,
 )
+from tpu_runtime.diagnose.crashlog import FALLBACK_PREFIX, diagnose_log, load_rules  # noqa: E402
 from tpu_runtime.diagnose.job import run_diagnose  # noqa: E402
 
 AIM_CATEGORY = 0.90
@@ -62,13 +68,43 @@ def time_big_log(size_mb: int = 100) -> None:
         print(f"{mb:.0f} MB log, error at the end: {crash.evidence.fix_rule} in {elapsed:.1f} s\n")
 
 
+def ablate() -> None:
+    """Dev half only: the weak cues alone decide the category; the generic fixes alone choose the remedy."""
+    rules = load_rules()
+    cues_only = [r.model_copy(update={"patterns": [], "fact_votes": []}) for r in rules]
+    generic_fixes = [
+        r.model_copy(update={"fixes": [f for f in r.fixes if f.id.startswith(FALLBACK_PREFIX)]})
+        for r in rules
+    ]
+    corpus = {n: e for n, e in load_corpus().items() if entry_split(n, e) == "dev"}
+    right = wrong = undecided = remedies = 0
+    for name, entry in sorted(corpus.items()):
+        text = (CORPUS_DIR / name).read_bytes().decode("utf-8", "replace")
+        got = diagnose_log(text, name, cues_only).category
+        if got == entry.category:
+            right += 1
+        elif got == "unknown":
+            undecided += 1
+        else:
+            wrong += 1
+        remedies += score_file(name, entry, diagnose_log(text, name, generic_fixes)).remedy_ok
+    n = len(corpus)
+    print(f"## ablation (dev, {n} files)")
+    print(f"  weak cues alone: category right {right}, wrong {wrong}, left unknown {undecided}")
+    print(f"  message suggestion + from_facts fallbacks alone: remedy right {remedies}/{n}\n")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("dev", "held_back", "both"), default="both")
     parser.add_argument("--show", action="store_true", help="print each dev file's verdict")
     parser.add_argument("--show-held-back", action="store_true", help="also print held-back files' verdicts")
     parser.add_argument("--big-log", action="store_true", help="also time a 100 MB log ending in a crash")
+    parser.add_argument("--ablate", action="store_true", help="dev only: the general mechanisms alone")
     args = parser.parse_args()
+    if args.ablate:
+        ablate()
+        return 0
     if args.big_log:
         time_big_log()
     corpus = load_corpus()
