@@ -198,6 +198,21 @@ FALLBACKS: list[tuple[str, str, str]] = [
 ]
 
 
+FALLBACKS += [
+    (
+        "jax.errors.JaxRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Id: my_barrier. # of tasks that "
+        "reached the barrier: 3/4.\n",
+        "collective_timeout/from_facts_barrier_counts",
+        "Only 3 of 4 tasks",
+    ),
+    (
+        "INTERNAL: Mosaic failed to compile TPU kernel: cannot frobnicate the tiles\n",
+        "mosaic_compile_error/from_facts_mosaic_message",
+        "cannot frobnicate the tiles",
+    ),
+]
+
+
 @pytest.mark.parametrize(("text", "fix_rule", "named"), FALLBACKS)
 def test_fallbacks_name_this_logs_facts(text: str, fix_rule: str, named: str) -> None:
     crash = diagnose_log(text, "-")
