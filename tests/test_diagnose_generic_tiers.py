@@ -200,6 +200,11 @@ FALLBACKS: list[tuple[str, str, str]] = [
 
 FALLBACKS += [
     (
+        "RuntimeError: RESOURCE_EXHAUSTED: Out of memory allocating 4294967296 bytes.\n",
+        "hbm_oom/from_facts_requested",
+        "4.00 GiB",
+    ),
+    (
         "jax.errors.JaxRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Id: my_barrier. # of tasks that "
         "reached the barrier: 3/4.\n",
         "collective_timeout/from_facts_barrier_counts",
