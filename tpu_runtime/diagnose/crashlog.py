@@ -7,15 +7,19 @@ category's `cause`, `fix` and `citations`, and `fixes`: cause-specific sub-rules
 when its `when` conditions hold on the facts (present, at least / at most a number, matching a regex)
 or on a log line; its `fix` is a template that names the evidence (`{top_shape}`, `{holder_pid}`,
 `{missing_tasks}`), so the advice fits this log rather than the category. The first sub-rule whose
-conditions hold and whose template can be filled wins; the category's paragraph is used only when none
-applies. A citation's `kb` names the fact of the team's knowledge base it stands on (a `tpu-err:*`
+conditions hold and whose template can be filled wins. When none does, the remedy the error message
+states itself is used (crash_suggestion, `<category>/message_suggestion`), then the `from_facts_*`
+sub-rules (the category's main remedy named with this log's facts), and the category's paragraph last.
+A citation's `kb` names the fact of the team's knowledge base it stands on (a `tpu-err:*`
 section of knowledge/errors.md), read from that file when a log is diagnosed.
 
 This module only runs the rules: the category with the strongest match wins (ties: the rule's
 `priority`, then the match nearest the end of the log, where the fatal error usually is). Lines are
 matched without the prefixes launchers add (logtext.strip_prefix), after ANSI codes and carriage
-returns are gone. A log no rule matches is `unknown`, never a guess: it gets the error lines found,
-the frameworks and versions seen, and the next diagnostic step (crash_next_steps).
+returns are gone. A log no rule matches goes to the weak-evidence tier (crash_cues): generic cues may
+still decide its category, at a confidence of at most 0.6 and saying so in the cause; otherwise it is
+`unknown`, with the error lines found, the frameworks and versions seen, and the next diagnostic step
+(crash_next_steps).
 """
 
 from __future__ import annotations
