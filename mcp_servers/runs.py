@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import re
 import time
@@ -166,8 +167,10 @@ T = TypeVar("T")
 # ---- result models ---------------------------------------------------------------------------------
 class TargetView(BaseModel):
     name: str
-    kind: Literal["hosts", "tpu-vm", "gke"]
-    where: str = Field(description="addresses, project/zone/node, or kubectl context and topology")
+    kind: Literal["hosts", "tpu-vm", "gke", "ray"]
+    where: str = Field(
+        description="addresses, project/zone/node, kubectl context and topology, or Ray job address"
+    )
     workers: int | None = Field(
         default=None, description="workers listed in the file (TPU VM workers are resolved at request time)"
     )
@@ -209,6 +212,11 @@ class RunRequestView(BaseModel):
     downloads: list[str]
     time_limit_s: float
     gke_manifest: str | None = Field(default=None, description="for GKE targets: the manifest applied")
+    ray_job: dict[str, Any] | None = Field(
+        default=None,
+        description="for Ray targets: the job submission (address, submission_id, entrypoint, runtime_env, "
+        "entrypoint_resources, metadata); the uploads are its working_dir",
+    )
     digest: str = Field(description="SHA-256 over everything above: the approval is bound to it")
     expires_at: str = Field(description="when the request can no longer be approved (UTC)")
     approved_by: str | None = Field(default=None, description="who approved it, e.g. a policy rule")
@@ -332,6 +340,7 @@ def request_view(request: RunRequest) -> RunRequestView:
         downloads=[d.remote for d in spec.downloads],
         time_limit_s=spec.time_limit_s,
         gke_manifest=spec.gke.manifest if spec.gke is not None else None,
+        ray_job=spec.ray.model_dump(mode="json") if spec.ray is not None else None,
         digest=request.digest,
         expires_at=_utc(request.expires_at),
         approved_by=request.decided_by if request.state == "approved" else None,
@@ -376,6 +385,16 @@ def approval_message(request: RunRequest) -> str:
             f"kubectl context {printable(spec.gke.context)}, namespace {printable(spec.gke.namespace)}; "
             "manifest to apply:",
             printable_lines(spec.gke.manifest),
+        ]
+    if spec.ray is not None:
+        job = spec.ray
+        lines += [
+            f"Ray job {printable(job.submission_id)} at {printable(job.address)}:",
+            f"  entrypoint: {printable(job.entrypoint)}",
+            f"  runtime_env: {printable(json.dumps(job.runtime_env, sort_keys=True))}",
+            "  working_dir: the uploads listed above, by hash",
+            f"  entrypoint_resources: {printable(json.dumps(job.entrypoint_resources, sort_keys=True))}",
+            f"  TPU hosts: {job.hosts}",
         ]
     lines += [
         f"Request {request.id}, filed by {printable(request.requested_by)}; "
@@ -868,7 +887,7 @@ def _request_status(request: RunRequest) -> RunView:
 
 
 def _targets(engine: RemoteEngine) -> TargetList:
-    from tpu_runtime.remote.targets import GkeTarget, HostsTarget
+    from tpu_runtime.remote.targets import GkeTarget, HostsTarget, RayTarget
 
     listed: list[TargetView] = []
     for name, target in sorted(engine.targets().items()):
@@ -878,6 +897,9 @@ def _targets(engine: RemoteEngine) -> TargetList:
         elif isinstance(target, GkeTarget):
             where = f"kubectl context {target.context}, {target.accelerator} {target.topology}"
             listed.append(TargetView(name=name, kind="gke", where=where))
+        elif isinstance(target, RayTarget):
+            where = f"Ray job API {target.address}, TPU x{target.tpu_chips_per_host} per host"
+            listed.append(TargetView(name=name, kind="ray", where=where, workers=target.tpu_hosts))
         else:
             node = target.name or f"queued resource {target.queued_resource}"
             listed.append(

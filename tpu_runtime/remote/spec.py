@@ -30,7 +30,7 @@ SECRET_NAME_HINT = re.compile(
     r"TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY", re.I
 )
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-TargetKind = Literal["hosts", "tpu-vm", "gke"]
+TargetKind = Literal["hosts", "tpu-vm", "gke", "ray"]
 
 
 class SpecError(ValueError):
@@ -135,6 +135,29 @@ class GkeWorkload(BaseModel):
     kubectl: str = "kubectl"
 
 
+class RayJob(BaseModel):
+    """The Ray job submission that is approved and submitted: every argument `submit_job` receives.
+
+    The job's working_dir is not a path here: it is the spec's uploads (each by SHA-256), copied at start
+    from the checked snapshot into a fresh folder that Ray packs and uploads. Auth headers are named with
+    the environment variables holding them; their values are read when the job is submitted.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    address: str
+    submission_id: str = Field(description="the Ray job id; a loop's attempts add -a<N>")
+    entrypoint: str = Field(description="the shell command Ray runs, in the working_dir")
+    runtime_env: dict[str, Any] = Field(default_factory=dict, description="as submitted, minus working_dir")
+    entrypoint_resources: dict[str, float] = Field(default_factory=dict)
+    entrypoint_num_cpus: float | None = None
+    metadata: dict[str, str] = Field(default_factory=dict)
+    hosts: int = Field(default=1, ge=1, description="TPU hosts the command runs on, one task each")
+    chips_per_host: int = Field(default=0, ge=0, description="the `TPU` resource each host's task holds")
+    headers_env: dict[str, str] = Field(default_factory=dict, description="header -> env var name")
+    verify_tls: bool = True
+
+
 class RunSpec(BaseModel):
     """Everything the person approves. Its canonical JSON is what the digest covers."""
 
@@ -155,6 +178,7 @@ class RunSpec(BaseModel):
     identity_file: str | None = None
     loop: LoopPlan | None = None
     gke: GkeWorkload | None = None
+    ray: RayJob | None = None
 
     @field_validator("env")
     @classmethod
@@ -188,6 +212,9 @@ class RunSpec(BaseModel):
         if self.target_kind == "gke":
             if self.gke is None:
                 raise ValueError("a GKE request needs its manifest")
+        elif self.target_kind == "ray":
+            if self.ray is None:
+                raise ValueError("a Ray request needs its job submission")
         elif not self.workers:
             raise ValueError("a request needs at least one worker")
         overlap = set(self.env) & set(self.secret_env)
