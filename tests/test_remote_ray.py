@@ -382,3 +382,101 @@ def test_kernel_tune_times_each_candidate_as_one_ray_job_per_attempt(
     jobs = [r.payload["ray_job"] for r in _audit(engine) if r.kind == "ray_job"]
     assert shown.spec.ray is not None
     assert jobs == [f"{shown.spec.ray.submission_id}-a1", f"{shown.spec.ray.submission_id}-a2"]
+
+
+@pytest.mark.slow
+def test_capture_profile_on_ray_brings_the_profile_folder_back(cluster: str, tmp_path: Path) -> None:
+    """`capture-profile -t` on a Ray target: the wrapper, the script and a stand-in `jax.profiler` are the
+    working_dir; the profile folder comes back where `tpu-agent diagnose` reads it."""
+    from tests.test_diagnose_capture import SCRIPT, _stand_in_jax
+    from tpu_runtime.diagnose.capture import capture_plan, fetched_profiles, request_capture
+
+    script = tmp_path / "src" / "train.py"
+    script.parent.mkdir()
+    script.write_text(SCRIPT)
+    engine = _engine(tmp_path, {"my-ray": _ray(cluster)})
+    plan = capture_plan(
+        "jax",
+        script,
+        30,
+        script_args=["--steps", "2"],
+        extra_uploads=[_stand_in_jax(tmp_path / "deps")],
+        python="python",
+        staging_dir=tmp_path / "staging",
+    )
+    request = request_capture(engine, "my-ray", plan)
+    result, lines = asyncio.run(_collect(engine, person.approve(engine, request.id)))
+    assert result.state == "succeeded", [line.text for line in lines]
+    assert "script args ['--steps', '2']" in [line.text for line in lines]
+    (profile,) = fetched_profiles(engine.state_path, engine.get_request(request.id))
+    assert profile == engine.state_path / "downloads" / request.id / "w0" / "profile"
+    assert len(list(profile.glob("plugins/profile/*/worker.xplane.pb"))) == 1
+
+
+@pytest.mark.slow
+def test_onboard_device_check_on_a_two_host_ray_slice(
+    cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`onboard --target` on a multi-host Ray target: one task per host, each host's rows fetched back.
+    The runner's test hook compares on the CPU and every line it writes says so."""
+    from tests.test_onboard_device_check import MODEL, _request, _test_env
+    from tpu_runtime.onboard.job import run_onboard
+
+    model = tmp_path / "src" / "net.py"
+    model.parent.mkdir()
+    model.write_text(MODEL)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("TPU_AGENT_HOME", str(home))
+    target = _ray(cluster, tpu_hosts=2, tpu_pod_type="v6e-16")
+    (home / "targets.yaml").write_text(yaml.safe_dump({"targets": {"slice": target}}))
+    asked: list[str] = []
+
+    def person_says_yes(engine: RemoteEngine, request: Any) -> Approval | None:
+        asked.append(request.id)
+        return person.approve(engine, request.id, via="test")
+
+    request = _request(model, target="slice", device_python="python", device_env=_test_env(),
+                       device_time_limit_s=300)  # fmt: skip
+    report = run_onboard(request, approver=person_says_yes)
+    assert report.numerics is not None and len(asked) == 1
+    check = report.numerics.device_check
+    assert check.startswith("ran on target slice (workers 0:tpu-agent-"), check
+    assert "/w1) after approval at " in check and "device: cpu (test)" in check and "problems" not in check
+    assert [(r.layer, r.mode) for r in report.numerics.device_rows] == [
+        (r.layer, r.mode) for r in report.numerics.rows
+    ]
+
+
+def test_cli_files_a_ray_request_shows_the_submission_and_checks_the_cluster(
+    cluster: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from typer.testing import CliRunner
+
+    from tpu_runtime.cli.app import app
+
+    monkeypatch.setenv("TPU_AGENT_HOME", str(tmp_path))
+    dead = f"http://127.0.0.1:{_free_port()}"
+    targets = {"my-ray": _ray(cluster), "gone": _ray(dead)}
+    (tmp_path / "targets.yaml").write_text(yaml.safe_dump({"targets": targets}))
+    (tmp_path / "train.py").write_text("print('hi')\n")
+
+    def invoke(*args: str) -> tuple[int, str, str]:
+        result = CliRunner().invoke(app, list(args))
+        return result.exit_code, result.stdout, result.stderr
+
+    code, out, _ = invoke("targets", "list", "--json")
+    assert code == 0 and json.loads(out)["my-ray"]["kind"] == "ray"
+    code, out, _ = invoke("targets", "check", "my-ray")
+    assert code == 0 and out.strip().startswith("Ray 2.") and out.strip().endswith(f"{cluster}: ok")
+    code, _, err = invoke("targets", "check", "gone")
+    assert code == 1 and len(err.strip().splitlines()) == 1 and "is not reachable" in err
+    code, _, err = invoke(
+        "run", "-t", "my-ray", "--upload", str(tmp_path / "train.py"), "--", "python", "train.py"
+    )
+    assert code == 3  # no terminal: the request waits for the person
+    flat = " ".join(err.split())
+    assert "(ray)" in flat and "entrypoint: python train.py" in flat and '{"TPU": 4.0}' in flat
+    assert "working_dir: the 1 upload(s) above, by hash" in flat and "Ray job tpu-agent-r-" in flat
+    (pending,) = RemoteEngine(store=Store(tmp_path / "state.db")).list_requests(("pending",))
+    assert pending.spec.ray is not None and pending.spec.ray.submission_id not in _job_ids(cluster)
