@@ -480,3 +480,39 @@ def test_cli_files_a_ray_request_shows_the_submission_and_checks_the_cluster(
     assert "working_dir: the 1 upload(s) above, by hash" in flat and "Ray job tpu-agent-r-" in flat
     (pending,) = RemoteEngine(store=Store(tmp_path / "state.db")).list_requests(("pending",))
     assert pending.spec.ray is not None and pending.spec.ray.submission_id not in _job_ids(cluster)
+
+
+def _running(token: str) -> list[str]:
+    found = subprocess.run(["ps", "-ewwo", "pid,args"], capture_output=True, text=True).stdout.splitlines()
+    return [line for line in found if token in line and "ps -ewwo" not in line]
+
+
+@pytest.mark.slow
+def test_cancel_stops_every_host_of_a_slice(cluster: str, tmp_path: Path) -> None:
+    token = f"tpu-agent-test-{os.getpid()}-{time.time_ns()}"  # marks the command's processes
+    engine = _engine(tmp_path, {"slice": _ray(cluster, tpu_hosts=2, tpu_pod_type="v6e-16")})
+    code = "import sys, time; print('up', flush=True); time.sleep(600)"
+    request = engine.request_run("slice", ["python", "-c", code, token])
+    approval = person.approve(engine, request.id)
+
+    async def go() -> RunResult:
+        run_id = await engine.start(approval)
+        up: set[int] = set()
+        try:
+            async for event in engine.stream(run_id):
+                if isinstance(event, OutputLine) and event.text == "up":
+                    up.add(event.worker)
+                    if up == {0, 1}:
+                        commands = [p for p in _running(token) if "tpu_agent_ray_launch" not in p]
+                        assert len(commands) == 2  # one per host (beside the launcher and its shell)
+                        assert engine.cancel(run_id)
+            return await engine.wait(run_id)
+        finally:
+            await engine.aclose()
+
+    result = asyncio.run(asyncio.wait_for(go(), 180))
+    assert result.state == "cancelled"
+    deadline = time.monotonic() + 30
+    while _running(token) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert _running(token) == []  # no host's command outlived the stopped job (Ray ends a task's children)

@@ -298,7 +298,13 @@ class RemoteEngine:
     ) -> RunSpec:
         """A Ray job submission: the uploads become its working_dir (with the launcher when it needs one)."""
         from tpu_runtime.remote.gated import staged_script
-        from tpu_runtime.remote.ray_jobs import LAUNCHER_NAME, build_job, launcher_source, uses_launcher
+        from tpu_runtime.remote.ray_jobs import (
+            LAUNCHER_NAME,
+            RAY_IGNORE_FILES,
+            build_job,
+            launcher_source,
+            uses_launcher,
+        )
 
         if secrets:
             raise SpecError(
@@ -307,6 +313,13 @@ class RemoteEngine:
             )
         if workers != "all":
             raise SpecError("Ray targets place work by resources, so --worker does not apply (set tpu_hosts)")
+        planned = plan_uploads(list(uploads))
+        for up in planned:
+            if up.dest.rsplit("/", 1)[-1] in RAY_IGNORE_FILES:
+                raise SpecError(
+                    f"{up.source} would become the job's {up.dest}, and Ray leaves out of a working_dir what "
+                    "such a file lists, so approved files could go missing: leave it out of the upload"
+                )
         items = list(uploads)
         if uses_launcher(chosen.tpu_hosts, downloads):
             launcher = staged_script(self.state_path / "staging", "tpu_agent_ray_launch", launcher_source())

@@ -39,6 +39,8 @@ from tpu_runtime.remote.targets import RayTarget
 
 INSTALL_HINT = "Ray targets need Ray's job client: pip install 'tpu-agent[ray]'"
 LAUNCHER_NAME = "tpu_agent_ray_launch.py"
+# Ray's client skips what these list when it packs a working_dir (ray/_private/runtime_env/packaging.py)
+RAY_IGNORE_FILES = (".gitignore", ".rayignore")
 POLL_S = 1.0
 STOP_WAIT_S = 30.0  # after stop_job: how long to wait for Ray to report the job ended
 TAIL_GRACE_S = 10.0  # after the job ended: how long the log stream may take to drain
