@@ -60,7 +60,7 @@ from mcp_servers._results import model_result as _result
 from tpu_runtime import __version__
 from tpu_runtime.remote.report import OutputLine, RunResult, WorkerResult
 from tpu_runtime.remote.shown import printable, printable_lines, shell_line
-from tpu_runtime.remote.spec import display_env
+from tpu_runtime.remote.spec import display_env, places
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.approvals import Approval, RunRequest
@@ -440,7 +440,7 @@ class _RunOutput:
         self.workers: list[WorkerResult] = []
         self.result: RunResult | None = None
         self.done = False
-        self.workers_total = max(1, len(request.spec.workers))
+        self.workers_total = places(request.spec)
         self._changed = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 
@@ -772,7 +772,7 @@ class _Runs:
             message=f"run {run_id} {stored.state} (started outside this server; output read from its log)",
             target=request.spec.target,
             command_line=shell_line(request.spec.command),
-            workers_total=stored.workers_total or len(request.spec.workers),
+            workers_total=stored.workers_total or places(request.spec),
             workers_done=stored.workers_done,
             workers=list(result.workers) if result is not None else [],
             output=lines[-RESULT_LINES:],
@@ -867,7 +867,7 @@ def _view(request: RunRequest, status: RunViewStatus, message: str) -> RunView:
         message=message,
         target=request.spec.target,
         command_line=shell_line(request.spec.command),
-        workers_total=len(request.spec.workers),
+        workers_total=places(request.spec),
     )
 
 

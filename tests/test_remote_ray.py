@@ -184,6 +184,11 @@ def test_secrets_and_worker_choice_are_refused_for_ray(tmp_path: Path) -> None:
         engine.request_run("r", ["true"], secret_env=["HF_TOKEN"])
     with pytest.raises(SpecError, match="--worker"):
         engine.request_run("r", ["true"], workers="0")
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / ".rayignore").write_text("*.py\n")
+    with pytest.raises(SpecError, match="Ray leaves out of a working_dir"):
+        engine.request_run("r", ["true"], uploads=[(tmp_path / "proj", None)])
+    assert engine.list_requests() == []
 
 
 def test_a_dead_cluster_gives_one_clear_line(tmp_path: Path) -> None:

@@ -556,6 +556,7 @@ def approvals_list(
     from rich.text import Text
 
     from tpu_runtime.remote.shown import printable, shell_line
+    from tpu_runtime.remote.spec import places
 
     engine = _engine()
     requests = engine.list_requests(() if show_all else ("pending",))
@@ -573,7 +574,7 @@ def approvals_list(
             r.id,
             r.state,
             Text(printable(r.spec.target)),
-            str(len(r.spec.workers) or 1),
+            str(places(r.spec)),
             Text(command if len(command) <= 60 else command[:59] + "…"),
             f"{(now - r.created_at) / 60:.0f} min",
         )

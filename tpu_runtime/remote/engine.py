@@ -44,6 +44,7 @@ from tpu_runtime.remote.spec import (
     SecretRef,
     SpecError,
     looks_secret,
+    places,
     plan_uploads,
     secret_hash,
     secret_ref,
@@ -624,7 +625,7 @@ class RemoteEngine:
         handle = _RunHandle(
             run_id,
             request.id,
-            spec.ray.hosts if spec.ray is not None else max(1, len(spec.workers)),
+            places(spec),
             self.clock(),
             self.state_path / "runs" / f"{run_id}.log",
         )

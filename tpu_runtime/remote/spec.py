@@ -223,6 +223,13 @@ class RunSpec(BaseModel):
         return self
 
 
+def places(spec: RunSpec) -> int:
+    """Where the command runs, counted: SSH workers, a Ray job's hosts, or 1 (a GKE workload)."""
+    if spec.ray is not None:
+        return spec.ray.hosts
+    return max(1, len(spec.workers))
+
+
 def canonical_json(data: Any) -> str:
     """Sorted keys, no spaces, UTF-8 kept: the same data always gives the same bytes."""
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
