@@ -221,7 +221,7 @@ def test_submit_after_approval_streams_logs_and_records_the_job(cluster: str, tm
         "my-ray",
         ["python", "train.py"],
         env={"STEP": "x7"},
-        uploads=[(wd / "train.py", None), (wd / "pkg", None)],
+        uploads=[(wd, ".")],  # `--upload wd:.`: the folder's files at the top of the working_dir
     )
     job = request.spec.ray
     assert job is not None and request.spec.target_kind == "ray" and request.state == "pending"

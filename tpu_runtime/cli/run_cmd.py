@@ -464,7 +464,11 @@ def run(
         ),
     ] = None,
     upload: Annotated[
-        list[str] | None, typer.Option(help="LOCAL[:DEST] copied into the run's folder on each worker")
+        list[str] | None,
+        typer.Option(
+            help="LOCAL[:DEST] copied into the run's folder on each worker (a Ray job's working_dir); "
+            "DIR:. puts a folder's files at its top"
+        ),
     ] = None,
     download: Annotated[
         list[str] | None, typer.Option(help="remote file or folder fetched back after the command")

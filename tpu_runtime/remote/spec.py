@@ -268,16 +268,19 @@ def file_sha256(path: Path) -> str:
 def plan_uploads(items: list[tuple[Path, str | None]]) -> tuple[Upload, ...]:
     """Local files or folders -> one `Upload` per file, each with its hash, destinations confined.
 
-    `dest` defaults to the file's or folder's own name; a folder's files keep their relative layout.
-    Symlinks inside a folder are refused rather than followed, so nothing outside it is sent by accident.
+    `dest` defaults to the file's or folder's own name; a folder's files keep their relative layout, and
+    a folder given `.` as its destination puts its files at the top of the run's folder (a Ray job's
+    working_dir as Ray users write it). Symlinks inside a folder are refused rather than followed, so
+    nothing outside it is sent by accident.
     """
     uploads: list[Upload] = []
     for source, dest in items:
         path = source.expanduser()
         if not path.exists():
             raise SpecError(f"no such file to upload: {source}")
+        at_top = dest is not None and dest.strip("/") == "." and path.is_dir()
         try:
-            base = safe_relative(dest) if dest else safe_relative(path.resolve().name)
+            base = "" if at_top else safe_relative(dest) if dest else safe_relative(path.resolve().name)
         except PathEscapeError as exc:
             raise SpecError(str(exc)) from None
         if path.is_file():
@@ -288,7 +291,8 @@ def plan_uploads(items: list[tuple[Path, str | None]]) -> tuple[Upload, ...]:
                 if child.is_symlink():
                     raise SpecError(f"refusing to upload symlink {child} (copy the file it points to)")
                 if child.is_file():
-                    files.append((child, f"{base}/{child.relative_to(path).as_posix()}"))
+                    inside = child.relative_to(path).as_posix()
+                    files.append((child, f"{base}/{inside}" if base else inside))
         else:
             raise SpecError(f"cannot upload {source}: not a regular file or folder")
         for file, rel in files:
