@@ -1,4 +1,4 @@
-"""The `tpu-runs` MCP server: approval-gated commands on the user's TPU VMs, SSH hosts and GKE clusters.
+"""The `tpu-runs` MCP server: approval-gated commands on the user's TPU VMs, SSH hosts, GKE and Ray clusters.
 
 Thin by design: each tool calls `tpu_runtime.remote.engine.RemoteEngine` and shapes the answer.
 
@@ -93,19 +93,20 @@ RunViewStatus = Literal[
 ]
 
 INSTRUCTIONS = (
-    "Commands on the user's Cloud TPU VMs, SSH hosts and GKE clusters, each only after the person "
-    "approves it. list_targets shows where commands can run. request_run files a request and shows "
-    "exactly what would run where, with its digest; it runs nothing. run(request_id) asks the person "
-    "to approve that exact request (an approval dialog in the client, or `tpu-agent approvals approve "
-    "ID` in their own terminal when the client has no dialog) and then runs it and returns its output; "
-    "run_status, run_output and cancel_run follow and stop runs; fetch_logs reads log files on the "
-    "workers under the same approval. No tool approves anything: never try to approve for the person, "
-    "and report a pending request as not run."
+    "Commands on the user's Cloud TPU VMs, SSH hosts, GKE clusters and Ray clusters, each only after "
+    "the person approves it. list_targets shows where commands can run. request_run files a request "
+    "and shows exactly what would run where, with its digest; it runs nothing. run(request_id) asks "
+    "the person to approve that exact request (an approval dialog in the client, or `tpu-agent "
+    "approvals approve ID` in their own terminal when the client has no dialog) and then runs it and "
+    "returns its output; run_status, run_output and cancel_run follow and stop runs; fetch_logs reads "
+    "log files on the workers under the same approval. No tool approves anything: never try to approve "
+    "for the person, and report a pending request as not run."
 )
 
 LIST_TARGETS_DESCRIPTION = """\
 The targets in the user's targets file (TPU VMs or queued resources by project/zone/name, lists of SSH \
-hosts, GKE clusters): name, kind, where, and the number of workers when the file lists them. Read-only; \
+hosts, GKE clusters, Ray clusters by job-submission address): name, kind, where, and the number of \
+workers (a Ray target's TPU hosts) when the file lists them. Read-only; \
 contacts nothing. When there are none, the result names the file the person edits."""
 
 REQUEST_RUN_DESCRIPTION = """\
@@ -119,7 +120,9 @@ e.g. ["sh", "-c", "..."]; it starts in the run's own folder, where the uploads l
 `digest` (SHA-256 over all of it: the approval is bound to it) and `next_step`. Show it to the user, \
 then call run(request_id): the person approves or declines there. A request the user's policy allows \
 without a prompt (read-only tpu-info, ls, cat, tail of log folders, df, free) comes back already \
-approved. Upload paths must lie inside the folders the user works in."""
+approved. Upload paths must lie inside the folders the user works in. On a Ray target the request is \
+a Ray job submission (`ray_job`: entrypoint, runtime_env, resources, job id) whose working_dir is the \
+uploads."""
 
 RUN_DESCRIPTION = """\
 Run a filed request on its workers once the person approves it, and return its output. Only the \
