@@ -521,3 +521,53 @@ def test_cancel_stops_every_host_of_a_slice(cluster: str, tmp_path: Path) -> Non
     while _running(token) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert _running(token) == []  # no host's command outlived the stopped job (Ray ends a task's children)
+
+
+def test_the_job_log_is_split_into_hosts_exit_statuses_and_checked_archives(tmp_path: Path) -> None:
+    """A job log as the launcher and Ray write it, read back: Ray's coloured task prefixes, exit markers,
+    a damaged archive refused, a good one unpacked inside the downloads folder only."""
+    import base64
+    import hashlib
+    import io
+    import tarfile
+
+    from tpu_runtime.remote.ray_jobs import _Collector, unpack
+
+    def archive(name: str, text: str) -> bytes:
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w:gz") as tar:
+            data = text.encode()
+            info = tarfile.TarInfo(f"{name}/rows.json")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+        return buffer.getvalue()
+
+    events: list[Any] = []
+    collector = _Collector("run-1", "tpu-agent-r-1", events.append)
+    good = archive("out", "[1, 2]")
+    digest = hashlib.sha256(good).hexdigest()
+    b64 = base64.b64encode(good).decode()
+    log = (
+        "Running entrypoint for job tpu-agent-r-1\n"
+        "\x1b[36m(run_host pid=16157)\x1b[0m [tpu-agent w0] hello from host 0\n"
+        "\x1b[36m(run_host pid=16158, ip=10.0.0.3)\x1b[0m [tpu-agent w1] hello from host 1\n"
+        f"@@tpu-agent-dl begin w0 {digest} {len(good)} out\n@@tpu-agent-dl data w0 {b64}\n"
+        "@@tpu-agent-dl end w0\n"
+        f"@@tpu-agent-dl begin w1 {digest} {len(good)} out\n@@tpu-agent-dl data w1 {b64[:-8]}AAAAAAAA\n"
+        "@@tpu-agent-dl end w1\n@@tpu-agent-exit w0 0\n@@tpu-agent-exit w1 3\n"
+    )
+    for at in range(0, len(log), 7):  # arrives in arbitrary chunks
+        collector.feed(log[at : at + 7])
+    collector.flush()
+    assert [(e.worker, e.text) for e in events] == [
+        (0, "Running entrypoint for job tpu-agent-r-1"),
+        (0, "hello from host 0"),
+        (1, "hello from host 1"),
+    ]
+    assert collector.exits == {0: 0, 1: 3}
+    assert list(collector.archives) == [0] and "damaged" in collector.download_errors[1][0]
+    (folder,) = unpack(collector.archives[0][0][3], tmp_path / "w0")
+    assert Path(folder, "rows.json").read_text() == "[1, 2]"
+    with pytest.raises(RayError, match="not a plain file in place"):
+        unpack(archive("../escape", "x"), tmp_path / "w9")
+    assert not (tmp_path / "escape").exists()

@@ -342,11 +342,18 @@ async def run_job(
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(cancel.wait(), POLL_S)
     finally:
-        with contextlib.suppress(TimeoutError, asyncio.CancelledError, RuntimeError, OSError):
-            await asyncio.wait_for(follower, TAIL_GRACE_S)
-        if not follower.done():
-            follower.cancel()
+        broken = await _drain(follower)
         collector.flush()
+        if broken:
+            emit(
+                OutputLine(
+                    run_id=run_id,
+                    worker=-1,
+                    worker_name="tpu-agent",
+                    stream="stderr",
+                    text=f"{broken}; the whole log: ray job logs --address {job.address} {job_id}",
+                )
+            )
     exit_code: int | None = None
     message = ""
     with contextlib.suppress(RuntimeError, OSError):
@@ -395,6 +402,18 @@ async def run_job(
         emit(result)
         results.append(result)
     return results
+
+
+async def _drain(follower: asyncio.Task[None]) -> str:
+    """Let the log stream finish (it ends with the job); '' when it did, else why it broke off."""
+    try:
+        await asyncio.wait_for(asyncio.shield(follower), TAIL_GRACE_S)
+    except TimeoutError:
+        follower.cancel()
+        return f"the job's log stream was still open {TAIL_GRACE_S:.0f} s after the job ended"
+    except Exception as exc:  # aiohttp and Ray raise several kinds; the run's result still stands
+        return f"the job's log stream broke off: {_first_line(exc)}"
+    return ""
 
 
 def _result(
