@@ -314,33 +314,8 @@ async def run_job(
     on_submitted(job_id)
     collector = _Collector(run_id, job_id, emit)
     follower = asyncio.create_task(_follow(client, job_id, collector))
-    stopped_by: ErrorKind | None = None
-    stop_deadline = float("inf")
-    status = "PENDING"
-    lost: str | None = None
     try:
-        while True:
-            try:
-                status = str(await _call(client.get_job_status, job_id))
-            except (RuntimeError, OSError) as exc:
-                lost = f"lost the Ray cluster while job {job_id} ran: {_first_line(exc)}"
-                break
-            if status in ("SUCCEEDED", "FAILED", "STOPPED"):
-                break
-            over = time.monotonic() - start > time_limit_s
-            if stopped_by is None and (cancel.is_set() or over):
-                stopped_by = "cancelled" if cancel.is_set() else "time_limit"
-                with contextlib.suppress(RuntimeError, OSError):
-                    await _call(client.stop_job, job_id)
-                stop_deadline = time.monotonic() + STOP_WAIT_S
-            if stopped_by is not None and time.monotonic() > stop_deadline:
-                lost = f"Ray did not stop job {job_id} within {STOP_WAIT_S:.0f} s"
-                break
-            if stopped_by is not None:
-                await asyncio.sleep(POLL_S / 2)
-            else:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(cancel.wait(), POLL_S)
+        ending = await _wait_for_end(client, job_id, cancel, start + time_limit_s)
     finally:
         broken = await _drain(follower)
         collector.flush()
@@ -354,45 +329,16 @@ async def run_job(
                     text=f"{broken}; the whole log: ray job logs --address {job.address} {job_id}",
                 )
             )
-    exit_code: int | None = None
-    message = ""
-    with contextlib.suppress(RuntimeError, OSError):
+    with contextlib.suppress(RuntimeError, OSError):  # without it, the result says the state alone
         info = await _call(client.get_job_info, job_id)
-        exit_code = getattr(info, "driver_exit_code", None)
-        message = str(getattr(info, "message", "") or "")
-    fetched: dict[int, list[str]] = {}
-    for host, archives in collector.archives.items():
-        if downloads_dir is None:
-            break
-        for _name, _digest, _size, data in archives:
-            try:
-                fetched.setdefault(host, []).extend(unpack(data, downloads_dir / f"w{host}"))
-            except (RayError, tarfile.TarError) as exc:
-                collector.download_errors.setdefault(host, []).append(str(exc))
+        ending.exit_code = getattr(info, "driver_exit_code", None)
+        ending.message = str(getattr(info, "message", "") or "")
+    fetched = _unpack_all(collector, downloads_dir)
     hosts = sorted(set(collector.exits) | set(range(job.hosts if collector.exits else 1)))
     results: list[WorkerResult] = []
     for host in hosts:
-        code = collector.exits.get(host, exit_code if len(hosts) == 1 else None)
-        kind: ErrorKind | None
-        error: str | None
-        if lost is not None:
-            state, kind, error = "failed", "connection_lost", lost
-        elif stopped_by is not None:
-            state = "cancelled" if stopped_by == "cancelled" else "failed"
-            kind = stopped_by
-            error = f"Ray job {job_id} stopped ({'cancelled' if stopped_by == 'cancelled' else 'time limit'})"
-        elif status == "SUCCEEDED" and (code in (0, None)):
-            state, kind, error = "ok", None, None
-        elif status == "STOPPED":
-            state, kind, error = "failed", "cancelled", f"Ray job {job_id} was stopped on the cluster"
-        elif code is None and status == "FAILED":
-            state, kind, error = (
-                "failed",
-                "setup",
-                f"Ray job {job_id} failed: {message.splitlines()[0] if message else status}",
-            )
-        else:
-            state, kind, error = "failed", "exit", f"Ray job {job_id} {status.lower()}, exit status {code}"
+        code = collector.exits.get(host, ending.exit_code if len(hosts) == 1 else None)
+        state, kind, error = ending.verdict(job_id, code)
         problems = collector.download_errors.get(host, [])
         if state == "ok" and problems:
             state, kind, error = "failed", "setup", f"download: {problems[0]}"
@@ -402,6 +348,75 @@ async def run_job(
         emit(result)
         results.append(result)
     return results
+
+
+class _Ending:
+    """How the job ended, as far as this side saw: Ray's last state, who stopped it, a lost cluster."""
+
+    def __init__(self) -> None:
+        self.status = "PENDING"
+        self.stopped_by: ErrorKind | None = None
+        self.lost: str | None = None
+        self.exit_code: int | None = None
+        self.message = ""
+
+    def verdict(self, job_id: str, code: int | None) -> tuple[str, ErrorKind | None, str | None]:
+        """(state, error kind, one-line error) for a host whose command exited with `code`."""
+        if self.lost is not None:
+            return "failed", "connection_lost", self.lost
+        if self.stopped_by is not None:
+            why = "cancelled" if self.stopped_by == "cancelled" else "time limit"
+            state = "cancelled" if self.stopped_by == "cancelled" else "failed"
+            return state, self.stopped_by, f"Ray job {job_id} stopped ({why})"
+        if self.status == "SUCCEEDED" and code in (0, None):
+            return "ok", None, None
+        if self.status == "STOPPED":
+            return "failed", "cancelled", f"Ray job {job_id} was stopped on the cluster"
+        if code is None and self.status == "FAILED":
+            said = self.message.splitlines()[0] if self.message else self.status
+            return "failed", "setup", f"Ray job {job_id} failed: {said}"
+        return "failed", "exit", f"Ray job {job_id} {self.status.lower()}, exit status {code}"
+
+
+async def _wait_for_end(client: Any, job_id: str, cancel: asyncio.Event, deadline: float) -> _Ending:
+    """Poll the job's state until Ray says it ended; on cancel or past the deadline, stop it first."""
+    ending = _Ending()
+    stop_deadline = float("inf")
+    while True:
+        try:
+            ending.status = str(await _call(client.get_job_status, job_id))
+        except (RuntimeError, OSError) as exc:
+            ending.lost = f"lost the Ray cluster while job {job_id} ran: {_first_line(exc)}"
+            return ending
+        if ending.status in ("SUCCEEDED", "FAILED", "STOPPED"):
+            return ending
+        if ending.stopped_by is None and (cancel.is_set() or time.monotonic() > deadline):
+            ending.stopped_by = "cancelled" if cancel.is_set() else "time_limit"
+            with contextlib.suppress(RuntimeError, OSError):  # a failed stop shows as the wait below
+                await _call(client.stop_job, job_id)
+            stop_deadline = time.monotonic() + STOP_WAIT_S
+        if time.monotonic() > stop_deadline:
+            ending.lost = f"Ray did not stop job {job_id} within {STOP_WAIT_S:.0f} s"
+            return ending
+        if ending.stopped_by is not None:
+            await asyncio.sleep(POLL_S / 2)
+        else:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(cancel.wait(), POLL_S)
+
+
+def _unpack_all(collector: _Collector, downloads_dir: Path | None) -> dict[int, list[str]]:
+    """Each host's archives unpacked under `downloads_dir/w<host>`; failures go to the host's problems."""
+    fetched: dict[int, list[str]] = {}
+    if downloads_dir is None:
+        return fetched
+    for host, archives in collector.archives.items():
+        for _name, _digest, _size, data in archives:
+            try:
+                fetched.setdefault(host, []).extend(unpack(data, downloads_dir / f"w{host}"))
+            except (RayError, tarfile.TarError) as exc:
+                collector.download_errors.setdefault(host, []).append(str(exc))
+    return fetched
 
 
 async def _drain(follower: asyncio.Task[None]) -> str:
