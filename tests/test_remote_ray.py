@@ -169,11 +169,18 @@ def test_the_target_checks_its_fields_and_the_job_holds_names_not_secrets() -> N
             RayTarget.model_validate({**_ray("http://h:8265"), **bad})
 
 
-def test_without_ray_the_kind_says_how_to_install_it(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_ray_the_kind_says_how_to_install_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tpu_runtime.remote.spec import SpecError
+
     monkeypatch.setitem(sys.modules, "ray.job_submission", None)  # import fails as if Ray were absent
+    monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(RayError) as caught:
         job_client_class()
     assert str(caught.value) == INSTALL_HINT and "\n" not in INSTALL_HINT
+    engine = _engine(tmp_path, {"r": _ray("http://127.0.0.1:9")})
+    with pytest.raises(SpecError) as refused:  # before anyone is asked to approve what cannot run
+        engine.request_run("r", ["python", "train.py"])
+    assert str(refused.value) == INSTALL_HINT and engine.list_requests() == []
 
 
 def test_secrets_and_worker_choice_are_refused_for_ray(tmp_path: Path) -> None:

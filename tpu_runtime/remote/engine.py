@@ -302,10 +302,17 @@ class RemoteEngine:
         from tpu_runtime.remote.ray_jobs import (
             LAUNCHER_NAME,
             RAY_IGNORE_FILES,
+            RayError,
             build_job,
             launcher_source,
+            require_ray,
             uses_launcher,
         )
+
+        try:
+            require_ray()
+        except RayError as exc:
+            raise SpecError(str(exc)) from None
 
         if secrets:
             raise SpecError(

@@ -37,7 +37,9 @@ from tpu_runtime.remote.snapshot import UploadSnapshot
 from tpu_runtime.remote.spec import RayJob, Upload
 from tpu_runtime.remote.targets import RayTarget
 
-INSTALL_HINT = "Ray targets need Ray's job client: pip install 'tpu-agent[ray]'"
+INSTALL_HINT = (
+    "Ray targets need Ray's job client: pip install 'tpu-agent[ray]' (in a checkout: pip install -e '.[ray]')"
+)
 LAUNCHER_NAME = "tpu_agent_ray_launch.py"
 # Ray's client skips what these list when it packs a working_dir (ray/_private/runtime_env/packaging.py)
 RAY_IGNORE_FILES = (".gitignore", ".rayignore")
@@ -62,6 +64,14 @@ def job_client_class() -> Any:
     except ImportError:
         raise RayError(INSTALL_HINT) from None
     return JobSubmissionClient
+
+
+def require_ray() -> None:
+    """RayError with the install line when Ray is not installed (looked up, not imported: Ray is slow)."""
+    import importlib.util
+
+    if importlib.util.find_spec("ray") is None:
+        raise RayError(INSTALL_HINT)
 
 
 def launcher_source() -> str:
