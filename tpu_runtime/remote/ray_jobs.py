@@ -110,12 +110,10 @@ def build_job(
     env_vars = {**(runtime_env.get("env_vars") or {}), **env}
     if env_vars:
         runtime_env["env_vars"] = dict(sorted(env_vars.items()))
-    if target.tpu_hosts > 1:
+    if target.tpu_hosts > 1:  # the launcher starts on the slice's worker 0; its tasks hold the chips
         resources = {f"TPU-{target.tpu_pod_type}-head": 1.0}
-    elif uses_launcher(1, downloads) or target.tpu_chips_per_host:
-        resources = {"TPU": float(target.tpu_chips_per_host)} if target.tpu_chips_per_host else {}
     else:
-        resources = {}
+        resources = {"TPU": float(target.tpu_chips_per_host)} if target.tpu_chips_per_host else {}
     resources.update(target.resources)
     headers = dict(target.headers_env)
     if target.auth_token_env:
