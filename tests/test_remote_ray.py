@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -191,10 +193,6 @@ def test_secrets_and_worker_choice_are_refused_for_ray(tmp_path: Path) -> None:
         engine.request_run("r", ["true"], secret_env=["HF_TOKEN"])
     with pytest.raises(SpecError, match="--worker"):
         engine.request_run("r", ["true"], workers="0")
-    (tmp_path / "proj").mkdir()
-    (tmp_path / "proj" / ".rayignore").write_text("*.py\n")
-    with pytest.raises(SpecError, match="Ray leaves out of a working_dir"):
-        engine.request_run("r", ["true"], uploads=[(tmp_path / "proj", None)])
     assert engine.list_requests() == []
 
 
@@ -222,6 +220,7 @@ def test_submit_after_approval_streams_logs_and_records_the_job(cluster: str, tm
     )
     (wd / "pkg" / "__init__.py").write_text("")
     (wd / "pkg" / "helper.py").write_text("WORD = 'helper imported'\n")
+    (wd / ".gitignore").write_text("*.py\n")  # Ray's own packer would leave every .py out; ours does not
     engine = _engine(tmp_path, {"my-ray": _ray(cluster, auth_token_env="RAY_TEST_TOKEN")},
                      environ={"RAY_TEST_TOKEN": "tok-never-stored-3141"})  # fmt: skip
     request = engine.request_run(
@@ -232,7 +231,8 @@ def test_submit_after_approval_streams_logs_and_records_the_job(cluster: str, tm
     )
     job = request.spec.ray
     assert job is not None and request.spec.target_kind == "ray" and request.state == "pending"
-    assert sorted(u.dest for u in request.spec.uploads) == ["pkg/__init__.py", "pkg/helper.py", "train.py"]
+    dests = sorted(u.dest for u in request.spec.uploads)
+    assert dests == [".gitignore", "pkg/__init__.py", "pkg/helper.py", "train.py"]
     result, lines = asyncio.run(_collect(engine, person.approve(engine, request.id)))
     assert result.state == "succeeded", [line.text for line in lines]
     texts = [line.text for line in lines]
@@ -241,7 +241,7 @@ def test_submit_after_approval_streams_logs_and_records_the_job(cluster: str, tm
     info = _client(cluster).get_job_info(job.submission_id)
     assert info.entrypoint == job.entrypoint == "python train.py"
     assert info.runtime_env["env_vars"] == {"STEP": "x7"}
-    assert info.runtime_env["working_dir"].startswith("gcs://")  # the uploads, packed by Ray's client
+    assert re.fullmatch(r"gcs://_ray_pkg_[0-9a-f]{64}\.zip", info.runtime_env["working_dir"])  # ours
     assert info.metadata["tpu_agent_request"] == request.id
     rows = _audit(engine)
     submitted = [r for r in rows if r.kind == "ray_job"]
@@ -578,3 +578,30 @@ def test_the_job_log_is_split_into_hosts_exit_statuses_and_checked_archives(tmp_
     with pytest.raises(RayError, match="not a plain file in place"):
         unpack(archive("../escape", "x"), tmp_path / "w9")
     assert not (tmp_path / "escape").exists()
+
+
+def test_the_package_is_built_from_the_checked_copies_and_is_the_same_for_the_same_files(
+    tmp_path: Path,
+) -> None:
+    import zipfile
+
+    from tpu_runtime.remote.ray_jobs import package
+    from tpu_runtime.remote.snapshot import take
+    from tpu_runtime.remote.spec import plan_uploads
+
+    (tmp_path / "wd" / "pkg").mkdir(parents=True)
+    (tmp_path / "wd" / "train.py").write_text("print(1)\n")
+    (tmp_path / "wd" / "pkg" / "m.py").write_text("X = 2\n")
+    uploads = plan_uploads([(tmp_path / "wd", ".")])
+    first = take(uploads, tmp_path / "scratch")
+    uri, data = package(uploads, first)
+    assert package(uploads, take(uploads, tmp_path / "scratch")) == (uri, data)  # byte for byte
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        assert {n: archive.read(n) for n in archive.namelist()} == {
+            "pkg/m.py": b"X = 2\n",
+            "train.py": b"print(1)\n",
+        }
+    forged = (uploads[0].model_copy(update={"sha256": "0" * 64}), *uploads[1:])  # not what the copy holds
+    with pytest.raises(RayError, match="changed while it was packed"):
+        package(forged, first)
+    first.close()

@@ -301,7 +301,6 @@ class RemoteEngine:
         from tpu_runtime.remote.gated import staged_script
         from tpu_runtime.remote.ray_jobs import (
             LAUNCHER_NAME,
-            RAY_IGNORE_FILES,
             RayError,
             build_job,
             launcher_source,
@@ -321,13 +320,6 @@ class RemoteEngine:
             )
         if workers != "all":
             raise SpecError("Ray targets place work by resources, so --worker does not apply (set tpu_hosts)")
-        planned = plan_uploads(list(uploads))
-        for up in planned:
-            if up.dest.rsplit("/", 1)[-1] in RAY_IGNORE_FILES:
-                raise SpecError(
-                    f"{up.source} would become the job's {up.dest}, and Ray leaves out of a working_dir what "
-                    "such a file lists, so approved files could go missing: leave it out of the upload"
-                )
         items = list(uploads)
         if uses_launcher(chosen.tpu_hosts, downloads):
             launcher = staged_script(self.state_path / "staging", "tpu_agent_ray_launch", launcher_source())
@@ -741,7 +733,6 @@ class RemoteEngine:
             entrypoint=entrypoint,
             uploads=spec.uploads,
             snapshot=gate.snapshot,
-            scratch=self.state_path / "snapshots",
             run_id=handle.run_id,
             emit=handle.emit,
             cancel=handle.cancel,

@@ -3,9 +3,11 @@
 What is approved is `RayJob`: entrypoint, runtime_env, resources, metadata and the submission id, plus the
 spec's uploads (each by SHA-256), which become the job's working_dir. At start the uploads are read once
 into the checked snapshot (a file changed since approval is refused there, before anything is sent), then
-written into a fresh private folder that Ray's client packs and uploads; `submit_job` gets exactly the
-approved arguments. The submission id is derived from the request id, so Ray itself also refuses a second
-job under one approval.
+zipped in memory from those copies (hashed again as they go in) and uploaded as the job's package, whose
+`gcs://` URI is the working_dir `submit_job` gets with the other approved arguments. The submission id
+is derived from the request id, so Ray itself also refuses a second job under one approval. Ray's client
+would pack a folder itself, reading it again (and leaving out what a .gitignore lists); building the
+package here means the bytes Ray unpacks are the bytes that were checked.
 
 Ray's job API (ray.job_submission.JobSubmissionClient, https://docs.ray.io/en/latest/cluster/running-applications/job-submission/sdk.html):
 `submit_job`, `get_job_status` (PENDING, RUNNING, STOPPED, SUCCEEDED, FAILED), `get_job_info`
@@ -24,8 +26,8 @@ import io
 import re
 import shlex
 import tarfile
-import tempfile
 import time
+import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -41,8 +43,6 @@ INSTALL_HINT = (
     "Ray targets need Ray's job client: pip install 'tpu-agent[ray]' (in a checkout: pip install -e '.[ray]')"
 )
 LAUNCHER_NAME = "tpu_agent_ray_launch.py"
-# Ray's client skips what these list when it packs a working_dir (ray/_private/runtime_env/packaging.py)
-RAY_IGNORE_FILES = (".gitignore", ".rayignore")
 POLL_S = 1.0
 STOP_WAIT_S = 30.0  # after stop_job: how long to wait for Ray to report the job ended
 TAIL_GRACE_S = 10.0  # after the job ended: how long the log stream may take to drain
@@ -164,17 +164,36 @@ def _first_line(exc: BaseException) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def working_dir(uploads: tuple[Upload, ...], snapshot: UploadSnapshot, scratch: Path) -> Path:
-    """A fresh private folder holding exactly the approved uploads, written from the checked snapshot."""
-    scratch.mkdir(parents=True, exist_ok=True, mode=0o700)
-    root = Path(tempfile.mkdtemp(prefix="ray-wd-", dir=scratch))
-    for up in uploads:
-        path = root / up.dest
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("wb") as handle:
-            for offset, length in snapshot.chunks(up.dest):
-                handle.write(snapshot.read(up.dest, offset, length))
-    return root
+def package(uploads: tuple[Upload, ...], snapshot: UploadSnapshot) -> tuple[str, bytes]:
+    """The working_dir as Ray's package: a zip built in memory from the checked copies, each file hashed
+    again as it goes in, and its content-addressed `gcs://` URI. Raises RayError when a file changed."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for up in sorted(uploads, key=lambda u: u.dest):
+            digest = hashlib.sha256()
+            data = b"".join(
+                snapshot.read(up.dest, offset, length) for offset, length in snapshot.chunks(up.dest)
+            )
+            digest.update(data)
+            if digest.hexdigest() != up.sha256 or len(data) != up.size:
+                raise RayError(f"{up.source} changed while it was packed for Ray: refused")
+            entry = zipfile.ZipInfo(up.dest, date_time=(1980, 1, 1, 0, 0, 0))  # same bytes, same zip
+            entry.external_attr = 0o644 << 16
+            entry.compress_type = zipfile.ZIP_DEFLATED
+            archive.writestr(entry, data)
+    data = buffer.getvalue()
+    return f"gcs://_ray_pkg_{hashlib.sha256(data).hexdigest()}.zip", data
+
+
+def upload_package(client: Any, uri: str, data: bytes) -> None:
+    """PUT the package bytes to the cluster (the request Ray's own client makes for a local working_dir,
+    `/api/packages/<protocol>/<name>`), so what Ray unpacks is these bytes and not a re-read folder."""
+    name = uri.removeprefix("gcs://")
+    reply = client._do_request("PUT", f"/api/packages/gcs/{name}", data=data)
+    if reply.status_code != 200:
+        raise RayError(
+            f"Ray refused the working_dir package ({reply.status_code}): {_first_line(Exception(reply.text))}"
+        )
 
 
 class _Collector:
@@ -276,7 +295,6 @@ async def run_job(
     entrypoint: str,
     uploads: tuple[Upload, ...],
     snapshot: UploadSnapshot,
-    scratch: Path,
     run_id: str,
     emit: Callable[[RunEvent], None],
     cancel: asyncio.Event,
@@ -298,11 +316,12 @@ async def run_job(
     except RayError as exc:
         unreachable: ErrorKind = "unreachable" if "not reachable" in str(exc) else "setup"
         return failed(unreachable, str(exc))
-    folder = working_dir(uploads, snapshot, scratch) if uploads else None
     runtime_env = copy.deepcopy(job.runtime_env)
-    if folder is not None:
-        runtime_env["working_dir"] = str(folder)
     try:
+        if uploads:
+            uri, data = package(uploads, snapshot)
+            await _call(upload_package, client, uri, data)
+            runtime_env["working_dir"] = uri
         await _call(
             client.submit_job,
             entrypoint=entrypoint,
@@ -312,13 +331,10 @@ async def run_job(
             entrypoint_resources=dict(job.entrypoint_resources) or None,
             entrypoint_num_cpus=job.entrypoint_num_cpus,
         )
+    except RayError as exc:
+        return failed("setup", str(exc))
     except (RuntimeError, ValueError, OSError) as exc:
         return failed("setup", f"Ray refused job {job_id}: {_first_line(exc)}")
-    finally:
-        if folder is not None:
-            import shutil
-
-            shutil.rmtree(folder, ignore_errors=True)
     on_submitted(job_id)
     collector = _Collector(run_id, job_id, emit)
     follower = asyncio.create_task(_follow(client, job_id, collector))
