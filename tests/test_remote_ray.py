@@ -163,6 +163,7 @@ def test_the_target_checks_its_fields_and_the_job_holds_names_not_secrets() -> N
     assert single.entrypoint == "python t.py" and single.entrypoint_resources == {"TPU": 4.0}
     for bad, word in (
         ({"runtime_env": {"working_dir": "."}}, "working_dir"),
+        ({"runtime_env": {"py_modules": ["./mylib"]}}, "local path"),
         ({"runtime_env": {"env_vars": {"HF_TOKEN": "x"}}}, "credential"),
         ({"tpu_hosts": 2}, "tpu_pod_type"),
         ({"address": "10.0.0.2:8265"}, "http"),

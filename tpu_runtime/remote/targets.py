@@ -111,10 +111,6 @@ class GkeTarget(BaseModel):
         return value
 
 
-#: runtime_env fields that would send local files, which the approval could not cover: files go as uploads.
-RAY_LOCAL_FIELDS = ("working_dir", "py_modules")
-
-
 class RayTarget(BaseModel):
     """A Ray cluster reached through its job-submission API (the dashboard address).
 
@@ -157,11 +153,15 @@ class RayTarget(BaseModel):
     @field_validator("runtime_env")
     @classmethod
     def _runtime_env(cls, value: dict[str, Any]) -> dict[str, Any]:
-        for field in RAY_LOCAL_FIELDS:
-            if field in value:
+        if "working_dir" in value:
+            raise ValueError(
+                "runtime_env.working_dir cannot be a default: pass the files with --upload (they are hashed "
+                "into the request and become the job's working_dir)"
+            )
+        for module in value.get("py_modules") or []:
+            if "://" not in str(module):  # a local path would be read at submit time, unseen by the approval
                 raise ValueError(
-                    f"runtime_env.{field} cannot be a default: pass the files with --upload (they are "
-                    "hashed into the request and become the job's working_dir)"
+                    f"runtime_env.py_modules entry {module!r} is a local path: give a remote URI or upload it"
                 )
         env_vars = value.get("env_vars") or {}
         if not isinstance(env_vars, dict):
