@@ -1,4 +1,4 @@
-"""The `tpu-runs` MCP server: approval-gated commands on the user's TPU VMs, SSH hosts and GKE clusters.
+"""The `tpu-runs` MCP server: approval-gated commands on the user's TPU VMs, SSH hosts, GKE and Ray clusters.
 
 Thin by design: each tool calls `tpu_runtime.remote.engine.RemoteEngine` and shapes the answer.
 
@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import re
 import time
@@ -59,7 +60,7 @@ from mcp_servers._results import model_result as _result
 from tpu_runtime import __version__
 from tpu_runtime.remote.report import OutputLine, RunResult, WorkerResult
 from tpu_runtime.remote.shown import printable, printable_lines, shell_line
-from tpu_runtime.remote.spec import display_env
+from tpu_runtime.remote.spec import display_env, places
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.approvals import Approval, RunRequest
@@ -92,19 +93,20 @@ RunViewStatus = Literal[
 ]
 
 INSTRUCTIONS = (
-    "Commands on the user's Cloud TPU VMs, SSH hosts and GKE clusters, each only after the person "
-    "approves it. list_targets shows where commands can run. request_run files a request and shows "
-    "exactly what would run where, with its digest; it runs nothing. run(request_id) asks the person "
-    "to approve that exact request (an approval dialog in the client, or `tpu-agent approvals approve "
-    "ID` in their own terminal when the client has no dialog) and then runs it and returns its output; "
-    "run_status, run_output and cancel_run follow and stop runs; fetch_logs reads log files on the "
-    "workers under the same approval. No tool approves anything: never try to approve for the person, "
-    "and report a pending request as not run."
+    "Commands on the user's Cloud TPU VMs, SSH hosts, GKE clusters and Ray clusters, each only after "
+    "the person approves it. list_targets shows where commands can run. request_run files a request "
+    "and shows exactly what would run where, with its digest; it runs nothing. run(request_id) asks "
+    "the person to approve that exact request (an approval dialog in the client, or `tpu-agent "
+    "approvals approve ID` in their own terminal when the client has no dialog) and then runs it and "
+    "returns its output; run_status, run_output and cancel_run follow and stop runs; fetch_logs reads "
+    "log files on the workers under the same approval. No tool approves anything: never try to approve "
+    "for the person, and report a pending request as not run."
 )
 
 LIST_TARGETS_DESCRIPTION = """\
 The targets in the user's targets file (TPU VMs or queued resources by project/zone/name, lists of SSH \
-hosts, GKE clusters): name, kind, where, and the number of workers when the file lists them. Read-only; \
+hosts, GKE clusters, Ray clusters by job-submission address): name, kind, where, and the number of \
+workers (a Ray target's TPU hosts) when the file lists them. Read-only; \
 contacts nothing. When there are none, the result names the file the person edits."""
 
 REQUEST_RUN_DESCRIPTION = """\
@@ -118,7 +120,9 @@ e.g. ["sh", "-c", "..."]; it starts in the run's own folder, where the uploads l
 `digest` (SHA-256 over all of it: the approval is bound to it) and `next_step`. Show it to the user, \
 then call run(request_id): the person approves or declines there. A request the user's policy allows \
 without a prompt (read-only tpu-info, ls, cat, tail of log folders, df, free) comes back already \
-approved. Upload paths must lie inside the folders the user works in."""
+approved. Upload paths must lie inside the folders the user works in. On a Ray target the request is \
+a Ray job submission (`ray_job`: entrypoint, runtime_env, resources, job id) whose working_dir is the \
+uploads."""
 
 RUN_DESCRIPTION = """\
 Run a filed request on its workers once the person approves it, and return its output. Only the \
@@ -166,8 +170,10 @@ T = TypeVar("T")
 # ---- result models ---------------------------------------------------------------------------------
 class TargetView(BaseModel):
     name: str
-    kind: Literal["hosts", "tpu-vm", "gke"]
-    where: str = Field(description="addresses, project/zone/node, or kubectl context and topology")
+    kind: Literal["hosts", "tpu-vm", "gke", "ray"]
+    where: str = Field(
+        description="addresses, project/zone/node, kubectl context and topology, or Ray job address"
+    )
     workers: int | None = Field(
         default=None, description="workers listed in the file (TPU VM workers are resolved at request time)"
     )
@@ -209,6 +215,11 @@ class RunRequestView(BaseModel):
     downloads: list[str]
     time_limit_s: float
     gke_manifest: str | None = Field(default=None, description="for GKE targets: the manifest applied")
+    ray_job: dict[str, Any] | None = Field(
+        default=None,
+        description="for Ray targets: the job submission (address, submission_id, entrypoint, runtime_env, "
+        "entrypoint_resources, metadata); the uploads are its working_dir",
+    )
     digest: str = Field(description="SHA-256 over everything above: the approval is bound to it")
     expires_at: str = Field(description="when the request can no longer be approved (UTC)")
     approved_by: str | None = Field(default=None, description="who approved it, e.g. a policy rule")
@@ -332,6 +343,7 @@ def request_view(request: RunRequest) -> RunRequestView:
         downloads=[d.remote for d in spec.downloads],
         time_limit_s=spec.time_limit_s,
         gke_manifest=spec.gke.manifest if spec.gke is not None else None,
+        ray_job=spec.ray.model_dump(mode="json") if spec.ray is not None else None,
         digest=request.digest,
         expires_at=_utc(request.expires_at),
         approved_by=request.decided_by if request.state == "approved" else None,
@@ -377,6 +389,16 @@ def approval_message(request: RunRequest) -> str:
             "manifest to apply:",
             printable_lines(spec.gke.manifest),
         ]
+    if spec.ray is not None:
+        job = spec.ray
+        lines += [
+            f"Ray job {printable(job.submission_id)} at {printable(job.address)}:",
+            f"  entrypoint: {printable(job.entrypoint)}",
+            f"  runtime_env: {printable(json.dumps(job.runtime_env, sort_keys=True))}",
+            "  working_dir: the uploads listed above, by hash",
+            f"  entrypoint_resources: {printable(json.dumps(job.entrypoint_resources, sort_keys=True))}",
+            f"  TPU hosts: {job.hosts}",
+        ]
     lines += [
         f"Request {request.id}, filed by {printable(request.requested_by)}; "
         f"can be approved until {_utc(request.expires_at)}.",
@@ -421,7 +443,7 @@ class _RunOutput:
         self.workers: list[WorkerResult] = []
         self.result: RunResult | None = None
         self.done = False
-        self.workers_total = max(1, len(request.spec.workers))
+        self.workers_total = places(request.spec)
         self._changed = asyncio.Event()
         self.task: asyncio.Task[None] | None = None
 
@@ -753,7 +775,7 @@ class _Runs:
             message=f"run {run_id} {stored.state} (started outside this server; output read from its log)",
             target=request.spec.target,
             command_line=shell_line(request.spec.command),
-            workers_total=stored.workers_total or len(request.spec.workers),
+            workers_total=stored.workers_total or places(request.spec),
             workers_done=stored.workers_done,
             workers=list(result.workers) if result is not None else [],
             output=lines[-RESULT_LINES:],
@@ -848,7 +870,7 @@ def _view(request: RunRequest, status: RunViewStatus, message: str) -> RunView:
         message=message,
         target=request.spec.target,
         command_line=shell_line(request.spec.command),
-        workers_total=len(request.spec.workers),
+        workers_total=places(request.spec),
     )
 
 
@@ -868,7 +890,7 @@ def _request_status(request: RunRequest) -> RunView:
 
 
 def _targets(engine: RemoteEngine) -> TargetList:
-    from tpu_runtime.remote.targets import GkeTarget, HostsTarget
+    from tpu_runtime.remote.targets import GkeTarget, HostsTarget, RayTarget
 
     listed: list[TargetView] = []
     for name, target in sorted(engine.targets().items()):
@@ -878,6 +900,9 @@ def _targets(engine: RemoteEngine) -> TargetList:
         elif isinstance(target, GkeTarget):
             where = f"kubectl context {target.context}, {target.accelerator} {target.topology}"
             listed.append(TargetView(name=name, kind="gke", where=where))
+        elif isinstance(target, RayTarget):
+            where = f"Ray job API {target.address}, TPU x{target.tpu_chips_per_host} per host"
+            listed.append(TargetView(name=name, kind="ray", where=where, workers=target.tpu_hosts))
         else:
             node = target.name or f"queued resource {target.queued_resource}"
             listed.append(

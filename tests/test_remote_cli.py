@@ -60,10 +60,16 @@ def test_the_documented_targets_file_loads_and_is_in_the_help(home: Path) -> Non
     (home / "targets.yaml").write_text(TARGETS_EXAMPLE)
     code, out, _ = _invoke("targets", "list", "--json")
     kinds = {name: entry["kind"] for name, entry in json.loads(out).items()}
-    assert code == 0 and kinds == {"my-v6e": "tpu-vm", "my-qr": "tpu-vm", "lab": "hosts", "cluster": "gke"}
+    assert code == 0 and kinds == {
+        "my-v6e": "tpu-vm",
+        "my-qr": "tpu-vm",
+        "lab": "hosts",
+        "cluster": "gke",
+        "my-ray": "ray",
+    }
     assert json.loads(out)["my-qr"]["queued_resource"] == "my-queued-resource"
     code, out, _ = _invoke("targets", "--help")
-    assert code == 0 and all(f"kind: {kind}" in out for kind in ("tpu-vm", "hosts", "gke"))
+    assert code == 0 and all(f"kind: {kind}" in out for kind in ("tpu-vm", "hosts", "gke", "ray"))
     assert "queued_resource:" in out
     readme = (REPO / "README.md").read_text()
     assert TARGETS_EXAMPLE.strip() in readme

@@ -41,8 +41,8 @@ EXIT_PENDING = 3  # the request waits for the person's approval
 EXIT_DENIED = 4
 
 targets_app = typer.Typer(
-    help="Where commands may run: TPU VMs, SSH hosts, GKE clusters. They live in targets.yaml in your "
-    "tpu-agent folder (~/.config/tpu-agent, or $TPU_AGENT_HOME), written by you.",
+    help="Where commands may run: TPU VMs, SSH hosts, GKE clusters, Ray clusters. They live in targets.yaml "
+    "in your tpu-agent folder (~/.config/tpu-agent, or $TPU_AGENT_HOME), written by you.",
     epilog="An example targets.yaml, one entry of each kind:\n\n\b\n" + TARGETS_EXAMPLE,
     no_args_is_help=True,
 )
@@ -149,7 +149,32 @@ def render_request(request: RunRequest, console: Console) -> None:
             "manifest to apply:"
         )
         line(printable_lines(spec.gke.manifest))
+    if spec.ray is not None:
+        render_ray_job(spec, line)
     line(f"  digest: {request.digest}")
+
+
+def render_ray_job(spec: Any, line: Any) -> None:
+    """The Ray job submission, field by field: what `submit_job` receives (uploads are its working_dir)."""
+    from tpu_runtime.remote.shown import printable
+
+    job = spec.ray
+    line(f"  Ray job {printable(job.submission_id)} at {printable(job.address)}; submitted as:")
+    line("    entrypoint: ", (printable(job.entrypoint), "bold"))
+    line(f"    runtime_env: {printable(json.dumps(job.runtime_env, sort_keys=True))}")
+    if spec.uploads:
+        line(f"    working_dir: the {len(spec.uploads)} upload(s) above, by hash")
+    line(f"    entrypoint_resources: {printable(json.dumps(job.entrypoint_resources, sort_keys=True))}")
+    if job.entrypoint_num_cpus is not None:
+        line(f"    entrypoint_num_cpus: {job.entrypoint_num_cpus:g}")
+    line(f"    metadata: {printable(json.dumps(job.metadata, sort_keys=True))}")
+    line(
+        f"    TPU hosts: {job.hosts} (one task each, {job.chips_per_host} TPU chips)"
+        if job.hosts > 1
+        else "    TPU hosts: 1"
+    )
+    for header, var in sorted(job.headers_env.items()):
+        line(f"    header {printable(header)}: from ${printable(var)} when submitted (never stored)")
 
 
 def _request_json(request: RunRequest) -> dict[str, Any]:
@@ -183,6 +208,10 @@ def targets_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> No
             where = f"{t.project}/{t.zone}/{t.name or 'queued:' + str(t.queued_resource)}"
         elif t.kind == "hosts":
             where = ", ".join(f"{h.name}={h.host}:{h.port}" for h in t.hosts)
+        elif t.kind == "ray":
+            where = f"{t.address} TPU x{t.tpu_chips_per_host}" + (
+                f" on {t.tpu_hosts} hosts of {t.tpu_pod_type}" if t.tpu_hosts > 1 else ""
+            )
         else:
             where = f"{t.context} {t.accelerator} {t.topology}"
         table.add_row(name, t.kind, where)
@@ -190,12 +219,12 @@ def targets_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> No
 
 
 def _resolve(engine: RemoteEngine, name: str) -> Any:
-    from tpu_runtime.remote.targets import GkeTarget, TargetError, resolve_workers
+    from tpu_runtime.remote.targets import GkeTarget, RayTarget, TargetError, resolve_workers
     from tpu_runtime.remote.tpu_api import TpuApiError
 
     try:
         target = engine.target(name)
-        workers = () if isinstance(target, GkeTarget) else resolve_workers(target, engine.tpu_api)
+        workers = () if isinstance(target, GkeTarget | RayTarget) else resolve_workers(target, engine.tpu_api)
     except (TargetError, TpuApiError) as exc:
         raise _fail(str(exc), EXIT_BAD_INPUT) from None
     return target, workers
@@ -236,12 +265,15 @@ def targets_check(
 
     Example: tpu-agent targets check my-v6e
     """
-    from tpu_runtime.remote.targets import GkeTarget
+    from tpu_runtime.remote.targets import GkeTarget, RayTarget
 
     engine = _engine()
     target, workers = _resolve(engine, name)
     if isinstance(target, GkeTarget):
         _check_gke(target, as_json)
+        return
+    if isinstance(target, RayTarget):
+        _check_ray(engine, target, as_json)
         return
     from tpu_runtime.remote.ssh_exec import check_workers
 
@@ -273,6 +305,23 @@ def targets_check(
         out.print(table)
     if not all(r["ok"] for r in rows):
         raise typer.Exit(EXIT_FAILED)
+
+
+def _check_ray(engine: RemoteEngine, target: Any, as_json: bool) -> None:
+    """Reach the cluster's job API (no job is submitted): its Ray version, or one line saying why not."""
+    from tpu_runtime.remote.ray_jobs import RayError, check_cluster
+
+    try:
+        found = check_cluster(target, engine.environ)
+    except RayError as exc:
+        if as_json:
+            _emit_json({"ok": False, "error": str(exc)})
+            raise typer.Exit(EXIT_FAILED) from None
+        raise _fail(str(exc)) from None
+    if as_json:
+        _emit_json({"ok": True, **found})
+    else:
+        out.print(f"Ray {found['ray_version']} job API at {found['address']}: ok", markup=False)
 
 
 def _check_gke(target: Any, as_json: bool) -> None:
@@ -415,7 +464,11 @@ def run(
         ),
     ] = None,
     upload: Annotated[
-        list[str] | None, typer.Option(help="LOCAL[:DEST] copied into the run's folder on each worker")
+        list[str] | None,
+        typer.Option(
+            help="LOCAL[:DEST] copied into the run's folder on each worker (a Ray job's working_dir); "
+            "DIR:. puts a folder's files at its top"
+        ),
     ] = None,
     download: Annotated[
         list[str] | None, typer.Option(help="remote file or folder fetched back after the command")
@@ -507,6 +560,7 @@ def approvals_list(
     from rich.text import Text
 
     from tpu_runtime.remote.shown import printable, shell_line
+    from tpu_runtime.remote.spec import places
 
     engine = _engine()
     requests = engine.list_requests(() if show_all else ("pending",))
@@ -524,7 +578,7 @@ def approvals_list(
             r.id,
             r.state,
             Text(printable(r.spec.target)),
-            str(len(r.spec.workers) or 1),
+            str(places(r.spec)),
             Text(command if len(command) <= 60 else command[:59] + "…"),
             f"{(now - r.created_at) / 60:.0f} min",
         )

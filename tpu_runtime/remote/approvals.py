@@ -230,6 +230,9 @@ def summary(spec: RunSpec) -> dict[str, object]:
             "max_attempts": spec.loop.max_attempts,
         },
         "gke": None if spec.gke is None else {"kind": spec.gke.kind, "name": spec.gke.name},
+        "ray": None
+        if spec.ray is None
+        else {"address": spec.ray.address, "job": spec.ray.submission_id, "hosts": spec.ray.hosts},
     }
 
 

@@ -44,6 +44,7 @@ from tpu_runtime.remote.spec import (
     SecretRef,
     SpecError,
     looks_secret,
+    places,
     plan_uploads,
     secret_hash,
     secret_ref,
@@ -52,10 +53,10 @@ from tpu_runtime.remote.spec import (
 from tpu_runtime.remote.ssh_exec import GateInputs
 from tpu_runtime.remote.store import Store
 from tpu_runtime.remote.targets import (
+    AnyTarget,
     GkeTarget,
-    HostsTarget,
+    RayTarget,
     TargetError,
-    TpuVmTarget,
     get_target,
     load_targets,
     resolve_workers,
@@ -156,10 +157,10 @@ class RemoteEngine:
         self._pool: object | None = None
 
     # ---- targets -------------------------------------------------------------------------------------
-    def targets(self) -> dict[str, HostsTarget | TpuVmTarget | GkeTarget]:
+    def targets(self) -> dict[str, AnyTarget]:
         return load_targets(self.targets_path)
 
-    def target(self, name: str) -> HostsTarget | TpuVmTarget | GkeTarget:
+    def target(self, name: str) -> AnyTarget:
         return get_target(self.targets_path, name)
 
     # ---- requests and decisions ------------------------------------------------------------------------
@@ -229,6 +230,20 @@ class RemoteEngine:
                     remote_dir="",
                     gke=workload,
                 )
+            elif isinstance(chosen, RayTarget):
+                spec = self._ray_spec(
+                    chosen,
+                    target,
+                    request_id,
+                    tuple(command),
+                    env,
+                    secrets,
+                    workers,
+                    uploads,
+                    downloads,
+                    time_limit_s,
+                    loop,
+                )
             else:
                 resolved = select_workers(resolve_workers(chosen, self.tpu_api), workers)
                 spec = RunSpec(
@@ -267,6 +282,60 @@ class RemoteEngine:
             )
             request = ap.get_request(self.store, request.id)
         return request
+
+    def _ray_spec(
+        self,
+        chosen: RayTarget,
+        target: str,
+        request_id: str,
+        command: tuple[str, ...],
+        env: dict[str, str],
+        secrets: dict[str, SecretRef],
+        workers: str,
+        uploads: Sequence[tuple[Path, str | None]],
+        downloads: Sequence[str],
+        time_limit_s: float,
+        loop: LoopPlan | None,
+    ) -> RunSpec:
+        """A Ray job submission: the uploads become its working_dir (with the launcher when it needs one)."""
+        from tpu_runtime.remote.gated import staged_script
+        from tpu_runtime.remote.ray_jobs import (
+            LAUNCHER_NAME,
+            RayError,
+            build_job,
+            launcher_source,
+            require_ray,
+            uses_launcher,
+        )
+
+        try:
+            require_ray()
+        except RayError as exc:
+            raise SpecError(str(exc)) from None
+
+        if secrets:
+            raise SpecError(
+                "Ray targets take no --secret-env: Ray keeps runtime_env in its job table for anyone with "
+                "dashboard access; use the cluster's own secret store"
+            )
+        if workers != "all":
+            raise SpecError("Ray targets place work by resources, so --worker does not apply (set tpu_hosts)")
+        items = list(uploads)
+        if uses_launcher(chosen.tpu_hosts, downloads):
+            launcher = staged_script(self.state_path / "staging", "tpu_agent_ray_launch", launcher_source())
+            items.append((launcher, LAUNCHER_NAME))
+        return RunSpec(
+            target=target,
+            target_kind="ray",
+            command=command,
+            env=env,
+            uploads=plan_uploads(items),
+            downloads=tuple(Download(remote=d) for d in downloads),
+            time_limit_s=time_limit_s,
+            remote_dir="",
+            loop=loop,
+            ray=build_job(chosen, request_id, command, env, tuple(downloads)),
+        )
 
     def approver_key(self) -> keys.ApproverKey | None:
         """The person's public approver key (pinned here; the workers pin it on first use)."""
@@ -338,7 +407,7 @@ class RemoteEngine:
         """
         from tpu_runtime.remote.ssh_exec import read_gate_ledgers
 
-        chosen = {n: t for n, t in self.targets().items() if not isinstance(t, GkeTarget)}
+        chosen = {n: t for n, t in self.targets().items() if not isinstance(t, GkeTarget | RayTarget)}
         if targets:
             chosen = {n: t for n, t in chosen.items() if n in targets}
         key = self.approver_key()
@@ -479,7 +548,7 @@ class RemoteEngine:
         """Concurrency and connect timeout from the target as configured now (not part of what runs)."""
         with contextlib.suppress(TargetError):
             chosen = self.target(spec.target)
-            if not isinstance(chosen, GkeTarget):
+            if not isinstance(chosen, GkeTarget | RayTarget):
                 return chosen.max_concurrency, self.connect_timeout_s or chosen.connect_timeout_s
         return 32, self.connect_timeout_s
 
@@ -555,7 +624,7 @@ class RemoteEngine:
         handle = _RunHandle(
             run_id,
             request.id,
-            max(1, len(spec.workers)),
+            places(spec),
             self.clock(),
             self.state_path / "runs" / f"{run_id}.log",
         )
@@ -611,6 +680,8 @@ class RemoteEngine:
     ) -> list[WorkerResult]:
         from tpu_runtime.remote.ssh_exec import SshPool, SshRun
 
+        if request.spec.ray is not None:
+            return await self._ray_attempt(request, handle, attempt, argv, gate)
         pool = self._ssh_pool()
         assert isinstance(pool, SshPool)
         concurrency, timeout = self._knobs(request.spec)
@@ -629,6 +700,47 @@ class RemoteEngine:
             gate=gate,
         )
         return await runner.run()
+
+    async def _ray_attempt(
+        self, request: RunRequest, handle: _RunHandle, attempt: int, argv: tuple[str, ...], gate: GateInputs
+    ) -> list[WorkerResult]:
+        """Submit one Ray job (a loop's attempt N gets the job id `<id>-aN`); the log records its id."""
+        from tpu_runtime.remote.ray_jobs import entrypoint_for, run_job
+
+        spec = request.spec
+        job = spec.ray
+        assert job is not None
+        downloads = tuple(d.remote for d in spec.downloads)
+        if spec.loop is None:
+            job_id, entrypoint = job.submission_id, job.entrypoint
+        else:
+            job_id = f"{job.submission_id}-a{attempt}"
+            entrypoint = entrypoint_for(job, argv, downloads, job.chips_per_host)
+
+        def submitted(ray_job: str) -> None:
+            with self.store.write() as conn:
+                audit.append(
+                    conn,
+                    "ray_job",
+                    handle.run_id,
+                    "tpu-agent",
+                    {"request": request.id, "ray_job": ray_job, "address": job.address, "attempt": attempt},
+                )
+
+        return await run_job(
+            job,
+            job_id=job_id,
+            entrypoint=entrypoint,
+            uploads=spec.uploads,
+            snapshot=gate.snapshot,
+            run_id=handle.run_id,
+            emit=handle.emit,
+            cancel=handle.cancel,
+            time_limit_s=spec.time_limit_s,
+            downloads_dir=self.state_path / "downloads" / request.id / (f"a{attempt}" if attempt else ""),
+            environ=self.environ,
+            on_submitted=submitted,
+        )
 
     async def _drive_loop(
         self, request: RunRequest, handle: _RunHandle, gate: GateInputs

@@ -95,13 +95,16 @@ def _wanted_workers(which: str) -> list[int] | None:
 def _matches(
     spec: RunSpec, target: str, work: RemoteWork, uploads: list[tuple[str, str]], which: str
 ) -> bool:
+    from tpu_runtime.remote.ray_jobs import LAUNCHER_NAME
+
     wanted = _wanted_workers(which)
+    ours = {LAUNCHER_NAME} if spec.ray is not None else set()  # added by the engine, not by the job
     return (
         spec.target == target
         and spec.loop == work.loop
         and (work.loop is not None or spec.command == work.command)
         and spec.env == work.env
-        and [(u.dest, u.sha256) for u in spec.uploads] == uploads
+        and [(u.dest, u.sha256) for u in spec.uploads if u.dest not in ours] == uploads
         and [d.remote for d in spec.downloads] == list(work.downloads)
         and spec.time_limit_s == work.time_limit_s
         and (wanted is None or [w.index for w in spec.workers] == wanted)
@@ -244,11 +247,19 @@ def fetched(state_path: Path, request: RunRequest, attempt: int = 0) -> dict[int
     root = state_path / "downloads" / request.id / (f"a{attempt}" if attempt else "")
     name = Path(request.spec.downloads[0].remote.rstrip("/")).name
     found: dict[int, Path] = {}
-    for worker in request.spec.workers:
-        path = root / f"w{worker.index}" / name
+    for index, _name in _workers(request):
+        path = root / f"w{index}" / name
         if path.exists():
-            found[worker.index] = path
+            found[index] = path
     return found
+
+
+def _workers(request: RunRequest) -> list[tuple[int, str]]:
+    """(index, name) of each place the work ran: SSH workers, or a Ray job's hosts (one task each)."""
+    job = request.spec.ray
+    if job is not None:
+        return [(i, f"{job.submission_id}/w{i}") for i in range(job.hosts)]
+    return [(w.index, w.name) for w in request.spec.workers]
 
 
 def approval_time(request: RunRequest) -> str:
@@ -260,8 +271,8 @@ def approval_time(request: RunRequest) -> str:
 
 def worker_names(request: RunRequest, indices: list[int] | None = None) -> str:
     """'0:w0, 1:w1' for the request's workers (or the given subset of them)."""
-    chosen = [w for w in request.spec.workers if indices is None or w.index in indices]
-    return ", ".join(f"{w.index}:{w.name}" for w in chosen) or "none"
+    chosen = [(i, name) for i, name in _workers(request) if indices is None or i in indices]
+    return ", ".join(f"{i}:{name}" for i, name in chosen) or "none"
 
 
 def staged_script(staging_dir: Path, stem: str, source: str) -> Path:

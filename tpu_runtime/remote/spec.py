@@ -30,7 +30,7 @@ SECRET_NAME_HINT = re.compile(
     r"TOKEN|SECRET|PASSW|PASSPHRASE|CREDENTIAL|API_?KEY|PRIVATE_?KEY|ACCESS_?KEY", re.I
 )
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-TargetKind = Literal["hosts", "tpu-vm", "gke"]
+TargetKind = Literal["hosts", "tpu-vm", "gke", "ray"]
 
 
 class SpecError(ValueError):
@@ -135,6 +135,29 @@ class GkeWorkload(BaseModel):
     kubectl: str = "kubectl"
 
 
+class RayJob(BaseModel):
+    """The Ray job submission that is approved and submitted: every argument `submit_job` receives.
+
+    The job's working_dir is not a path here: it is the spec's uploads (each by SHA-256), copied at start
+    from the checked snapshot into a fresh folder that Ray packs and uploads. Auth headers are named with
+    the environment variables holding them; their values are read when the job is submitted.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    address: str
+    submission_id: str = Field(description="the Ray job id; a loop's attempts add -a<N>")
+    entrypoint: str = Field(description="the shell command Ray runs, in the working_dir")
+    runtime_env: dict[str, Any] = Field(default_factory=dict, description="as submitted, minus working_dir")
+    entrypoint_resources: dict[str, float] = Field(default_factory=dict)
+    entrypoint_num_cpus: float | None = None
+    metadata: dict[str, str] = Field(default_factory=dict)
+    hosts: int = Field(default=1, ge=1, description="TPU hosts the command runs on, one task each")
+    chips_per_host: int = Field(default=0, ge=0, description="the `TPU` resource each host's task holds")
+    headers_env: dict[str, str] = Field(default_factory=dict, description="header -> env var name")
+    verify_tls: bool = True
+
+
 class RunSpec(BaseModel):
     """Everything the person approves. Its canonical JSON is what the digest covers."""
 
@@ -155,6 +178,7 @@ class RunSpec(BaseModel):
     identity_file: str | None = None
     loop: LoopPlan | None = None
     gke: GkeWorkload | None = None
+    ray: RayJob | None = None
 
     @field_validator("env")
     @classmethod
@@ -188,12 +212,22 @@ class RunSpec(BaseModel):
         if self.target_kind == "gke":
             if self.gke is None:
                 raise ValueError("a GKE request needs its manifest")
+        elif self.target_kind == "ray":
+            if self.ray is None:
+                raise ValueError("a Ray request needs its job submission")
         elif not self.workers:
             raise ValueError("a request needs at least one worker")
         overlap = set(self.env) & set(self.secret_env)
         if overlap:
             raise ValueError(f"{sorted(overlap)[0]} is given both as a plain and as a secret variable")
         return self
+
+
+def places(spec: RunSpec) -> int:
+    """Where the command runs, counted: SSH workers, a Ray job's hosts, or 1 (a GKE workload)."""
+    if spec.ray is not None:
+        return spec.ray.hosts
+    return max(1, len(spec.workers))
 
 
 def canonical_json(data: Any) -> str:
@@ -234,16 +268,19 @@ def file_sha256(path: Path) -> str:
 def plan_uploads(items: list[tuple[Path, str | None]]) -> tuple[Upload, ...]:
     """Local files or folders -> one `Upload` per file, each with its hash, destinations confined.
 
-    `dest` defaults to the file's or folder's own name; a folder's files keep their relative layout.
-    Symlinks inside a folder are refused rather than followed, so nothing outside it is sent by accident.
+    `dest` defaults to the file's or folder's own name; a folder's files keep their relative layout, and
+    a folder given `.` as its destination puts its files at the top of the run's folder (a Ray job's
+    working_dir as Ray users write it). Symlinks inside a folder are refused rather than followed, so
+    nothing outside it is sent by accident.
     """
     uploads: list[Upload] = []
     for source, dest in items:
         path = source.expanduser()
         if not path.exists():
             raise SpecError(f"no such file to upload: {source}")
+        at_top = dest is not None and dest.strip("/") == "." and path.is_dir()
         try:
-            base = safe_relative(dest) if dest else safe_relative(path.resolve().name)
+            base = "" if at_top else safe_relative(dest) if dest else safe_relative(path.resolve().name)
         except PathEscapeError as exc:
             raise SpecError(str(exc)) from None
         if path.is_file():
@@ -254,7 +291,8 @@ def plan_uploads(items: list[tuple[Path, str | None]]) -> tuple[Upload, ...]:
                 if child.is_symlink():
                     raise SpecError(f"refusing to upload symlink {child} (copy the file it points to)")
                 if child.is_file():
-                    files.append((child, f"{base}/{child.relative_to(path).as_posix()}"))
+                    inside = child.relative_to(path).as_posix()
+                    files.append((child, f"{base}/{inside}" if base else inside))
         else:
             raise SpecError(f"cannot upload {source}: not a regular file or folder")
         for file, rel in files:

@@ -1,6 +1,7 @@
 """Targets: the user's own list of where commands may run (`targets.yaml`), and who the workers are.
 
-Three kinds, each shown in `TARGETS_EXAMPLE` (also printed by `tpu-agent targets --help`).
+Four kinds (SSH hosts, Cloud TPU VMs, GKE clusters, Ray clusters), each shown in `TARGETS_EXAMPLE`
+(also printed by `tpu-agent targets --help`).
 
 Resolving a target gives the workers with the host keys that will be pinned into the request: for a TPU
 VM, addresses from the node's network endpoints and keys from its guest attributes; a worker without a
@@ -11,12 +12,12 @@ from __future__ import annotations
 
 import getpass
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from tpu_runtime.remote.spec import WorkerRef
+from tpu_runtime.remote.spec import ENV_NAME, WorkerRef, looks_secret
 from tpu_runtime.remote.targets_example import TARGETS_EXAMPLE as TARGETS_EXAMPLE
 from tpu_runtime.remote.tpu_api import TpuApi
 
@@ -110,7 +111,85 @@ class GkeTarget(BaseModel):
         return value
 
 
-Target = Annotated[HostsTarget | TpuVmTarget | GkeTarget, Field(discriminator="kind")]
+class RayTarget(BaseModel):
+    """A Ray cluster reached through its job-submission API (the dashboard address).
+
+    Ray's TPU facts used (https://docs.ray.io/en/latest/cluster/kubernetes/user-guides/tpu.html and Ray's
+    own `ray/_private/accelerators/tpu.py`): every TPU host offers the resource `TPU` (its chip count) and
+    one named after its slice, and worker 0 of a multi-host slice also offers `TPU-<pod type>-head`
+    (e.g. `TPU-v6e-16-head`), so one job can land on a slice's first host and start one task per host.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["ray"]
+    address: str = Field(description="job-submission (dashboard) address, e.g. http://10.0.0.2:8265")
+    tpu_chips_per_host: int = Field(default=4, ge=0, description="the `TPU` resource asked for per host")
+    tpu_hosts: int = Field(default=1, ge=1, description="hosts of one slice: >1 runs one task per host")
+    tpu_pod_type: str | None = Field(
+        default=None, description="slice type such as v6e-16; its `TPU-<type>-head` resource places the job"
+    )
+    resources: dict[str, float] = Field(default_factory=dict, description="more entrypoint resources")
+    entrypoint_num_cpus: float | None = Field(default=None, ge=0)
+    runtime_env: dict[str, Any] = Field(
+        default_factory=dict, description="defaults for every job: pip, env_vars, ... (no local paths)"
+    )
+    metadata: dict[str, str] = Field(default_factory=dict)
+    auth_token_env: str | None = Field(
+        default=None, description="environment variable holding a bearer token (sent, never stored)"
+    )
+    headers_env: dict[str, str] = Field(
+        default_factory=dict, description="HTTP header -> environment variable holding its value"
+    )
+    verify_tls: bool = True
+
+    @field_validator("address")
+    @classmethod
+    def _address(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")) or any(ch.isspace() for ch in value):
+            raise ValueError(f"address {value!r} is not an http(s):// job-submission address")
+        return value.rstrip("/")
+
+    @field_validator("runtime_env")
+    @classmethod
+    def _runtime_env(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if "working_dir" in value:
+            raise ValueError(
+                "runtime_env.working_dir cannot be a default: pass the files with --upload (they are hashed "
+                "into the request and become the job's working_dir)"
+            )
+        for module in value.get("py_modules") or []:
+            if "://" not in str(module):  # a local path would be read at submit time, unseen by the approval
+                raise ValueError(
+                    f"runtime_env.py_modules entry {module!r} is a local path: give a remote URI or upload it"
+                )
+        env_vars = value.get("env_vars") or {}
+        if not isinstance(env_vars, dict):
+            raise ValueError("runtime_env.env_vars must be a mapping")
+        for name in env_vars:
+            if not ENV_NAME.match(str(name)) or looks_secret(str(name)):
+                raise ValueError(
+                    f"runtime_env.env_vars.{name} looks like a credential or is not a plain name: Ray "
+                    "stores runtime_env in its job table, so secrets do not belong there"
+                )
+        return value
+
+    @field_validator("auth_token_env")
+    @classmethod
+    def _token_env(cls, value: str | None) -> str | None:
+        if value is not None and not ENV_NAME.match(value):
+            raise ValueError(f"auth_token_env {value!r} is not an environment variable name")
+        return value
+
+    @model_validator(mode="after")
+    def _slice(self) -> RayTarget:
+        if self.tpu_hosts > 1 and not self.tpu_pod_type:
+            raise ValueError("a multi-host target (tpu_hosts > 1) needs tpu_pod_type, e.g. v6e-16")
+        return self
+
+
+Target = Annotated[HostsTarget | TpuVmTarget | GkeTarget | RayTarget, Field(discriminator="kind")]
+AnyTarget = HostsTarget | TpuVmTarget | GkeTarget | RayTarget
 
 
 class TargetsFile(BaseModel):
@@ -119,7 +198,7 @@ class TargetsFile(BaseModel):
     targets: dict[str, Target] = Field(default_factory=dict)
 
 
-def load_targets(path: Path) -> dict[str, HostsTarget | TpuVmTarget | GkeTarget]:
+def load_targets(path: Path) -> dict[str, AnyTarget]:
     if not path.is_file():
         return {}
     try:
@@ -133,7 +212,7 @@ def load_targets(path: Path) -> dict[str, HostsTarget | TpuVmTarget | GkeTarget]
         raise TargetError(f"{path}: {where}: {err['msg']}") from None
 
 
-def get_target(path: Path, name: str) -> HostsTarget | TpuVmTarget | GkeTarget:
+def get_target(path: Path, name: str) -> AnyTarget:
     targets = load_targets(path)
     if name not in targets:
         known = ", ".join(sorted(targets)) or "none"

@@ -33,4 +33,12 @@ targets:
     chips_per_host: 4
     image: us-docker.pkg.dev/my-project/images/trainer:latest
     workload: jobset               # or job (an Indexed Job)
+  my-ray:                          # a Ray cluster, through its job-submission (dashboard) address
+    kind: ray
+    address: http://10.0.0.2:8265
+    tpu_chips_per_host: 4          # Ray's `TPU` resource each host's work holds
+    tpu_hosts: 4                   # a multi-host slice: one task per host
+    tpu_pod_type: v6e-16           # the job starts on the slice's TPU-v6e-16-head host
+    runtime_env: {pip: [jax], env_vars: {JAX_PLATFORMS: tpu}}
+    auth_token_env: RAY_JOB_TOKEN  # sent as a bearer token; the value is never stored
 """

@@ -101,8 +101,8 @@ def script_problem(spec: dict[str, Any], request_id: str) -> str | None:
     No view shows the script (it is ours, not the requester's), so one edited into a stored request
     would run unseen: the executor refuses to sign or start it, and the gate refuses to run it.
     """
-    if spec.get("target_kind") == "gke":
-        return None if not spec.get("script") else "a GKE request carries no wrapper script"
+    if spec.get("target_kind") in ("gke", "ray"):
+        return None if not spec.get("script") else "a GKE or Ray request carries no wrapper script"
     wanted = build_script(
         remote_dir=str(spec.get("remote_dir")), run_key=request_id, time_limit_s=float(spec["time_limit_s"])
     )
@@ -209,7 +209,7 @@ def readonly_paths(spec: dict[str, Any], read_only: dict[str, Any]) -> tuple[str
     targets = read_only.get("targets")
     if targets is not None and spec.get("target") not in targets:
         return None
-    if spec.get("target_kind") == "gke" or spec.get("env") or spec.get("secret_env"):
+    if spec.get("target_kind") in ("gke", "ray") or spec.get("env") or spec.get("secret_env"):
         return None
     if spec.get("uploads") or spec.get("downloads") or spec.get("loop") is not None:
         return None
