@@ -1,7 +1,8 @@
 """Turn ranked passages into an answer: a quoted supporting span, or "not covered" and a page to read.
 
 The answer is extractive: the sentence (or fact line) of the top passages that best covers the question's
-distinctive terms, quoted exactly and checked to occur word for word in the passage it cites. Coverage is
+distinctive terms (those the line itself names count fully, those only its heading names count half),
+quoted exactly and checked to occur word for word in the passage it cites. Coverage is
 judged from the best single passage's support for the question's terms (each weighted by its rarity in
 the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not from a cosine alone:
 
@@ -11,6 +12,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - specificity: the quoted span, with its heading, must name every specific term of the question that the
   corpus knows (a question about v4 is not answered from a line about v3);
 - unknown names: a question naming a specific term that no source mentions (a 'v9') is not covered;
+- focus: the attribute a "how many X / what is the X of" question asks for must appear in the quoted
+  line or its heading (a line giving a chip's HBM size does not answer how many HBM stacks it has);
 - a quote is checked to occur in its passage.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
@@ -39,6 +42,7 @@ SPECIFIC_MISS = 0.3  # span score factor when the span and its heading lack a sp
 RANK_PENALTY = 0.05  # span score discount per rank of its passage
 DENSITY_BONUS = 0.5  # span score bonus for spans made mostly of question terms
 CURATED_SPAN_BONUS = 1.1  # fact-sheet lines win near ties with docstrings
+HEADING_SHARE = 0.5  # weight of question terms that only a span's heading (not the span) names
 MAX_QUOTE_CHARS = 400
 # Words that ask rather than inform: they never decide whether the corpus covers a question.
 QUESTION_WORDS = frozenset(
@@ -47,13 +51,30 @@ QUESTION_WORDS = frozenset(
     "know use using used get set make way best good about any some all each every one two also just "
     "only i me my we our you your it its they them this that these those "
     "myself yourself yourselves itself ourselves themselves mine yours ours theirs us he she him her "
-    "his their ".split()
+    "his their "
+    # words that frame a question rather than name its subject ("what happens when ...", "is it better
+    # to ...", "what could be wrong"): a passage need not repeat them to answer it
+    "happen happens happened gets got getting ask asking better worse big bigger small smaller up down "
+    "within between wrong kind kinds sort thing things something anything actually really instead still "
+    "again able possible whether else enough ".split()
 )
 FALLBACK_PAGES = {
     "curated": "https://docs.cloud.google.com/tpu/docs",
     "package": "https://docs.jax.dev/en/latest/pallas/index.html",
     "folder": "https://docs.cloud.google.com/tpu/docs",
 }
+# "How many X ...", "what is the X of ...": X names the quantity or attribute asked for; a line that
+# never mentions it (an HBM size for a question about HBM stacks) does not answer the question.
+_FOCUS_RE = re.compile(r"\b(?:how\s+(?:many|much)|what(?:'s|\s+is|\s+are|\s+was)\s+the)\s+([^?]*)", re.I)
+_FOCUS_STOP = frozenset(
+    "of in on per for at to from with by does do did is are was were can could will would should has "  # noqa: SIM905
+    "have had a an the that which when if and or vs versus".split()
+)
+# generic quantity words: "the maximum number of chips" is answered by "up to 256 chips"
+QUANTITY_WORDS = frozenset(
+    "number size amount value values count maximum minimum max min total default limit level range "  # noqa: SIM905
+    "difference compute performance speed".split()
+)
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\[*])")
 _LEAD_RE = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+|\|\s*)*")
 # a source note that ends a line: "([source](URL), checked DATE)", "(source: URL, ...)", "(see ...)"
@@ -68,13 +89,30 @@ class Span:
     overlap: float
 
 
+_SUFFIXES = (
+    ("ies", "y"),
+    ("sses", "ss"),
+    ("ing", ""),
+    ("ed", ""),
+    ("ion", ""),
+    ("es", "e"),
+    ("s", ""),
+    ("e", ""),
+)
+
+
 def stem(token: str) -> str:
-    """A light English stemmer, enough that 'topologies' meets 'topology' and 'offers' meets 'offer'."""
-    if len(token) <= 4 or not token.isalpha():
+    """A light English stemmer, applied until nothing changes, so that 'topologies' meets 'topology',
+    'offers' 'offer', 'preempted' 'preemption' and 'sizes' 'size'."""
+    if not token.isalpha():
         return token
-    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", "e"), ("s", "")):
-        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
-            return token[: -len(suffix)] + repl
+    while len(token) > 4:
+        for suffix, repl in _SUFFIXES:
+            if token.endswith(suffix) and len(token) - len(suffix) >= 4:
+                token = token[: -len(suffix)] + repl
+                break
+        else:
+            return token
     return token
 
 
@@ -126,6 +164,29 @@ def _coverage(weights: dict[str, float], text: str) -> float:
         return 0.0
     present = _terms(text)
     return sum(w for t, w in weights.items() if _present(present, t)) / sum(weights.values())
+
+
+def focus_term(question: str) -> str | None:
+    """The head word of the quantity or attribute a 'how many / what is the' question asks for."""
+    match = _FOCUS_RE.search(question)
+    if not match:
+        return None
+    words: list[str] = []
+    for raw in match.group(1).split()[:4]:
+        word = raw.strip(",.;:()'\"").lower()
+        if not word or word in _FOCUS_STOP or word in QUESTION_WORDS:
+            break
+        words.append(word)
+    # the last word that is not a generic quantity ('clock' in 'clock speed'); none for 'maximum number';
+    # after 'how many' the first plural ('chips' in 'how many v5e chips share one host')
+    heads = [w for w in words if w not in QUANTITY_WORDS]
+    plurals = [w for w in heads if w.endswith("s") and not is_specific(w)]
+    if match.group(0).lower().startswith("how") and plurals:
+        heads = plurals[:1]
+    head = heads[-1] if heads else None
+    if head is None or is_specific(head):
+        return None
+    return head
 
 
 def _heading(passage: Passage) -> str:
@@ -198,7 +259,11 @@ def best_span(
     for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
         heading = _heading(passage)
         for span in candidate_spans(passage.text):
-            overlap = _coverage(weights, f"{heading}\n{span}") / (1.0 + RANK_PENALTY * rank)
+            # the span's own words count fully, terms only its heading names count part: every line under
+            # a matching heading shares the heading, so it must not decide between them
+            own = _coverage(weights, span)
+            overlap = own + HEADING_SHARE * (_coverage(weights, f"{heading}\n{span}") - own)
+            overlap /= 1.0 + RANK_PENALTY * rank
             if specific and _missing_specific(specific, f"{heading}\n{span}"):
                 overlap *= SPECIFIC_MISS
             # among equally covering spans, the one whose words are mostly the question's reads best
@@ -277,6 +342,9 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         lacking = _missing_specific(specific, f"{_heading(span.passage)}\n{span.text}")
         if lacking:
             reasons.append(f"no passage line names {', '.join(lacking[:3])}")
+        focus = focus_term(question)
+        if focus and not _present(_terms(f"{_heading(span.passage)}\n{span.text}"), focus):
+            reasons.append(f"the quoted line does not say anything about '{focus}'")
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
         page = closest_page(passages)
