@@ -195,3 +195,23 @@ def test_a_line_citing_two_sources_is_quoted_whole() -> None:
     spans = candidate_spans(text)
     assert any("1200 GBps" in s and "1100 GBps" in s for s in spans)
     assert not any(s.startswith("([source]") for s in spans)
+
+
+def test_between_equally_worded_lines_the_one_from_the_passage_closer_in_meaning_wins() -> None:
+    # both lines name every question term; the second-ranked passage is the one the encoder found closer
+    first = _passage(
+        "- SSH into the TPU VM with gcloud; the shell opens on worker 0. ([source](https://a.example/1), checked 2026-12-02)"
+    )
+    second = _passage(
+        "- If SSH to a TPU VM fails, the VM may lack an external IP address. ([source](https://a.example/2), checked 2026-12-02)"
+    )
+    weights = {"ssh": 5.8, "tpu": 0.3, "vm": 3.9}
+    first = first.model_copy(update={"cosine": 0.50})
+    second = second.model_copy(update={"cosine": 0.66, "chunk_id": "c2"})
+    span = best_span(weights, [first, second])
+    assert span is not None and "external IP" in span.text
+    # without vectors the retrieval rank decides
+    plain = best_span(
+        weights, [first.model_copy(update={"cosine": None}), second.model_copy(update={"cosine": None})]
+    )
+    assert plain is not None and "worker 0" in plain.text

@@ -39,7 +39,8 @@ MIN_COSINE = 0.30  # best cosine below this: nothing in the corpus is about the 
 LEXICAL_MIN_SUPPORT = 0.55  # with no vectors, the terms alone decide
 SPECIFIC_WEIGHT = 2.0  # weight multiplier of specific terms (with a digit, or identifier-like)
 SPECIFIC_MISS = 0.3  # span score factor when the span and its heading lack a specific question term
-RANK_PENALTY = 0.05  # span score discount per rank of its passage
+RANK_PENALTY = 0.05  # span score discount per rank of its passage (no vectors)
+COSINE_PENALTY = 1.0  # span score discount per unit of cosine below the closest passage (hybrid)
 DENSITY_BONUS = 0.5  # span score bonus for spans made mostly of question terms
 CURATED_SPAN_BONUS = 1.1  # fact-sheet lines win near ties with docstrings
 HEADING_SHARE = 0.5  # weight of question terms that only a span's heading (not the span) names
@@ -256,6 +257,8 @@ def best_span(
     """The span that best covers the question; one lacking a specific term of it (in the span or its
     heading) is discounted, so a line about v3 does not answer a question about v4."""
     best: Span | None = None
+    cosines = [p.cosine for p in passages[:SUPPORT_PASSAGES] if p.cosine is not None]
+    top_cosine = max(cosines, default=None)
     for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
         heading = _heading(passage)
         for span in candidate_spans(passage.text):
@@ -263,7 +266,11 @@ def best_span(
             # a matching heading shares the heading, so it must not decide between them
             own = _coverage(weights, span)
             overlap = own + HEADING_SHARE * (_coverage(weights, f"{heading}\n{span}") - own)
-            overlap /= 1.0 + RANK_PENALTY * rank
+            if top_cosine is not None and passage.cosine is not None:
+                # a line from a passage further in meaning from the question than the closest one pays
+                overlap *= max(0.0, 1.0 - COSINE_PENALTY * (top_cosine - passage.cosine))
+            else:
+                overlap /= 1.0 + RANK_PENALTY * rank
             if specific and _missing_specific(specific, f"{heading}\n{span}"):
                 overlap *= SPECIFIC_MISS
             # among equally covering spans, the one whose words are mostly the question's reads best
