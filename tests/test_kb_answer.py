@@ -14,6 +14,7 @@ from tpu_runtime.knowledge.answer import (
     closest_page,
     compose,
     focus_term,
+    names_attribute,
     stem,
 )
 from tpu_runtime.knowledge.build import run_kb_build
@@ -100,6 +101,14 @@ def test_focus_term_is_the_attribute_a_quantity_question_asks_for() -> None:
     assert focus_term("How do I create a TPU?") is None
 
 
+def test_an_attribute_is_named_by_its_word_or_by_a_value_in_its_unit() -> None:
+    assert names_attribute("bandwidth", "32 GiB of HBM2 per chip at 900 GBps")
+    assert names_attribute("clock", "runs at 1.75 GHz") and names_attribute("power", "draws 220 W")
+    assert names_attribute("stacks", "four HBM stacks per chip")
+    assert not names_attribute("bandwidth", "Each TPU v3 chip has two TensorCores.")
+    assert not names_attribute("clock", "Each TPU7x chip has two TensorCores and four SparseCores.")
+
+
 def test_the_span_that_itself_names_the_question_terms_wins_over_its_heading_mates() -> None:
     # both lines sit under a heading naming the question's subject; only one says what is asked
     passage = _passage(
@@ -155,6 +164,8 @@ def _ask(index: KnowledgeIndex, question: str) -> Answer:
         ("Where does scalar prefetch put the first operand?", "SMEM"),
         # the answer line words it as 'preemption' and 'restarts'; 'what happens' frames the question
         ("What happens to a Multislice job when one slice gets preempted?", "restarts the other slices"),
+        # the line never says 'bandwidth' but gives a value in its unit
+        ("What is the HBM bandwidth of a TPU v3 chip?", "900 GBps"),
     ],
 )
 def test_a_question_whose_answer_is_in_a_passage_is_answered_with_it(

@@ -74,8 +74,24 @@ _FOCUS_STOP = frozenset(
 # generic quantity words: "the maximum number of chips" is answered by "up to 256 chips"
 QUANTITY_WORDS = frozenset(
     "number size amount value values count maximum minimum max min total default limit level range "  # noqa: SIM905
-    "difference compute performance speed".split()
+    "difference compute performance speed throughput capacity".split()
 )
+# An attribute is also named by a value in its unit: "900 GBps" answers a question about bandwidth.
+_SIZE = r"\d[\d.,]*\s*(?:[KMGTP]i?B|[KMGTP]bytes|gigabytes|terabytes)\b"
+_RATE = r"\d[\d.,]*\s*(?:[KMGTP]i?B(?:ps|/s)|[KMGTP]bps|[KMGTP]b/s|gigabits|gigabytes per second)"
+_FLOPS = r"\d[\d.,]*\s*(?:[KMGTPE]?FLOPs?|[a-z]*flops|TOPS|[a-z]*ops\b)"
+ATTRIBUTE_UNITS: dict[str, re.Pattern[str]] = {
+    name: re.compile(pattern, re.I)
+    for names, pattern in (
+        (("bandwidth", "bandwidths"), _RATE),
+        (("capacity", "memory", "hbm", "dram", "vmem", "smem"), _SIZE),
+        (("throughput", "flops", "peak", "teraflops", "petaflops"), _FLOPS),
+        (("power", "watts", "wattage"), r"\d[\d.,]*\s*(?:W|kW|watts)\b"),
+        (("clock", "frequency"), r"\d[\d.,]*\s*(?:[MG]Hz)\b"),
+        (("latency",), r"\d[\d.,]*\s*(?:ns|us|µs|ms)\b"),
+    )
+    for name in names
+}
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\[*])")
 _LEAD_RE = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+|\|\s*)*")
 # a source note that ends a line: "([source](URL), checked DATE)", "(source: URL, ...)", "(see ...)"
@@ -147,9 +163,14 @@ def _df(index: KnowledgeIndex, token: str) -> int:
     return df
 
 
+_VERSIONED_RE = re.compile(r"^([a-z]{3,})\d+[a-z]?$")
+
+
 def _terms(text: str) -> set[str]:
     tokens = tokenize(text)
-    return set(tokens) | {stem(t) for t in tokens}
+    # a versioned name also names its family: 'HBM2e' is HBM, 'DDR5' is DDR
+    families = {m.group(1) for t in tokens if (m := _VERSIONED_RE.match(t))}
+    return set(tokens) | {stem(t) for t in tokens} | families
 
 
 def _present(terms: set[str], token: str) -> bool:
@@ -180,14 +201,17 @@ def focus_term(question: str) -> str | None:
         words.append(word)
     # the last word that is not a generic quantity ('clock' in 'clock speed'); none for 'maximum number';
     # after 'how many' the first plural ('chips' in 'how many v5e chips share one host')
-    heads = [w for w in words if w not in QUANTITY_WORDS]
-    plurals = [w for w in heads if w.endswith("s") and not is_specific(w)]
+    heads = [w for w in words if w not in QUANTITY_WORDS and not is_specific(w)]
+    plurals = [w for w in heads if w.endswith("s")]
     if match.group(0).lower().startswith("how") and plurals:
         heads = plurals[:1]
-    head = heads[-1] if heads else None
-    if head is None or is_specific(head):
-        return None
-    return head
+    return heads[-1] if heads else None
+
+
+def names_attribute(attribute: str, text: str) -> bool:
+    """Whether `text` names the attribute, as a word or as a value in the attribute's unit."""
+    unit = ATTRIBUTE_UNITS.get(attribute)
+    return _present(_terms(text), attribute) or bool(unit and unit.search(text))
 
 
 def _heading(passage: Passage) -> str:
@@ -350,7 +374,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         if lacking:
             reasons.append(f"no passage line names {', '.join(lacking[:3])}")
         focus = focus_term(question)
-        if focus and not _present(_terms(f"{_heading(span.passage)}\n{span.text}"), focus):
+        if focus and not names_attribute(focus, f"{_heading(span.passage)}\n{span.text}"):
             reasons.append(f"the quoted line does not say anything about '{focus}'")
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
