@@ -21,6 +21,7 @@ Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benc
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -118,6 +119,7 @@ _SUFFIXES = (
 )
 
 
+@functools.lru_cache(maxsize=65536)
 def stem(token: str) -> str:
     """A light English stemmer, applied until nothing changes, so that 'topologies' meets 'topology',
     'offers' 'offer', 'preempted' 'preemption' and 'sizes' 'size'."""
@@ -166,14 +168,16 @@ def _df(index: KnowledgeIndex, token: str) -> int:
 _VERSIONED_RE = re.compile(r"^([a-z]{3,})\d+[a-z]?$")
 
 
-def _terms(text: str) -> set[str]:
+@functools.lru_cache(maxsize=16384)
+def _terms(text: str) -> frozenset[str]:
+    """Tokens, their stems and families of `text` (cached: a warm server sees the same lines again)."""
     tokens = tokenize(text)
     # a versioned name also names its family: 'HBM2e' is HBM, 'DDR5' is DDR
     families = {m.group(1) for t in tokens if (m := _VERSIONED_RE.match(t))}
-    return set(tokens) | {stem(t) for t in tokens} | families
+    return frozenset(tokens) | {stem(t) for t in tokens} | families
 
 
-def _present(terms: set[str], token: str) -> bool:
+def _present(terms: frozenset[str], token: str) -> bool:
     if token in terms or stem(token) in terms:
         return True
     parts = _parts(token)
