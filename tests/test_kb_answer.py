@@ -7,7 +7,16 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import write_corpus
-from tpu_runtime.knowledge.answer import _url_near, candidate_spans, closest_page, compose, stem
+from tpu_runtime.knowledge.answer import (
+    _url_near,
+    best_span,
+    candidate_spans,
+    closest_page,
+    compose,
+    focus_term,
+    names_attribute,
+    stem,
+)
 from tpu_runtime.knowledge.build import run_kb_build
 from tpu_runtime.knowledge.models import Answer, Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
@@ -76,6 +85,39 @@ def test_stemming_meets_plural_and_verb_forms() -> None:
     assert stem("topologies") == stem("topology")
     assert stem("offers") == stem("offer")
     assert stem("v6e") == "v6e" and stem("bf16") == "bf16"
+    # applied until nothing changes, so noun and verb forms of one word meet
+    assert stem("preempted") == stem("preemption") == stem("preempt")
+    assert stem("sizes") == stem("size") and stem("versions") == stem("version")
+
+
+def test_focus_term_is_the_attribute_a_quantity_question_asks_for() -> None:
+    assert focus_term("How many HBM stacks does a TPU v5e chip use?") == "stacks"
+    assert focus_term("How many v5e chips share one host?") == "chips"
+    assert focus_term("What is the clock speed of the SparseCores on TPU7x?") == "clock"
+    assert focus_term("What is the hourly on-demand price of a TPU v6e chip?") == "price"
+    # generic quantities and comparisons name no attribute of their own
+    assert focus_term("What is the maximum number of chips in a slice?") is None
+    assert focus_term("What is the difference between PROVISIONING and ACTIVE?") is None
+    assert focus_term("How do I create a TPU?") is None
+
+
+def test_an_attribute_is_named_by_its_word_or_by_a_value_in_its_unit() -> None:
+    assert names_attribute("bandwidth", "32 GiB of HBM2 per chip at 900 GBps")
+    assert names_attribute("clock", "runs at 1.75 GHz") and names_attribute("power", "draws 220 W")
+    assert names_attribute("stacks", "four HBM stacks per chip")
+    assert not names_attribute("bandwidth", "Each TPU v3 chip has two TensorCores.")
+    assert not names_attribute("clock", "Each TPU7x chip has two TensorCores and four SparseCores.")
+
+
+def test_the_span_that_itself_names_the_question_terms_wins_over_its_heading_mates() -> None:
+    # both lines sit under a heading naming the question's subject; only one says what is asked
+    passage = _passage(
+        "- Names differ between the two sources, as noted below. ([source](https://a.example/1), checked 2026-12-02)\n"
+        "- The eager modes are DEFAULT and ASYNC, selected with torch.tpu.eager_mode. ([source](https://a.example/2), checked 2026-12-02)"
+    ).model_copy(update={"section": "Eager modes of TorchTPU"})
+    weights = {"eager": 4.0, "modes": 4.2, "torchtpu": 2.3, "differ": 2.0}
+    span = best_span(weights, [passage])
+    assert span is not None and "eager_mode" in span.text
 
 
 GENERATIONS = """\
@@ -94,6 +136,8 @@ GENERATIONS = """\
 ## Multislice
 
 - Multislice joins two or more slices that talk over the data-center network; all slices must have the same TPU type, size and topology. ([source](https://example.org/ms), checked 2026-12-02)
+- On a preemption or hardware failure of one slice, Cloud TPU recreates it and then restarts the other slices of the Multislice job from its last checkpoint. ([source](https://example.org/ms2), checked 2026-12-02)
+- TPU v3 memory: 32 GiB of HBM2 per chip at 900 GBps. ([source](https://example.org/v3mem), checked 2026-12-02)
 """
 
 
@@ -118,6 +162,10 @@ def _ask(index: KnowledgeIndex, question: str) -> Answer:
         ("Must all Multislice slices have the same topology?", "same TPU type, size and topology"),
         ("How many MXUs does each v4 TensorCore have?", "four MXUs"),
         ("Where does scalar prefetch put the first operand?", "SMEM"),
+        # the answer line words it as 'preemption' and 'restarts'; 'what happens' frames the question
+        ("What happens to a Multislice job when one slice gets preempted?", "restarts the other slices"),
+        # the line never says 'bandwidth' but gives a value in its unit
+        ("What is the HBM bandwidth of a TPU v3 chip?", "900 GBps"),
     ],
 )
 def test_a_question_whose_answer_is_in_a_passage_is_answered_with_it(
@@ -137,6 +185,8 @@ def test_a_question_whose_answer_is_in_a_passage_is_answered_with_it(
         "What is the warranty period of a TPU v3 host?",
         "How many transistors does a TPU8 chip have?",
         "How do I enable autoscaling for a Dataflow streaming pipeline?",
+        # every name is known and a v3 Pod line matches most words, but none says anything about stacks
+        "How many HBM stacks does a TPU v3 chip use?",
     ],
 )
 def test_a_question_the_sources_do_not_answer_is_refused(tiny: KnowledgeIndex, question: str) -> None:
@@ -156,3 +206,23 @@ def test_a_line_citing_two_sources_is_quoted_whole() -> None:
     spans = candidate_spans(text)
     assert any("1200 GBps" in s and "1100 GBps" in s for s in spans)
     assert not any(s.startswith("([source]") for s in spans)
+
+
+def test_between_equally_worded_lines_the_one_from_the_passage_closer_in_meaning_wins() -> None:
+    # both lines name every question term; the second-ranked passage is the one the encoder found closer
+    first = _passage(
+        "- SSH into the TPU VM with gcloud; the shell opens on worker 0. ([source](https://a.example/1), checked 2026-12-02)"
+    )
+    second = _passage(
+        "- If SSH to a TPU VM fails, the VM may lack an external IP address. ([source](https://a.example/2), checked 2026-12-02)"
+    )
+    weights = {"ssh": 5.8, "tpu": 0.3, "vm": 3.9}
+    first = first.model_copy(update={"cosine": 0.50})
+    second = second.model_copy(update={"cosine": 0.66, "chunk_id": "c2"})
+    span = best_span(weights, [first, second])
+    assert span is not None and "external IP" in span.text
+    # without vectors the retrieval rank decides
+    plain = best_span(
+        weights, [first.model_copy(update={"cosine": None}), second.model_copy(update={"cosine": None})]
+    )
+    assert plain is not None and "worker 0" in plain.text

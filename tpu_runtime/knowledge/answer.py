@@ -1,7 +1,8 @@
 """Turn ranked passages into an answer: a quoted supporting span, or "not covered" and a page to read.
 
 The answer is extractive: the sentence (or fact line) of the top passages that best covers the question's
-distinctive terms, quoted exactly and checked to occur word for word in the passage it cites. Coverage is
+distinctive terms (those the line itself names count fully, those only its heading names count half),
+quoted exactly and checked to occur word for word in the passage it cites. Coverage is
 judged from the best single passage's support for the question's terms (each weighted by its rarity in
 the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not from a cosine alone:
 
@@ -11,6 +12,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - specificity: the quoted span, with its heading, must name every specific term of the question that the
   corpus knows (a question about v4 is not answered from a line about v3);
 - unknown names: a question naming a specific term that no source mentions (a 'v9') is not covered;
+- focus: the attribute a "how many X / what is the X of" question asks for must appear in the quoted
+  line or its heading (a line giving a chip's HBM size does not answer how many HBM stacks it has);
 - a quote is checked to occur in its passage.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
@@ -18,6 +21,7 @@ Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benc
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from dataclasses import dataclass
@@ -36,9 +40,11 @@ MIN_COSINE = 0.30  # best cosine below this: nothing in the corpus is about the 
 LEXICAL_MIN_SUPPORT = 0.55  # with no vectors, the terms alone decide
 SPECIFIC_WEIGHT = 2.0  # weight multiplier of specific terms (with a digit, or identifier-like)
 SPECIFIC_MISS = 0.3  # span score factor when the span and its heading lack a specific question term
-RANK_PENALTY = 0.05  # span score discount per rank of its passage
+RANK_PENALTY = 0.05  # span score discount per rank of its passage (no vectors)
+COSINE_PENALTY = 1.0  # span score discount per unit of cosine below the closest passage (hybrid)
 DENSITY_BONUS = 0.5  # span score bonus for spans made mostly of question terms
 CURATED_SPAN_BONUS = 1.1  # fact-sheet lines win near ties with docstrings
+HEADING_SHARE = 0.5  # weight of question terms that only a span's heading (not the span) names
 MAX_QUOTE_CHARS = 400
 # Words that ask rather than inform: they never decide whether the corpus covers a question.
 QUESTION_WORDS = frozenset(
@@ -47,12 +53,45 @@ QUESTION_WORDS = frozenset(
     "know use using used get set make way best good about any some all each every one two also just "
     "only i me my we our you your it its they them this that these those "
     "myself yourself yourselves itself ourselves themselves mine yours ours theirs us he she him her "
-    "his their ".split()
+    "his their "
+    # words that frame a question rather than name its subject ("what happens when ...", "is it better
+    # to ...", "what could be wrong"): a passage need not repeat them to answer it
+    "happen happens happened gets got getting ask asking better worse big bigger small smaller up down "
+    "within between wrong kind kinds sort thing things something anything actually really instead still "
+    "again able possible whether else enough ".split()
 )
 FALLBACK_PAGES = {
     "curated": "https://docs.cloud.google.com/tpu/docs",
     "package": "https://docs.jax.dev/en/latest/pallas/index.html",
     "folder": "https://docs.cloud.google.com/tpu/docs",
+}
+# "How many X ...", "what is the X of ...": X names the quantity or attribute asked for; a line that
+# never mentions it (an HBM size for a question about HBM stacks) does not answer the question.
+_FOCUS_RE = re.compile(r"\b(?:how\s+(?:many|much)|what(?:'s|\s+is|\s+are|\s+was)\s+the)\s+([^?]*)", re.I)
+_FOCUS_STOP = frozenset(
+    "of in on per for at to from with by does do did is are was were can could will would should has "  # noqa: SIM905
+    "have had a an the that which when if and or vs versus".split()
+)
+# generic quantity words: "the maximum number of chips" is answered by "up to 256 chips"
+QUANTITY_WORDS = frozenset(
+    "number size amount value values count maximum minimum max min total default limit level range "  # noqa: SIM905
+    "difference compute performance speed throughput capacity".split()
+)
+# An attribute is also named by a value in its unit: "900 GBps" answers a question about bandwidth.
+_SIZE = r"\d[\d.,]*\s*(?:[KMGTP]i?B|[KMGTP]bytes|gigabytes|terabytes)\b"
+_RATE = r"\d[\d.,]*\s*(?:[KMGTP]i?B(?:ps|/s)|[KMGTP]bps|[KMGTP]b/s|gigabits|gigabytes per second)"
+_FLOPS = r"\d[\d.,]*\s*(?:[KMGTPE]?FLOPs?|[a-z]*flops|TOPS|[a-z]*ops\b)"
+ATTRIBUTE_UNITS: dict[str, re.Pattern[str]] = {
+    name: re.compile(pattern, re.I)
+    for names, pattern in (
+        (("bandwidth", "bandwidths"), _RATE),
+        (("capacity", "memory", "hbm", "dram", "vmem", "smem"), _SIZE),
+        (("throughput", "flops", "peak", "teraflops", "petaflops"), _FLOPS),
+        (("power", "watts", "wattage"), r"\d[\d.,]*\s*(?:W|kW|watts)\b"),
+        (("clock", "frequency"), r"\d[\d.,]*\s*(?:[MG]Hz)\b"),
+        (("latency",), r"\d[\d.,]*\s*(?:ns|us|µs|ms)\b"),
+    )
+    for name in names
 }
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\[*])")
 _LEAD_RE = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+|\|\s*)*")
@@ -68,13 +107,31 @@ class Span:
     overlap: float
 
 
+_SUFFIXES = (
+    ("ies", "y"),
+    ("sses", "ss"),
+    ("ing", ""),
+    ("ed", ""),
+    ("ion", ""),
+    ("es", "e"),
+    ("s", ""),
+    ("e", ""),
+)
+
+
+@functools.lru_cache(maxsize=65536)
 def stem(token: str) -> str:
-    """A light English stemmer, enough that 'topologies' meets 'topology' and 'offers' meets 'offer'."""
-    if len(token) <= 4 or not token.isalpha():
+    """A light English stemmer, applied until nothing changes, so that 'topologies' meets 'topology',
+    'offers' 'offer', 'preempted' 'preemption' and 'sizes' 'size'."""
+    if not token.isalpha():
         return token
-    for suffix, repl in (("ies", "y"), ("sses", "ss"), ("ing", ""), ("ed", ""), ("es", "e"), ("s", "")):
-        if token.endswith(suffix) and len(token) - len(suffix) >= 3:
-            return token[: -len(suffix)] + repl
+    while len(token) > 4:
+        for suffix, repl in _SUFFIXES:
+            if token.endswith(suffix) and len(token) - len(suffix) >= 4:
+                token = token[: -len(suffix)] + repl
+                break
+        else:
+            return token
     return token
 
 
@@ -108,12 +165,19 @@ def _df(index: KnowledgeIndex, token: str) -> int:
     return df
 
 
-def _terms(text: str) -> set[str]:
+_VERSIONED_RE = re.compile(r"^([a-z]{3,})\d+[a-z]?$")
+
+
+@functools.lru_cache(maxsize=16384)
+def _terms(text: str) -> frozenset[str]:
+    """Tokens, their stems and families of `text` (cached: a warm server sees the same lines again)."""
     tokens = tokenize(text)
-    return set(tokens) | {stem(t) for t in tokens}
+    # a versioned name also names its family: 'HBM2e' is HBM, 'DDR5' is DDR
+    families = {m.group(1) for t in tokens if (m := _VERSIONED_RE.match(t))}
+    return frozenset(tokens) | {stem(t) for t in tokens} | families
 
 
-def _present(terms: set[str], token: str) -> bool:
+def _present(terms: frozenset[str], token: str) -> bool:
     if token in terms or stem(token) in terms:
         return True
     parts = _parts(token)
@@ -126,6 +190,32 @@ def _coverage(weights: dict[str, float], text: str) -> float:
         return 0.0
     present = _terms(text)
     return sum(w for t, w in weights.items() if _present(present, t)) / sum(weights.values())
+
+
+def focus_term(question: str) -> str | None:
+    """The head word of the quantity or attribute a 'how many / what is the' question asks for."""
+    match = _FOCUS_RE.search(question)
+    if not match:
+        return None
+    words: list[str] = []
+    for raw in match.group(1).split()[:4]:
+        word = raw.strip(",.;:()'\"").lower()
+        if not word or word in _FOCUS_STOP or word in QUESTION_WORDS:
+            break
+        words.append(word)
+    # the last word that is not a generic quantity ('clock' in 'clock speed'); none for 'maximum number';
+    # after 'how many' the first plural ('chips' in 'how many v5e chips share one host')
+    heads = [w for w in words if w not in QUANTITY_WORDS and not is_specific(w)]
+    plurals = [w for w in heads if w.endswith("s")]
+    if match.group(0).lower().startswith("how") and plurals:
+        heads = plurals[:1]
+    return heads[-1] if heads else None
+
+
+def names_attribute(attribute: str, text: str) -> bool:
+    """Whether `text` names the attribute, as a word or as a value in the attribute's unit."""
+    unit = ATTRIBUTE_UNITS.get(attribute)
+    return _present(_terms(text), attribute) or bool(unit and unit.search(text))
 
 
 def _heading(passage: Passage) -> str:
@@ -195,10 +285,20 @@ def best_span(
     """The span that best covers the question; one lacking a specific term of it (in the span or its
     heading) is discounted, so a line about v3 does not answer a question about v4."""
     best: Span | None = None
+    cosines = [p.cosine for p in passages[:SUPPORT_PASSAGES] if p.cosine is not None]
+    top_cosine = max(cosines, default=None)
     for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
         heading = _heading(passage)
         for span in candidate_spans(passage.text):
-            overlap = _coverage(weights, f"{heading}\n{span}") / (1.0 + RANK_PENALTY * rank)
+            # the span's own words count fully, terms only its heading names count part: every line under
+            # a matching heading shares the heading, so it must not decide between them
+            own = _coverage(weights, span)
+            overlap = own + HEADING_SHARE * (_coverage(weights, f"{heading}\n{span}") - own)
+            if top_cosine is not None and passage.cosine is not None:
+                # a line from a passage further in meaning from the question than the closest one pays
+                overlap *= max(0.0, 1.0 - COSINE_PENALTY * (top_cosine - passage.cosine))
+            else:
+                overlap /= 1.0 + RANK_PENALTY * rank
             if specific and _missing_specific(specific, f"{heading}\n{span}"):
                 overlap *= SPECIFIC_MISS
             # among equally covering spans, the one whose words are mostly the question's reads best
@@ -277,6 +377,9 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         lacking = _missing_specific(specific, f"{_heading(span.passage)}\n{span.text}")
         if lacking:
             reasons.append(f"no passage line names {', '.join(lacking[:3])}")
+        focus = focus_term(question)
+        if focus and not names_attribute(focus, f"{_heading(span.passage)}\n{span.text}"):
+            reasons.append(f"the quoted line does not say anything about '{focus}'")
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
         page = closest_page(passages)
