@@ -239,6 +239,8 @@ def honesty_stage(
             details.append(f"held-out shape ({label}): not checked, {outcome.result.message}")
         elif outcome.result.verdict == "pass":
             details.append(f"held-out shape ({label}) {km.dtypes[0]}: passes")
+        elif outcome.result.verdict == "warn":
+            details.append(f"held-out shape ({label}) {km.dtypes[0]}: passes, with a warning as in stage 1")
         elif declared_pass:
             findings.append(
                 Finding(
