@@ -133,6 +133,7 @@ def run_check(
         stages.append(stage)
         tracebacks += details
     lowered = True
+    unlowered = "skipped: the kernel does not lower for TPU (stage 3)"
     if "lowering" in wanted:
         from tpu_runtime.kernels.lowering import lowering_stage
 
@@ -140,11 +141,13 @@ def run_check(
         target_cases = [(target, dtype) for dtype in km.dtypes if (target, dtype) not in cases]
         stage, details = lowering_stage(km, params, cases + target_cases, options.generations[0])
         lowered = stage.verdict == "pass"
+        if stage.verdict == "skip":
+            unlowered = "skipped: stage 3 could not lower it here (it says why)"
         stages.append(stage)
         tracebacks += details
     if "compile" in wanted:
         if not lowered:
-            stages.append(_skipped("compile", "skipped: the kernel does not lower for TPU (stage 3)"))
+            stages.append(_skipped("compile", unlowered))
         else:
             from tpu_runtime.kernels.tpu_compile import compile_stage
 
@@ -154,7 +157,7 @@ def run_check(
             tracebacks += details
     if "torch" in wanted:
         if not lowered:
-            stages.append(_skipped("torch", "skipped: the kernel does not lower for TPU (stage 3)"))
+            stages.append(_skipped("torch", unlowered))
         elif km.mesh:
             stages.append(_skipped("torch", _TORCH_COLLECTIVE))
         else:
