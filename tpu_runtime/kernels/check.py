@@ -57,16 +57,17 @@ _TORCH_COLLECTIVE = (
 )
 
 
-def _host_mesh(km: KernelModule) -> tuple[Any, str]:
-    """(the kernel's MESH over host CPU devices, or None; why there is none when it declares one)."""
+def _no_host_mesh(km: KernelModule) -> str:
+    """Why this process cannot lay the kernel's MESH over host CPU devices ('' when it can)."""
     if not km.mesh:
-        return None, ""
+        return ""
     from tpu_runtime.kernels.mesh import MeshError, cpu_mesh
 
     try:
-        return cpu_mesh(km.mesh), ""
+        cpu_mesh(km.mesh)
     except MeshError as exc:
-        return None, str(exc)
+        return str(exc)
+    return ""
 
 
 def _versions() -> dict[str, str]:
@@ -100,7 +101,7 @@ def run_check(
     correctness_pass = False
     interpretable = True
     reference_calls = 0
-    host_mesh, no_mesh = _host_mesh(km)
+    no_mesh = _no_host_mesh(km)
     if "correctness" in wanted and no_mesh:
         stages.append(_skipped("correctness", f"cannot be checked in interpret mode here: {no_mesh}"))
         interpretable = False
@@ -117,19 +118,17 @@ def run_check(
         tracebacks += details
     if "honesty" in wanted:
         from tpu_runtime.kernels.honesty import honesty_stage
-        from tpu_runtime.kernels.mesh import current_mesh
 
         notify("honesty", 0.0)
-        with current_mesh(host_mesh):
-            stage, details = honesty_stage(
-                km,
-                params,
-                seed,
-                reference_calls,
-                correctness_pass,
-                check_held_out=options.held_out and interpretable,
-                shapes=shapes,
-            )
+        stage, details = honesty_stage(
+            km,
+            params,
+            seed,
+            reference_calls,
+            correctness_pass,
+            check_held_out=options.held_out and interpretable,
+            shapes=shapes,
+        )
         stages.append(stage)
         tracebacks += details
     lowered = True
