@@ -36,6 +36,9 @@ EXPECTED = {
     "splash_attention_bwd": ("pass", "pass"),
     "threefry": ("pass", "pass"),
     "philox": ("pass", "pass"),
+    # exact when each DMA completes as issued, racy under the interpreter's late, out-of-order DMA model:
+    # a warning, not a failure (upstream's multi-device TPU v5e test passes)
+    "all_gather": ("pass", "warn"),
 }
 
 #: every module of the package that calls pallas_call -> the adapters that check its kernels
@@ -49,13 +52,10 @@ COVERED = {
     "splash_attention.splash_attention_kernel": ["splash_attention", "splash_attention_bwd"],
     "random.threefry": ["threefry"],
     "random.philox": ["philox"],
+    "all_gather": ["all_gather"],
 }
 #: modules with a kernel but no adapter, and why
-NOT_COVERED = {
-    # a ring all-gather over a device mesh: `kernel check` checks single-device kernels, and upstream's
-    # own test runs it only on a multi-device TPU v5e
-    "all_gather": "multi-device collective",
-}
+NOT_COVERED: dict[str, str] = {}
 
 
 def _kernel_modules() -> set[str]:
@@ -102,11 +102,18 @@ def _child_environment() -> None:
 def test_upstream_kernel_gets_the_verdict_its_own_tests_imply(name: str, _child_environment: None) -> None:
     from tpu_runtime.kernels.check import CheckOptions, run_check
     from tpu_runtime.kernels.convention import load_kernel_module
+    from tpu_runtime.kernels.job import KernelCheckRequest, run_kernel_check
+    from tpu_runtime.kernels.mesh import declared_mesh
     from tpu_runtime.kernels.report import CPU_STAGES
 
     path = UPSTREAM / f"{name}.py"
-    options = CheckOptions(file=str(path), stages=list(CPU_STAGES), generations=["v6e"], seed=3)
-    report = run_check(load_kernel_module(path), options)
+    collective = bool(declared_mesh(path))
+    if collective:  # through the check child, which starts JAX with the mesh's host devices
+        request = KernelCheckRequest(file=path, stages=list(CPU_STAGES), generations=["v6e"], seed=3)
+        report = run_kernel_check(request)
+    else:
+        options = CheckOptions(file=str(path), stages=list(CPU_STAGES), generations=["v6e"], seed=3)
+        report = run_check(load_kernel_module(path), options)
     stages = {s.stage: s for s in report.stages}
     verdict, correctness = EXPECTED[name]
     assert (report.verdict, stages["correctness"].verdict) == (verdict, correctness), [
@@ -114,10 +121,16 @@ def test_upstream_kernel_gets_the_verdict_its_own_tests_imply(name: str, _child_
     ]
     # every stage that can run does run, and none fails for a reason outside the kernel
     for stage in ("honesty", "lowering", "compile", "torch"):
+        if stage == "torch" and collective:
+            assert stages[stage].verdict == "skip" and "shard_map" in stages[stage].message
+            continue
         assert stages[stage].verdict == "pass", (stage, stages[stage].message)
     (v6e,) = stages["compile"].generations
     assert v6e.estimate_seconds is not None and v6e.estimate_seconds > 0
     assert v6e.grid_steps != 0
+    if correctness == "warn":
+        message = stages["correctness"].message
+        assert "dma_execution_mode='eager'" in message and "In on_wait mode:" in message, message
     if correctness == "skip":
         assert "cannot be checked in interpret mode" in stages["correctness"].message
         assert "the kernel raised" not in stages["correctness"].message

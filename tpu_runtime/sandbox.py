@@ -35,6 +35,7 @@ PASSTHROUGH_ENV = (
     "VIRTUAL_ENV",
     "PYTHONPATH",
     "TPU_AGENT_DATA_DIR",
+    "XLA_FLAGS",  # the user's own XLA flags; a collective kernel's check adds the host device count
 )
 
 

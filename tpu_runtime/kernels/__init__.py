@@ -28,13 +28,18 @@ A kernel module is one Python file that defines:
 ``TOLERANCE: dict[str, list[float]]`` (optional)
     Output dtype name -> ``[rtol, atol]``, where atol is a fraction of the reference output's RMS; the
     defaults are 1e-4 for float32 and 2e-2 for bfloat16, exact for integers.
+``MESH: dict[str, int]`` (optional; collective kernels)
+    Mesh axis name -> device count, a literal dict. ``kernel`` then takes and returns global arrays and runs
+    its ``pallas_call`` under ``jax.shard_map`` over ``jax.sharding.get_abstract_mesh()``; the checker
+    provides that many devices (``mesh``) and runs interpret mode in both DMA models.
 
 ``tpu-agent kernel new NAME --template T`` writes such a module from ``templates/`` (tiled matmul in float32
 and in bfloat16 with a float32 accumulator, int8 quantized matmul, RMSNorm, softmax, flash attention
 forward, grouped matmul for MoE); each template passes ``kernel check`` as shipped.
 
 Modules: ``convention`` (load and validate), ``correctness``/``poison`` (stage 1), ``honesty`` (2),
-``lowering`` (3), ``tpu_compile``/``roofline``/``introspect`` (4), ``torch_integration`` (5), ``check``
-(the sandboxed child running them), ``job`` (the parent side), ``tune``/``runlog`` (autotune), ``scaffold``
-(kernel new), ``report`` (the report models), ``explain`` (errors into plain fixes).
+``lowering`` (3), ``tpu_compile``/``roofline``/``introspect`` (4), ``torch_integration`` (5), ``mesh``
+(devices for multi-device kernels), ``check`` (the sandboxed child running them), ``job`` (the parent side),
+``tune``/``runlog`` (autotune), ``scaffold`` (kernel new), ``report`` (the report models), ``explain``
+(errors into plain fixes).
 """

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import inspect
+import math
 import sys
 import traceback
 from collections.abc import Callable
@@ -43,7 +44,10 @@ A kernel module defines:
   TARGET_SHAPE                    the production shape compiled for TPU and estimated (default SHAPES[-1])
   SPACE                           {param: [values]} that `kernel tune` may try
   DEFAULTS                        {param: value} that `kernel check` uses and `kernel tune` compares against
-  TOLERANCE (optional)            {dtype: [rtol, atol as a fraction of the output RMS]}"""
+  TOLERANCE (optional)            {dtype: [rtol, atol as a fraction of the output RMS]}
+  MESH (optional, collectives)    {axis name: size}, a literal dict: kernel() runs shard_map over that
+                                  mesh, read with jax.sharding.get_abstract_mesh(); its inputs and outputs
+                                  are the global (unsharded) arrays"""
 
 
 class KernelModuleError(Exception):
@@ -72,10 +76,16 @@ class KernelModule:
     space: dict[str, list[Any]]
     defaults: dict[str, Any]
     tolerance: dict[str, tuple[float, float]] = field(default_factory=dict)
+    mesh: dict[str, int] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
         return self.path.stem
+
+    @property
+    def devices(self) -> int:
+        """How many devices the kernel runs on (1 unless it declares a MESH)."""
+        return math.prod(self.mesh.values()) if self.mesh else 1
 
     def params(self, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
         """DEFAULTS with `overrides` applied; unknown names are an error."""
@@ -181,6 +191,7 @@ def load_kernel_module(path: Path) -> KernelModule:
         space=space,
         defaults=dict(defaults),
         tolerance=_tolerance(module, where),
+        mesh=_mesh(module, where),
     )
     accepted = km.kernel_parameters()
     for name in [*defaults, *space]:
@@ -242,3 +253,23 @@ def _tolerance(module: ModuleType, where: str) -> dict[str, tuple[float, float]]
             raise KernelModuleError(f"{where}: TOLERANCE[{key!r}] must be [rtol, atol]")
         out[str(key)] = (float(pair[0]), float(pair[1]))
     return out
+
+
+def _mesh(module: ModuleType, where: str) -> dict[str, int]:
+    raw = getattr(module, "MESH", {})
+    example = "e.g. MESH = {'x': 4} (mesh axis name -> number of devices)"
+    if not isinstance(raw, dict):
+        raise KernelModuleError(f"{where}: MESH must be a literal dict, {example}")
+    for key, size in raw.items():
+        if not isinstance(key, str) or isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise KernelModuleError(
+                f"{where}: MESH entry {key!r}: {size!r} must map an axis name to an int >= 1"
+            )
+    from tpu_runtime.kernels.mesh import declared_mesh
+
+    if raw and declared_mesh(Path(module.__file__ or "")) != raw:
+        raise KernelModuleError(
+            f"{where}: write MESH as a literal dict at module level, {example}: the checker reads it "
+            "before importing the file, to start JAX with that many host devices"
+        )
+    return dict(raw)

@@ -172,6 +172,8 @@ def compile_generation(
     generation: str,
 ) -> tuple[GenerationResult, str]:
     """Compile for one generation; returns its result and, on failure, the raw error."""
+    if km.mesh:
+        return _compile_on_mesh(km, params, avals, model, generation)
     name, topology = topology_for(generation)
     peaks = device_peaks(name, model.matmul_dtype or model.dtype)
     base: dict[str, Any] = {
@@ -203,7 +205,60 @@ def compile_generation(
             message=explained.message,
             compile_seconds=round(time.perf_counter() - start, 3),
         ), explained.detail
-    seconds = round(time.perf_counter() - start, 3)
+    return _compiled_result(compiled, base, model, name, time.perf_counter() - start)
+
+
+def _compile_on_mesh(
+    km: KernelModule, params: dict[str, Any], avals: tuple[Any, ...], model: TargetModel, generation: str
+) -> tuple[GenerationResult, str]:
+    """A collective kernel: compile with its MESH laid over a compile-only topology of that many devices."""
+    import jax
+
+    from tpu_runtime.kernels.mesh import MeshError, current_mesh, topology_mesh
+
+    name = topology_for(generation)[0]
+    peaks = device_peaks(name, model.matmul_dtype or model.dtype)
+    base: dict[str, Any] = {
+        "generation": name,
+        "topology": "",
+        "vmem_bytes": model.vmem_bytes,
+        "vmem_limit_bytes": model.vmem_limit_bytes,
+        "vmem_capacity_bytes": peaks.vmem_capacity,
+        "grid_steps": None if model.dynamic_grid else model.steps,
+    }
+    try:
+        topology, mesh = topology_mesh(name, km.mesh)
+    except MeshError as exc:
+        return GenerationResult(**base, verdict="skip", message=str(exc)), ""
+    device = mesh.devices.flat[0]
+    base.update(topology=topology, device_kind=str(device.device_kind))
+    start = time.perf_counter()
+    try:
+        with current_mesh(mesh), jax.default_device(device):
+            traced = jax.jit(functools.partial(km.kernel, **params)).trace(*avals)
+            compiled = traced.lower(lowering_platforms=("tpu",)).compile()
+    except Exception as exc:
+        explained = explain_compile(exc, name, peaks.vmem_capacity)
+        return GenerationResult(
+            **base,
+            verdict="fail",
+            message=explained.message,
+            compile_seconds=round(time.perf_counter() - start, 3),
+        ), explained.detail
+    result, detail = _compiled_result(compiled, base, model, name, time.perf_counter() - start)
+    result.message += (
+        f"; figures are per device of the {topology} mesh, and the remote DMAs between devices (ICI) "
+        "are not in the roofline"
+    )
+    return result, detail
+
+
+def _compiled_result(
+    compiled: Any, base: dict[str, Any], model: TargetModel, name: str, elapsed: float
+) -> tuple[GenerationResult, str]:
+    """The generation's verdict, memory, cost and roofline estimate from a compiled executable."""
+    peaks = device_peaks(name, model.matmul_dtype or model.dtype)
+    seconds = round(elapsed, 3)
     cost = _cost(compiled)
     memory = compiled.memory_analysis()
     hbm = None
@@ -301,6 +356,22 @@ def _duration(seconds: float) -> str:
     return f"{seconds * 1e6:.3g} µs"
 
 
+@contextlib.contextmanager
+def _model_mesh(km: KernelModule, generations: list[str]) -> Iterator[None]:
+    """A collective kernel traces only with its mesh current: any generation's topology mesh serves."""
+    from tpu_runtime.kernels.mesh import MeshError, current_mesh, topology_mesh
+
+    mesh = None
+    for generation in generations if km.mesh else []:
+        try:
+            mesh = topology_mesh(generation, km.mesh)[1]
+            break
+        except MeshError:
+            continue
+    with current_mesh(mesh):
+        yield
+
+
 def compile_stage(
     km: KernelModule,
     params: dict[str, Any],
@@ -316,7 +387,8 @@ def compile_stage(
     tracebacks: list[str] = []
     try:
         avals = input_avals(km, target, dtype)
-        model = target_model(km, params, target, dtype)
+        with _model_mesh(km, generations):
+            model = target_model(km, params, target, dtype)
     except Exception as exc:
         stage = StageResult(
             stage="compile",

@@ -188,13 +188,15 @@ def tune_worker(payload: dict[str, Any]) -> dict[str, Any]:
     """Child entry point: evaluate candidates until the budget is spent or none is left."""
     from tpu_runtime.kernels.check import CheckOptions, child_progress, prepare_child, run_check, watch_parent
     from tpu_runtime.kernels.convention import KernelModuleError, load_kernel_module
+    from tpu_runtime.kernels.mesh import prepare_host_devices
 
     watch_parent()
+    run = RunFolder(Path(payload["run_dir"]))
+    config = run.config()
+    prepare_host_devices(Path(config["file"]))  # before JAX starts: a collective kernel's host devices
     prepare_child()
     report_progress = child_progress()
-    run = RunFolder(Path(payload["run_dir"]))
     run.write_worker_pid(os.getpid())
-    config = run.config()
     km = load_kernel_module(Path(config["file"]))
     generation = config["generation"]
     evaluated = 0
