@@ -40,7 +40,7 @@ from mcp_servers._results import model_result as _result
 from mcp_servers._results import read_only as _read_only
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime import __version__
-from tpu_runtime.diagnose.profile import ProfileComparison
+from tpu_runtime.diagnose.profile_model import ProfileComparison
 from tpu_runtime.diagnose.report import DiagnoseReport
 
 if TYPE_CHECKING:

@@ -147,3 +147,12 @@ def test_special_cased_test_shapes_fail_honesty() -> None:
     found = [honesty.message, *honesty.details]
     assert any("x.shape[1] == 128" in f and "branches on a declared test dimension" in f for f in found)
     assert any("fails the held-out shape (rows=64, cols=256)" in f and "never written" in f for f in found)
+
+
+def test_the_pytorch_stage_is_started_ahead_only_when_it_will_run() -> None:
+    """Without the torch stage nothing is started (and the stage runs in line when the early process
+    is not available: test_kernels_cli checks the stage started ahead end to end)."""
+    from tpu_runtime.kernels.check import CheckOptions, start_torch_stage
+
+    path = Path(__file__).resolve().parent / "data" / "kernels" / "reshaped_ref.py"
+    assert start_torch_stage(CheckOptions(file=str(path), stages=["correctness", "lowering"])) is None

@@ -11,6 +11,7 @@ from pathlib import Path
 from typer.testing import CliRunner
 
 from tpu_runtime.kernels.scaffold import TEMPLATES_DIR
+from tpu_runtime.platform_env import on_tpu_vm
 
 KERNELS = Path(__file__).resolve().parent / "data" / "kernels"
 REPO = Path(__file__).resolve().parents[1]
@@ -39,6 +40,9 @@ def test_check_json_with_the_pytorch_stage() -> None:
     assert "torch.tpu.pallas.jax_op" in torch_stage["snippet"] and "block_m=128" in torch_stage["snippet"]
     assert stages["timing"]["verdict"] == "not_run"
     assert "--seed 7" in report["notes"][0]
+    # off a TPU VM the stage runs in a process of its own, started before the others, and says so
+    ahead = [n for n in report["notes"] if "process of its own" in n]
+    assert len(ahead) == (0 if on_tpu_vm() else 1), report["notes"]
 
 
 def test_check_exits_3_when_interpret_mode_cannot_run_the_kernel() -> None:

@@ -17,6 +17,7 @@ from tpu_runtime.onboard.numerics import (
     DEVICE_CHECK_NOT_RUN,
     ROOT_NAME,
     TOLERANCES,
+    Bf16MatmulOnF32,
     EmulatedMatmulPrecision,
     compare_layers,
     emulated_precision,
@@ -137,6 +138,22 @@ def test_other_dtypes_pass_through() -> None:
     assert torch.equal(c, a @ b)
     assert torch.equal(d, a.bfloat16() @ b.bfloat16())
     assert not mode.emulated
+
+
+def test_bf16_matmuls_run_as_f32_products_rounded_once() -> None:
+    """The all-bf16 run's matmuls: bf16 operands, f32 accumulation, one rounding (as the TPU and torch's
+    own CPU bf16 kernels do), whatever the CPU's bf16 support; bias included, elementwise ops untouched."""
+    x, w, b = seeded(lambda: (torch.randn(16, 96), torch.randn(48, 96), torch.randn(48)))
+    xb, wb, bb = x.bfloat16(), w.bfloat16(), b.bfloat16()
+    with Bf16MatmulOnF32():
+        y = F.linear(xb, wb, bb)
+        g = F.gelu(y)
+    assert y.dtype == torch.bfloat16 and g.dtype == torch.bfloat16
+    assert torch.equal(y, F.linear(xb.float(), wb.float(), bb.float()).bfloat16())
+    assert torch.equal(g, F.gelu(y))
+    # torch's own bf16 kernel: the same products, summed in another order, so within one bf16 step
+    step = y.float().abs() * 2.0**-7
+    assert ((y.float() - F.linear(xb, wb, bb).float()).abs() <= step).all()
 
 
 def test_bf16_is_not_a_dispatch_mode() -> None:

@@ -16,6 +16,7 @@ import yaml
 from pydantic import BaseModel, Field
 
 from tpu_runtime.resources import agents_dir
+from tpu_runtime.yaml_data import safe_load
 
 ROUTER = "tpu-agent"
 SPECIALISTS: tuple[str, ...] = (
@@ -96,7 +97,7 @@ def parse_agent_text(text: str, path: Path) -> AgentDef:
     except StopIteration:
         raise AgentFileError(f"{path}: the front matter has no closing '---' line") from None
     try:
-        meta = yaml.safe_load("\n".join(lines[1:end])) or {}
+        meta = safe_load("\n".join(lines[1:end])) or {}
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise AgentFileError(f"{path}: bad YAML front matter: {first}") from None

@@ -15,10 +15,10 @@ from datetime import date
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tpu_runtime.resources import knowledge_dir
+from tpu_runtime.yaml_data import safe_load
 
 GIB = 1 << 30
 CHIPS_FILE = "chips.yaml"
@@ -213,8 +213,7 @@ def _default_chips() -> Mapping[str, ChipSpec]:
 
 
 def _parse_chips(path: Path) -> dict[str, ChipSpec]:
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # the C loader is ~10x faster where built
-    raw = yaml.load(path.read_text(encoding="utf-8"), Loader=loader)
+    raw = safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(raw, dict) or not isinstance(raw.get("generations"), dict):
         raise ValueError(f"{path}: expected a mapping with a 'generations' mapping")
     chips: dict[str, ChipSpec] = {}

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel
 
 from tpu_runtime.resources import workflows_dir
+from tpu_runtime.yaml_data import safe_load
 
 ProgressFn = Callable[[str, str, float], None]  # (step id, message, fraction of the step done)
 
@@ -41,7 +41,7 @@ def load_workflow(name: str) -> Workflow:
     if not path.is_file():
         known = sorted(p.stem for p in workflows_dir().glob("*.yaml"))
         raise ValueError(f"no workflow named {name!r}; known: {', '.join(known)}")
-    return Workflow.model_validate(yaml.safe_load(path.read_text()))
+    return Workflow.model_validate(safe_load(path.read_text()))
 
 
 def _resolve(target: str) -> Callable[..., None]:

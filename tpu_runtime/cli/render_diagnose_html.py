@@ -37,7 +37,7 @@ from tpu_runtime.cli.render_diagnose_profile import (
     top_op_rows,
 )
 from tpu_runtime.cli.render_html import _svg
-from tpu_runtime.diagnose.profile import ProfileSummary
+from tpu_runtime.diagnose.profile_model import ProfileSummary
 from tpu_runtime.diagnose.report import Citation, DiagnoseReport, TorchTraceSummary
 
 __all__ = [

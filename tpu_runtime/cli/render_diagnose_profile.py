@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tpu_runtime.diagnose.profile import ProfileComparison, ProfileSummary
+from tpu_runtime.diagnose.profile_model import ProfileComparison, ProfileSummary
 
 __all__ = [
     "DASH",

@@ -28,7 +28,7 @@ from tpu_runtime.cli.render_diagnose_profile import (
     profile_overview,
     top_op_rows,
 )
-from tpu_runtime.diagnose.profile import ProfileComparison, ProfileSummary
+from tpu_runtime.diagnose.profile_model import ProfileComparison, ProfileSummary
 from tpu_runtime.diagnose.report import (
     CrashDiagnosis,
     DiagnoseReport,

@@ -9,7 +9,6 @@ inside the commands, never at import.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import signal
@@ -272,9 +271,14 @@ def targets_check(
     if isinstance(target, GkeTarget):
         _check_gke(target, as_json)
         return
+<<<<<<< HEAD
     if isinstance(target, RayTarget):
         _check_ray(engine, target, as_json)
         return
+=======
+    import asyncio
+
+>>>>>>> speed
     from tpu_runtime.remote.ssh_exec import check_workers
 
     with err.status(f"connecting to {len(workers)} worker(s)"):
@@ -402,6 +406,8 @@ def _wait_for_approval(engine: RemoteEngine, request: RunRequest, wait_s: float)
 
 
 async def _execute(engine: RemoteEngine, approval: Approval, as_json: bool) -> RunResult:
+    import asyncio
+
     from tpu_runtime.remote.report import OutputLine, WorkerResult
 
     run_id = await engine.start(approval, actor="cli")
@@ -536,6 +542,8 @@ def run(
                     raise typer.Exit(EXIT_PENDING)
         if approval is None:
             raise _fail(f"request {req.id} is {req.state} and has no usable approval", EXIT_DENIED)
+        import asyncio
+
         result = asyncio.run(_execute(engine, approval, as_json))
     except (ApprovalError, SpecError, TargetError, TpuApiError) as exc:
         raise _fail(str(exc), EXIT_BAD_INPUT) from None
@@ -717,6 +725,8 @@ def audit_verify(
         raise _fail(str(exc), EXIT_BAD_INPUT) from None
     check = engine.verify_audit(anchors)
     if remote:
+        import asyncio
+
         try:
             extra = asyncio.run(engine.verify_remote(target or []))
         except (TargetError, TpuApiError) as exc:

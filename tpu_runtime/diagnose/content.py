@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from tpu_runtime.diagnose.report import Category, InputKind
+if TYPE_CHECKING:  # names only: the router reads content without building the report models
+    from tpu_runtime.diagnose.report import Category, InputKind
 
 __all__ = [
     "GZIP_MAGIC",

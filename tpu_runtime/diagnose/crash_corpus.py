@@ -18,10 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, Field
 
 from tpu_runtime.diagnose.report import Category, CrashDiagnosis
+from tpu_runtime.yaml_data import safe_load
 
 __all__ = [
     "CORPUS_DIR",
@@ -81,7 +81,7 @@ class Scored:
 
 def load_corpus(folder: Path = CORPUS_DIR) -> dict[str, CorpusEntry]:
     """index.yaml, validated: file name -> entry. Every entry's file exists."""
-    raw = yaml.safe_load((folder / "index.yaml").read_text(encoding="utf-8"))
+    raw = safe_load((folder / "index.yaml").read_text(encoding="utf-8"))
     entries = {name: CorpusEntry.model_validate(value) for name, value in raw.items()}
     missing = [name for name in entries if not (folder / name).is_file()]
     if missing:

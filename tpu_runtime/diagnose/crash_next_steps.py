@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, Field
 
 from tpu_runtime.diagnose.crash_facts import render_template
 from tpu_runtime.diagnose.crashlog import FixCondition
 from tpu_runtime.diagnose.report import Citation, CrashDiagnosis, CrashEvidence
+from tpu_runtime.yaml_data import safe_load
 
 __all__ = ["NEXT_STEPS_FILE", "error_lines", "load_next_steps", "unknown_diagnosis"]
 
@@ -50,7 +50,7 @@ class NextSteps(BaseModel):
 
 @functools.cache
 def load_next_steps(path: Path = NEXT_STEPS_FILE) -> NextSteps:
-    return NextSteps.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    return NextSteps.model_validate(safe_load(path.read_text(encoding="utf-8")))
 
 
 def error_lines(lines: Sequence[str]) -> list[str]:

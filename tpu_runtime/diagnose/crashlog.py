@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, Field, field_validator
 
 from tpu_runtime.diagnose.crash_cues import WeakVote, weak_vote
@@ -47,6 +46,7 @@ from tpu_runtime.diagnose.crash_facts import (
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions, suggestion_fix
 from tpu_runtime.diagnose.logtext import focus, normalise, strip_prefix
 from tpu_runtime.diagnose.report import CATEGORIES, Category, Citation, CrashDiagnosis, CrashEvidence
+from tpu_runtime.yaml_data import safe_load
 
 __all__ = [
     "RULES_DIR",
@@ -213,7 +213,7 @@ def load_rules(folder: Path = RULES_DIR) -> tuple[CrashRule, ...]:
     """Every `<category>.yaml` in the rules folder, validated; the file name must be the category."""
     rules: list[CrashRule] = []
     for path in sorted(folder.glob("*.yaml")):
-        rule = CrashRule.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+        rule = CrashRule.model_validate(safe_load(path.read_text(encoding="utf-8")))
         if rule.category != path.stem or rule.category == "unknown":
             raise ValueError(f"{path}: category {rule.category!r} does not match the file name")
         ids = [sub.id for sub in rule.fixes]

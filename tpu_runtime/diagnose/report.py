@@ -35,7 +35,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tpu_runtime.diagnose.profile import ProfileComparison, ProfileSummary
+from tpu_runtime.diagnose.profile_model import ProfileComparison, ProfileSummary
 
 SCHEMA_VERSION = 2
 

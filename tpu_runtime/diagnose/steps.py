@@ -15,7 +15,7 @@ from typing import BinaryIO
 
 from tpu_runtime.diagnose.detect import STDIN, DetectedInput, detect_input
 from tpu_runtime.diagnose.errors import BadInputError
-from tpu_runtime.diagnose.profile import ProfileSummary
+from tpu_runtime.diagnose.profile_model import ProfileSummary
 from tpu_runtime.diagnose.report import (
     CrashDiagnosis,
     DiagnoseReport,

@@ -172,3 +172,19 @@ def _fake_call(
                 f"{tuple(aval.shape)} {np.dtype(aval.dtype).name}"
             )
     return ""
+
+
+def torch_stage_entry(payload: dict[str, Any]) -> dict[str, Any]:
+    """Child entry point: stage 5 alone, for a `kernel check` that runs it beside stages 1-4."""
+    from pathlib import Path
+
+    from tpu_runtime.kernels.check import CheckOptions, prepare_child, watch_parent
+    from tpu_runtime.kernels.convention import load_kernel_module
+
+    watch_parent()
+    prepare_child()
+    options = CheckOptions.model_validate(payload)
+    km = load_kernel_module(Path(options.file))
+    cases = [(shape, dtype) for shape in options.shapes or km.shapes for dtype in km.dtypes]
+    stage = torch_stage(km, km.params(options.params), cases, options.generations[0])
+    return stage.model_dump(mode="json")

@@ -16,12 +16,12 @@ import time
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 from tpu_runtime.knowledge.answer import compose
 from tpu_runtime.knowledge.models import Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
+from tpu_runtime.yaml_data import safe_load
 
 RECALL_AT = 5
 MRR_DEPTH = 10
@@ -106,7 +106,7 @@ class EvalReport(BaseModel):
 
 
 def load_cases(path: Path) -> list[EvalCase]:
-    raw = yaml.safe_load(path.read_text())
+    raw = safe_load(path.read_text())
     cases = [EvalCase.model_validate(item) for item in raw["cases"]]
     for case in cases:
         if case.covered and not (case.expect and case.answer and case.url):

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict
 
 from tpu_runtime.knowledge.chunking import Block, chunk_markdown, pack, text_blocks
 from tpu_runtime.knowledge.corpus import ChunkRecord, LoadedUnit, UnitSpec, chunk_id, hash_bytes
 from tpu_runtime.resources import knowledge_dir
+from tpu_runtime.yaml_data import safe_load
 
 PACKAGES_FILE = "indexed_packages.yaml"
 _ENVLIKE_RE = re.compile(r"^(--?[a-z][a-z0-9_\-]{3,}|[A-Z][A-Z0-9]*(_[A-Z0-9]+){1,})$")
@@ -60,7 +60,7 @@ class PackagesFile(BaseModel):
 
 def load_package_configs(path: Path | None = None) -> list[PackageConfig]:
     file = path or knowledge_dir() / PACKAGES_FILE
-    return PackagesFile.model_validate(yaml.safe_load(file.read_text())).packages
+    return PackagesFile.model_validate(safe_load(file.read_text())).packages
 
 
 def _site_root(module: str) -> Path | None:

@@ -11,11 +11,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, Field
 
 from tpu_runtime.onboard.op_table import OpKind, OpTable, classify_line, dispatch_lines
 from tpu_runtime.onboard.report import OpStatus
+from tpu_runtime.yaml_data import safe_load
 
 CPU_VARIANTS_FILE = Path(__file__).resolve().parents[1] / "data" / "cpu_variants.yaml"
 
@@ -110,7 +110,7 @@ def is_view_op(op: str) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def cpu_variants() -> dict[str, CpuVariant]:
-    data = yaml.safe_load(CPU_VARIANTS_FILE.read_text(encoding="utf-8")) or {}
+    data = safe_load(CPU_VARIANTS_FILE.read_text(encoding="utf-8")) or {}
     return {name: CpuVariant(**entry) for name, entry in data.items()}
 
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, Field
 
 from tpu_runtime.onboard.coverage import base_name, classify, normalise_op
 from tpu_runtime.onboard.op_table import OpTable
 from tpu_runtime.onboard.report import Remedy
+from tpu_runtime.yaml_data import safe_load
 
 REMEDIES_FILE = Path(__file__).resolve().parents[1] / "data" / "remedies.yaml"
 
@@ -54,7 +54,7 @@ class RemedyBook(BaseModel):
 
 @functools.lru_cache(maxsize=1)
 def remedy_book() -> RemedyBook:
-    return RemedyBook.model_validate(yaml.safe_load(REMEDIES_FILE.read_text(encoding="utf-8")))
+    return RemedyBook.model_validate(safe_load(REMEDIES_FILE.read_text(encoding="utf-8")))
 
 
 def _fill(text: str, op: str) -> str:

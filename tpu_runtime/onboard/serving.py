@@ -30,11 +30,11 @@ from datetime import date
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, field_validator
 
 from tpu_runtime.onboard.report import ModelInfo, ServingPlan
 from tpu_runtime.resources import knowledge_dir
+from tpu_runtime.yaml_data import safe_load
 
 VLLM_MODELS_FILE = "vllm_tpu_models.yaml"
 
@@ -118,7 +118,7 @@ def _default_catalog() -> VllmCatalog:
 
 
 def _parse_catalog(path: Path) -> VllmCatalog:
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    raw = safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(raw, dict) or not isinstance(raw.get("architectures"), dict):
         raise ValueError(f"{path}: expected a mapping with an 'architectures' mapping")
     stack = raw.get("serving_stack") or {}

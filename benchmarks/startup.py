@@ -1,0 +1,109 @@
+"""How long the commands a person waits on at the prompt take to start, each beside its anchors.
+
+Each command runs in a fresh process, interleaved with its anchors so that all of them see the same
+load: `python -c pass` (the interpreter alone) and `import typer, typer.rich_utils` (the floor of any
+typer CLI that renders its help with rich). The figure is the median of `--repeat` rounds; the ratio
+is the command's median over the anchor's, which a loaded machine inflates far less than seconds.
+
+With the shared v6e profile beside the checkout and xprof installed, `diagnose` on that 0.86 MB profile
+runs beside xprof's overview page of the same file, both from a fresh process (imports included).
+
+Run by hand: `python benchmarks/startup.py [--repeat 9]`; the table and the load average go into the
+README.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CRASH_LOG = REPO / "tests" / "data" / "crash_logs" / "hbm_oom" / "torch_tpu_program_load.log"
+ENV = {
+    **os.environ,
+    "TPU_SKIP_MDS_QUERY": "1",
+    "JAX_PLATFORMS": "cpu",
+    "TORCH_DEVICE_BACKEND_AUTOLOAD": "0",
+    "HF_HUB_OFFLINE": "1",
+    "ANONYMIZED_TELEMETRY": "False",
+}
+CLI = [sys.executable, "-c", "import sys; from tpu_runtime.cli.app import main; sys.exit(main())"]
+#: The real v6e profile (0.86 MB) in the shared fixtures beside the checkout, when present.
+V6E = REPO.parent / "shared" / "fixtures" / "profiles" / "tpu_v6e_inference.xplane.pb"
+#: xprof's overview page from a fresh process, on a fresh copy (xprof caches results beside its input).
+XPROF_OVERVIEW = """
+import shutil, sys, tempfile
+from pathlib import Path
+with tempfile.TemporaryDirectory() as tmp:
+    copy = Path(tmp) / "p.xplane.pb"
+    shutil.copyfile(sys.argv[1], copy)
+    from xprof.convert.raw_to_tool_data import xspace_to_tool_data
+    xspace_to_tool_data([str(copy)], "overview_page", {"use_saved_result": False})
+"""
+
+COMMANDS: dict[str, list[str]] = {
+    "python -c pass": [sys.executable, "-c", "pass"],
+    "import typer, typer.rich_utils": [sys.executable, "-c", "import typer, typer.rich_utils"],
+    "tpu-agent --help": [*CLI, "--help"],
+    "tpu-agent version": [*CLI, "version"],
+    "tpu-agent ops show aten::nansum": [*CLI, "ops", "show", "aten::nansum"],
+    "tpu-agent route 'my run is out of HBM'": [*CLI, "route", "my run is out of HBM"],
+    "tpu-agent diagnose CRASH.log": [*CLI, "diagnose", str(CRASH_LOG)],
+}
+
+
+def commands() -> dict[str, list[str]]:
+    """The table's commands; with the shared v6e profile and xprof, `diagnose` on it beside xprof."""
+    found = dict(COMMANDS)
+    if V6E.is_file() and importlib.util.find_spec("xprof") is not None:
+        found["tpu-agent diagnose v6e.xplane.pb (0.86 MB)"] = [*CLI, "diagnose", str(V6E)]
+        found["xprof overview_page, same file (anchor)"] = [sys.executable, "-c", XPROF_OVERVIEW, str(V6E)]
+    return found
+
+
+def measure(repeat: int) -> dict[str, list[float]]:
+    """Seconds per command, one round after another, each round running every command once."""
+    table = commands()
+    samples: dict[str, list[float]] = {name: [] for name in table}
+    for _ in range(repeat):
+        for name, argv in table.items():
+            start = time.perf_counter()
+            done = subprocess.run(argv, env=ENV, cwd=REPO, capture_output=True, check=False)
+            samples[name].append(time.perf_counter() - start)
+            if done.returncode not in (0, 1):
+                raise SystemExit(f"{name} exited {done.returncode}: {done.stderr.decode()[-500:]}")
+    return samples
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=9)
+    args = parser.parse_args()
+    load_before = os.getloadavg()[0]
+    samples = measure(args.repeat)
+    load_after = os.getloadavg()[0]
+    median = {name: statistics.median(v) for name, v in samples.items()}
+    python = median["python -c pass"]
+    floor = median["import typer, typer.rich_utils"]
+    print(f"load average (1 min) {load_before:.2f} before, {load_after:.2f} after; {os.cpu_count()} cores")
+    print(f"median of {args.repeat} fresh processes per command\n")
+    print("| command | median | x `python -c pass` | x typer + rich help floor |")
+    print("|---|---:|---:|---:|")
+    for name, seconds in median.items():
+        print(f"| `{name}` | {seconds:.3f} s | {seconds / python:.1f} | {seconds / floor:.2f} |")
+    xprof = median.get("xprof overview_page, same file (anchor)")
+    if xprof:
+        ours = median["tpu-agent diagnose v6e.xplane.pb (0.86 MB)"]
+        print(f"\ndiagnose on the v6e profile / xprof's overview page, same run: {ours / xprof:.2f}")
+    else:
+        print(f"\n(no `diagnose` of a profile: {V6E} or xprof is missing)")
+
+
+if __name__ == "__main__":
+    main()
