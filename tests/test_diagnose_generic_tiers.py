@@ -241,7 +241,7 @@ SELECTED: list[tuple[str, str, str, str]] = [
         "registered in binary running on n-1234-w-0. Make sure the operation is registered.\n",
         "version_mismatch",
         "from_facts_tensorflow_client_server",
-        "software (runtime) version",
+        "runtime version",
     ),
     (
         "ImportError: /opt/py/site-packages/_XLAC.cpython-311-x86_64-linux-gnu.so: "
@@ -353,6 +353,24 @@ SELECTED: list[tuple[str, str, str, str]] = [
         "runtime_init_failure",
         "from_facts_libtpu_initialise_crash",
         "TPU_VISIBLE_CHIPS",
+    ),
+    (
+        "ImportError: cannot import name 'foo_bar' from 'torch_xla._XLAC'\n",
+        "version_mismatch",
+        "from_facts_torch_xla_stack",
+        "same major.minor",
+    ),
+    (
+        "jax.errors.JaxRuntimeError: DEADLINE_EXCEEDED: Timed out waiting for the coordination service\n",
+        "collective_timeout",
+        "from_facts_jax_coordination",
+        "coordinator_address",
+    ),
+    (
+        "torch_xla/csrc/runtime/pjrt_registry.cc:200] RuntimeError: TPU initialization failed: INTERNAL\n",
+        "runtime_init_failure",
+        "from_facts_torch_xla_device",
+        "PJRT_DEVICE=TPU",
     ),
 ]
 
