@@ -372,6 +372,24 @@ SELECTED: list[tuple[str, str, str, str]] = [
         "from_facts_torch_xla_device",
         "PJRT_DEVICE=TPU",
     ),
+    (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 40, in init_params\n'
+        "    params = model.init(rng, batch)\n"
+        "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 2.00G.\n",
+        "hbm_oom",
+        "from_facts_during_init",
+        "out_shardings",
+    ),
+    (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/serve.py", line 12, in main\n'
+        "    model = Model.from_pretrained(path)\n"
+        "RuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 6.00G.\n",
+        "hbm_oom",
+        "from_facts_loading_weights",
+        "tensor_parallel_size",
+    ),
 ]
 
 
