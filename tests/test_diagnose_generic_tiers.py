@@ -17,7 +17,7 @@ import pytest
 
 from tpu_runtime.diagnose.crash_cues import load_cues, weak_vote
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions
-from tpu_runtime.diagnose.crashlog import diagnose_log
+from tpu_runtime.diagnose.crashlog import FALLBACK_PREFIX, CrashRule, diagnose_log, load_rules
 
 # ------------------------------------------------------------------------------- weak-evidence tier
 
@@ -226,6 +226,199 @@ def test_fallbacks_name_this_logs_facts(text: str, fix_rule: str, named: str) ->
     assert re.search(r"\{[a-z_]+\}", crash.fix) is None
 
 
+# Evidence-selected fallbacks: the log's wording class (phase, component, framework) picks one remedy of
+# the few its cause admits. Run with the cause-specific sub-rules removed (as `--ablate` does), so each
+# example shows the fallback alone reaching the remedy. Made-up values in the wording of the sources.
+SELECTED: list[tuple[str, str, str, str]] = [
+    (
+        "RuntimeError: jaxlib is version 0.3.20, but this version of jax requires version >= 0.4.30.\n",
+        "version_mismatch",
+        "from_facts_required_version",
+        'jaxlib==0.4.30"',
+    ),
+    (
+        "NotFoundError: '_FooOp' is neither a type of a primitive operation nor a name of a function "
+        "registered in binary running on n-1234-w-0. Make sure the operation is registered.\n",
+        "version_mismatch",
+        "from_facts_tensorflow_client_server",
+        "runtime version",
+    ),
+    (
+        "ImportError: /opt/py/site-packages/_XLAC.cpython-311-x86_64-linux-gnu.so: "
+        "undefined symbol: _ZN2at3fooEv\n",
+        "version_mismatch",
+        "from_facts_torch_xla_undefined_symbol",
+        "same major.minor",
+    ),
+    (
+        "2024-01-02 03:04:05.000001: F ./tensorflow/core/tpu/tpu_library_init_fns.inc:99] "
+        "TpuFoo_Bar not available in this library.\n",
+        "version_mismatch",
+        "from_facts_tensorflow_loads_libtpu",
+        "TPU_LOAD_LIBRARY=0",
+    ),
+    (
+        "F external/org_tensorflow/tensorflow/core/tpu/tpu_library_init_fns.inc:104] "
+        "TpuFoo_Bar not available in this library.\n",
+        "version_mismatch",
+        "from_facts_libtpu_lacks_function",
+        'pip install -U "jax[tpu]"',
+    ),
+    (
+        "RuntimeError: Unable to initialize backend 'tpu': ABORTED: The TPU is already in use by process "
+        "with pid 4242. Not attempting to load libtpu.so in this process.\n",
+        "runtime_init_failure",
+        "from_facts_backend_busy",
+        "pid 4242",
+    ),
+    (
+        "RuntimeError: Unable to initialize backend 'tpu': UNAVAILABLE: No TPU Platform available.\n",
+        "runtime_init_failure",
+        "from_facts_backend_missing",
+        "runtime version",
+    ),
+    (
+        "W0101 00:00:00.000 xla_bridge.py:900] A Google TPU may be present on this machine, but either a "
+        "TPU-enabled jaxlib or libtpu is not installed. Falling back to cpu.\n",
+        "runtime_init_failure",
+        "from_facts_jax_without_tpu_wheel",
+        'pip install -U "jax[tpu]"',
+    ),
+    (
+        "RuntimeError: Bad StatusOr access: UNKNOWN: TPU initialization failed: Invalid "
+        "--abc_slice_builder_worker_addresses specified. Expected 8 worker addresses, got 2.\n",
+        "runtime_init_failure",
+        "from_facts_worker_addresses",
+        "TPU_PROCESS_ADDRESSES",
+    ),
+    (
+        "Exception in device=TPU:3: tensorflow/compiler/xla/xla_client/mesh_service.cc:300 : Failed to meet "
+        "rendezvous 'epoch_end': Socket closed (14)\n",
+        "collective_timeout",
+        "from_facts_xrt_rendezvous",
+        "PJRT_DEVICE=TPU",
+    ),
+    (
+        "E0101 00:00:00 Megascale detects a hang but cannot determine the root cause. DEADLINE_EXCEEDED\n",
+        "collective_timeout",
+        "from_facts_unattributed_hang",
+        "--xla_dump_to",
+    ),
+    (
+        "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 3.00G: "
+        "4.10G free, but the largest free block is 2.00G: memory is fragmented.\n",
+        "hbm_oom",
+        "from_facts_fragmented",
+        "backend='cpu'",
+    ),
+    (
+        "ERROR 01-01 vllm EngineCore failed: RESOURCE_EXHAUSTED: Out of memory while trying to allocate "
+        "512.00M.\n",
+        "hbm_oom",
+        "from_facts_serving_weights",
+        "tensor_parallel_size",
+    ),
+    (
+        "INTERNAL: RET_CHECK failure: f64 bitcast-convert has no rewrite for this target\n"
+        "jax.errors.JaxRuntimeError: INTERNAL: during compilation of the HLO module\n",
+        "xla_compile_error",
+        "from_facts_f64",
+        "jax_enable_x64",
+    ),
+    (
+        "INVALID_ARGUMENT: Reshape's input dynamic dimension is decomposed into multiple output dynamic "
+        "dimensions, XLA compilation failed\n",
+        "xla_compile_error",
+        "from_facts_dynamic_dimension",
+        "drop_remainder=True",
+    ),
+    (
+        "INVALID_ARGUMENT: Tensor which is moved to host (starting from copy.12) is returned from the entry "
+        "computation but the layout for this output is not set to host memory.\n",
+        "xla_compile_error",
+        "from_facts_memory_space",
+        "pinned_host",
+    ),
+    (
+        "I0000 tpu_platform_interface.cc:78] No TPU platform found. Platform manager status: OK\n"
+        "tensorflow.python.framework.errors_impl.NotFoundError: TPUs not found in the cluster.\n",
+        "runtime_init_failure",
+        "from_facts_tensorflow_no_tpu",
+        "tensorflow-tpu",
+    ),
+    (
+        "*** SIGSEGV received by PID 12 (TID 12) on cpu 3; stack trace: ***\n"
+        "    @     0x7f00aa000001        176  TpuPlatform_Initialize\n"
+        "Fatal Python error: Segmentation fault while the TPU runtime was initializing\n",
+        "runtime_init_failure",
+        "from_facts_libtpu_initialise_crash",
+        "TPU_VISIBLE_CHIPS",
+    ),
+    (
+        "ImportError: cannot import name 'foo_bar' from 'torch_xla._XLAC'\n",
+        "version_mismatch",
+        "from_facts_torch_xla_stack",
+        "same major.minor",
+    ),
+    (
+        "jax.errors.JaxRuntimeError: DEADLINE_EXCEEDED: Timed out waiting for the coordination service\n",
+        "collective_timeout",
+        "from_facts_jax_coordination",
+        "coordinator_address",
+    ),
+    (
+        "torch_xla/csrc/runtime/pjrt_registry.cc:200] RuntimeError: TPU initialization failed: INTERNAL\n",
+        "runtime_init_failure",
+        "from_facts_torch_xla_device",
+        "PJRT_DEVICE=TPU",
+    ),
+    (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/train.py", line 40, in init_params\n'
+        "    params = model.init(rng, batch)\n"
+        "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 2.00G.\n",
+        "hbm_oom",
+        "from_facts_during_init",
+        "out_shardings",
+    ),
+    (
+        "Traceback (most recent call last):\n"
+        '  File "/home/u/serve.py", line 12, in main\n'
+        "    model = Model.from_pretrained(path)\n"
+        "RuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 6.00G.\n",
+        "hbm_oom",
+        "from_facts_loading_weights",
+        "tensor_parallel_size",
+    ),
+]
+
+
+def _fallbacks_only() -> list[CrashRule]:
+    return [
+        r.model_copy(update={"fixes": [f for f in r.fixes if f.id.startswith(FALLBACK_PREFIX)]})
+        for r in load_rules()
+    ]
+
+
+@pytest.mark.parametrize(("text", "category", "sub_rule", "named"), SELECTED)
+def test_evidence_selects_the_fallback_remedy(text: str, category: str, sub_rule: str, named: str) -> None:
+    crash = diagnose_log(text, "-", _fallbacks_only())
+    assert crash.category == category
+    assert crash.evidence.fix_rule == f"{category}/{sub_rule}"
+    assert named in crash.fix
+    assert re.search(r"\{[a-z_]+\}", crash.fix) is None
+
+
+def test_busy_tpu_is_not_taken_for_a_missing_wheel() -> None:
+    crash = diagnose_log(
+        "RuntimeError: Unable to initialize backend 'tpu': ABORTED: The TPU is already in use by process "
+        "with pid 77. libtpu not found in this process.\n",
+        "-",
+        _fallbacks_only(),
+    )
+    assert crash.evidence.fix_rule == "runtime_init_failure/from_facts_backend_busy"
+
+
 def test_fallback_comes_after_the_message_suggestion() -> None:
     crash = diagnose_log(
         "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 1.50G. "
@@ -342,7 +535,7 @@ SOURCES: list[tuple[str, str, str, str]] = [
     (
         "RuntimeError: Backend 'tpu' provides no devices.\n",
         "runtime_init_failure",
-        "runtime_init_failure/from_facts_backend_error",
+        "runtime_init_failure/from_facts_backend_missing",
         "Backend 'tpu' provides no devices",
     ),
     # PyTorch/XLA's start-up checks (torch_xla/_internal/pjrt.py, torch_xla/_internal/tpu.py)
