@@ -271,14 +271,11 @@ def targets_check(
     if isinstance(target, GkeTarget):
         _check_gke(target, as_json)
         return
-<<<<<<< HEAD
     if isinstance(target, RayTarget):
         _check_ray(engine, target, as_json)
         return
-=======
     import asyncio
 
->>>>>>> speed
     from tpu_runtime.remote.ssh_exec import check_workers
 
     with err.status(f"connecting to {len(workers)} worker(s)"):
