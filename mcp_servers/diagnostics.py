@@ -46,7 +46,7 @@ from tpu_runtime.diagnose.report import DiagnoseReport
 if TYPE_CHECKING:
     from mcp_types import ListRootsResult
 
-    from tpu_runtime.workflow import ProgressFn
+    from tpu_runtime.progress import ProgressFn
 
 NAME = "tpu-diagnostics"
 MAX_PATHS = 32

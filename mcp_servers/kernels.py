@@ -46,7 +46,7 @@ from tpu_runtime import __version__
 from tpu_runtime.kernels.report import STAGE_TITLES, KernelCheckReport, StageName, TuneReport
 
 if TYPE_CHECKING:
-    from tpu_runtime.workflow import ProgressFn
+    from tpu_runtime.progress import ProgressFn
 
 NAME = "tpu-kernels"
 WORKFLOW = "kernel"

@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from tpu_runtime.onboard.job import OnboardRequest
-    from tpu_runtime.workflow import ProgressFn
+    from tpu_runtime.progress import ProgressFn
 
 NAME = "tpu-onboarding"
 REPORT_SCHEME = "onboard-report"

@@ -13,10 +13,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from tpu_runtime.progress import ProgressFn
 from tpu_runtime.resources import workflows_dir
 from tpu_runtime.yaml_data import safe_load
-
-ProgressFn = Callable[[str, str, float], None]  # (step id, message, fraction of the step done)
 
 
 class Step(BaseModel):

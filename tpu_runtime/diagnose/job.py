@@ -13,7 +13,8 @@ from typing import BinaryIO
 
 from tpu_runtime.diagnose.report import DiagnoseReport
 from tpu_runtime.diagnose.steps import DiagnoseContext
-from tpu_runtime.workflow import ProgressFn, run_workflow
+from tpu_runtime.progress import ProgressFn
+from tpu_runtime.workflow import run_workflow
 
 __all__ = ["run_diagnose"]
 

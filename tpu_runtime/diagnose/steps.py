@@ -23,7 +23,8 @@ from tpu_runtime.diagnose.report import (
     InputKind,
     InputSummary,
 )
-from tpu_runtime.workflow import ProgressFn, Step
+from tpu_runtime.progress import ProgressFn
+from tpu_runtime.workflow import Step
 
 _SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
 

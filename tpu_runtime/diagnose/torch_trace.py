@@ -21,7 +21,7 @@ import statistics
 import sys
 import zlib
 from array import array
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
@@ -38,10 +38,10 @@ from tpu_runtime.diagnose.report import (
     SyncStat,
     TorchTraceSummary,
 )
+from tpu_runtime.progress import ProgressFn
 
 __all__ = ["analyze_torch_trace"]
 
-ProgressFn = Callable[[str, str, float], None]
 
 MAX_STEPS = 2000
 PROGRESS_EVERY = 8 << 20

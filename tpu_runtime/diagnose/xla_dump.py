@@ -16,7 +16,7 @@ import heapq
 import itertools
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,10 +31,10 @@ from tpu_runtime.diagnose.report import (
     XlaDumpSummary,
     XlaModule,
 )
+from tpu_runtime.progress import ProgressFn
 
 __all__ = ["analyze_xla_dump"]
 
-ProgressFn = Callable[[str, str, float], None]
 
 MAX_MODULES = 200
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all")

@@ -28,8 +28,7 @@ from tpu_runtime.kernels.report import (
     StageName,
     StageResult,
 )
-
-ProgressFn = Callable[[str, float], None]
+from tpu_runtime.progress import StageProgressFn
 
 
 class CheckOptions(BaseModel):
@@ -85,7 +84,7 @@ def _versions() -> dict[str, str]:
 def run_check(
     km: KernelModule,
     options: CheckOptions,
-    progress: ProgressFn | None = None,
+    progress: StageProgressFn | None = None,
     torch_ahead: Callable[[], StageResult | None] | None = None,
 ) -> KernelCheckReport:
     """Run the requested stages on a loaded kernel module and build the report.
@@ -228,7 +227,7 @@ def prepare_child() -> None:
     logging.getLogger("jax").setLevel(logging.ERROR)
 
 
-def child_progress() -> ProgressFn:
+def child_progress() -> StageProgressFn:
     """The progress reporter of the running child.
 
     `python -m tpu_runtime.child_entry` runs that module as `__main__`, so a fresh `import

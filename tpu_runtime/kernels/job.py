@@ -16,11 +16,11 @@ from pydantic import BaseModel, Field
 
 from tpu_runtime.kernels.remote_timing import TimingOptions
 from tpu_runtime.kernels.report import CPU_STAGES, KernelCheckReport, StageName
+from tpu_runtime.progress import ProgressFn
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.gated import Approver
 
-ProgressFn = Callable[[str, str, float], None]  # (step, message, fraction) as tpu_runtime.workflow uses
 DEFAULT_GENERATIONS = ["v5e", "v5p", "v6e", "tpu7x"]
 
 

@@ -38,7 +38,6 @@ from pydantic import BaseModel, Field
 
 from tpu_runtime.kernels.job import (
     KernelToolError,
-    ProgressFn,
     canonical_generations,
     describe_kernel,
     require_timing_target,
@@ -47,6 +46,7 @@ from tpu_runtime.kernels.job import (
 from tpu_runtime.kernels.remote_timing import TimingOptions
 from tpu_runtime.kernels.report import Attempt, StageName, TuneReport
 from tpu_runtime.kernels.runlog import RunFolder, RunFolderError
+from tpu_runtime.progress import ProgressFn
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.gated import Approver

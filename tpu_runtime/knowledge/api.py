@@ -12,10 +12,11 @@ import time
 from pathlib import Path
 
 from tpu_runtime.knowledge.answer import compose
-from tpu_runtime.knowledge.build import BuildRequest, ProgressFn, discover_all, run_kb_build
+from tpu_runtime.knowledge.build import BuildRequest, discover_all, run_kb_build
 from tpu_runtime.knowledge.models import Answer, BuildReport, KbStatus, Passage
 from tpu_runtime.knowledge.retrieve import MAX_QUERY_CHARS, KnowledgeIndex
 from tpu_runtime.knowledge.store import Store, index_dir
+from tpu_runtime.progress import ProgressFn
 
 MAX_K = 50
 

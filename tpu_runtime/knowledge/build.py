@@ -9,7 +9,6 @@ any point resumes where it was, and a unit whose package did not change is never
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +21,8 @@ from tpu_runtime.knowledge.folders import FolderError, discover_folder
 from tpu_runtime.knowledge.models import BuildReport, SourceState
 from tpu_runtime.knowledge.packages import discover_packages, load_package_configs
 from tpu_runtime.knowledge.store import KbIndexError, Manifest, Store, index_dir
+from tpu_runtime.progress import ProgressFn
 
-ProgressFn = Callable[[str, str, float], None]  # (step, message, fraction of the whole build done)
 # Units are encoded in groups of at least this many passages: one sentence-transformers call sorts the
 # whole group by length (little padding), and a build stopped mid-way loses at most one group's work.
 EMBED_GROUP = 512

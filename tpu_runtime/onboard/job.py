@@ -22,7 +22,8 @@ from tpu_runtime.onboard.report import (
     ServingPlan,
     WeightDtype,
 )
-from tpu_runtime.workflow import ProgressFn, run_workflow
+from tpu_runtime.progress import ProgressFn
+from tpu_runtime.workflow import run_workflow
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.gated import Approver

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING
 from tpu_runtime.onboard.capture_types import ModelProbe, RawOp
 from tpu_runtime.onboard.job import KV_DTYPE_BYTES, OnboardContext
 from tpu_runtime.onboard.report import ModelInfo, OnboardReport, OpUse
+from tpu_runtime.progress import ProgressFn
 from tpu_runtime.sandbox import Limits, describe_isolation, run_child
-from tpu_runtime.workflow import ProgressFn, Step
+from tpu_runtime.workflow import Step
 
 if TYPE_CHECKING:
     from tpu_runtime.onboard.op_table import OpTable
