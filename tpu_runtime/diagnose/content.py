@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from tpu_runtime.diagnose.protowire import read_varint
+
 if TYPE_CHECKING:  # names only: the router reads content without building the report models
     from tpu_runtime.diagnose.report import Category, InputKind
 
@@ -25,7 +27,6 @@ __all__ = [
     "classify_text",
     "looks_binary",
     "looks_like_xspace",
-    "varint",
 ]
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -107,21 +108,7 @@ def looks_like_xspace(head: bytes) -> bool:
     if len(head) < 3 or head[0] != 0x0A:
         return False
     try:
-        _, pos = varint(head, 1)
-    except IndexError:
+        _, pos = read_varint(head, 1)
+    except (IndexError, ValueError):
         return False
     return pos < len(head) and head[pos] in _XPLANE_FIRST_TAGS
-
-
-def varint(data: bytes, pos: int) -> tuple[int, int]:
-    """Decode a protobuf varint at data[pos]; return (value, position after it). IndexError if cut."""
-    value = shift = 0
-    while True:
-        byte = data[pos]
-        value |= (byte & 0x7F) << shift
-        pos += 1
-        if not byte & 0x80:
-            return value, pos
-        shift += 7
-        if shift > 63:
-            raise IndexError("varint too long")

@@ -28,9 +28,9 @@ from tpu_runtime.diagnose.content import (
     classify_text,
     looks_binary,
     looks_like_xspace,
-    varint,
 )
 from tpu_runtime.diagnose.errors import BadInputError
+from tpu_runtime.diagnose.protowire import read_varint
 from tpu_runtime.diagnose.report import InputKind
 
 __all__ = ["STDIN", "DetectedInput", "detect_input", "xla_dump_files", "xspace_files"]
@@ -211,16 +211,20 @@ def _walk_xspace(path: str, p: Path) -> int:
             fh.seek(offset)
             header = fh.read(21)
             try:
-                tag, pos = varint(header, 0)
+                tag, pos = read_varint(header, 0)
                 wire, number = tag & 7, tag >> 3
                 if number == 0 or wire not in _SKIP:
                     raise BadInputError(
                         path, f"corrupt XSpace protobuf: invalid field header 0x{tag:x} at byte {offset}"
                     )
-                length, pos = varint(header, pos) if wire in (0, 2) else (_SKIP[wire], pos)
+                length, pos = read_varint(header, pos) if wire in (0, 2) else (_SKIP[wire], pos)
             except IndexError:
                 raise BadInputError(
                     path, f"truncated XSpace protobuf: it ends inside a field header at byte {offset}"
+                ) from None
+            except ValueError:
+                raise BadInputError(
+                    path, f"corrupt XSpace protobuf: a field header at byte {offset} runs past ten bytes"
                 ) from None
             end = offset + pos + (length if wire != 0 else 0)
             if end > size:

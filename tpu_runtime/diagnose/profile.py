@@ -69,6 +69,7 @@ from tpu_runtime.diagnose.profile_model import (  # noqa: F401  (re-exported: th
     TopOp,
     Verdict,
 )
+from tpu_runtime.diagnose.protowire import read_varint
 from tpu_runtime.diagnose.xspace import Line, Plane, StatValue, read_planes, read_space_info
 
 TENSORCORE_PLANE = re.compile(r"^/device:TPU:(\d+)$")
@@ -255,14 +256,14 @@ def _local_chip_id(core_details: StatValue | None) -> int | None:
     pos, end = 0, len(core_details)
     try:
         while pos < end:
-            tag, pos = _read_varint(core_details, pos)
+            tag, pos = read_varint(core_details, pos)
             number, wire = tag >> 3, tag & 7
             if wire == 0:
-                value, pos = _read_varint(core_details, pos)
+                value, pos = read_varint(core_details, pos)
                 if number == _CORE_DETAILS_LOCAL_CHIP_ID:
                     return value
             elif wire == 2:
-                length, pos = _read_varint(core_details, pos)
+                length, pos = read_varint(core_details, pos)
                 pos += length
             elif wire == 1:
                 pos += 8
@@ -270,20 +271,9 @@ def _local_chip_id(core_details: StatValue | None) -> int | None:
                 pos += 4
             else:
                 return None
-    except IndexError:
+    except (IndexError, ValueError):
         return None
     return 0  # proto3 leaves a zero id out
-
-
-def _read_varint(data: bytes, pos: int) -> tuple[int, int]:
-    result = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
 
 
 _ASYNC_DONE = re.compile(r" ([a-z][a-z-]*-done)\(")

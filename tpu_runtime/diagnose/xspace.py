@@ -21,11 +21,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
+
+from tpu_runtime.diagnose.protowire import ByteSource, read_varint
 
 PROFILE_SUFFIX = ".xplane.pb"
 
@@ -240,27 +242,6 @@ class NotAProfileError(ProfileReadError):
 _LEN = 2  # protobuf wire type of length-delimited records
 
 
-class _ByteSource(Protocol):
-    def __getitem__(self, pos: int, /) -> int: ...
-
-
-def _varint(buf: _ByteSource, pos: int, end: int) -> tuple[int, int]:
-    """Decode a base-128 varint at `pos`; return (value, next position). Raises IndexError at `end`."""
-    result = 0
-    shift = 0
-    while True:
-        if pos >= end:
-            raise IndexError(pos)
-        byte = buf[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint longer than 10 bytes")
-
-
 def _foreign_format(head: bytes) -> str | None:
     """What a file that is plainly not protobuf is (gzip, JSON, text), from its first bytes."""
     if head.startswith(b"\x1f\x8b"):
@@ -278,7 +259,7 @@ def _describe_start(head: bytes) -> str:
 
 
 def _scan_records(
-    buf: _ByteSource, start: int, end: int, what: str, label: str
+    buf: ByteSource, start: int, end: int, what: str, label: str
 ) -> Iterator[tuple[int, int, int]]:
     """Yield (field number, start, end) of each length-delimited record of a message in buf[start:end].
 
@@ -289,10 +270,10 @@ def _scan_records(
     while pos < end:
         rec_at = pos
         try:
-            tag, pos = _varint(buf, pos, end)
+            tag, pos = read_varint(buf, pos, end)
             if tag & 7 != _LEN or tag >> 3 == 0:
                 raise ValueError(f"wire type {tag & 7}")
-            length, pos = _varint(buf, pos, end)
+            length, pos = read_varint(buf, pos, end)
         except IndexError:
             raise TruncatedProfileError(
                 f"{label}: {what} ends inside a record header at byte {rec_at}: the file was cut short"
