@@ -13,6 +13,7 @@ import typer
 
 from tpu_runtime import __version__
 from tpu_runtime.cli.consoles import make_console
+from tpu_runtime.cli.progress_bar import ProgressBar
 
 app = typer.Typer(
     name="tpu-agent",
@@ -144,7 +145,7 @@ def onboard(
         target=target,
     )
     try:
-        with _progress(enabled=err.is_terminal) as progress:
+        with ProgressBar(err, with_step=True) as progress:
             report = run_onboard(request, progress, approver=tty_approver(progress) if target else None)
     except ChildFailure as failure:
         if debug and failure.detail:
@@ -168,36 +169,6 @@ def onboard(
 
         html.write_text(render_onboard_html(report))
         err.print(f"wrote {html}")
-
-
-class _progress:
-    """A rich progress bar over the workflow's steps; silent when stderr is not a terminal."""
-
-    def __init__(self, enabled: bool) -> None:
-        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-        self.enabled = enabled
-        self.bar = Progress(
-            SpinnerColumn(),
-            TextColumn("{task.description}"),
-            BarColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-        )
-        self.task = self.bar.add_task("starting", total=1.0)
-
-    def __enter__(self) -> _progress:
-        if self.enabled:
-            self.bar.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.enabled:
-            self.bar.stop()
-
-    def __call__(self, step: str, message: str, fraction: float) -> None:
-        self.bar.update(self.task, description=f"{step}: {message}", completed=fraction)
 
 
 @ops_app.command("refresh")

@@ -61,12 +61,12 @@ def diagnose(
     Example: tpu-agent diagnose run.log   (or: tpu-agent diagnose trace.json.gz --html report.html;
     tpu-agent diagnose after.xplane.pb --compare before.xplane.pb)
     """
-    from tpu_runtime.cli.app import _progress
+    from tpu_runtime.cli.progress_bar import ProgressBar
     from tpu_runtime.diagnose.errors import BadInputError
     from tpu_runtime.diagnose.job import run_diagnose
 
     try:
-        with _progress(enabled=err.is_terminal and not as_json) as progress:
+        with ProgressBar(err, with_step=True, enabled=err.is_terminal and not as_json) as progress:
             report = run_diagnose(paths, top, progress, compare=compare)
     except BadInputError as exc:
         err.print(Text.assemble(("error: ", "bold red"), str(exc)), highlight=False, soft_wrap=True)

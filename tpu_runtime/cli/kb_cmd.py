@@ -16,6 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tpu_runtime.cli.consoles import make_console
+from tpu_runtime.cli.progress_bar import ProgressBar
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -34,36 +35,6 @@ err = make_console(stderr=True)
 def _fail(message: str, code: int = 1) -> typer.Exit:
     err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
-
-
-class _BuildProgress:
-    """A rich progress bar for index builds; silent when stderr is not a terminal."""
-
-    def __init__(self) -> None:
-        from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn, TimeElapsedColumn
-
-        self.enabled = err.is_terminal
-        self.bar = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            TaskProgressColumn(),
-            TimeElapsedColumn(),
-            console=err,
-            transient=True,
-        )
-        self.task = self.bar.add_task("knowledge index", total=1.0)
-
-    def __call__(self, step: str, message: str, fraction: float) -> None:
-        self.bar.update(self.task, completed=min(max(fraction, 0.0), 1.0), description=message)
-
-    def __enter__(self) -> _BuildProgress:
-        if self.enabled:
-            self.bar.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.enabled:
-            self.bar.stop()
 
 
 def _dump(model: Answer | BuildReport | KbStatus) -> None:
@@ -123,7 +94,7 @@ def ask(
         raise _fail(str(exc), 2) from None
     route = None if no_route else _route(question)
     try:
-        with _BuildProgress() as progress:
+        with ProgressBar(err, first="knowledge index", percent=True) as progress:
             reply = answer(question, k, progress=progress)
     except QueryError as exc:
         raise _fail(str(exc), 2) from None
@@ -205,7 +176,7 @@ def kb_build(
     from tpu_runtime.knowledge.store import KbIndexError
 
     try:
-        with _BuildProgress() as progress:
+        with ProgressBar(err, first="knowledge index", percent=True) as progress:
             report = run_kb_build(BuildRequest(rebuild=rebuild, dense=not lexical), progress)
     except KbIndexError as exc:
         raise _fail(str(exc)) from None
@@ -228,7 +199,7 @@ def kb_add(
     from tpu_runtime.knowledge.store import KbIndexError
 
     try:
-        with _BuildProgress() as progress:
+        with ProgressBar(err, first="knowledge index", percent=True) as progress:
             report = add_folder(folder, progress=progress, dense=not lexical)
     except KbIndexError as exc:
         raise _fail(str(exc), 2) from None

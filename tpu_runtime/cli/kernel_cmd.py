@@ -17,6 +17,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from tpu_runtime.cli.consoles import make_console
+from tpu_runtime.cli.progress_bar import ProgressBar
 
 if TYPE_CHECKING:
     from tpu_runtime.kernels.report import KernelCheckReport, TuneReport
@@ -77,31 +78,6 @@ def parse_shape(text: str, option: str) -> dict[str, int]:
 
 def _split(values: list[str]) -> list[str]:
     return [v.strip() for item in values for v in item.split(",") if v.strip()]
-
-
-class _Progress:
-    """A rich progress bar on stderr; silent when stderr is not a terminal."""
-
-    def __init__(self) -> None:
-        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
-        self.enabled = err.is_terminal
-        self.bar = Progress(
-            SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(), console=err
-        )
-        self.task = self.bar.add_task("starting", total=1.0)
-
-    def __enter__(self) -> _Progress:
-        if self.enabled:
-            self.bar.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.enabled:
-            self.bar.stop()
-
-    def __call__(self, step: str, message: str, fraction: float) -> None:
-        self.bar.update(self.task, description=message, completed=fraction)
 
 
 @kernel_app.command("new")
@@ -237,7 +213,7 @@ def kernel_check(
         timing=TimingOptions(target=target, repeats=repeats),
     )
     try:
-        with _Progress() as progress:
+        with ProgressBar(err, transient=False) as progress:
             report = run_kernel_check(request, progress, tty_approver(progress) if target else None)
     except KernelToolError as exc:
         if debug and exc.detail:
@@ -373,7 +349,7 @@ def kernel_tune(
         timing=TimingOptions(target=target, repeats=repeats),
     )
     try:
-        with _Progress() as progress:
+        with ProgressBar(err, transient=False) as progress:
             report = run_kernel_tune(request, progress, tty_approver(progress) if target else None)
     except KernelToolError as exc:
         raise _fail(exc.message) from None
