@@ -221,7 +221,7 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
         texts = [c.index_text() for _, chunks in group for c in chunks]
         notify("embed", f"embedding {len(texts)} passages ({done}/{total} done)", 0.1 + 0.9 * done / total)
         try:
-            vectors = embedder.embed_many(texts) if texts else None
+            vectors = embedder.embed_many(texts, store.folder) if texts else None
             offset = 0
             for state_, chunks in group:
                 collection.delete(where={"unit": state_.unit})
