@@ -45,6 +45,8 @@ def test_first_build_then_only_changed_units_are_redone(corpus: BuildRequest) ->
     )
     third = run_kb_build(corpus)
     assert third.indexed == ["curated:pallas.md"] and third.embedded == ["curated:pallas.md"]
+    # the sheet's old passages keep their vectors (text-hash cache); only the edited one is encoded
+    assert 0 < third.reused_vectors < third.chunks
     hits = _index(corpus).search("does the grid run sequentially", 3)
     assert hits.mode == "hybrid" and hits.passages[0].section == "Tiny Pallas sheet › Grid"
 
@@ -218,3 +220,28 @@ def test_a_second_build_is_refused_while_one_runs(corpus: BuildRequest) -> None:
         with pytest.raises(BuildLocked, match="another knowledge-base build is running"):
             run_kb_build(corpus)
     assert not store.build_running()
+
+
+def test_rebuild_reuses_the_vectors_of_unchanged_passages(
+    corpus: BuildRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = run_kb_build(corpus)
+    assert first.reused_vectors == 0 and first.dense_ready
+    before = _index(corpus).search("does the grid run sequentially", 3)
+    encoded: list[str] = []
+    real = embedder_module.Embedder.embed_many
+
+    def counting(self: embedder_module.Embedder, texts: list[str], cache_dir: Path | None = None) -> object:
+        encoded.extend(texts)
+        return real(self, texts, cache_dir)
+
+    monkeypatch.setattr(embedder_module.Embedder, "embed_many", counting)
+    again = run_kb_build(corpus.model_copy(update={"rebuild": True}))
+    assert encoded == [] and again.reused_vectors == again.chunks == first.chunks and again.dense_ready
+    after = _index(corpus).search("does the grid run sequentially", 3)
+    assert [(p.path, p.section) for p in after.passages] == [(p.path, p.section) for p in before.passages]
+
+    assert corpus.folder is not None
+    (corpus.folder / "vector-cache.npz").write_bytes(b"not a zip file")
+    third = run_kb_build(corpus.model_copy(update={"rebuild": True}))
+    assert third.reused_vectors == 0 and len(encoded) == first.chunks and third.dense_ready

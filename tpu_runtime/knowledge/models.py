@@ -108,6 +108,7 @@ class BuildReport(BaseModel):
     skipped: list[str] = Field(default=[], description="inputs left out, each with the reason")
     problems: list[str] = []
     chunks: int = 0
+    reused_vectors: int = Field(default=0, description="passages whose vectors came from the text-hash cache")
     dense_ready: bool = False
     seconds: float = 0.0
     timings_s: dict[str, float] = {}
