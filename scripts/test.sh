@@ -43,8 +43,11 @@ if command -v npm >/dev/null; then
   [ -x "$NPM_TOOLS/node_modules/.bin/mcp-inspector" ] && export TPU_AGENT_INSPECTOR_BIN="$NPM_TOOLS/node_modules/.bin/mcp-inspector"
 fi
 
-echo "== ruff"; ruff check . && ruff format --check .
-echo "== mypy"; mypy
+echo "== ruff"
+ruff check .
+ruff format --check .
+echo "== mypy"
+mypy
 echo "== pytest (loopback-only network namespace)"
 run_tests='ip link set lo up && python -m pytest -q "$@"'
 if unshare -n true 2>/dev/null; then
