@@ -45,6 +45,7 @@ from tpu_runtime.diagnose.report import DiagnoseReport
 
 if TYPE_CHECKING:
     from mcp_types import ListRootsResult
+
     from tpu_runtime.progress import ProgressFn
 
 NAME = "tpu-diagnostics"

@@ -42,9 +42,8 @@ from tpu_runtime import __version__
 from tpu_runtime.knowledge.models import Answer, BuildReport, KbStatus, Passage, RetrievalMode
 
 if TYPE_CHECKING:
-    from tpu_runtime.progress import ProgressFn
-
     from tpu_runtime.knowledge.build import BuildRequest
+    from tpu_runtime.progress import ProgressFn
 
 NAME = "tpu-knowledge"
 MAX_K = 50  # tpu_runtime.knowledge.api.MAX_K, named here to keep the import light

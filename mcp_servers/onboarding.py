@@ -39,9 +39,8 @@ from tpu_runtime.onboard.report import OpStatus as StatusValue
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from tpu_runtime.progress import ProgressFn
-
     from tpu_runtime.onboard.job import OnboardRequest
+    from tpu_runtime.progress import ProgressFn
 
 NAME = "tpu-onboarding"
 REPORT_SCHEME = "onboard-report"
