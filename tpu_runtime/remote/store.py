@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -130,6 +131,24 @@ def _add_columns(conn: sqlite3.Connection) -> None:
                 conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {kind}")
 
 
+def _switch_to_wal(conn: sqlite3.Connection, wait_s: float = 30.0) -> None:
+    """Put the file in WAL mode, waiting while another connection holds a lock.
+
+    SQLite answers a journal-mode change with "database is locked" at once, without calling its busy
+    handler, while another process is inside a transaction on a file still in rollback mode (a second
+    `tpu-agent` creating the same new state file); the connection's timeout does not apply, so wait here.
+    """
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.05)
+
+
 class Store:
     """Opens short-lived connections to one state file; creates the schema on first use."""
 
@@ -142,7 +161,7 @@ class Store:
             with contextlib.suppress(FileNotFoundError):
                 os.chmod(path.with_name(name), 0o600)
         with contextlib.closing(self._connect()) as conn:
-            conn.execute("PRAGMA journal_mode=WAL")
+            _switch_to_wal(conn)
             # One transaction: a second process opening a new file at the same moment must not see the
             # tables without their triggers (a false "tamper") or add the same column twice.
             conn.execute("BEGIN IMMEDIATE")
