@@ -21,9 +21,9 @@ COLLECTIVE = Path(__file__).resolve().parent / "data" / "kernels" / "collective"
 
 
 def test_the_host_device_flag_keeps_the_users_other_xla_flags() -> None:
-    flags = f"--xla_dump_to=/tmp/dump {HOST_DEVICES_FLAG}=2 --xla_cpu_enable_fast_math=false"
+    flags = f"--xla_dump_to=xla_dump {HOST_DEVICES_FLAG}=2 --xla_cpu_enable_fast_math=false"
     assert with_host_devices(flags, 4).split() == [
-        "--xla_dump_to=/tmp/dump",
+        "--xla_dump_to=xla_dump",
         "--xla_cpu_enable_fast_math=false",
         f"{HOST_DEVICES_FLAG}=4",
     ]

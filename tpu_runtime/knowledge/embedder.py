@@ -24,6 +24,7 @@ import json
 import math
 import os
 import threading
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,23 @@ def _gelu(x: np.ndarray) -> np.ndarray:
     return out
 
 
+def padded_batches(
+    encodings: Sequence[Any], batch_size: int, mask_dtype: type[np.generic]
+) -> Iterator[tuple[list[int], np.ndarray, np.ndarray]]:
+    """Batches of token ids sorted by length, each padded only to its longest text: (rows, ids, mask)."""
+    order = sorted(range(len(encodings)), key=lambda i: len(encodings[i].ids))
+    for start in range(0, len(order), batch_size):
+        chunk = order[start : start + batch_size]
+        width = max(len(encodings[i].ids) for i in chunk)
+        ids = np.zeros((len(chunk), width), dtype=np.int64)
+        mask = np.zeros((len(chunk), width), dtype=mask_dtype)
+        for row, i in enumerate(chunk):
+            tokens = encodings[i].ids
+            ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = 1
+        yield chunk, ids, mask
+
+
 class Embedder:
     """Encodes text into unit-length 384-d vectors (MiniLM-L6-v2, mean pooled, L2-normalised)."""
 
@@ -260,18 +278,8 @@ class Embedder:
         return BulkEncoder(self.files)
 
     def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:
-        encodings = self.tokenizer.encode_batch(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         result = np.zeros((len(texts), DIMENSION), dtype=np.float32)
-        for start in range(0, len(order), batch_size):
-            chunk = order[start : start + batch_size]
-            width = max(len(encodings[i].ids) for i in chunk)
-            ids = np.zeros((len(chunk), width), dtype=np.int64)
-            mask = np.zeros((len(chunk), width), dtype=np.float32)
-            for row, i in enumerate(chunk):
-                tokens = encodings[i].ids
-                ids[row, : len(tokens)] = tokens
-                mask[row, : len(tokens)] = 1.0
+        for chunk, ids, mask in padded_batches(self.tokenizer.encode_batch(texts), batch_size, np.float32):
             result[chunk] = self._forward(ids, mask)
         return result
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from tpu_runtime.knowledge.embedder import DIMENSION, ModelFiles, ModelUnavailable
+from tpu_runtime.knowledge.embedder import DIMENSION, ModelFiles, ModelUnavailable, padded_batches
 
 BATCH = 32
 OPSET = 17
@@ -105,17 +105,7 @@ class OnnxEncoder:
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit vectors, shape (len(texts), 384); each batch is padded only to its longest text."""
-        encodings = self._tokenizer.encode_batch(texts)
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         result = np.zeros((len(texts), DIMENSION), dtype=np.float32)
-        for start in range(0, len(order), BATCH):
-            chunk = order[start : start + BATCH]
-            width = max(len(encodings[i].ids) for i in chunk)
-            ids = np.zeros((len(chunk), width), dtype=np.int64)
-            mask = np.zeros((len(chunk), width), dtype=np.int64)
-            for row, i in enumerate(chunk):
-                tokens = encodings[i].ids
-                ids[row, : len(tokens)] = tokens
-                mask[row, : len(tokens)] = 1
+        for chunk, ids, mask in padded_batches(self._tokenizer.encode_batch(texts), BATCH, np.int64):
             result[chunk] = self._session.run(None, {"ids": ids, "mask": mask})[0]
         return result
