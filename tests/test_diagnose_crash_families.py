@@ -196,7 +196,10 @@ FORMS: list[tuple[str, str, str, str]] = [
         "forward@model.py:12",
     ),
     (
-        "2022-01-01 00:00:00.000000: F tensorflow/core/tpu/tpu_library_init_fns.inc:34] "
+        # jaxlib's bundled copy of TensorFlow's loader (external/org_tensorflow/...); TensorFlow's own loader
+        # goes to libtpu_lacks_function_tensorflow_loader (test_diagnose_evidence_ranking.py)
+        "2022-01-01 00:00:00.000000: F "
+        "external/org_tensorflow/tensorflow/core/tpu/tpu_library_init_fns.inc:34] "
         "TpuSomeFunction_Create not available in this library.\n",
         "version_mismatch",
         "version_mismatch/libtpu_lacks_function",

@@ -191,9 +191,11 @@ FALLBACKS: list[tuple[str, str, str]] = [
         "aten::_fft_r2c",
     ),
     (
+        # SMEM has its own cause-specific sub-rule (what lives there: scalar-prefetch page tables), which
+        # needs no sizes; it takes this fragment before the memory-space fallback
         "XLA:TPU compile permanent error. Ran out of memory in memory space smem.\n",
-        "vmem_oom/from_facts_memory_space",
-        "smem",
+        "vmem_oom/smem",
+        "--block-size",
     ),
 ]
 

@@ -491,8 +491,16 @@ def _changing_arguments(signatures: list[str]) -> str:
 _PLACEHOLDER = re.compile(r"{(\w+)}")
 
 
+_OPTIONAL = re.compile(r"\[\[(.*?)\]\]", re.S)
+
+
 def render_template(template: str, facts: dict[str, Any]) -> str | None:
-    """The template with its `{fact}` placeholders filled in; None when a fact it names is missing."""
+    """The template with its `{fact}` placeholders filled in; None when a fact it names is missing.
+
+    A segment in `[[...]]` is optional: it is kept (filled in) when every fact it names is present and
+    dropped otherwise, so one sub-rule can quote evidence that only some logs of its cause print.
+    """
+    template = _OPTIONAL.sub(lambda m: render_template(m.group(1), facts) or "", template)
     values: dict[str, str] = {}
     for name in _PLACEHOLDER.findall(template):
         value = facts.get(name)
