@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tpu_runtime.errors import BadInput
 from tpu_runtime.remote import approver as keys
 from tpu_runtime.remote import audit
 from tpu_runtime.remote.policy import LoadedPolicy, Policy, auto_approval_rule
@@ -49,7 +50,7 @@ POLICY_VIA = "policy"
 ELICITATION_VIA = "mcp-elicitation"
 
 
-class ApprovalError(Exception):
+class ApprovalError(BadInput):
     """A request or approval that cannot be used as asked; `reason` says which rule refused it."""
 
     def __init__(self, reason: RefusalReason, message: str) -> None:

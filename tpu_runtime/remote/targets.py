@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from tpu_runtime.errors import BadInput
 from tpu_runtime.remote.spec import ENV_NAME, WorkerRef, looks_secret
 from tpu_runtime.remote.targets_example import TARGETS_EXAMPLE as TARGETS_EXAMPLE
 from tpu_runtime.remote.tpu_api import TpuApi
@@ -26,7 +27,7 @@ DEFAULT_REMOTE_DIR = ".tpu-agent"
 DNS_LABEL_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
-class TargetError(ValueError):
+class TargetError(BadInput, ValueError):
     """A target that is missing, malformed or cannot be resolved; the message is one line."""
 
 
