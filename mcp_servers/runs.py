@@ -32,7 +32,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
 import time
 import weakref
 from collections.abc import Callable
@@ -292,23 +291,13 @@ def _utc(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
 
 
-def _fingerprint(key_line: str) -> str:
-    import base64
-    import hashlib
-
-    try:
-        blob = base64.b64decode(key_line.split()[1])
-    except (IndexError, ValueError):
-        return "unreadable key"
-    digest = base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
-    return f"{key_line.split()[0]} SHA256:{digest}"
-
-
 def _one_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def request_view(request: RunRequest) -> RunRequestView:
+    from tpu_runtime.remote.targets import host_key_fingerprint
+
     spec = request.spec
     if request.state == "approved":
         step = f"approved by {request.decided_by}: call run(request_id={request.id!r}) to start it"
@@ -332,7 +321,7 @@ def request_view(request: RunRequest) -> RunRequestView:
                 name=w.name,
                 address=f"{w.host}:{w.port}",
                 user=w.user,
-                host_key=_fingerprint(w.host_keys[0]) if w.host_keys else "none",
+                host_key=host_key_fingerprint(w.host_keys[0]) if w.host_keys else "none",
             )
             for w in spec.workers
         ],
@@ -355,6 +344,8 @@ def approval_message(request: RunRequest) -> str:
     """The approval dialog's text: everything that will run where. Depends only on the stored request,
     so it renders identically on every round of a 2026-07-28 input-required exchange. Every field the
     requester chose goes through `shown`, so no character in it can hide or rewrite what the dialog says."""
+    from tpu_runtime.remote.targets import host_key_fingerprint
+
     spec = request.spec
     lines = [
         f"Approve this run on target {printable(spec.target)!r} ({spec.target_kind})?",
@@ -364,7 +355,7 @@ def approval_message(request: RunRequest) -> str:
         lines.append(f"Workers ({len(spec.workers)}):")
         lines += [
             f"  {w.index} {printable(w.name)}: {printable(w.user)}@{printable(w.host)}:{w.port}, host key "
-            f"{_fingerprint(w.host_keys[0]) if w.host_keys else 'none'}"
+            f"{host_key_fingerprint(w.host_keys[0]) if w.host_keys else 'none'}"
             for w in spec.workers
         ]
     env = ", ".join(f"{k}={v}" for k, v in display_env(spec).items())
@@ -497,15 +488,6 @@ class _RunOutput:
         return chosen, start + len(chosen)
 
 
-def _parse_log_line(n: int, line: str) -> OutputLineView:
-    match = re.match(r"^\[(-?\d+):([^\]]*)\] ?(.*)$", line)
-    if match is None:
-        return OutputLineView(n=n, worker=-1, worker_name="", stream=None, text=line)
-    return OutputLineView(
-        n=n, worker=int(match.group(1)), worker_name=match.group(2), stream=None, text=match.group(3)
-    )
-
-
 # ---- the service behind the tools -----------------------------------------------------------------------
 class _Runs:
     """One engine per server, the output of runs started here, and the requests fetch_logs filed."""
@@ -531,7 +513,7 @@ class _Runs:
             request = self.engine().get_request(request_id)
         except ApprovalError:
             return _NoQuestion(why="no_request", request_id=request_id)
-        if request.state != "pending" or request.expires_at <= time.time():
+        if request.effective_state() != "pending":
             return _NoQuestion(why="not_pending", request_id=request_id)
         if not can_elicit(ctx):
             return _NoQuestion(why="no_elicitation", request_id=request_id)
@@ -654,7 +636,7 @@ class _Runs:
                     request.state,
                     f"request {request.id} is {request.state}; nothing ran. File a new request to run it",
                 )
-            if request.state == "pending" and request.expires_at <= time.time():
+            if request.effective_state() == "expired":  # still pending in the store, past its expiry
                 return _view(request, "expired", f"request {request.id} expired; file a new one")
             return _error(
                 f"request {request.id} is {request.state} and has no usable approval (approvals expire "
@@ -785,12 +767,10 @@ class _Runs:
         )
 
     def log_lines(self, run_id: str) -> list[OutputLineView]:
-        path = self.engine().state_path / "runs" / f"{run_id}.log"
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return []
-        return [_parse_log_line(n, line) for n, line in enumerate(text.splitlines())]
+        return [
+            OutputLineView(n=n, worker=line.worker, worker_name=line.worker_name, stream=None, text=line.text)
+            for n, line in enumerate(self.engine().logged_lines(run_id))
+        ]
 
     async def output_page(
         self, run_id: str, since: int, limit: int, wait_s: float
@@ -878,7 +858,7 @@ def _request_status(request: RunRequest) -> RunView:
     """A request that has not started a run: where the person's decision stands."""
     if request.state == "approved":
         return _view(request, "approved", f"request {request.id} is approved and not started: call run")
-    if request.state == "pending" and request.expires_at > time.time():
+    if request.effective_state() == "pending":
         return _view(
             request,
             "awaiting_approval",

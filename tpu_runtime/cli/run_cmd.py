@@ -76,18 +76,6 @@ def _emit_json(data: Any) -> None:
 
 
 # ---- rendering -----------------------------------------------------------------------------------
-def _fingerprint(key_line: str) -> str:
-    import base64
-    import hashlib
-
-    try:
-        blob = base64.b64decode(key_line.split()[1])
-    except (IndexError, ValueError):
-        return "unreadable key"
-    digest = base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
-    return f"{key_line.split()[0]} SHA256:{digest}"
-
-
 def render_request(request: RunRequest, console: Console) -> None:
     """Everything the person approves, spelled out: what runs, where, with what, for how long.
 
@@ -99,6 +87,7 @@ def render_request(request: RunRequest, console: Console) -> None:
 
     from tpu_runtime.remote.shown import printable, printable_lines, shell_line
     from tpu_runtime.remote.spec import display_env
+    from tpu_runtime.remote.targets import host_key_fingerprint
 
     def line(*parts: str | tuple[str, str]) -> None:
         console.print(Text.assemble(*parts), soft_wrap=True)
@@ -140,7 +129,7 @@ def render_request(request: RunRequest, console: Console) -> None:
                 Text(printable(w.name)),
                 Text(f"{printable(w.host)}:{w.port}"),
                 Text(printable(w.user)),
-                Text(_fingerprint(w.host_keys[0])),
+                Text(host_key_fingerprint(w.host_keys[0])),
             )
         console.print(table)
     if spec.gke is not None:
@@ -228,6 +217,8 @@ def targets_show(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """A target's settings and its workers with pinned host keys.  Example: tpu-agent targets show my-v6e"""
+    from tpu_runtime.remote.targets import host_key_fingerprint
+
     engine = _engine()
     target, workers = _resolve(engine, name)
     if as_json:
@@ -244,7 +235,9 @@ def targets_show(
     if workers:
         table = Table("worker", "name", "address", "user", "pinned host key")
         for w in workers:
-            table.add_row(str(w.index), w.name, f"{w.host}:{w.port}", w.user, _fingerprint(w.host_keys[0]))
+            table.add_row(
+                str(w.index), w.name, f"{w.host}:{w.port}", w.user, host_key_fingerprint(w.host_keys[0])
+            )
         out.print(table)
 
 

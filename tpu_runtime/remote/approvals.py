@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
+import time
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -71,6 +72,13 @@ class RunRequest(BaseModel):
     decided_by: str | None = None
     decided_at: float | None = None
     note: str | None = None
+
+    def effective_state(self, now: float | None = None) -> str:
+        """The state as it stands at `now`: a pending request past its expiry is expired, though its
+        row still says pending until someone tries to decide it."""
+        if self.state == "pending" and self.expires_at <= (time.time() if now is None else now):
+            return "expired"
+        return self.state
 
 
 class Approval(BaseModel):

@@ -10,7 +10,9 @@ known host key is an error, never trust-on-first-use.
 
 from __future__ import annotations
 
+import base64
 import getpass
+import hashlib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -25,6 +27,16 @@ from tpu_runtime.remote.tpu_api import TpuApi
 DEFAULT_REMOTE_DIR = ".tpu-agent"
 
 DNS_LABEL_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-")
+
+
+def host_key_fingerprint(key_line: str) -> str:
+    """'TYPE SHA256:...' for a pinned host key line, as `ssh-keygen -l` shows it; what people compare."""
+    try:
+        blob = base64.b64decode(key_line.split()[1])
+    except (IndexError, ValueError):
+        return "unreadable key"
+    digest = base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
+    return f"{key_line.split()[0]} SHA256:{digest}"
 
 
 class TargetError(BadInput, ValueError):
