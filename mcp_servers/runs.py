@@ -57,19 +57,19 @@ from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, con
 from mcp_servers._results import error_result as _error
 from mcp_servers._results import model_result as _result
 from tpu_runtime import __version__
-from tpu_runtime.remote.report import OutputLine, RunResult, WorkerResult
+from tpu_runtime.remote.report import OutputLine, WorkerResult
 from tpu_runtime.remote.shown import printable, printable_lines, shell_line
 from tpu_runtime.remote.spec import display_env, places
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.approvals import Approval, RunRequest
     from tpu_runtime.remote.engine import RemoteEngine
+    from tpu_runtime.remote.output import RunOutput
 
 NAME = "tpu-runs"
 APPROVAL_VIA = "mcp-elicitation"
 REQUESTED_BY = "mcp"
 DIGEST_PREFIX_CHARS = 8
-MAX_KEPT_LINES = 100_000  # output lines kept in memory per run; older ones are dropped (the log file has all)
 KEEP_RUNS = 50  # runs whose output this server keeps in memory; older ones come back from their log file
 RESULT_LINES = 200  # output lines a `run` result carries (the last ones); run_output pages through all
 MAX_PAGE_LINES = 5000
@@ -422,70 +422,12 @@ def can_elicit(ctx: Context) -> bool:
     return bool(ctx.session.can_send_request)
 
 
-# ---- per-run output kept by this server ------------------------------------------------------------------
-class _RunOutput:
-    """The output and result of one run started here, gathered from the engine's event stream."""
-
-    def __init__(self, run_id: str, request: RunRequest) -> None:
-        self.run_id = run_id
-        self.request = request
-        self.lines: list[OutputLineView] = []
-        self.dropped = 0
-        self.workers: list[WorkerResult] = []
-        self.result: RunResult | None = None
-        self.done = False
-        self.workers_total = places(request.spec)
-        self._changed = asyncio.Event()
-        self.task: asyncio.Task[None] | None = None
-
-    @property
-    def total(self) -> int:
-        return self.dropped + len(self.lines)
-
-    def _touch(self) -> None:
-        self._changed.set()
-        self._changed = asyncio.Event()
-
-    async def follow(self, engine: RemoteEngine) -> None:
-        try:
-            async for event in engine.stream(self.run_id):
-                if isinstance(event, OutputLine):
-                    self.lines.append(
-                        OutputLineView(
-                            n=self.total,
-                            worker=event.worker,
-                            worker_name=event.worker_name,
-                            stream=event.stream,
-                            text=event.text,
-                        )
-                    )
-                    if len(self.lines) > MAX_KEPT_LINES:
-                        drop = len(self.lines) - MAX_KEPT_LINES
-                        self.lines = self.lines[drop:]
-                        self.dropped += drop
-                elif isinstance(event, WorkerResult):
-                    self.workers.append(event)
-                elif isinstance(event, RunResult):
-                    self.result = event
-                self._touch()
-        except Exception:  # keep what arrived; status then comes from the engine's record
-            logger.exception("following run %s failed", self.run_id)
-        finally:
-            self.done = True
-            self._touch()
-
-    async def changed(self, timeout_s: float) -> None:
-        """Return when something new arrives, the run ends, or `timeout_s` passes."""
-        if self.done or timeout_s <= 0:
-            return
-        event = self._changed
-        with anyio.move_on_after(timeout_s):
-            await event.wait()
-
-    def page(self, since: int, limit: int) -> tuple[list[OutputLineView], int]:
-        start = max(since, self.dropped)
-        chosen = self.lines[start - self.dropped : start - self.dropped + limit]
-        return chosen, start + len(chosen)
+def _line_views(first: int, lines: list[OutputLine]) -> list[OutputLineView]:
+    """Lines of a run's output as the tools return them, numbered from `first`."""
+    return [
+        OutputLineView(n=first + i, worker=x.worker, worker_name=x.worker_name, stream=x.stream, text=x.text)
+        for i, x in enumerate(lines)
+    ]
 
 
 # ---- the service behind the tools -----------------------------------------------------------------------
@@ -494,7 +436,7 @@ class _Runs:
 
     def __init__(self, engine: RemoteEngine | None) -> None:
         self._engine = engine
-        self.outputs: dict[str, _RunOutput] = {}
+        self.outputs: dict[str, RunOutput] = {}
         self.fetches: dict[tuple[str, tuple[str, ...], str, int], str] = {}
 
     def engine(self) -> RemoteEngine:
@@ -648,13 +590,14 @@ class _Runs:
         self, request: RunRequest, approval: Approval, ctx: Context, wait_s: float
     ) -> RunView | CallToolResult:
         from tpu_runtime.remote.approvals import ApprovalError
+        from tpu_runtime.remote.output import RunOutput
 
         engine = self.engine()
         try:
             run_id = await engine.start(approval, actor=REQUESTED_BY)
         except ApprovalError as exc:
             return _error(str(exc))
-        output = _RunOutput(run_id, request)
+        output = RunOutput(run_id, request)
         self.outputs[run_id] = output
         self._forget_old_runs()
         output.task = asyncio.create_task(output.follow(engine))
@@ -667,7 +610,7 @@ class _Runs:
         for run_id in finished[: max(0, len(self.outputs) - KEEP_RUNS)]:
             del self.outputs[run_id]
 
-    async def wait(self, output: _RunOutput, ctx: Context, wait_s: float) -> None:
+    async def wait(self, output: RunOutput, ctx: Context, wait_s: float) -> None:
         """Wait for the run to end (at most `wait_s`), sending progress as lines and results arrive."""
         deadline = time.monotonic() + wait_s
         sent = 0
@@ -687,7 +630,7 @@ class _Runs:
                         float(seen), None, f"{message}; last: {last}" if last else message
                     )
 
-    def view(self, output: _RunOutput) -> RunView:
+    def view(self, output: RunOutput) -> RunView:
         request = output.request
         result = output.result
         status: RunViewStatus = result.state if result is not None else "running"
@@ -706,7 +649,7 @@ class _Runs:
                 message += "; " + "; ".join(
                     f"worker {w.worker} ({w.worker_name}): {w.error_kind}: {w.error}" for w in failed[:8]
                 )
-        tail = output.lines[-RESULT_LINES:]
+        tail = _line_views(*output.tail(RESULT_LINES))
         return RunView(
             request_id=request.id,
             run_id=output.run_id,
@@ -792,7 +735,8 @@ class _Runs:
             )
         if since >= output.total and not output.done:
             await output.changed(wait_s)
-        chosen, nxt = output.page(since, limit)
+        first, kept = output.page(since, limit)
+        chosen, nxt = _line_views(first, kept), first + len(kept)
         view = self.view(output)
         return OutputPage(
             run_id=run_id,
