@@ -34,6 +34,8 @@ from mcp.shared.message import ServerMessageMetadata
 from mcp_types import ListRootsRequest, ListRootsResult
 from mcp_types.version import is_version_at_least
 
+from tpu_runtime.errors import BadInput
+
 ROOTS_ENV = "TPU_AGENT_ROOTS"
 ROOTS_TIMEOUT_S = 10.0
 """How long a 2025-era client may take to answer `roots/list` before the fallback folders apply."""
@@ -43,7 +45,7 @@ _INPUT_REQUIRED_VERSION = "2026-07-28"  # from this revision on, roots arrive vi
 logger = logging.getLogger(__name__)
 
 
-class PathNotAllowed(ValueError):
+class PathNotAllowed(BadInput, ValueError):
     """A path outside every allowed folder; the message is one line naming the folders."""
 
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
+
+from tpu_runtime.errors import TpuAgentError
 
 
 def error_result(text: str, *, first_line_only: bool = False) -> CallToolResult:
@@ -11,6 +15,20 @@ def error_result(text: str, *, first_line_only: bool = False) -> CallToolResult:
     if first_line_only:
         text = (text.strip().splitlines() or ["unknown error"])[0]
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def tool_error(
+    exc: Exception, what: str, logger: logging.Logger, *, first_line_only: bool = False
+) -> CallToolResult:
+    """The tool error for an exception a tool's engine call raised: the suite's own errors say what to
+    change in their message; anything else is a fault of tpu-agent, one line to the caller and the
+    traceback to the server's log. Call it inside the `except` block (the log takes the traceback)."""
+    if isinstance(exc, TpuAgentError):
+        return error_result(str(exc), first_line_only=first_line_only)
+    logger.exception("%s failed", what)
+    first_line = (str(exc).strip().splitlines() or [""])[0]
+    text = f"{what} failed inside tpu-agent: {type(exc).__name__}: {first_line}"
+    return error_result(text, first_line_only=first_line_only)
 
 
 def model_result(model: BaseModel) -> CallToolResult:

@@ -38,6 +38,7 @@ from mcp_servers._report_store import ReportStore
 from mcp_servers._results import error_result as _error
 from mcp_servers._results import model_result as _result
 from mcp_servers._results import read_only as _read_only
+from mcp_servers._results import tool_error
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime import __version__
 from tpu_runtime.diagnose.profile_model import ProfileComparison
@@ -148,16 +149,10 @@ def _confined(paths: list[str], roots: ListRootsResult | None) -> list[str]:
 
 async def _call(fn: Callable[[], T], what: str, limiter: anyio.CapacityLimiter) -> T | CallToolResult:
     """Run a runtime call on a worker thread; bad input and internal faults become one-line errors."""
-    from tpu_runtime.diagnose.errors import BadInputError
-
     try:
         return await anyio.to_thread.run_sync(fn, limiter=limiter)
-    except BadInputError as exc:
-        return _error(str(exc))
     except Exception as exc:
-        logger.exception("%s failed", what)
-        first_line = (str(exc).strip().splitlines() or [""])[0]
-        return _error(f"{what} failed inside tpu-agent: {type(exc).__name__}: {first_line}")
+        return tool_error(exc, what, logger)
 
 
 def register(server: MCPServer) -> None:

@@ -39,7 +39,7 @@ from pydantic import BaseModel, Field
 
 from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine
 from mcp_servers._report_store import ReportStore
-from mcp_servers._results import error_result
+from mcp_servers._results import error_result, tool_error
 from mcp_servers._results import model_result as _result
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime import __version__
@@ -226,16 +226,10 @@ async def _call(
     fn: Callable[[], T], what: str, limiter: anyio.CapacityLimiter, progress: _Progress
 ) -> T | CallToolResult:
     """Run an engine call on a worker thread; unusable kernels and internal faults become one-line errors."""
-    from tpu_runtime.kernels.job import KernelToolError
-
     try:
         return await anyio.to_thread.run_sync(fn, limiter=limiter)
-    except KernelToolError as exc:
-        return _error_line(exc.message)
     except Exception as exc:
-        logger.exception("%s failed", what)
-        first_line = (str(exc).strip().splitlines() or [""])[0]
-        return _error_line(f"{what} failed inside tpu-agent: {type(exc).__name__}: {first_line}")
+        return tool_error(exc, what, logger, first_line_only=True)
     finally:
         progress.close()
 

@@ -34,9 +34,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ToolAnnotations
 from pydantic import BaseModel, Field
 
-from mcp_servers._results import error_result as _error
 from mcp_servers._results import model_result as _result
 from mcp_servers._results import read_only as _read_only
+from mcp_servers._results import tool_error
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime import __version__
 from tpu_runtime.knowledge.models import Answer, BuildReport, KbStatus, Passage, RetrievalMode
@@ -228,19 +228,10 @@ def register(server: MCPServer, corpus: BuildRequest | None = None) -> None:
     async def call(
         fn: Callable[..., BaseModel], *args: object, limiter: anyio.CapacityLimiter, what: str
     ) -> CallToolResult:
-        from tpu_runtime.knowledge.api import QueryError
-        from tpu_runtime.knowledge.store import KbIndexError
-
         try:
             result = await anyio.to_thread.run_sync(fn, *args, limiter=limiter)
-        except (QueryError, KbIndexError) as exc:
-            return _error(str(exc))
-        except (
-            Exception
-        ) as exc:  # a fault of tpu-agent's own: one line to the caller, the traceback to the log
-            logger.exception("%s failed", what)
-            first_line = (str(exc).strip().splitlines() or [""])[0]
-            return _error(f"{what} failed inside tpu-agent: {type(exc).__name__}: {first_line}")
+        except Exception as exc:
+            return tool_error(exc, what, logger)
         return _result(result)
 
     @server.tool(

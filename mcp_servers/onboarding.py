@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine
 from mcp_servers._report_store import ReportStore
 from mcp_servers._results import error_result as _error
+from mcp_servers._results import tool_error
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime import __version__
 from tpu_runtime.onboard.report import KVDtype, OnboardReport, Remedy, WeightDtype
@@ -258,18 +259,12 @@ def register(server: MCPServer) -> None:
 
     async def _onboard(tool: str, request: OnboardRequest, ctx: Context, path: Path) -> CallToolResult:
         from tpu_runtime.onboard.job import run_onboard
-        from tpu_runtime.sandbox import ChildFailure
 
         progress = _progress_bridge(ctx)
         try:
             report = await anyio.to_thread.run_sync(run_onboard, request, progress, limiter=runs)
-        except ChildFailure as failure:
-            return _error(failure.message)
-        except Exception as exc:
-            # a fault of tpu-agent's own, not the model's: one line to the caller, the traceback to the log
-            logger.exception("%s failed on %s", tool, path)
-            first_line = (str(exc).strip().splitlines() or [""])[0]
-            return _error(f"{tool} failed inside tpu-agent: {type(exc).__name__}: {first_line}")
+        except Exception as exc:  # the model's failure (ChildFailure) or a fault of tpu-agent's own
+            return tool_error(exc, f"{tool}", logger)
         return reports.result(path.stem, report, f"onboard report for {path.name}")
 
     @server.tool(

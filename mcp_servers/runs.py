@@ -32,7 +32,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import re
 import time
 import weakref
 from collections.abc import Callable
@@ -58,19 +57,19 @@ from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, con
 from mcp_servers._results import error_result as _error
 from mcp_servers._results import model_result as _result
 from tpu_runtime import __version__
-from tpu_runtime.remote.report import OutputLine, RunResult, WorkerResult
+from tpu_runtime.remote.report import OutputLine, WorkerResult
 from tpu_runtime.remote.shown import printable, printable_lines, shell_line
 from tpu_runtime.remote.spec import display_env, places
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.approvals import Approval, RunRequest
     from tpu_runtime.remote.engine import RemoteEngine
+    from tpu_runtime.remote.output import RunOutput
 
 NAME = "tpu-runs"
 APPROVAL_VIA = "mcp-elicitation"
 REQUESTED_BY = "mcp"
 DIGEST_PREFIX_CHARS = 8
-MAX_KEPT_LINES = 100_000  # output lines kept in memory per run; older ones are dropped (the log file has all)
 KEEP_RUNS = 50  # runs whose output this server keeps in memory; older ones come back from their log file
 RESULT_LINES = 200  # output lines a `run` result carries (the last ones); run_output pages through all
 MAX_PAGE_LINES = 5000
@@ -292,23 +291,13 @@ def _utc(ts: float) -> str:
     return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
 
 
-def _fingerprint(key_line: str) -> str:
-    import base64
-    import hashlib
-
-    try:
-        blob = base64.b64decode(key_line.split()[1])
-    except (IndexError, ValueError):
-        return "unreadable key"
-    digest = base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
-    return f"{key_line.split()[0]} SHA256:{digest}"
-
-
 def _one_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def request_view(request: RunRequest) -> RunRequestView:
+    from tpu_runtime.remote.targets import host_key_fingerprint
+
     spec = request.spec
     if request.state == "approved":
         step = f"approved by {request.decided_by}: call run(request_id={request.id!r}) to start it"
@@ -332,7 +321,7 @@ def request_view(request: RunRequest) -> RunRequestView:
                 name=w.name,
                 address=f"{w.host}:{w.port}",
                 user=w.user,
-                host_key=_fingerprint(w.host_keys[0]) if w.host_keys else "none",
+                host_key=host_key_fingerprint(w.host_keys[0]) if w.host_keys else "none",
             )
             for w in spec.workers
         ],
@@ -355,6 +344,8 @@ def approval_message(request: RunRequest) -> str:
     """The approval dialog's text: everything that will run where. Depends only on the stored request,
     so it renders identically on every round of a 2026-07-28 input-required exchange. Every field the
     requester chose goes through `shown`, so no character in it can hide or rewrite what the dialog says."""
+    from tpu_runtime.remote.targets import host_key_fingerprint
+
     spec = request.spec
     lines = [
         f"Approve this run on target {printable(spec.target)!r} ({spec.target_kind})?",
@@ -364,7 +355,7 @@ def approval_message(request: RunRequest) -> str:
         lines.append(f"Workers ({len(spec.workers)}):")
         lines += [
             f"  {w.index} {printable(w.name)}: {printable(w.user)}@{printable(w.host)}:{w.port}, host key "
-            f"{_fingerprint(w.host_keys[0]) if w.host_keys else 'none'}"
+            f"{host_key_fingerprint(w.host_keys[0]) if w.host_keys else 'none'}"
             for w in spec.workers
         ]
     env = ", ".join(f"{k}={v}" for k, v in display_env(spec).items())
@@ -431,79 +422,12 @@ def can_elicit(ctx: Context) -> bool:
     return bool(ctx.session.can_send_request)
 
 
-# ---- per-run output kept by this server ------------------------------------------------------------------
-class _RunOutput:
-    """The output and result of one run started here, gathered from the engine's event stream."""
-
-    def __init__(self, run_id: str, request: RunRequest) -> None:
-        self.run_id = run_id
-        self.request = request
-        self.lines: list[OutputLineView] = []
-        self.dropped = 0
-        self.workers: list[WorkerResult] = []
-        self.result: RunResult | None = None
-        self.done = False
-        self.workers_total = places(request.spec)
-        self._changed = asyncio.Event()
-        self.task: asyncio.Task[None] | None = None
-
-    @property
-    def total(self) -> int:
-        return self.dropped + len(self.lines)
-
-    def _touch(self) -> None:
-        self._changed.set()
-        self._changed = asyncio.Event()
-
-    async def follow(self, engine: RemoteEngine) -> None:
-        try:
-            async for event in engine.stream(self.run_id):
-                if isinstance(event, OutputLine):
-                    self.lines.append(
-                        OutputLineView(
-                            n=self.total,
-                            worker=event.worker,
-                            worker_name=event.worker_name,
-                            stream=event.stream,
-                            text=event.text,
-                        )
-                    )
-                    if len(self.lines) > MAX_KEPT_LINES:
-                        drop = len(self.lines) - MAX_KEPT_LINES
-                        self.lines = self.lines[drop:]
-                        self.dropped += drop
-                elif isinstance(event, WorkerResult):
-                    self.workers.append(event)
-                elif isinstance(event, RunResult):
-                    self.result = event
-                self._touch()
-        except Exception:  # keep what arrived; status then comes from the engine's record
-            logger.exception("following run %s failed", self.run_id)
-        finally:
-            self.done = True
-            self._touch()
-
-    async def changed(self, timeout_s: float) -> None:
-        """Return when something new arrives, the run ends, or `timeout_s` passes."""
-        if self.done or timeout_s <= 0:
-            return
-        event = self._changed
-        with anyio.move_on_after(timeout_s):
-            await event.wait()
-
-    def page(self, since: int, limit: int) -> tuple[list[OutputLineView], int]:
-        start = max(since, self.dropped)
-        chosen = self.lines[start - self.dropped : start - self.dropped + limit]
-        return chosen, start + len(chosen)
-
-
-def _parse_log_line(n: int, line: str) -> OutputLineView:
-    match = re.match(r"^\[(-?\d+):([^\]]*)\] ?(.*)$", line)
-    if match is None:
-        return OutputLineView(n=n, worker=-1, worker_name="", stream=None, text=line)
-    return OutputLineView(
-        n=n, worker=int(match.group(1)), worker_name=match.group(2), stream=None, text=match.group(3)
-    )
+def _line_views(first: int, lines: list[OutputLine]) -> list[OutputLineView]:
+    """Lines of a run's output as the tools return them, numbered from `first`."""
+    return [
+        OutputLineView(n=first + i, worker=x.worker, worker_name=x.worker_name, stream=x.stream, text=x.text)
+        for i, x in enumerate(lines)
+    ]
 
 
 # ---- the service behind the tools -----------------------------------------------------------------------
@@ -512,7 +436,7 @@ class _Runs:
 
     def __init__(self, engine: RemoteEngine | None) -> None:
         self._engine = engine
-        self.outputs: dict[str, _RunOutput] = {}
+        self.outputs: dict[str, RunOutput] = {}
         self.fetches: dict[tuple[str, tuple[str, ...], str, int], str] = {}
 
     def engine(self) -> RemoteEngine:
@@ -531,7 +455,7 @@ class _Runs:
             request = self.engine().get_request(request_id)
         except ApprovalError:
             return _NoQuestion(why="no_request", request_id=request_id)
-        if request.state != "pending" or request.expires_at <= time.time():
+        if request.effective_state() != "pending":
             return _NoQuestion(why="not_pending", request_id=request_id)
         if not can_elicit(ctx):
             return _NoQuestion(why="no_elicitation", request_id=request_id)
@@ -654,7 +578,7 @@ class _Runs:
                     request.state,
                     f"request {request.id} is {request.state}; nothing ran. File a new request to run it",
                 )
-            if request.state == "pending" and request.expires_at <= time.time():
+            if request.effective_state() == "expired":  # still pending in the store, past its expiry
                 return _view(request, "expired", f"request {request.id} expired; file a new one")
             return _error(
                 f"request {request.id} is {request.state} and has no usable approval (approvals expire "
@@ -666,13 +590,14 @@ class _Runs:
         self, request: RunRequest, approval: Approval, ctx: Context, wait_s: float
     ) -> RunView | CallToolResult:
         from tpu_runtime.remote.approvals import ApprovalError
+        from tpu_runtime.remote.output import RunOutput
 
         engine = self.engine()
         try:
             run_id = await engine.start(approval, actor=REQUESTED_BY)
         except ApprovalError as exc:
             return _error(str(exc))
-        output = _RunOutput(run_id, request)
+        output = RunOutput(run_id, request)
         self.outputs[run_id] = output
         self._forget_old_runs()
         output.task = asyncio.create_task(output.follow(engine))
@@ -685,7 +610,7 @@ class _Runs:
         for run_id in finished[: max(0, len(self.outputs) - KEEP_RUNS)]:
             del self.outputs[run_id]
 
-    async def wait(self, output: _RunOutput, ctx: Context, wait_s: float) -> None:
+    async def wait(self, output: RunOutput, ctx: Context, wait_s: float) -> None:
         """Wait for the run to end (at most `wait_s`), sending progress as lines and results arrive."""
         deadline = time.monotonic() + wait_s
         sent = 0
@@ -705,7 +630,7 @@ class _Runs:
                         float(seen), None, f"{message}; last: {last}" if last else message
                     )
 
-    def view(self, output: _RunOutput) -> RunView:
+    def view(self, output: RunOutput) -> RunView:
         request = output.request
         result = output.result
         status: RunViewStatus = result.state if result is not None else "running"
@@ -724,7 +649,7 @@ class _Runs:
                 message += "; " + "; ".join(
                     f"worker {w.worker} ({w.worker_name}): {w.error_kind}: {w.error}" for w in failed[:8]
                 )
-        tail = output.lines[-RESULT_LINES:]
+        tail = _line_views(*output.tail(RESULT_LINES))
         return RunView(
             request_id=request.id,
             run_id=output.run_id,
@@ -785,12 +710,10 @@ class _Runs:
         )
 
     def log_lines(self, run_id: str) -> list[OutputLineView]:
-        path = self.engine().state_path / "runs" / f"{run_id}.log"
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return []
-        return [_parse_log_line(n, line) for n, line in enumerate(text.splitlines())]
+        return [
+            OutputLineView(n=n, worker=line.worker, worker_name=line.worker_name, stream=None, text=line.text)
+            for n, line in enumerate(self.engine().logged_lines(run_id))
+        ]
 
     async def output_page(
         self, run_id: str, since: int, limit: int, wait_s: float
@@ -812,7 +735,8 @@ class _Runs:
             )
         if since >= output.total and not output.done:
             await output.changed(wait_s)
-        chosen, nxt = output.page(since, limit)
+        first, kept = output.page(since, limit)
+        chosen, nxt = _line_views(first, kept), first + len(kept)
         view = self.view(output)
         return OutputPage(
             run_id=run_id,
@@ -878,7 +802,7 @@ def _request_status(request: RunRequest) -> RunView:
     """A request that has not started a run: where the person's decision stands."""
     if request.state == "approved":
         return _view(request, "approved", f"request {request.id} is approved and not started: call run")
-    if request.state == "pending" and request.expires_at > time.time():
+    if request.effective_state() == "pending":
         return _view(
             request,
             "awaiting_approval",

@@ -15,6 +15,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, Field
 
+from tpu_runtime.errors import BadInput
 from tpu_runtime.resources import agents_dir
 from tpu_runtime.yaml_data import safe_load
 
@@ -37,7 +38,7 @@ MCP_TOOL = re.compile(r"^mcp__(?P<server>[A-Za-z0-9-]+(?:_[A-Za-z0-9-]+)*)__(?P<
 """A fully qualified MCP tool name as Claude Code spells it: `mcp__<server>__<tool>`."""
 
 
-class AgentFileError(ValueError):
+class AgentFileError(BadInput, ValueError):
     """An agent file without front matter, with bad YAML, or missing a required key (one line)."""
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tpu_runtime.errors import BadInput
 from tpu_runtime.resources import knowledge_dir
 from tpu_runtime.yaml_data import safe_load
 
@@ -189,7 +190,7 @@ def _collect_sources(node: Any) -> list[str]:
     return found
 
 
-class UnknownChipError(ValueError):
+class UnknownChipError(BadInput, ValueError):
     """Raised by `get_chip` for a name that matches no generation; the message lists the known ones."""
 
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from tpu_runtime.agent_defs import ROUTER, SPECIALISTS, AgentDef, canonical_tool_name, split_tool_name
+from tpu_runtime.errors import ExternalError
 
 if TYPE_CHECKING:
     from anthropic import AsyncAnthropic
@@ -49,7 +50,7 @@ ConfirmFn = Callable[[str, dict[str, Any]], Awaitable[bool]]
 """(fully qualified tool name, arguments) -> whether the person allows this call to run."""
 
 
-class LlmError(RuntimeError):
+class LlmError(ExternalError, RuntimeError):
     """The model API failed (after the SDK's own retries) or answered in a way the loop cannot use."""
 
 

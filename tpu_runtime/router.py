@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from tpu_runtime.diagnose.content import looks_binary
+from tpu_runtime.errors import BadInput
 
 AgentName = Literal["tpu-model-onboarding", "tpu-diagnostics", "tpu-kernel-development", "tpu-knowledge-base"]
 ONBOARDING: AgentName = "tpu-model-onboarding"
@@ -36,7 +37,7 @@ MAX_FOLDER_PY = 50
 CLOSE_CALL = 1.0  # a runner-up within this many points is named in the reason
 
 
-class RouteError(ValueError):
+class RouteError(BadInput, ValueError):
     """An attached path that does not exist or cannot be read; the message is one line."""
 
 

@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 import psutil
 
+from tpu_runtime.errors import TpuAgentError
 from tpu_runtime.platform_env import on_tpu_vm, safe_defaults
 
 FailureKind = Literal["raised", "timeout", "memory", "crashed", "bad_output", "bad_input"]
@@ -39,7 +40,7 @@ PASSTHROUGH_ENV = (
 )
 
 
-class ChildFailure(Exception):
+class ChildFailure(TpuAgentError):
     """The child did not produce a result; `message` is one line, `detail` the traceback or log tail."""
 
     def __init__(self, kind: FailureKind, message: str, detail: str = "") -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from tpu_runtime.bundle import antigravity, claude_code, codex, cursor, gemini_cli, vscode
 from tpu_runtime.bundle.render import BundleFile
 from tpu_runtime.bundle.source import CanonicalSource
+from tpu_runtime.errors import BadInput
 
 Builder = Callable[[CanonicalSource], list[BundleFile]]
 
@@ -37,7 +38,7 @@ MIRRORS: dict[str, dict[str, str]] = {
 """Bundle files the repository also keeps at a second, older path."""
 
 
-class BundleError(ValueError):
+class BundleError(BadInput, ValueError):
     """An unknown harness, or a bundle that would write one path twice (one line)."""
 
 

@@ -14,6 +14,7 @@ import yaml
 
 from tpu_runtime import __version__
 from tpu_runtime.agent_defs import ROUTER, SPECIALISTS, AgentDef, load_agents
+from tpu_runtime.errors import BadInput
 from tpu_runtime.resources import agents_dir
 
 GUARD_HOOK = "hooks/deny_approvals.py"
@@ -21,7 +22,7 @@ SERVER_PREFIX = "tpu-"
 """A server served by `tpu-agent serve NAME` is configured under the name `tpu-NAME`."""
 
 
-class SourceError(ValueError):
+class SourceError(BadInput, ValueError):
     """The canonical source is missing a folder or a file is malformed (one line)."""
 
 

@@ -12,8 +12,10 @@ from typing import Annotated
 import typer
 
 from tpu_runtime import __version__
+from tpu_runtime.cli.boundary import ErrorBoundary
 from tpu_runtime.cli.consoles import make_console
 from tpu_runtime.cli.progress_bar import ProgressBar
+from tpu_runtime.errors import BadInput, TpuAgentError
 
 app = typer.Typer(
     name="tpu-agent",
@@ -21,6 +23,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    cls=ErrorBoundary,
 )
 ops_app = typer.Typer(
     help="TorchTPU's op table: refresh it from the installed torch_tpu, or look an op up.",
@@ -53,11 +56,6 @@ class KVDtypeChoice(StrEnum):
     fp16 = "fp16"
     fp8 = "fp8"
     int8 = "int8"
-
-
-def _fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
-    return typer.Exit(code)
 
 
 @app.command()
@@ -115,20 +113,20 @@ def onboard(
     from tpu_runtime.sandbox import ChildFailure
 
     if (model_file is None) == (hf_config is None):
-        raise _fail("give a model file or --hf-config PATH (one of them)", 2)
+        raise BadInput("give a model file or --hf-config PATH (one of them)")
     if model_file is not None and model_file.is_dir():
         hint = (
             f"it holds config.json: onboard the architecture with --hf-config {model_file}"
             if (model_file / "config.json").is_file()
             else "give the model's .py file (or --hf-config for a folder with config.json)"
         )
-        raise _fail(f"{model_file} is a folder; {hint}", 2)
+        raise BadInput(f"{model_file} is a folder; {hint}")
     if model_file is not None and not model_file.is_file():
-        raise _fail(f"no such file: {model_file}", 2)
+        raise BadInput(f"no such file: {model_file}")
     if hf_config is not None and not hf_config.exists():
-        raise _fail(f"no such file or folder: {hf_config}", 2)
+        raise BadInput(f"no such file or folder: {hf_config}")
     if hf_config is not None and target:
-        raise _fail("--target compares a model file's layers on the device; not with --hf-config", 2)
+        raise BadInput("--target compares a model file's layers on the device; not with --hf-config")
     request = OnboardRequest(
         model_file=model_file,
         hf_config=hf_config,
@@ -150,9 +148,9 @@ def onboard(
     except ChildFailure as failure:
         if debug and failure.detail:
             err.print(failure.detail, markup=False, highlight=False)
-        raise _fail(failure.message + ("" if debug else " (--debug shows the traceback)")) from None
+        raise TpuAgentError(failure.message + ("" if debug else " (--debug shows the traceback)")) from None
     except TargetError as exc:
-        raise _fail(f"--target: {exc}", 2) from None
+        raise BadInput(f"--target: {exc}") from None
     if as_json:
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     else:
@@ -179,7 +177,7 @@ def ops_refresh() -> None:
     try:
         path = refresh_op_table()
     except RuntimeError as exc:
-        raise _fail(str(exc)) from None
+        raise TpuAgentError(str(exc)) from None
     out.print(f"wrote {path}")
 
 
@@ -201,7 +199,7 @@ def ops_show(
     name = op if "::" in op else f"aten::{op}"
     verdict = classify(name, table)
     if verdict.kind == "unknown" and name.startswith("aten::") and not aten_op_exists(name):
-        raise _fail(f"{name} is not an operator of the installed torch (check the spelling and overload)", 2)
+        raise BadInput(f"{name} is not an operator of the installed torch (check the spelling and overload)")
     remedies = remedies_for(name, table) if verdict.status == "missing" else []
     notes = shape_notes(name)
     if as_json:
@@ -270,12 +268,9 @@ def serve(
 
     Example: tpu-agent serve all   (or: tpu-agent serve onboarding --http 127.0.0.1:8765)
     """
-    from tpu_runtime.cli.serve_cmd import ServeError, run_server
+    from tpu_runtime.cli.serve_cmd import run_server
 
-    try:
-        run_server(name, http)
-    except ServeError as exc:
-        raise _fail(str(exc), 2) from None
+    run_server(name, http)  # a bad name or address is a BadInput: exit 2 at the boundary
 
 
 from tpu_runtime.cli.run_cmd import register_remote_commands  # noqa: E402  (targets, run, approvals, audit)

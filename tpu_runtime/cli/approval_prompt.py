@@ -20,6 +20,7 @@ import typer
 from rich.markup import escape
 
 from tpu_runtime.cli.consoles import make_console
+from tpu_runtime.errors import Denied
 
 if TYPE_CHECKING:
     from rich.progress import Progress
@@ -46,7 +47,7 @@ def on_terminal() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty()
 
 
-class NoTerminal(Exception):
+class NoTerminal(Denied):
     """There is no controlling terminal to read a passphrase from."""
 
 

@@ -62,15 +62,11 @@ def diagnose(
     tpu-agent diagnose after.xplane.pb --compare before.xplane.pb)
     """
     from tpu_runtime.cli.progress_bar import ProgressBar
-    from tpu_runtime.diagnose.errors import BadInputError
     from tpu_runtime.diagnose.job import run_diagnose
 
-    try:
-        with ProgressBar(err, with_step=True, enabled=err.is_terminal and not as_json) as progress:
-            report = run_diagnose(paths, top, progress, compare=compare)
-    except BadInputError as exc:
-        err.print(Text.assemble(("error: ", "bold red"), str(exc)), highlight=False, soft_wrap=True)
-        raise typer.Exit(2) from None
+    # input that cannot be read raises BadInputError: `error: ...` and exit 2 at the CLI's boundary
+    with ProgressBar(err, with_step=True, enabled=err.is_terminal and not as_json) as progress:
+        report = run_diagnose(paths, top, progress, compare=compare)
     if as_json:
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     else:
@@ -120,33 +116,25 @@ def capture_profile(
     then run it with `tpu-agent run --request ID`.
     Example: tpu-agent capture-profile -t my-v6e --framework jax --duration 30 train.py -- --steps 50
     """
-    from tpu_runtime.cli.run_cmd import EXIT_BAD_INPUT, run
-    from tpu_runtime.diagnose.capture import CaptureError, capture_plan, fetched_profiles, request_capture
+    from tpu_runtime.cli.run_cmd import run
+    from tpu_runtime.diagnose.capture import capture_plan, fetched_profiles, request_capture
+    from tpu_runtime.errors import BadInput
     from tpu_runtime.remote.engine import RemoteEngine
-    from tpu_runtime.remote.spec import SpecError
-    from tpu_runtime.remote.targets import TargetError
-    from tpu_runtime.remote.tpu_api import TpuApiError
-
-    def fail(message: str) -> typer.Exit:
-        err.print(Text.assemble(("error: ", "bold red"), message), highlight=False, soft_wrap=True)
-        return typer.Exit(EXIT_BAD_INPUT)
 
     if not target:
-        raise fail("--target is required (see `tpu-agent targets list`)")
+        raise BadInput("--target is required (see `tpu-agent targets list`)")
     engine = RemoteEngine()
-    try:
-        plan = capture_plan(
-            framework.value,
-            script,
-            duration,
-            out_dir,
-            script_args=script_args or [],
-            extra_uploads=upload or [],
-            python=python,
-        )
-        request = request_capture(engine, target, plan, workers=worker)
-    except (CaptureError, SpecError, TargetError, TpuApiError) as exc:
-        raise fail(str(exc)) from None
+    # a capture, spec, target or Cloud TPU API error is the caller's to fix: exit 2 at the CLI's boundary
+    plan = capture_plan(
+        framework.value,
+        script,
+        duration,
+        out_dir,
+        script_args=script_args or [],
+        extra_uploads=upload or [],
+        python=python,
+    )
+    request = request_capture(engine, target, plan, workers=worker)
     local = engine.state_path / "downloads" / request.id / "w<worker>" / plan.download
     if as_json:
         line = {"type": "capture_plan", "plan": plan.model_dump(mode="json"), "request_id": request.id}

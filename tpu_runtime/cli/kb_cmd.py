@@ -17,6 +17,7 @@ from rich.table import Table
 
 from tpu_runtime.cli.consoles import make_console
 from tpu_runtime.cli.progress_bar import ProgressBar
+from tpu_runtime.errors import BadInput
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -30,11 +31,6 @@ kb_app = typer.Typer(
 )
 out = make_console()
 err = make_console(stderr=True)
-
-
-def _fail(message: str, code: int = 1) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    return typer.Exit(code)
 
 
 def _dump(model: Answer | BuildReport | KbStatus) -> None:
@@ -85,21 +81,14 @@ def ask(
 
     Example: tpu-agent ask "How do I select the eager mode in TorchTPU?"   (first use builds the index)
     """
-    from tpu_runtime.knowledge.api import QueryError, answer, check_query
-    from tpu_runtime.knowledge.store import KbIndexError
+    from tpu_runtime.knowledge.api import answer, check_query
 
-    try:
-        check_query(question, k)
-    except QueryError as exc:
-        raise _fail(str(exc), 2) from None
+    # A QueryError (bad question, exit 2) or a KbIndexError (unusable index, exit 1) ends the command at
+    # the CLI's error boundary.
+    check_query(question, k)
     route = None if no_route else _route(question)
-    try:
-        with ProgressBar(err, first="knowledge index", percent=True) as progress:
-            reply = answer(question, k, progress=progress)
-    except QueryError as exc:
-        raise _fail(str(exc), 2) from None
-    except KbIndexError as exc:
-        raise _fail(str(exc)) from None
+    with ProgressBar(err, first="knowledge index", percent=True) as progress:
+        reply = answer(question, k, progress=progress)
     if as_json:
         data = reply.model_dump(mode="json")
         data["route"] = route.model_dump(mode="json") if route is not None else None
@@ -173,13 +162,9 @@ def kb_build(
     Example: tpu-agent kb build
     """
     from tpu_runtime.knowledge.build import BuildRequest, run_kb_build
-    from tpu_runtime.knowledge.store import KbIndexError
 
-    try:
-        with ProgressBar(err, first="knowledge index", percent=True) as progress:
-            report = run_kb_build(BuildRequest(rebuild=rebuild, dense=not lexical), progress)
-    except KbIndexError as exc:
-        raise _fail(str(exc)) from None
+    with ProgressBar(err, first="knowledge index", percent=True) as progress:  # KbIndexError: exit 1
+        report = run_kb_build(BuildRequest(rebuild=rebuild, dense=not lexical), progress)
     _dump(report) if as_json else _render_build(report)
 
 
@@ -201,8 +186,8 @@ def kb_add(
     try:
         with ProgressBar(err, first="knowledge index", percent=True) as progress:
             report = add_folder(folder, progress=progress, dense=not lexical)
-    except KbIndexError as exc:
-        raise _fail(str(exc), 2) from None
+    except KbIndexError as exc:  # the folder cannot be indexed as given: bad input here
+        raise BadInput(str(exc)) from None
     _dump(report) if as_json else _render_build(report)
 
 

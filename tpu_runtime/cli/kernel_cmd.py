@@ -18,6 +18,7 @@ from rich.table import Table
 
 from tpu_runtime.cli.consoles import make_console
 from tpu_runtime.cli.progress_bar import ProgressBar
+from tpu_runtime.errors import BadInput
 
 if TYPE_CHECKING:
     from tpu_runtime.kernels.report import KernelCheckReport, TuneReport
@@ -45,11 +46,6 @@ _EXIT = {"pass": 0, "fail": 1, "unchecked": 3}
 _STAGE_NAMES = ("correctness", "honesty", "lowering", "compile", "torch")
 
 
-def _fail(message: str, code: int = 2) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
-    return typer.Exit(code)
-
-
 def _value(text: str) -> Any:
     try:
         return json.loads(text)
@@ -64,7 +60,7 @@ def parse_assignments(items: list[str], option: str) -> dict[str, Any]:
         for part in item.split(","):
             key, sep, value = part.partition("=")
             if not sep or not key.strip() or not value.strip():
-                raise _fail(f"{option} takes NAME=VALUE pairs such as block_m=256, got {part!r}")
+                raise BadInput(f"{option} takes NAME=VALUE pairs such as block_m=256, got {part!r}")
             parsed[key.strip()] = _value(value.strip())
     return parsed
 
@@ -72,7 +68,7 @@ def parse_assignments(items: list[str], option: str) -> dict[str, Any]:
 def parse_shape(text: str, option: str) -> dict[str, int]:
     shape = parse_assignments([text], option)
     if not all(isinstance(v, int) and not isinstance(v, bool) and v >= 1 for v in shape.values()):
-        raise _fail(f"{option} takes integer dimensions such as m=512,k=512,n=512, got {text!r}")
+        raise BadInput(f"{option} takes integer dimensions such as m=512,k=512,n=512, got {text!r}")
     return {k: int(v) for k, v in shape.items()}
 
 
@@ -96,7 +92,7 @@ def kernel_new(
     Example: tpu-agent kernel new my_matmul --template matmul_bf16
     """
     from tpu_runtime.kernels.convention import CONVENTION_SUMMARY
-    from tpu_runtime.kernels.scaffold import ScaffoldError, create_kernel, list_templates
+    from tpu_runtime.kernels.scaffold import create_kernel, list_templates
 
     templates = list_templates()
     if list_only or name is None:
@@ -115,11 +111,8 @@ def kernel_new(
             out.print("create one with: tpu-agent kernel new NAME --template TEMPLATE")
         return
     if template is None:
-        raise _fail(f"--template is required; choose one of: {', '.join(t.name for t in templates)}")
-    try:
-        path = create_kernel(name, template, folder, force=force)
-    except ScaffoldError as exc:
-        raise _fail(str(exc)) from None
+        raise BadInput(f"--template is required; choose one of: {', '.join(t.name for t in templates)}")
+    path = create_kernel(name, template, folder, force=force)  # ScaffoldError: exit 2 at the boundary
     if as_json:
         payload = {"file": str(path), "template": template, "convention": CONVENTION_SUMMARY}
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
@@ -197,9 +190,9 @@ def kernel_check(
     chosen = _split(stages.split(",")) if stages else []
     unknown = [s for s in chosen if s not in _STAGE_NAMES]
     if unknown or not chosen:
-        raise _fail(f"--stages takes a comma-separated subset of {','.join(_STAGE_NAMES)}, got {stages!r}")
+        raise BadInput(f"--stages takes a comma-separated subset of {','.join(_STAGE_NAMES)}, got {stages!r}")
     if not file.is_file():
-        raise _fail(f"no such kernel file: {file}")
+        raise BadInput(f"no such kernel file: {file}")
     request = KernelCheckRequest(
         file=file,
         params=parse_assignments(param or [], "--param"),
@@ -218,7 +211,9 @@ def kernel_check(
     except KernelToolError as exc:
         if debug and exc.detail:
             err.print(exc.detail, markup=False, highlight=False)
-        raise _fail(exc.message + ("" if debug or not exc.detail else " (--debug shows the log)")) from None
+        raise BadInput(
+            exc.message + ("" if debug or not exc.detail else " (--debug shows the log)")
+        ) from None
     if as_json:
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     else:
@@ -324,7 +319,6 @@ def kernel_tune(
     Example: tpu-agent kernel tune my_matmul.py --budget 16 -g v6e   (or: ... --target my-v6e)
     """
     from tpu_runtime.cli.approval_prompt import tty_approver
-    from tpu_runtime.kernels.job import KernelToolError
     from tpu_runtime.kernels.remote_timing import TimingOptions
     from tpu_runtime.kernels.tune import KernelTuneRequest, run_kernel_tune
 
@@ -333,11 +327,11 @@ def kernel_tune(
         try:
             parsed_space = json.loads(space)
         except json.JSONDecodeError as exc:
-            raise _fail(f"--space is not valid JSON: {exc}") from None
+            raise BadInput(f"--space is not valid JSON: {exc}") from None
         if not isinstance(parsed_space, dict) or not all(isinstance(v, list) for v in parsed_space.values()):
-            raise _fail('--space must be a JSON object of lists, e.g. {"block_m": [128, 256]}')
+            raise BadInput('--space must be a JSON object of lists, e.g. {"block_m": [128, 256]}')
     if not file.is_file():
-        raise _fail(f"no such kernel file: {file}")
+        raise BadInput(f"no such kernel file: {file}")
     request = KernelTuneRequest(
         file=file,
         budget=budget,
@@ -348,11 +342,8 @@ def kernel_tune(
         memory_gb=memory_gb,
         timing=TimingOptions(target=target, repeats=repeats),
     )
-    try:
-        with ProgressBar(err, transient=False) as progress:
-            report = run_kernel_tune(request, progress, tty_approver(progress) if target else None)
-    except KernelToolError as exc:
-        raise _fail(exc.message) from None
+    with ProgressBar(err, transient=False) as progress:  # KernelToolError: exit 2 at the boundary
+        report = run_kernel_tune(request, progress, tty_approver(progress) if target else None)
     if as_json:
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     else:

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NamedTuple
 import typer
 
 from tpu_runtime.cli.consoles import make_console
+from tpu_runtime.errors import BadInput
 
 if TYPE_CHECKING:
     from mcp.client import ClientRequestContext
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 out = make_console(highlight=False)
 err = make_console(stderr=True, highlight=False)
 
-EXIT_BAD_INPUT = 2
 QUIT_WORDS = frozenset({"exit", "quit", ":q"})
 DEFAULT_MODEL_NAME = (
     "claude-sonnet-4-5"  # tpu_runtime.llm_agent.DEFAULT_MODEL, named here to keep imports light
@@ -47,11 +47,6 @@ MCP_TOOLS = {
 """The first tool each specialist reaches for (see its agents/*.md allowlist)."""
 
 
-def _fail(message: str, code: int = EXIT_BAD_INPUT) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {message}", soft_wrap=True)
-    return typer.Exit(code)
-
-
 def route(
     request: Annotated[str, typer.Argument(help="what you need, in your words")],
     files: Annotated[
@@ -64,12 +59,9 @@ def route(
 
     Example: tpu-agent route "why did my job crash?" logs/worker0.log --json
     """
-    from tpu_runtime.router import RouteError, analyse
+    from tpu_runtime.router import analyse
 
-    try:
-        analysis = analyse(request, files or [])
-    except RouteError as exc:
-        raise _fail(str(exc)) from None
+    analysis = analyse(request, files or [])  # a RouteError is bad input: exit 2 at the CLI's boundary
     if as_json:
         sys.stdout.write(json.dumps(analysis.decision.model_dump(mode="json")) + "\n")
         return
@@ -184,7 +176,7 @@ def chat(
     """
     interactive = sys.stdin.isatty() and not as_json
     if llm and not os.environ.get("ANTHROPIC_API_KEY"):
-        raise _fail("--llm needs ANTHROPIC_API_KEY in the environment (chat without --llm needs no key)")
+        raise BadInput("--llm needs ANTHROPIC_API_KEY in the environment (chat without --llm needs no key)")
     if interactive:
         out.print(
             "Describe what you need; name files to attach them. "

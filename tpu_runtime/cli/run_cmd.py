@@ -23,6 +23,15 @@ from rich.markup import escape
 from rich.table import Table
 
 from tpu_runtime.cli.consoles import make_console
+from tpu_runtime.errors import (
+    EXIT_DENIED,
+    EXIT_FAILED,
+    EXIT_PENDING,
+    BadInput,
+    Denied,
+    ExternalError,
+    TpuAgentError,
+)
 from tpu_runtime.remote.targets_example import TARGETS_EXAMPLE
 
 if TYPE_CHECKING:
@@ -34,10 +43,7 @@ if TYPE_CHECKING:
 out = make_console(highlight=False)
 err = make_console(stderr=True, highlight=False)
 
-EXIT_FAILED = 1
-EXIT_BAD_INPUT = 2
-EXIT_PENDING = 3  # the request waits for the person's approval
-EXIT_DENIED = 4
+# exit codes: 1 failed, 2 bad input, 3 the request waits for the person's approval, 4 denied
 
 targets_app = typer.Typer(
     help="Where commands may run: TPU VMs, SSH hosts, GKE clusters, Ray clusters. They live in targets.yaml "
@@ -52,11 +58,6 @@ audit_app = typer.Typer(
 approver_app = typer.Typer(
     help="Your approver key: the passphrase-protected key that signs every approval.", no_args_is_help=True
 )
-
-
-def _fail(message: str, code: int = EXIT_FAILED) -> typer.Exit:
-    err.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True, markup=True)
-    return typer.Exit(code)
 
 
 def _engine() -> RemoteEngine:
@@ -75,18 +76,6 @@ def _emit_json(data: Any) -> None:
 
 
 # ---- rendering -----------------------------------------------------------------------------------
-def _fingerprint(key_line: str) -> str:
-    import base64
-    import hashlib
-
-    try:
-        blob = base64.b64decode(key_line.split()[1])
-    except (IndexError, ValueError):
-        return "unreadable key"
-    digest = base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
-    return f"{key_line.split()[0]} SHA256:{digest}"
-
-
 def render_request(request: RunRequest, console: Console) -> None:
     """Everything the person approves, spelled out: what runs, where, with what, for how long.
 
@@ -98,6 +87,7 @@ def render_request(request: RunRequest, console: Console) -> None:
 
     from tpu_runtime.remote.shown import printable, printable_lines, shell_line
     from tpu_runtime.remote.spec import display_env
+    from tpu_runtime.remote.targets import host_key_fingerprint
 
     def line(*parts: str | tuple[str, str]) -> None:
         console.print(Text.assemble(*parts), soft_wrap=True)
@@ -139,7 +129,7 @@ def render_request(request: RunRequest, console: Console) -> None:
                 Text(printable(w.name)),
                 Text(f"{printable(w.host)}:{w.port}"),
                 Text(printable(w.user)),
-                Text(_fingerprint(w.host_keys[0])),
+                Text(host_key_fingerprint(w.host_keys[0])),
             )
         console.print(table)
     if spec.gke is not None:
@@ -188,13 +178,8 @@ def _request_json(request: RunRequest) -> dict[str, Any]:
 @targets_app.command("list")
 def targets_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Targets in your targets file.  Example: tpu-agent targets list"""
-    from tpu_runtime.remote.targets import TargetError
-
     engine = _engine()
-    try:
-        targets = engine.targets()
-    except TargetError as exc:
-        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    targets = engine.targets()  # a TargetError: exit 2 at the CLI's boundary
     if as_json:
         _emit_json({name: t.model_dump(mode="json") for name, t in targets.items()})
         return
@@ -218,14 +203,11 @@ def targets_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> No
 
 
 def _resolve(engine: RemoteEngine, name: str) -> Any:
-    from tpu_runtime.remote.targets import GkeTarget, RayTarget, TargetError, resolve_workers
-    from tpu_runtime.remote.tpu_api import TpuApiError
+    from tpu_runtime.remote.targets import GkeTarget, RayTarget, resolve_workers
 
-    try:
-        target = engine.target(name)
-        workers = () if isinstance(target, GkeTarget | RayTarget) else resolve_workers(target, engine.tpu_api)
-    except (TargetError, TpuApiError) as exc:
-        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    # a TargetError or TpuApiError is the caller's to fix: exit 2 at the CLI's boundary
+    target = engine.target(name)
+    workers = () if isinstance(target, GkeTarget | RayTarget) else resolve_workers(target, engine.tpu_api)
     return target, workers
 
 
@@ -235,6 +217,8 @@ def targets_show(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """A target's settings and its workers with pinned host keys.  Example: tpu-agent targets show my-v6e"""
+    from tpu_runtime.remote.targets import host_key_fingerprint
+
     engine = _engine()
     target, workers = _resolve(engine, name)
     if as_json:
@@ -251,7 +235,9 @@ def targets_show(
     if workers:
         table = Table("worker", "name", "address", "user", "pinned host key")
         for w in workers:
-            table.add_row(str(w.index), w.name, f"{w.host}:{w.port}", w.user, _fingerprint(w.host_keys[0]))
+            table.add_row(
+                str(w.index), w.name, f"{w.host}:{w.port}", w.user, host_key_fingerprint(w.host_keys[0])
+            )
         out.print(table)
 
 
@@ -318,7 +304,7 @@ def _check_ray(engine: RemoteEngine, target: Any, as_json: bool) -> None:
         if as_json:
             _emit_json({"ok": False, "error": str(exc)})
             raise typer.Exit(EXIT_FAILED) from None
-        raise _fail(str(exc)) from None
+        raise
     if as_json:
         _emit_json({"ok": True, **found})
     else:
@@ -342,7 +328,7 @@ def _check_gke(target: Any, as_json: bool) -> None:
     try:
         done = subprocess.run(args, capture_output=True, text=True, timeout=60)
     except (FileNotFoundError, subprocess.TimeoutExpired) as exc:
-        raise _fail(f"cannot run {target.kubectl}: {exc}") from None
+        raise ExternalError(f"cannot run {target.kubectl}: {exc}") from None
     nodes = done.stdout.split()
     if as_json:
         _emit_json(
@@ -362,7 +348,7 @@ def _parse_env(items: list[str]) -> dict[str, str]:
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise _fail(f"--env takes NAME=VALUE, got {item!r}", EXIT_BAD_INPUT)
+            raise BadInput(f"--env takes NAME=VALUE, got {item!r}")
         env[key] = value
     return env
 
@@ -377,17 +363,13 @@ def _parse_uploads(items: list[str]) -> list[tuple[Path, str | None]]:
 
 def _ask(engine: RemoteEngine, request: RunRequest) -> UnlockedApprover | None:
     """Show the request; on "yes", the passphrase unlocks the key that signs it. None: not approved."""
-    from tpu_runtime.cli.approval_prompt import NoTerminal, unlock_key
-    from tpu_runtime.remote.approver import ApproverError
+    from tpu_runtime.cli.approval_prompt import unlock_key
 
     render_request(request, err)
     answer = typer.prompt("Run this exactly as shown? Type yes to approve", default="no", err=True)
     if answer.strip().lower() != "yes":
         return None
-    try:
-        return unlock_key(engine)
-    except (ApproverError, NoTerminal) as exc:
-        raise _fail(str(exc), EXIT_DENIED) from None
+    return unlock_key(engine)  # no key, a wrong passphrase, no terminal: Denied, exit 4 at the boundary
 
 
 def _wait_for_approval(engine: RemoteEngine, request: RunRequest, wait_s: float) -> Approval | None:
@@ -488,62 +470,51 @@ def run(
 
     Example: tpu-agent run --target my-v6e --worker all --upload train.py -- python train.py --steps 10
     """
-    from tpu_runtime.remote.approvals import ApprovalError
-    from tpu_runtime.remote.spec import SpecError
-    from tpu_runtime.remote.targets import TargetError
-    from tpu_runtime.remote.tpu_api import TpuApiError
-
     engine = _engine()
-    try:
-        if request:
-            req = engine.get_request(request)
+    # an approval, spec, target or Cloud TPU API error is the caller's to fix: exit 2 at the boundary
+    if request:
+        req = engine.get_request(request)
+    else:
+        if not target:
+            raise BadInput("--target is required (see `tpu-agent targets list`)")
+        if not command:
+            raise BadInput("no command: put it after --, e.g. tpu-agent run -t T -- tpu-info")
+        req = engine.request_run(
+            target,
+            command,
+            workers=worker,
+            env=_parse_env(env or []),
+            secret_env=secret_env or [],
+            uploads=_parse_uploads(upload or []),
+            downloads=download or [],
+            time_limit_s=time_limit,
+            requested_by="cli",
+        )
+    approval = engine.approval_for(req.id)
+    if approval is None and req.state == "pending":
+        if _on_terminal():
+            key = _ask(engine, req)
+            if key is None:
+                engine.deny(req.id, _approver("tty-prompt"), "declined at the prompt")
+                raise Denied(f"request {req.id} denied")
+            approval = engine.approve(req.id, _approver("tty-prompt"), req.digest, via="tty-prompt", key=key)
         else:
-            if not target:
-                raise _fail("--target is required (see `tpu-agent targets list`)", EXIT_BAD_INPUT)
-            if not command:
-                raise _fail(
-                    "no command: put it after --, e.g. tpu-agent run -t T -- tpu-info", EXIT_BAD_INPUT
-                )
-            req = engine.request_run(
-                target,
-                command,
-                workers=worker,
-                env=_parse_env(env or []),
-                secret_env=secret_env or [],
-                uploads=_parse_uploads(upload or []),
-                downloads=download or [],
-                time_limit_s=time_limit,
-                requested_by="cli",
-            )
-        approval = engine.approval_for(req.id)
-        if approval is None and req.state == "pending":
-            if _on_terminal():
-                key = _ask(engine, req)
-                if key is None:
-                    engine.deny(req.id, _approver("tty-prompt"), "declined at the prompt")
-                    raise _fail(f"request {req.id} denied", EXIT_DENIED)
-                approval = engine.approve(
-                    req.id, _approver("tty-prompt"), req.digest, via="tty-prompt", key=key
-                )
+            if as_json:
+                _emit_json({"type": "pending", "request": _request_json(req)})
             else:
-                if as_json:
-                    _emit_json({"type": "pending", "request": _request_json(req)})
-                else:
-                    render_request(req, err)
-                err.print(
-                    f"waiting for approval: in your own terminal run  tpu-agent approvals approve {req.id}",
-                    markup=False,
-                )
-                approval = _wait_for_approval(engine, req, wait) if wait else None
-                if approval is None:
-                    raise typer.Exit(EXIT_PENDING)
-        if approval is None:
-            raise _fail(f"request {req.id} is {req.state} and has no usable approval", EXIT_DENIED)
-        import asyncio
+                render_request(req, err)
+            err.print(
+                f"waiting for approval: in your own terminal run  tpu-agent approvals approve {req.id}",
+                markup=False,
+            )
+            approval = _wait_for_approval(engine, req, wait) if wait else None
+            if approval is None:
+                raise typer.Exit(EXIT_PENDING)
+    if approval is None:
+        raise Denied(f"request {req.id} is {req.state} and has no usable approval")
+    import asyncio
 
-        result = asyncio.run(_execute(engine, approval, as_json))
-    except (ApprovalError, SpecError, TargetError, TpuApiError) as exc:
-        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    result = asyncio.run(_execute(engine, approval, as_json))
     _report(result, as_json)
     if not result.ok:
         raise typer.Exit(EXIT_FAILED)
@@ -599,12 +570,7 @@ def approvals_show(
     ] = False,
 ) -> None:
     """Everything a request would run.  Example: tpu-agent approvals show r-3fa9c01b2e"""
-    from tpu_runtime.remote.approvals import ApprovalError
-
-    try:
-        req = _engine().get_request(request_id)
-    except ApprovalError as exc:
-        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    req = _engine().get_request(request_id)  # an unknown id is an ApprovalError: exit 2 at the boundary
     if as_json:
         _emit_json(_request_json(req))
         return
@@ -619,24 +585,20 @@ def approvals_approve(request_id: Annotated[str, typer.Argument(help="request id
 
     Example: tpu-agent approvals approve r-3fa9c01b2e
     """
-    from tpu_runtime.remote.approvals import APPROVAL_TTL_S, ApprovalError
+    from tpu_runtime.remote.approvals import APPROVAL_TTL_S
 
     if not _on_terminal():
-        raise _fail(
-            "approving needs your terminal (stdin and stderr on a TTY); nothing was approved", EXIT_DENIED
-        )
+        raise Denied("approving needs your terminal (stdin and stderr on a TTY); nothing was approved")
     engine = _engine()
-    try:
-        req = engine.get_request(request_id)
-        if req.state != "pending":
-            raise _fail(f"request {request_id} is {req.state}, not pending", EXIT_BAD_INPUT)
-        key = _ask(engine, req)
-        if key is None:
-            err.print("not approved")
-            raise typer.Exit(EXIT_DENIED)
-        approval = engine.approve(request_id, _approver("tty"), req.digest, via="approvals-cli", key=key)
-    except ApprovalError as exc:
-        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    # an ApprovalError: exit 2 at the boundary; a refused key: Denied, exit 4
+    req = engine.get_request(request_id)
+    if req.state != "pending":
+        raise BadInput(f"request {request_id} is {req.state}, not pending")
+    key = _ask(engine, req)
+    if key is None:
+        err.print("not approved")
+        raise typer.Exit(EXIT_DENIED)
+    approval = engine.approve(request_id, _approver("tty"), req.digest, via="approvals-cli", key=key)
     err.print(f"approved {request_id} ({approval.id}); usable once within {APPROVAL_TTL_S / 60:.0f} minutes")
 
 
@@ -646,12 +608,7 @@ def approvals_deny(
     reason: Annotated[str, typer.Option(help="why, for the audit log")] = "",
 ) -> None:
     """Refuse a request.  Example: tpu-agent approvals deny r-3fa9c01b2e --reason 'wrong target'"""
-    from tpu_runtime.remote.approvals import ApprovalError
-
-    try:
-        _engine().deny(request_id, _approver("cli"), reason)
-    except ApprovalError as exc:
-        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    _engine().deny(request_id, _approver("cli"), reason)  # ApprovalError: exit 2 at the boundary
     err.print(f"denied {request_id}")
 
 
@@ -689,7 +646,7 @@ def audit_anchor() -> None:
     with engine.store.read() as conn:
         head = conn.execute("SELECT seq, hash FROM audit_head WHERE id = 1").fetchone()
     if head is None:
-        raise _fail("the audit log is empty: nothing to anchor yet")
+        raise TpuAgentError("the audit log is empty: nothing to anchor yet")
     sys.stdout.write(f"{head['seq']}:{head['hash']}\n")
 
 
@@ -712,22 +669,17 @@ def audit_verify(
     Example: tpu-agent audit verify --remote --expect-head 42:9f0c...
     """
     from tpu_runtime.remote import audit
-    from tpu_runtime.remote.targets import TargetError
-    from tpu_runtime.remote.tpu_api import TpuApiError
 
     engine = _engine()
     try:
         anchors = [audit.parse_anchor(text) for text in expect_head or []]
     except ValueError as exc:
-        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+        raise BadInput(str(exc)) from None
     check = engine.verify_audit(anchors)
     if remote:
         import asyncio
 
-        try:
-            extra = asyncio.run(engine.verify_remote(target or []))
-        except (TargetError, TpuApiError) as exc:
-            raise _fail(str(exc), EXIT_BAD_INPUT) from None
+        extra = asyncio.run(engine.verify_remote(target or []))  # TargetError, TpuApiError: exit 2
         if extra:
             check = check.model_copy(update={"ok": False, "problems": [*check.problems, *extra]})
     if as_json:
@@ -749,7 +701,7 @@ def _new_passphrase() -> str:
 
     first = read_passphrase("New approver passphrase (at least 8 characters; it is never stored): ")
     if read_passphrase("Type it again: ") != first:
-        raise _fail("the two passphrases differ; nothing changed", EXIT_BAD_INPUT)
+        raise BadInput("the two passphrases differ; nothing changed")
     return first
 
 
@@ -767,19 +719,18 @@ def approver_init(
     from tpu_runtime.remote import approver
 
     if not _on_terminal():
-        raise _fail("making an approver key needs your terminal; nothing changed", EXIT_DENIED)
+        raise Denied("making an approver key needs your terminal; nothing changed")
     engine = _engine()
     try:
         existing = approver.load_public(engine.approver_path)
         if existing is not None and not replace:
-            raise _fail(
-                f"you already have an approver key ({existing.fingerprint}); --replace makes a new one",
-                EXIT_BAD_INPUT,
+            raise BadInput(
+                f"you already have an approver key ({existing.fingerprint}); --replace makes a new one"
             )
         old = unlock_key(engine) if existing is not None else None  # only the old passphrase replaces it
         key = approver.init_key(engine.approver_path, _new_passphrase(), replace=replace)
-    except (approver.ApproverError, NoTerminal) as exc:
-        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    except (approver.ApproverError, NoTerminal) as exc:  # Denied elsewhere; here, as ever, exit 2
+        raise BadInput(str(exc)) from None
     try:
         engine.announce_key(key, _approver("tty"), endorsed_by=old)  # the old key signs the new one
     finally:
@@ -802,8 +753,8 @@ def approver_show(as_json: Annotated[bool, typer.Option("--json")] = False) -> N
         key = engine.approver_key()
         policy = engine.policy()
         key_problem = engine.key_problem()
-    except ApproverError as exc:
-        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    except ApproverError as exc:  # an unreadable key file: exit 2 here, as ever
+        raise BadInput(str(exc)) from None
     data = {
         "key": key.public_line if key else None,
         "fingerprint": key.fingerprint if key else None,
@@ -840,7 +791,7 @@ def approver_sign_policy() -> None:
     from tpu_runtime.remote.policy import PolicyError, read_policy_file, sign_policy
 
     if not _on_terminal():
-        raise _fail("signing the policy needs your terminal; nothing changed", EXIT_DENIED)
+        raise Denied("signing the policy needs your terminal; nothing changed")
     engine = _engine()
     try:
         policy = read_policy_file(engine.policy_path)
@@ -848,10 +799,10 @@ def approver_sign_policy() -> None:
         err.print(json.dumps(policy.model_dump(mode="json"), indent=2), markup=False)
         answer = typer.prompt("Sign this policy? Type yes", default="no", err=True)
         if answer.strip().lower() != "yes":
-            raise _fail("not signed", EXIT_DENIED)
+            raise Denied("not signed")
         sign_policy(engine.policy_path, unlock_key(engine))
-    except (ApproverError, NoTerminal, PolicyError) as exc:
-        raise _fail(str(exc), EXIT_BAD_INPUT) from None
+    except (ApproverError, NoTerminal, PolicyError) as exc:  # exit 2 here, as ever
+        raise BadInput(str(exc)) from None
     err.print("signed: this policy is in effect until the file changes", markup=False)
 
 

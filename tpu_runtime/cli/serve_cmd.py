@@ -12,13 +12,15 @@ import importlib
 import sys
 from typing import TYPE_CHECKING
 
+from tpu_runtime.errors import BadInput
+
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
 HTTP_PATH = "/mcp"
 
 
-class ServeError(ValueError):
+class ServeError(BadInput, ValueError):
     """A bad server name or --http address; the message is one line."""
 
 

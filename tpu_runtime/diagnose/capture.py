@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tpu_runtime.errors import BadInput
 from tpu_runtime.remote.confine import PathEscapeError, safe_relative
 from tpu_runtime.remote.gated import staged_script
 
@@ -190,7 +191,7 @@ if __name__ == "__main__":
 '''
 
 
-class CaptureError(ValueError):
+class CaptureError(BadInput, ValueError):
     """A capture that cannot be planned as asked; the message is one line."""
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from tpu_runtime.errors import BadInput
 
-class BadInputError(ValueError):
+
+class BadInputError(BadInput, ValueError):
     """An input that is empty, cut short, corrupt or of no kind diagnose knows; the message is one line."""
 
     def __init__(self, path: str, reason: str) -> None:

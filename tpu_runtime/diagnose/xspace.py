@@ -28,6 +28,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
 
 from tpu_runtime.diagnose.protowire import ByteSource, read_varint
+from tpu_runtime.errors import BadInput
 
 PROFILE_SUFFIX = ".xplane.pb"
 
@@ -217,7 +218,7 @@ def schema() -> Schema:
 # --- errors -----------------------------------------------------------------------------------------
 
 
-class ProfileReadError(ValueError):
+class ProfileReadError(BadInput, ValueError):
     """A profile that cannot be read; `str()` is one line naming the file and what is wrong."""
 
 

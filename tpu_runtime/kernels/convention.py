@@ -19,6 +19,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from tpu_runtime.errors import BadInput
+
 REQUIRED_FUNCTIONS = ("kernel", "reference", "make_inputs")
 KNOWN_DTYPES = (
     "float32",
@@ -50,7 +52,7 @@ A kernel module defines:
                                   are the global (unsharded) arrays"""
 
 
-class KernelModuleError(Exception):
+class KernelModuleError(BadInput):
     """The kernel file cannot be used; the message is one line. `failure_kind` tells the sandbox."""
 
     failure_kind = "bad_input"

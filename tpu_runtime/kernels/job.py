@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
+from tpu_runtime.errors import BadInput
 from tpu_runtime.kernels.remote_timing import TimingOptions
 from tpu_runtime.kernels.report import CPU_STAGES, KernelCheckReport, StageName
 from tpu_runtime.progress import ProgressFn
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 DEFAULT_GENERATIONS = ["v5e", "v5p", "v6e", "tpu7x"]
 
 
-class KernelToolError(Exception):
+class KernelToolError(BadInput):
     """The kernel could not be checked or tuned at all; `message` is one line, `detail` the log tail."""
 
     def __init__(self, message: str, detail: str = "", kind: str = "bad_input") -> None:

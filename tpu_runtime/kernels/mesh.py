@@ -25,11 +25,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tpu_runtime.errors import BadInput
+
 HOST_DEVICES_FLAG = "--xla_force_host_platform_device_count"
 _FLAG_RE = re.compile(re.escape(HOST_DEVICES_FLAG) + r"(=\S*)?")
 
 
-class MeshError(ValueError):
+class MeshError(BadInput, ValueError):
     """The mesh a kernel declares cannot be provided here; the message says why in one line."""
 
 

@@ -22,13 +22,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from tpu_runtime.errors import BadInput
+
 RUN_FILE = "run.json"
 LOG_FILE = "attempts.jsonl"
 LOCK_FILE = "lock"
 WORKER_PID_FILE = "worker.pid"
 
 
-class RunFolderError(Exception):
+class RunFolderError(BadInput):
     """The run folder cannot be used as asked; the message is one line."""
 
 

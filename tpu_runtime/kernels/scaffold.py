@@ -11,11 +11,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tpu_runtime.errors import BadInput
+
 TEMPLATES_DIR = Path(__file__).resolve().parent / "templates"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class ScaffoldError(ValueError):
+class ScaffoldError(BadInput, ValueError):
     """Bad name, unknown template or an existing file; the message is one line."""
 
 

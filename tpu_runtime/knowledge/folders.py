@@ -12,6 +12,7 @@ import os
 import re
 from pathlib import Path
 
+from tpu_runtime.errors import BadInput
 from tpu_runtime.knowledge.chunking import chunk_markdown, chunk_text, html_to_text
 from tpu_runtime.knowledge.corpus import ChunkRecord, LoadedUnit, UnitSpec, chunk_id, hash_bytes
 
@@ -21,7 +22,7 @@ TEXT_SUFFIXES = {".md", ".markdown", ".mdx", ".rst", ".txt", ".html", ".htm"}
 _SKIP_DIRS = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".venv", "venv", ".tox", "site-packages"}
 
 
-class FolderError(ValueError):
+class FolderError(BadInput, ValueError):
     """A folder that cannot be added; the message is one line."""
 
 

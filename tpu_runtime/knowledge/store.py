@@ -29,6 +29,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
+from tpu_runtime.errors import TpuAgentError
 from tpu_runtime.knowledge.corpus import ChunkRecord
 from tpu_runtime.knowledge.models import SourceState
 
@@ -37,7 +38,7 @@ COLLECTION = "passages"
 DATA_ENV = "TPU_AGENT_DATA_DIR"
 
 
-class KbIndexError(RuntimeError):
+class KbIndexError(TpuAgentError, RuntimeError):
     """The index cannot be used as is; the message is one line and says what to run."""
 
 

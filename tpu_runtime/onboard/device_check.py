@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tpu_runtime.errors import BadInput
 from tpu_runtime.onboard.report import LayerError, NumericsReport, PrecisionMode
 from tpu_runtime.remote.confine import PathEscapeError, safe_relative
 from tpu_runtime.remote.gated import RemoteWork, staged_script
@@ -332,7 +333,7 @@ if __name__ == "__main__":
 '''
 
 
-class DeviceRunError(ValueError):
+class DeviceRunError(BadInput, ValueError):
     """A plan that cannot be made, or a result folder that cannot be read; one line."""
 
 

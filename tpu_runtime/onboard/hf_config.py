@@ -14,10 +14,11 @@ from typing import Any
 
 import torch
 
+from tpu_runtime.errors import BadInput
 from tpu_runtime.onboard.capture_types import KVGeometry
 
 
-class HFConfigError(Exception):
+class HFConfigError(BadInput):
     """The config cannot be used; the message is one line that says what to change."""
 
 

@@ -33,6 +33,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tpu_runtime.errors import TpuAgentError
+
 OpKind = Literal[
     "tpu_kernel",
     "tpu_fallback",
@@ -68,7 +70,7 @@ _EXIT_NOT_INSTALLED = 3  # exit status of `python -m tpu_runtime.onboard.op_tabl
 SAFE_CHILD_ENV = {"TPU_SKIP_MDS_QUERY": "1", "JAX_PLATFORMS": "cpu", "PYTHONWARNINGS": "ignore"}
 
 
-class OpTableError(RuntimeError):
+class OpTableError(TpuAgentError, RuntimeError):
     """The op table could not be generated, refreshed or loaded."""
 
 

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from tpu_runtime.child_entry import peak_rss_bytes, report_progress
+from tpu_runtime.errors import TpuAgentError
 from tpu_runtime.onboard.capture import Capture, SourceLocator, capture_ops, tensor_leaves
 from tpu_runtime.onboard.capture_types import ActivationProbe, KVGeometry, ModelProbe, RawOp, SizePlan
 from tpu_runtime.onboard.full_size import (
@@ -30,7 +31,7 @@ from tpu_runtime.onboard.shrink import ShrinkResult, shallow_copy
 from tpu_runtime.onboard.small_copy import Budget, Measure, small_copy
 
 
-class ProbeError(Exception):
+class ProbeError(TpuAgentError):
     """A failure of the user's model that deserves its own one-line explanation."""
 
     def __init__(self, kind: str, one_line: str) -> None:

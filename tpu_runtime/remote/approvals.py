@@ -19,11 +19,13 @@ from __future__ import annotations
 import json
 import secrets
 import sqlite3
+import time
 from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from tpu_runtime.errors import BadInput
 from tpu_runtime.remote import approver as keys
 from tpu_runtime.remote import audit
 from tpu_runtime.remote.policy import LoadedPolicy, Policy, auto_approval_rule
@@ -49,7 +51,7 @@ POLICY_VIA = "policy"
 ELICITATION_VIA = "mcp-elicitation"
 
 
-class ApprovalError(Exception):
+class ApprovalError(BadInput):
     """A request or approval that cannot be used as asked; `reason` says which rule refused it."""
 
     def __init__(self, reason: RefusalReason, message: str) -> None:
@@ -70,6 +72,13 @@ class RunRequest(BaseModel):
     decided_by: str | None = None
     decided_at: float | None = None
     note: str | None = None
+
+    def effective_state(self, now: float | None = None) -> str:
+        """The state as it stands at `now`: a pending request past its expiry is expired, though its
+        row still says pending until someone tries to decide it."""
+        if self.state == "pending" and self.expires_at <= (time.time() if now is None else now):
+            return "expired"
+        return self.state
 
 
 class Approval(BaseModel):

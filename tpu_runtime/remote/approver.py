@@ -36,6 +36,8 @@ from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from pydantic import BaseModel
 
+from tpu_runtime.errors import Denied
+
 KEY_FILE = "approver.key"
 KEY_VERSION = 1
 SCRYPT_N = 2**17  # about 0.8 s and 128 MiB per unlock: slow for guessing, fine once per approval
@@ -51,7 +53,7 @@ ARMOR_BEGIN = "-----BEGIN SSH SIGNATURE-----"
 ARMOR_END = "-----END SSH SIGNATURE-----"
 
 
-class ApproverError(Exception):
+class ApproverError(Denied):
     """No key, a wrong passphrase, an unreadable key file or a bad signature; the message is one line."""
 
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 import posixpath
 from pathlib import Path
 
+from tpu_runtime.errors import BadInput
 
-class PathEscapeError(ValueError):
+
+class PathEscapeError(BadInput, ValueError):
     """A path would leave the folder it is confined to; the message is one line."""
 
 

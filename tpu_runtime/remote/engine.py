@@ -35,7 +35,16 @@ from tpu_runtime.remote import audit, loops, runs
 from tpu_runtime.remote.approvals import Approval, ApprovalError, RunRequest, Trust
 from tpu_runtime.remote.locations import approver_dir, policy_file, state_db, state_dir, targets_file
 from tpu_runtime.remote.policy import LoadedPolicy, auto_approval_rule, load_policy
-from tpu_runtime.remote.report import OutputLine, RunEvent, RunResult, RunState, RunStatus, WorkerResult
+from tpu_runtime.remote.report import (
+    LoggedLine,
+    OutputLine,
+    RunEvent,
+    RunResult,
+    RunState,
+    RunStatus,
+    WorkerResult,
+    parse_prefixed,
+)
 from tpu_runtime.remote.snapshot import UploadChanged, UploadSnapshot, take
 from tpu_runtime.remote.spec import (
     Download,
@@ -626,7 +635,7 @@ class RemoteEngine:
             request.id,
             places(spec),
             self.clock(),
-            self.state_path / "runs" / f"{run_id}.log",
+            self.log_path(run_id),
         )
         self._runs[run_id] = handle
         handle.task = asyncio.create_task(self._drive(request, handle, actor, gate))
@@ -831,6 +840,18 @@ class RemoteEngine:
             return False
         handle.cancel.set()
         return True
+
+    def log_path(self, run_id: str) -> Path:
+        """Where a run's output lines are kept, one `OutputLine.prefixed` line each."""
+        return self.state_path / "runs" / f"{run_id}.log"
+
+    def logged_lines(self, run_id: str) -> list[LoggedLine]:
+        """A run's output as its log file holds it (empty when there is none or it cannot be read)."""
+        try:
+            text = self.log_path(run_id).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+        return [parse_prefixed(line) for line in text.splitlines()]
 
     def status(self, run_id: str) -> RunStatus | None:
         handle = self._runs.get(run_id)

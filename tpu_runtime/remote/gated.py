@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from tpu_runtime.errors import BadInput
 from tpu_runtime.remote.approvals import ApprovalError, RunRequest
 from tpu_runtime.remote.report import OutputLine, RunResult
 from tpu_runtime.remote.spec import LoopPlan, RunSpec, SpecError, plan_uploads
@@ -56,7 +57,7 @@ GateState = Literal["waiting", "denied", "busy", "ran", "failed"]
 REUSABLE_STATES = ("pending", "approved", "running", "finished")
 
 
-class GateError(Exception):
+class GateError(BadInput):
     """The request could not be filed (unknown target, GKE target, a missing file); one line."""
 
 

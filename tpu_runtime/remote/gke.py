@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 import yaml
 
+from tpu_runtime.errors import ExternalError
 from tpu_runtime.remote.report import ErrorKind, OutputLine, RunEvent, WorkerResult
 from tpu_runtime.remote.spec import GkeWorkload
 from tpu_runtime.remote.targets import GkeTarget
@@ -33,7 +34,7 @@ from tpu_runtime.remote.targets import GkeTarget
 POLL_S = 3.0
 
 
-class GkeError(RuntimeError):
+class GkeError(ExternalError, RuntimeError):
     """kubectl failed; the message is one line."""
 
 

@@ -14,6 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from tpu_runtime.errors import TpuAgentError
 from tpu_runtime.remote import audit
 from tpu_runtime.remote.spec import LoopPlan
 from tpu_runtime.remote.store import Store
@@ -21,7 +22,7 @@ from tpu_runtime.remote.store import Store
 AttemptState = Literal["started", "ok", "failed", "interrupted"]
 
 
-class BudgetExhausted(Exception):
+class BudgetExhausted(TpuAgentError):
     """No attempt may start: the attempt count or the time budget is spent. One line."""
 
 

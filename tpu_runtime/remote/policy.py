@@ -31,6 +31,7 @@ from pathlib import Path
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from tpu_runtime.errors import BadInput
 from tpu_runtime.remote import approver
 from tpu_runtime.remote.spec import RunSpec, canonical_json
 from tpu_runtime.remote.worker_gate import MAX_AUTO_TIME_LIMIT_S, readonly_paths
@@ -47,7 +48,7 @@ __all__ = [
 ]
 
 
-class PolicyError(ValueError):
+class PolicyError(BadInput, ValueError):
     """The policy file cannot be read; the message is one line."""
 
 

@@ -32,6 +32,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from tpu_runtime.errors import ExternalError
 from tpu_runtime.remote import ray_launch
 from tpu_runtime.remote.confine import local_inside
 from tpu_runtime.remote.report import ErrorKind, OutputLine, RunEvent, WorkerResult
@@ -53,7 +54,7 @@ EXIT_LINE = re.compile(RAY_PREFIX + rf"{ray_launch.MARK_EXIT} w(\d+) (-?\d+)$")
 DL_LINE = re.compile(RAY_PREFIX + rf"{ray_launch.MARK_DL} (begin|data|end|error) w(\d+) ?(.*)$")
 
 
-class RayError(RuntimeError):
+class RayError(ExternalError, RuntimeError):
     """Ray is missing, the cluster cannot be reached, or it refused a call; the message is one line."""
 
 

@@ -6,7 +6,8 @@ results; MCP tools return them as structured output.
 
 from __future__ import annotations
 
-from typing import Literal
+import re
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -38,7 +39,27 @@ class OutputLine(BaseModel):
     text: str
 
     def prefixed(self) -> str:
+        """The line as the run's log file and the CLI show it; `parse_prefixed` reads it back."""
         return f"[{self.worker}:{self.worker_name}] {self.text}"
+
+
+_PREFIXED = re.compile(r"^\[(-?\d+):([^\]]*)\] ?(.*)$")
+
+
+class LoggedLine(NamedTuple):
+    """A line read back from a run's log file; worker -1 for a line without a worker prefix."""
+
+    worker: int
+    worker_name: str
+    text: str
+
+
+def parse_prefixed(line: str) -> LoggedLine:
+    """The inverse of `OutputLine.prefixed` (a line in another shape is kept whole, worker -1)."""
+    match = _PREFIXED.match(line)
+    if match is None:
+        return LoggedLine(-1, "", line)
+    return LoggedLine(int(match.group(1)), match.group(2), match.group(3))
 
 
 class WorkerResult(BaseModel):

@@ -17,12 +17,13 @@ import tempfile
 from pathlib import Path
 from typing import BinaryIO
 
+from tpu_runtime.errors import Denied
 from tpu_runtime.remote.spec import Upload
 
 BLOCK = 1 << 20
 
 
-class UploadChanged(Exception):
+class UploadChanged(Denied):
     """An upload is not the approved file any more; the message is one line."""
 
 

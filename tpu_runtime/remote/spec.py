@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tpu_runtime.errors import BadInput
 from tpu_runtime.remote.confine import PathEscapeError, safe_relative
 from tpu_runtime.remote.worker_gate import code_loading
 
@@ -33,7 +34,7 @@ ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 TargetKind = Literal["hosts", "tpu-vm", "gke", "ray"]
 
 
-class SpecError(ValueError):
+class SpecError(BadInput, ValueError):
     """A request that cannot be built as asked; the message is one line."""
 
 

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from tpu_runtime.errors import TpuAgentError
 from tpu_runtime.remote.confine import local_inside, remote_inside
 from tpu_runtime.remote.report import ErrorKind, OutputLine, RunEvent, WorkerResult
 from tpu_runtime.remote.snapshot import UploadSnapshot
@@ -55,7 +56,7 @@ WATCHDOG_SLACK_S = 15.0  # past time limit + kill-after: the remote side should 
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()
 
 
-class WorkerFailure(Exception):
+class WorkerFailure(TpuAgentError):
     """A classified failure on one worker; `kind` is an ErrorKind, the message one line."""
 
     def __init__(self, kind: ErrorKind, message: str) -> None:

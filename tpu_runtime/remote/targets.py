@@ -10,13 +10,16 @@ known host key is an error, never trust-on-first-use.
 
 from __future__ import annotations
 
+import base64
 import getpass
+import hashlib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from tpu_runtime.errors import BadInput
 from tpu_runtime.remote.spec import ENV_NAME, WorkerRef, looks_secret
 from tpu_runtime.remote.targets_example import TARGETS_EXAMPLE as TARGETS_EXAMPLE
 from tpu_runtime.remote.tpu_api import TpuApi
@@ -26,7 +29,17 @@ DEFAULT_REMOTE_DIR = ".tpu-agent"
 DNS_LABEL_CHARS = set("abcdefghijklmnopqrstuvwxyz0123456789-")
 
 
-class TargetError(ValueError):
+def host_key_fingerprint(key_line: str) -> str:
+    """'TYPE SHA256:...' for a pinned host key line, as `ssh-keygen -l` shows it; what people compare."""
+    try:
+        blob = base64.b64decode(key_line.split()[1])
+    except (IndexError, ValueError):
+        return "unreadable key"
+    digest = base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
+    return f"{key_line.split()[0]} SHA256:{digest}"
+
+
+class TargetError(BadInput, ValueError):
     """A target that is missing, malformed or cannot be resolved; the message is one line."""
 
 

@@ -20,17 +20,22 @@ from __future__ import annotations
 import base64
 import binascii
 import ipaddress
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urlparse
 
 from pydantic import BaseModel
+
+from tpu_runtime.errors import EXIT_BAD_INPUT, ExternalError
 
 HOSTKEY_TYPES = ("ssh-ed25519", "ecdsa-sha2-nistp256", "rsa-sha2-512", "ssh-rsa")
 CALL_TIMEOUT_S = 30.0
 
 
-class TpuApiError(RuntimeError):
+class TpuApiError(ExternalError, RuntimeError):
     """A Cloud TPU API call failed; the message is one line that says what to do."""
+
+    #: the person fixes it (credentials, a project, a node name) before anything can run: usage, exit 2
+    exit_code: ClassVar[int] = EXIT_BAD_INPUT
 
 
 class NodeWorker(BaseModel):

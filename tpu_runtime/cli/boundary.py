@@ -1,0 +1,33 @@
+"""The CLI's one error boundary: a `TpuAgentError` from any command prints as one `error:` line on
+stderr and ends the command with the error's exit code, so commands raise errors instead of each
+picking its own exit code and printing it its own way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from rich.text import Text
+from typer.core import TyperGroup
+
+from tpu_runtime.cli.consoles import make_console
+from tpu_runtime.errors import TpuAgentError
+
+_err = make_console(stderr=True)
+
+
+def print_error(message: str) -> None:
+    """`error: MESSAGE` on stderr, the message printed as given (no markup, no highlighting)."""
+    _err.print(Text.assemble(("error: ", "bold red"), message), highlight=False, soft_wrap=True)
+
+
+class ErrorBoundary(TyperGroup):
+    """The root command group: runs a command and turns the suite's errors into exit codes."""
+
+    def invoke(self, ctx: Any) -> Any:  # typer's own click Context (typer vendors click)
+        try:
+            return super().invoke(ctx)
+        except TpuAgentError as exc:
+            print_error(str(exc))
+            raise typer.Exit(exc.exit_code) from None

@@ -1,0 +1,92 @@
+"""A running run's output kept in memory and read in pages, for front ends that answer "what did it
+print since line N?" while the run goes on (the MCP runs server); a finished run's output is in its log
+file (`RemoteEngine.logged_lines`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+import anyio
+
+from tpu_runtime.remote.report import OutputLine, RunResult, WorkerResult
+from tpu_runtime.remote.spec import places
+
+if TYPE_CHECKING:
+    from tpu_runtime.remote.approvals import RunRequest
+    from tpu_runtime.remote.engine import RemoteEngine
+
+logger = logging.getLogger(__name__)
+
+MAX_KEPT_LINES = 100_000  # output lines kept in memory per run; older ones are dropped (the log file has all)
+
+
+class RunOutput:
+    """The output and result of one run, gathered from the engine's event stream.
+
+    Lines are numbered from 0 in the order they arrived; once more than `max_lines` arrived, the oldest
+    are dropped (`dropped` counts them) and a page starts at the first line still kept.
+    """
+
+    def __init__(self, run_id: str, request: RunRequest, max_lines: int = MAX_KEPT_LINES) -> None:
+        self.run_id = run_id
+        self.request = request
+        self.max_lines = max_lines
+        self.lines: list[OutputLine] = []
+        self.dropped = 0
+        self.workers: list[WorkerResult] = []
+        self.result: RunResult | None = None
+        self.done = False
+        self.workers_total = places(request.spec)
+        self._changed = asyncio.Event()
+        self.task: asyncio.Task[None] | None = None
+
+    @property
+    def total(self) -> int:
+        """Lines that arrived so far, dropped ones included: the number the next line gets."""
+        return self.dropped + len(self.lines)
+
+    def _touch(self) -> None:
+        self._changed.set()
+        self._changed = asyncio.Event()
+
+    async def follow(self, engine: RemoteEngine) -> None:
+        """Gather the run's events until it ends; a failure keeps what arrived (its record has the rest)."""
+        try:
+            async for event in engine.stream(self.run_id):
+                if isinstance(event, OutputLine):
+                    self.lines.append(event)
+                    if len(self.lines) > self.max_lines:
+                        drop = len(self.lines) - self.max_lines
+                        self.lines = self.lines[drop:]
+                        self.dropped += drop
+                elif isinstance(event, WorkerResult):
+                    self.workers.append(event)
+                elif isinstance(event, RunResult):
+                    self.result = event
+                self._touch()
+        except Exception:  # keep what arrived; status then comes from the engine's record
+            logger.exception("following run %s failed", self.run_id)
+        finally:
+            self.done = True
+            self._touch()
+
+    async def changed(self, timeout_s: float) -> None:
+        """Return when something new arrives, the run ends, or `timeout_s` passes."""
+        if self.done or timeout_s <= 0:
+            return
+        event = self._changed
+        with anyio.move_on_after(timeout_s):
+            await event.wait()
+
+    def page(self, since: int, limit: int) -> tuple[int, list[OutputLine]]:
+        """Up to `limit` lines from line `since` (or the first still kept): (first line's number, lines)."""
+        start = max(since, self.dropped)
+        return start, self.lines[start - self.dropped : start - self.dropped + limit]
+
+    def tail(self, count: int) -> tuple[int, list[OutputLine]]:
+        """The last `count` lines kept: (first line's number, lines)."""
+        chosen = self.lines[-count:] if count > 0 else []
+        return self.total - len(chosen), chosen
