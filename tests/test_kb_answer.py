@@ -8,17 +8,19 @@ import pytest
 
 from tests.kb_helpers import write_corpus
 from tpu_runtime.knowledge.answer import (
+    SUPPORT_PASSAGES,
     _url_near,
     best_span,
     candidate_spans,
     closest_page,
     compose,
     focus_term,
+    listed_passages,
     names_attribute,
     stem,
 )
 from tpu_runtime.knowledge.build import run_kb_build
-from tpu_runtime.knowledge.models import Answer, Passage
+from tpu_runtime.knowledge.models import Answer, Citation, Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 
@@ -152,7 +154,8 @@ def tiny(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
 
 
 def _ask(index: KnowledgeIndex, question: str) -> Answer:
-    return compose(question, index, index.search(question, 5))
+    # as `tpu_runtime.knowledge.api.answer` does: the answer weighs SUPPORT_PASSAGES passages
+    return compose(question, index, index.search(question, SUPPORT_PASSAGES))
 
 
 @pytest.mark.parametrize(
@@ -187,6 +190,11 @@ def test_a_question_whose_answer_is_in_a_passage_is_answered_with_it(
         "How do I enable autoscaling for a Dataflow streaming pipeline?",
         # every name is known and a v3 Pod line matches most words, but none says anything about stacks
         "How many HBM stacks does a TPU v3 chip use?",
+        # real chips asked for figures no source gives: the names match, the attribute does not
+        "What is the die area of a TPU v3 chip in square millimetres?",
+        "What clock frequency does the MXU of a TPU v4 chip run at?",
+        # a made-up flag: its common parts ('tpu', 'enable') must not carry it
+        "What is the default value of the XLA flag --xla_tpu_enable_turbo_all_reduce?",
     ],
 )
 def test_a_question_the_sources_do_not_answer_is_refused(tiny: KnowledgeIndex, question: str) -> None:
@@ -226,3 +234,19 @@ def test_between_equally_worded_lines_the_one_from_the_passage_closer_in_meaning
         weights, [first.model_copy(update={"cosine": None}), second.model_copy(update={"cosine": None})]
     )
     assert plain is not None and "worker 0" in plain.text
+
+
+def test_the_cited_passage_is_listed_even_when_it_ranks_below_k() -> None:
+    passages = [
+        _passage(f"- line {i} of the sheet").model_copy(update={"chunk_id": f"c{i}"}) for i in range(8)
+    ]
+    cited = Citation(source="x.md:1", quote="line 6 of the sheet", chunk_id="c6")
+    reply = Answer(
+        question="q", covered=True, answer="a", citations=[cited], passages=passages, mode="hybrid"
+    )
+    assert [p.chunk_id for p in listed_passages(reply, 3)] == ["c0", "c1", "c2", "c6"]
+    assert [p.chunk_id for p in listed_passages(reply.model_copy(update={"citations": []}), 3)] == [
+        "c0",
+        "c1",
+        "c2",
+    ]

@@ -32,7 +32,7 @@ from tpu_runtime.knowledge.lexical import is_identifier, tokenize
 from tpu_runtime.knowledge.models import Answer, Citation, Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult
 
-SUPPORT_PASSAGES = 5  # passages whose support is judged and whose spans may be quoted
+SUPPORT_PASSAGES = 8  # passages whose support is judged and whose spans may be quoted (dev: 6-10 tie)
 MIN_SUPPORT = 0.60  # share of the question's weighted terms the best passage must contain
 CLOSE_COSINE = 0.60  # a passage this close in meaning may leave more of the wording unmatched...
 CLOSE_MIN_SUPPORT = 0.45  # ...down to this share
@@ -323,6 +323,13 @@ def closest_page(passages: list[Passage]) -> str:
             return passage.url
     kind = passages[0].kind if passages else "curated"
     return FALLBACK_PAGES[kind]
+
+
+def listed_passages(reply: Answer, k: int) -> list[Passage]:
+    """The top k passages, plus the cited one when it ranks below them, so that a citation always
+    points at a listed passage."""
+    cited = {c.chunk_id for c in reply.citations}
+    return reply.passages[:k] + [p for p in reply.passages[k:] if p.chunk_id in cited]
 
 
 def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answer:

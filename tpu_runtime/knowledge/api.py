@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from tpu_runtime.errors import BadInput
-from tpu_runtime.knowledge.answer import compose
+from tpu_runtime.knowledge.answer import SUPPORT_PASSAGES, compose, listed_passages
 from tpu_runtime.knowledge.build import BuildRequest, discover_all, run_kb_build
 from tpu_runtime.knowledge.models import Answer, BuildReport, KbStatus, Passage
 from tpu_runtime.knowledge.retrieve import MAX_QUERY_CHARS, KnowledgeIndex
@@ -86,9 +86,11 @@ def answer(
     started = time.perf_counter()
     index = open_index(folder, progress=progress)
     opened = time.perf_counter()
-    result = index.search(text, k)
+    # the answer weighs more passages than the caller lists: its line may come from below the top k
+    result = index.search(text, max(k, SUPPORT_PASSAGES))
     searched = time.perf_counter()
     reply = compose(text, index, result)
+    reply.passages = listed_passages(reply, k)
     reply.timings_ms = {
         "open": round((opened - started) * 1000, 2),
         "search": round((searched - opened) * 1000, 2),
