@@ -163,7 +163,7 @@ def test_front_end_does_not_import_torch() -> None:
     code = (
         "import sys, tpu_runtime.cli.app, tpu_runtime.onboard.steps, tpu_runtime.onboard.coverage, "
         "tpu_runtime.onboard.remedies, tpu_runtime.onboard.risks, tpu_runtime.onboard.preflight, "
-        "tpu_runtime.onboard.serving, tpu_runtime.cli.render_terminal; "
+        "tpu_runtime.onboard.serving, tpu_runtime.cli.render.onboard.terminal; "
         "print('torch' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

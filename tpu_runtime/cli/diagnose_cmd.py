@@ -74,16 +74,16 @@ def diagnose(
     if as_json:
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     else:
-        from tpu_runtime.cli.render_diagnose_terminal import render_diagnose_terminal
+        from tpu_runtime.cli.render.diagnose.terminal import render_diagnose_terminal
 
         render_diagnose_terminal(report, out, top=top)
     if md:
-        from tpu_runtime.cli.render_diagnose_markdown import render_diagnose_markdown
+        from tpu_runtime.cli.render.diagnose.markdown import render_diagnose_markdown
 
         md.write_text(render_diagnose_markdown(report), encoding="utf-8")
         err.print(f"wrote {md}", highlight=False)
     if html:
-        from tpu_runtime.cli.render_diagnose_html import render_diagnose_html
+        from tpu_runtime.cli.render.diagnose.html import render_diagnose_html
 
         html.write_text(render_diagnose_html(report), encoding="utf-8")
         err.print(f"wrote {html}", highlight=False)

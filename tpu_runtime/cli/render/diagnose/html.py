@@ -20,15 +20,14 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from tpu_runtime.cli.render_common import fmt_bytes
-from tpu_runtime.cli.render_diagnose_common import (
+from tpu_runtime.cli.render.diagnose.facts import (
     crash_fact_rows,
     crash_records,
     fmt_ms,
     fmt_us,
     headline,
 )
-from tpu_runtime.cli.render_diagnose_profile import (
+from tpu_runtime.cli.render.diagnose.profile_rows import (
     category_rows,
     comparison_metric_rows,
     comparison_op_rows,
@@ -36,7 +35,8 @@ from tpu_runtime.cli.render_diagnose_profile import (
     profile_overview,
     top_op_rows,
 )
-from tpu_runtime.cli.render_html import _svg
+from tpu_runtime.cli.render.svg import figure_svg
+from tpu_runtime.cli.render.units import fmt_bytes
 from tpu_runtime.diagnose.profile_model import ProfileSummary
 from tpu_runtime.diagnose.report import Citation, DiagnoseReport, TorchTraceSummary
 
@@ -60,7 +60,9 @@ def step_timeline_svg(trace: TorchTraceSummary, index: int = 0) -> Markup:
     if not trace.steps:
         return Markup("")
     fig = step_timeline_figure(trace)
-    return _svg(fig, f"steps{index}", "step durations with data loader time, and the steps on a time axis")
+    return figure_svg(
+        fig, f"steps{index}", "step durations with data loader time, and the steps on a time axis"
+    )
 
 
 def step_timeline_figure(trace: TorchTraceSummary) -> Figure:
@@ -117,7 +119,7 @@ def roofline_svg(profile: ProfileSummary) -> Markup:
     fig = roofline_figure(profile)
     if fig is None:
         return Markup("")
-    chart = _svg(fig, "roofline", ROOFLINE_LABEL)
+    chart = figure_svg(fig, "roofline", ROOFLINE_LABEL)
     left_out = len(profile.top_ops) - len(_drawn(profile))
     if not left_out:
         return chart
@@ -234,7 +236,7 @@ def _environment() -> jinja2.Environment:
 
 _ENV = _environment()
 _COMPILED = _ENV.from_string(
-    resources.files("tpu_runtime.cli").joinpath("templates", TEMPLATE_NAME).read_text(encoding="utf-8")
+    resources.files("tpu_runtime.cli.render").joinpath("templates", TEMPLATE_NAME).read_text(encoding="utf-8")
 )
 
 

@@ -1,0 +1,1 @@
+"""The OnboardReport renderers: `rows` picks what they show; `terminal`, `markdown` and `html` format it."""
