@@ -28,7 +28,7 @@ from tests.remote_support import person
 from tests.remote_support.sshd import FarmUnavailable, SshdFarm, start_farm
 from tests.test_diagnose_detect import xspace_bytes
 from tpu_runtime.cli.app import app
-from tpu_runtime.diagnose.capture import (
+from tpu_runtime.diagnose.profile_capture import (
     EXIT_NO_PROFILE,
     WRAPPER_NAME,
     WRAPPER_SOURCE,

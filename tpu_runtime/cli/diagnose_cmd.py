@@ -1,7 +1,7 @@
 """`tpu-agent diagnose PATH...` and `tpu-agent capture-profile SCRIPT`: parse, call the runtime, render.
 
 `diagnose` runs the diagnose job and renders its report. `capture-profile` plans a profile capture on a
-TPU VM (tpu_runtime.diagnose.capture), files it as a run request and hands it to `tpu-agent run`'s
+TPU VM (tpu_runtime.diagnose.profile_capture), files it as a run request and hands it to `tpu-agent run`'s
 approval flow; it is its own command because `diagnose` takes PATH arguments and so cannot be a group.
 
 Imports nothing heavy at module level (the CLI must start fast and without torch or jax): the job and
@@ -121,7 +121,7 @@ def capture_profile(
     Example: tpu-agent capture-profile -t my-v6e --framework jax --duration 30 train.py -- --steps 50
     """
     from tpu_runtime.cli.run_cmd import EXIT_BAD_INPUT, run
-    from tpu_runtime.diagnose.capture import CaptureError, capture_plan, fetched_profiles, request_capture
+    from tpu_runtime.diagnose.profile_capture import CaptureError, capture_plan, fetched_profiles, request_capture
     from tpu_runtime.remote.engine import RemoteEngine
     from tpu_runtime.remote.spec import SpecError
     from tpu_runtime.remote.targets import TargetError

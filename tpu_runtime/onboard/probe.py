@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from tpu_runtime.child_entry import peak_rss_bytes, report_progress
-from tpu_runtime.onboard.capture import Capture, SourceLocator, capture_ops, tensor_leaves
+from tpu_runtime.onboard.op_capture import Capture, SourceLocator, capture_ops, tensor_leaves
 from tpu_runtime.onboard.capture_types import ActivationProbe, KVGeometry, ModelProbe, RawOp, SizePlan
 from tpu_runtime.onboard.full_size import (
     block_boundaries,
