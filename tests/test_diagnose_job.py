@@ -14,7 +14,7 @@ from tpu_runtime.cli.render.diagnose.facts import headline
 from tpu_runtime.diagnose.errors import BadInputError
 from tpu_runtime.diagnose.job import run_diagnose
 from tpu_runtime.diagnose.metrics import analyze_metrics
-from tpu_runtime.diagnose.profile import ProfileSummary
+from tpu_runtime.diagnose.profile_model import ProfileSummary
 from tpu_runtime.diagnose.report import DiagnoseReport
 
 DATA = REPO / "tests" / "data"
