@@ -28,6 +28,7 @@ from tests.remote_support import person
 from tests.remote_support.sshd import FarmUnavailable, SshdFarm, start_farm
 from tests.test_diagnose_detect import xspace_bytes
 from tpu_runtime.cli.app import app
+from tpu_runtime.diagnose.job import run_diagnose
 from tpu_runtime.diagnose.profile_capture import (
     EXIT_NO_PROFILE,
     WRAPPER_NAME,
@@ -37,7 +38,6 @@ from tpu_runtime.diagnose.profile_capture import (
     fetched_profiles,
     request_capture,
 )
-from tpu_runtime.diagnose.job import run_diagnose
 from tpu_runtime.remote.engine import RemoteEngine
 from tpu_runtime.remote.report import OutputLine, RunResult
 from tpu_runtime.remote.spec import file_sha256

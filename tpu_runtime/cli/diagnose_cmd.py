@@ -121,7 +121,12 @@ def capture_profile(
     Example: tpu-agent capture-profile -t my-v6e --framework jax --duration 30 train.py -- --steps 50
     """
     from tpu_runtime.cli.run_cmd import EXIT_BAD_INPUT, run
-    from tpu_runtime.diagnose.profile_capture import CaptureError, capture_plan, fetched_profiles, request_capture
+    from tpu_runtime.diagnose.profile_capture import (
+        CaptureError,
+        capture_plan,
+        fetched_profiles,
+        request_capture,
+    )
     from tpu_runtime.remote.engine import RemoteEngine
     from tpu_runtime.remote.spec import SpecError
     from tpu_runtime.remote.targets import TargetError
