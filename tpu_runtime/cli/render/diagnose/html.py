@@ -12,9 +12,7 @@ fixed hash salt), and all report text goes through jinja2 autoescaping.
 from __future__ import annotations
 
 import math
-from importlib import resources
 
-import jinja2
 from markupsafe import Markup
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -35,6 +33,7 @@ from tpu_runtime.cli.render.diagnose.profile_rows import (
     profile_overview,
     top_op_rows,
 )
+from tpu_runtime.cli.render.html_page import page_template
 from tpu_runtime.cli.render.svg import figure_svg
 from tpu_runtime.cli.render.units import fmt_bytes
 from tpu_runtime.diagnose.profile_model import ProfileSummary
@@ -224,20 +223,7 @@ def roofline_figure(profile: ProfileSummary) -> Figure | None:
     return fig
 
 
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
-    )
-    env.filters["bytes"] = fmt_bytes
-    env.filters["ms"] = fmt_ms
-    env.filters["us"] = fmt_us
-    return env
-
-
-_ENV = _environment()
-_COMPILED = _ENV.from_string(
-    resources.files("tpu_runtime.cli.render").joinpath("templates", TEMPLATE_NAME).read_text(encoding="utf-8")
-)
+_COMPILED = page_template(TEMPLATE_NAME, {"bytes": fmt_bytes, "ms": fmt_ms, "us": fmt_us})
 
 
 def _kb_labelled(citations: list[Citation]) -> list[Citation]:

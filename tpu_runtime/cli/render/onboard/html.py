@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from importlib import resources
 
-import jinja2
 from markupsafe import Markup
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
+from tpu_runtime.cli.render.html_page import page_template
 from tpu_runtime.cli.render.onboard.rows import (
     STATUS_LABELS,
     STATUSES,
@@ -52,7 +51,7 @@ MODE_COLORS = {"default": "#1f77b4", "high": "#2ca02c", "highest": "#9467bd", "b
 _FALLBACK_COLORS = ("#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 _GIB = 2.0**30
 TEMPLATE_NAME = "onboard.html.j2"
-"""The page template, shipped in `tpu_runtime/cli/render/templates/` (hatch packages the directory whole)."""
+"""The page template, in `tpu_runtime/cli/render/templates/` (`html_page.page_template`)."""
 
 # ------------------------------------------------------------------------------------------------ charts
 
@@ -223,20 +222,7 @@ def _hbm_chart(fits: Sequence[GenerationFit]) -> Markup:
 # ---------------------------------------------------------------------------------------------- template
 
 
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
-    )
-    env.filters["gib"] = fmt_bytes
-    env.filters["rel"] = fmt_rel
-    env.filters["count"] = fmt_count
-    return env
-
-
-_ENV = _environment()
-_COMPILED = _ENV.from_string(
-    resources.files("tpu_runtime.cli.render").joinpath("templates", TEMPLATE_NAME).read_text(encoding="utf-8")
-)
+_COMPILED = page_template(TEMPLATE_NAME, {"gib": fmt_bytes, "rel": fmt_rel, "count": fmt_count})
 
 
 def render_onboard_html(report: OnboardReport) -> str:
