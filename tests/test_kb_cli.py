@@ -11,18 +11,15 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO
 from tests.kb_helpers import write_corpus, write_docs
+from tests.subprocess_support import run_text
 from tpu_runtime.knowledge.build import run_kb_build
 
 
 def _cli(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TPU_AGENT_DATA_DIR": str(data)}
-    return subprocess.run(
+    return run_text(
         [sys.executable, "-m", "tpu_runtime.cli.app", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
         env=env,
         timeout=300,
     )
@@ -88,6 +85,6 @@ def test_cli_startup_imports_no_heavy_library() -> None:
         "import sys, tpu_runtime.cli.app; "
         "print([m for m in ('torch', 'jax', 'chromadb', 'bm25s', 'tokenizers') if m in sys.modules])"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = run_text([sys.executable, "-c", code], timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
