@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from tests.kb_helpers import write_corpus, write_docs
+from tests.kb_helpers import built_data_dir, write_docs
 from tests.subprocess_support import run_text
-from tpu_runtime.knowledge.build import run_kb_build
 
 
 def _cli(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
@@ -27,10 +26,7 @@ def _cli(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("kbcli")
-    request = write_corpus(root / "corpus")
-    run_kb_build(request.model_copy(update={"folder": root / "data" / "kb", "dense": False}))
-    return root / "data"
+    return built_data_dir(tmp_path_factory.mktemp("kbcli"))
 
 
 def test_ask_json_has_the_documented_schema(data_dir: Path) -> None:
