@@ -18,21 +18,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from tpu_runtime.cli.render.diagnose.facts import (
-    crash_fact_rows,
-    crash_records,
-    fmt_ms,
-    fmt_us,
-    headline,
-)
-from tpu_runtime.cli.render.diagnose.profile_rows import (
-    category_rows,
-    comparison_metric_rows,
-    comparison_op_rows,
-    host_event_rows,
-    profile_overview,
-    top_op_rows,
-)
+from tpu_runtime.cli.render.diagnose import facts, profile_rows
 from tpu_runtime.cli.render.html_page import page_template
 from tpu_runtime.cli.render.svg import figure_svg
 from tpu_runtime.cli.render.units import fmt_bytes
@@ -223,7 +209,7 @@ def roofline_figure(profile: ProfileSummary) -> Figure | None:
     return fig
 
 
-_COMPILED = page_template(TEMPLATE_NAME, {"bytes": fmt_bytes, "ms": fmt_ms, "us": fmt_us})
+_COMPILED = page_template(TEMPLATE_NAME, {"bytes": fmt_bytes, "ms": facts.fmt_ms, "us": facts.fmt_us})
 
 
 def _kb_labelled(citations: list[Citation]) -> list[Citation]:
@@ -240,24 +226,27 @@ def _with_kb_ids(report: DiagnoseReport) -> DiagnoseReport:
 
 def render_diagnose_html(report: DiagnoseReport) -> str:
     report = _with_kb_ids(report)
-    crashes = [{"crash": c, "facts": crash_fact_rows(c), "records": crash_records(c)} for c in report.crashes]
+    crashes = [
+        {"crash": c, "facts": facts.crash_fact_rows(c), "records": facts.crash_records(c)}
+        for c in report.crashes
+    ]
     traces = [{"trace": t, "chart": step_timeline_svg(t, i)} for i, t in enumerate(report.torch_traces)]
     top = report.top
     profile = report.profile
     comparison = report.comparison
     return _COMPILED.render(
         report=report,
-        headline=headline(report),
+        headline=facts.headline(report),
         crashes=crashes,
         traces=traces,
         top=top,
         profile=profile,
-        profile_rows=profile_overview(profile) if profile is not None else [],
-        profile_categories=category_rows(profile, top) if profile is not None else [],
-        profile_ops=top_op_rows(profile, top) if profile is not None else [],
-        profile_host=host_event_rows(profile, top) if profile is not None else [],
+        profile_rows=profile_rows.profile_overview(profile) if profile is not None else [],
+        profile_categories=profile_rows.category_rows(profile, top) if profile is not None else [],
+        profile_ops=profile_rows.top_op_rows(profile, top) if profile is not None else [],
+        profile_host=profile_rows.host_event_rows(profile, top) if profile is not None else [],
         roofline=roofline_svg(profile) if profile is not None else Markup(""),
         comparison=comparison,
-        comparison_metrics=comparison_metric_rows(comparison) if comparison is not None else [],
-        comparison_ops=comparison_op_rows(comparison, top) if comparison is not None else [],
+        comparison_metrics=profile_rows.comparison_metric_rows(comparison) if comparison is not None else [],
+        comparison_ops=profile_rows.comparison_op_rows(comparison, top) if comparison is not None else [],
     )

@@ -4,22 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from tpu_runtime.cli.render.diagnose.facts import (
-    crash_fact_rows,
-    crash_records,
-    fmt_ms,
-    fmt_us,
-    headline,
-)
-from tpu_runtime.cli.render.diagnose.profile_rows import (
-    DASH,
-    category_rows,
-    comparison_metric_rows,
-    comparison_op_rows,
-    host_event_rows,
-    profile_overview,
-    top_op_rows,
-)
+from tpu_runtime.cli.render.diagnose import facts, profile_rows
 from tpu_runtime.cli.render.markdown_text import md_code, md_text
 from tpu_runtime.cli.render.units import fmt_bytes
 from tpu_runtime.diagnose.profile_model import ProfileComparison, ProfileSummary
@@ -46,7 +31,7 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def render_diagnose_markdown(report: DiagnoseReport) -> str:
-    lines = ["# tpu-agent diagnose", "", f"**{md_text(headline(report))}**", ""]
+    lines = ["# tpu-agent diagnose", "", f"**{md_text(facts.headline(report))}**", ""]
     lines += _table(
         ["input", "kind", "recognised as"],
         [[md_code(i.path), i.kind, md_text(i.detail)] for i in report.inputs],
@@ -107,8 +92,8 @@ def _crash(crash: CrashDiagnosis) -> list[str]:
     out.append("")
     if crash.summary:
         out += [md_text(crash.summary), ""]
-    out += _table(["fact", "value"], [[md_text(k), md_code(v)] for k, v in crash_fact_rows(crash)])
-    for key, records in crash_records(crash):
+    out += _table(["fact", "value"], [[md_text(k), md_code(v)] for k, v in facts.crash_fact_rows(crash)])
+    for key, records in facts.crash_records(crash):
         columns = list(dict.fromkeys(k for rec in records for k in rec))
         out += [f"**{md_text(key.replace('_', ' '))}**", ""]
         out += _table(columns, [[md_text(rec.get(c, "")) for c in columns] for rec in records])
@@ -127,21 +112,29 @@ def _trace(s: TorchTraceSummary, top: int) -> list[str]:
     out = [f"## torch.profiler trace {md_code(s.source)}", ""]
     rows = [
         ["events", f"{s.events:,} on {s.threads} thread(s)"],
-        ["span", fmt_ms(s.span_ms)],
+        ["span", facts.fmt_ms(s.span_ms)],
         ["steps", str(len(s.steps) + s.steps_truncated)],
         ["device events", str(s.device_events)],
     ]
     if s.step_ms:
-        rows.append(["step time", f"median {fmt_ms(s.step_ms['median'])}, max {fmt_ms(s.step_ms['max'])}"])
+        rows.append(
+            ["step time", f"median {facts.fmt_ms(s.step_ms['median'])}, max {facts.fmt_ms(s.step_ms['max'])}"]
+        )
     if s.gap_ms:
         rows.append(
-            ["gaps between steps", f"total {fmt_ms(s.gap_ms['total'])}, max {fmt_ms(s.gap_ms['max'])}"]
+            [
+                "gaps between steps",
+                f"total {facts.fmt_ms(s.gap_ms['total'])}, max {facts.fmt_ms(s.gap_ms['max'])}",
+            ]
         )
     if s.dataloader:
         d = s.dataloader
         share = f"{d.share_of_steps_pct:.1f}% of step time" if d.share_of_steps_pct is not None else "—"
         rows.append(
-            ["data loader", f"{d.count} waits, {fmt_ms(d.total_ms)} total, max {fmt_ms(d.max_ms)}, {share}"]
+            [
+                "data loader",
+                f"{d.count} waits, {facts.fmt_ms(d.total_ms)} total, max {facts.fmt_ms(d.max_ms)}, {share}",
+            ]
         )
     out += _table(["", ""], rows)
     for title, ops in (
@@ -156,8 +149,8 @@ def _trace(s: TorchTraceSummary, top: int) -> list[str]:
                     [
                         md_code(o.name),
                         str(o.count),
-                        fmt_us(o.self_us),
-                        fmt_us(o.total_us),
+                        facts.fmt_us(o.self_us),
+                        facts.fmt_us(o.total_us),
                         f"{o.self_pct:.1f}",
                     ]
                     for o in ops[:top]
@@ -170,10 +163,10 @@ def _trace(s: TorchTraceSummary, top: int) -> list[str]:
             [
                 [
                     str(st.step),
-                    fmt_ms(st.start_ms),
-                    fmt_ms(st.duration_ms),
-                    fmt_ms(st.gap_before_ms),
-                    fmt_ms(st.dataloader_ms),
+                    facts.fmt_ms(st.start_ms),
+                    facts.fmt_ms(st.duration_ms),
+                    facts.fmt_ms(st.gap_before_ms),
+                    facts.fmt_ms(st.dataloader_ms),
                     str(st.syncs),
                 ]
                 for st in s.steps[: max(top, 1) * 4]
@@ -184,7 +177,7 @@ def _trace(s: TorchTraceSummary, top: int) -> list[str]:
         out += _table(
             ["op", "calls", "time", "from"],
             [
-                [md_code(x.name), str(x.count), fmt_us(x.total_us), md_code(x.source or "—")]
+                [md_code(x.name), str(x.count), facts.fmt_us(x.total_us), md_code(x.source or "—")]
                 for x in s.syncs[:top]
             ],
         )
@@ -270,14 +263,14 @@ def _metrics(s: MetricsSummary, top: int) -> list[str]:
 
 def _profile(p: ProfileSummary, top: int) -> list[str]:
     out = [f"## XProf profile {md_code(p.path)}", ""]
-    out += _table(["", ""], [[md_text(k), md_text(v)] for k, v in profile_overview(p)])
-    categories = category_rows(p, top)
+    out += _table(["", ""], [[md_text(k), md_text(v)] for k, v in profile_rows.profile_overview(p)])
+    categories = profile_rows.category_rows(p, top)
     if categories:
         out += ["### Busy time by HLO category", ""]
         out += _table(
             ["category", "self time (ms)", "% of busy"], [[md_text(c) for c in row] for row in categories]
         )
-    ops = top_op_rows(p, top)
+    ops = profile_rows.top_op_rows(p, top)
     if ops:
         out += [f"### Top {len(ops)} of {p.distinct_ops} ops by self time", ""]
         out += _table(
@@ -311,13 +304,13 @@ def _profile(p: ProfileSummary, top: int) -> list[str]:
                     o.gflops,
                     o.gbps,
                     o.bound,
-                    md_code(o.framework_op) if o.framework_op != DASH else DASH,
-                    md_code(o.source) if o.source != DASH else DASH,
+                    md_code(o.framework_op) if o.framework_op != profile_rows.DASH else profile_rows.DASH,
+                    md_code(o.source) if o.source != profile_rows.DASH else profile_rows.DASH,
                 ]
                 for o in ops
             ],
         )
-    events = host_event_rows(p, top)
+    events = profile_rows.host_event_rows(p, top)
     if events and not ops:
         out += ["### Top host events by self time", ""]
         out += _table(["event", "self time (ms)", "count"], [[md_code(n), ms, c] for n, ms, c in events])
@@ -332,9 +325,9 @@ def _comparison(c: ProfileComparison, top: int) -> list[str]:
         out += [f"Compared: {md_text(c.comparable)}", ""]
     out += _table(
         ["metric", "baseline", "this run", "change"],
-        [[md_text(m.label), m.before, m.after, m.change] for m in comparison_metric_rows(c)],
+        [[md_text(m.label), m.before, m.after, m.change] for m in profile_rows.comparison_metric_rows(c)],
     )
-    ops = comparison_op_rows(c, top)
+    ops = profile_rows.comparison_op_rows(c, top)
     if ops:
         out += [
             f"### Top ops, average self time per run (µs); changes beyond {c.threshold_percent:g}% count",

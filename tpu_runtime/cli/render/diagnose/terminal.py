@@ -10,22 +10,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tpu_runtime.cli.render.diagnose.facts import (
-    crash_fact_rows,
-    crash_records,
-    fmt_ms,
-    fmt_us,
-    headline,
-)
-from tpu_runtime.cli.render.diagnose.profile_rows import (
-    DASH,
-    category_rows,
-    comparison_metric_rows,
-    comparison_op_rows,
-    host_event_rows,
-    profile_overview,
-    top_op_rows,
-)
+from tpu_runtime.cli.render.diagnose import facts, profile_rows
 from tpu_runtime.cli.render.terminal_text import plain, section_table
 from tpu_runtime.cli.render.units import fmt_bytes
 from tpu_runtime.diagnose.profile_model import ProfileComparison, ProfileSummary
@@ -57,7 +42,7 @@ def _kv(rows: list[tuple[str, str]]) -> Table:
 
 
 def render_diagnose_terminal(report: DiagnoseReport, console: Console, top: int = 15) -> None:
-    console.print(Text.assemble(("diagnose: ", "bold"), headline(report)))
+    console.print(Text.assemble(("diagnose: ", "bold"), facts.headline(report)))
     inputs = section_table()
     inputs.add_column("input")
     inputs.add_column("kind")
@@ -107,8 +92,8 @@ def _crash(crash: CrashDiagnosis, console: Console) -> None:
     )
     if crash.summary:
         console.print(Text(crash.summary))
-    console.print(_kv(crash_fact_rows(crash)))
-    for key, records in crash_records(crash, compact=True):
+    console.print(_kv(facts.crash_fact_rows(crash)))
+    for key, records in facts.crash_records(crash, compact=True):
         table = section_table(key.replace("_", " "))
         columns = list(dict.fromkeys(k for rec in records for k in rec))
         for c in columns:
@@ -153,20 +138,23 @@ def _trace(s: TorchTraceSummary, console: Console, top: int) -> None:
     console.rule(Text.assemble(("torch.profiler trace ", "bold"), s.source), style="dim")
     step = s.step_ms
     rows = [
-        ("events", f"{s.events:,} on {s.threads} thread(s), {fmt_ms(s.span_ms)} span"),
+        ("events", f"{s.events:,} on {s.threads} thread(s), {facts.fmt_ms(s.span_ms)} span"),
         (
             "steps",
             f"{len(s.steps) + s.steps_truncated}"
-            + (f", median {fmt_ms(step['median'])}, max {fmt_ms(step['max'])}" if step else ""),
+            + (f", median {facts.fmt_ms(step['median'])}, max {facts.fmt_ms(step['max'])}" if step else ""),
         ),
     ]
     if s.gap_ms:
-        rows.append(("gaps", f"total {fmt_ms(s.gap_ms['total'])}, max {fmt_ms(s.gap_ms['max'])}"))
+        rows.append(("gaps", f"total {facts.fmt_ms(s.gap_ms['total'])}, max {facts.fmt_ms(s.gap_ms['max'])}"))
     if s.dataloader:
         d = s.dataloader
         share = f", {d.share_of_steps_pct:.0f}% of step time" if d.share_of_steps_pct is not None else ""
         rows.append(
-            ("data loader", f"{d.count} waits, {fmt_ms(d.total_ms)} total, max {fmt_ms(d.max_ms)}{share}")
+            (
+                "data loader",
+                f"{d.count} waits, {facts.fmt_ms(d.total_ms)} total, max {facts.fmt_ms(d.max_ms)}{share}",
+            )
         )
     console.print(_kv(rows))
     for title, ops in (
@@ -188,8 +176,8 @@ def _trace(s: TorchTraceSummary, console: Console, top: int) -> None:
             table.add_row(
                 plain(op.name),
                 plain(op.count),
-                plain(fmt_us(op.self_us)),
-                plain(fmt_us(op.total_us)),
+                plain(facts.fmt_us(op.self_us)),
+                plain(facts.fmt_us(op.total_us)),
                 plain(f"{op.self_pct:.1f}"),
             )
         console.print(table)
@@ -199,7 +187,10 @@ def _trace(s: TorchTraceSummary, console: Console, top: int) -> None:
             table.add_column(name)
         for sync in s.syncs[:top]:
             table.add_row(
-                plain(sync.name), plain(sync.count), plain(fmt_us(sync.total_us)), plain(sync.source or "—")
+                plain(sync.name),
+                plain(sync.count),
+                plain(facts.fmt_us(sync.total_us)),
+                plain(sync.source or "—"),
             )
         console.print(table)
     _findings(s.findings, console)
@@ -275,8 +266,8 @@ def _columns(table: Table, names: list[tuple[str, str]]) -> Table:
 
 def _profile(p: ProfileSummary, console: Console, top: int) -> None:
     console.rule(Text.assemble(("XProf profile ", "bold"), p.path), style="dim")
-    console.print(_kv(profile_overview(p)))
-    categories = category_rows(p, top)
+    console.print(_kv(profile_rows.profile_overview(p)))
+    categories = profile_rows.category_rows(p, top)
     if categories:
         table = _columns(
             section_table("busy time by HLO category"),
@@ -285,7 +276,7 @@ def _profile(p: ProfileSummary, console: Console, top: int) -> None:
         for row in categories:
             table.add_row(*(plain(v) for v in row))
         console.print(table)
-    ops = top_op_rows(p, top)
+    ops = profile_rows.top_op_rows(p, top)
     if ops:
         wide = console.width >= WIDE_CONSOLE
         names = [("#", "right"), ("op", "left"), ("self ms", "right"), ("%", "right")]
@@ -298,7 +289,9 @@ def _profile(p: ProfileSummary, console: Console, top: int) -> None:
         table = _columns(section_table(title), names)
         table.columns[1].min_width = 24  # op names and their origin read whole, not folded by 8 chars
         for o in ops:
-            origin = [v for v in dict.fromkeys((o.framework_op, _short_source(o.source))) if v != DASH]
+            origin = [
+                v for v in dict.fromkeys((o.framework_op, _short_source(o.source))) if v != profile_rows.DASH
+            ]
             cells = [plain(o.rank), Text.assemble(o.name, *((f"\n{v}", "dim") for v in origin))]
             cells += [plain(o.self_ms), plain(o.percent)]
             if wide:
@@ -306,7 +299,7 @@ def _profile(p: ProfileSummary, console: Console, top: int) -> None:
             cells += [plain(o.intensity), plain(o.bound, _BOUND.get(o.bound, ""))]
             table.add_row(*cells)
         console.print(table)
-    events = host_event_rows(p, top)
+    events = profile_rows.host_event_rows(p, top)
     if events and not ops:
         table = _columns(
             section_table("top host events"), [("event", "left"), ("self ms", "right"), ("count", "right")]
@@ -332,10 +325,10 @@ def _comparison(c: ProfileComparison, console: Console, top: int) -> None:
         section_table(),
         [("metric", "left"), ("baseline", "right"), ("this run", "right"), ("change", "right")],
     )
-    for m in comparison_metric_rows(c):
+    for m in profile_rows.comparison_metric_rows(c):
         table.add_row(plain(m.label), plain(m.before), plain(m.after), plain(m.change))
     console.print(table)
-    ops = comparison_op_rows(c, top)
+    ops = profile_rows.comparison_op_rows(c, top)
     if ops:
         table = _columns(
             section_table("top ops: average self time per run (µs)"),

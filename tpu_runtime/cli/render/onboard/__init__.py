@@ -1,1 +1,1 @@
-"""The OnboardReport renderers: `rows` picks what they show; `terminal`, `markdown` and `html` format it."""
+"""The OnboardReport renderers: `shaping` picks what they show; `terminal`, `markdown`, `html` format it."""

@@ -19,22 +19,7 @@ from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
 from tpu_runtime.cli.render.html_page import page_template
-from tpu_runtime.cli.render.onboard.rows import (
-    STATUS_LABELS,
-    STATUSES,
-    CoverageRow,
-    LayerTable,
-    coverage_rows,
-    fmt_count,
-    fmt_rel,
-    generation_fits,
-    layer_table,
-    missing_rows,
-    mode_summaries,
-    ops_by_severity,
-    reason_from_notes,
-    size_rows,
-)
+from tpu_runtime.cli.render.onboard import shaping
 from tpu_runtime.cli.render.svg import figure_svg, mpl_text
 from tpu_runtime.cli.render.units import fmt_bytes
 from tpu_runtime.onboard.report import GenerationFit, OnboardReport, Remedy
@@ -60,7 +45,7 @@ def _mode_color(mode: str, i: int) -> str:
     return MODE_COLORS.get(mode, _FALLBACK_COLORS[i % len(_FALLBACK_COLORS)])
 
 
-def _layer_chart(table: LayerTable) -> Markup:
+def _layer_chart(table: shaping.LayerTable) -> Markup:
     n = len(table.layers)
     finite = [
         c.rel
@@ -146,20 +131,20 @@ def _layer_chart(table: LayerTable) -> Markup:
     return figure_svg(fig, "layers", "per-layer relative error by precision mode")
 
 
-def _coverage_chart(rows: Sequence[CoverageRow]) -> Markup:
+def _coverage_chart(rows: Sequence[shaping.CoverageRow]) -> Markup:
     fig = Figure(figsize=(10, 0.9 + 0.65 * len(rows)))
     ax = fig.add_subplot()
     ys = list(range(len(rows)))[::-1]
     left = [0.0] * len(rows)
     total_max = max((r.total_ops for r in rows), default=1) or 1
-    for status in STATUSES:
+    for status in shaping.STATUSES:
         widths = [float(r.ops[status]) for r in rows]
         ax.barh(
             ys,
             widths,
             left=left,
             color=STATUS_COLORS[status],
-            label=STATUS_LABELS[status],
+            label=shaping.STATUS_LABELS[status],
             height=0.6,
             edgecolor="white",
         )
@@ -222,45 +207,47 @@ def _hbm_chart(fits: Sequence[GenerationFit]) -> Markup:
 # ---------------------------------------------------------------------------------------------- template
 
 
-_COMPILED = page_template(TEMPLATE_NAME, {"gib": fmt_bytes, "rel": fmt_rel, "count": fmt_count})
+_COMPILED = page_template(
+    TEMPLATE_NAME, {"gib": fmt_bytes, "rel": shaping.fmt_rel, "count": shaping.fmt_count}
+)
 
 
 def render_onboard_html(report: OnboardReport) -> str:
     """One self-contained HTML page: the Markdown report's tables plus three inline SVG charts."""
-    coverage = coverage_rows(report)
-    missing = missing_rows(report)
+    coverage = shaping.coverage_rows(report)
+    missing = shaping.missing_rows(report)
     remedy_groups: dict[str, list[Remedy]] = {}
     for row in missing:
         if row.remedies:
             remedy_groups.setdefault(row.op, row.remedies)
     numerics = report.numerics
-    layers = layer_table(numerics)
-    fits = generation_fits(report.preflight)
+    layers = shaping.layer_table(numerics)
+    fits = shaping.generation_fits(report.preflight)
     focus, highlight = layers.highlight(15) if layers is not None else (None, [])
     context = {
         "report": report,
         "m": report.model,
-        "statuses": STATUSES,
-        "labels": STATUS_LABELS,
+        "statuses": shaping.STATUSES,
+        "labels": shaping.STATUS_LABELS,
         "coverage": coverage,
         "coverage_svg": _coverage_chart(coverage) if coverage else Markup(""),
         "missing": missing,
         "remedy_groups": remedy_groups,
         "numerics": numerics,
-        "numerics_reason": reason_from_notes(report.notes, ("numeric",)),
+        "numerics_reason": shaping.reason_from_notes(report.notes, ("numeric",)),
         "layers": layers,
         "layers_svg": _layer_chart(layers) if layers is not None else Markup(""),
-        "summaries": mode_summaries(layers) if layers is not None else [],
+        "summaries": shaping.mode_summaries(layers) if layers is not None else [],
         "focus": focus,
         "highlight": highlight,
         "preflight": report.preflight,
-        "preflight_reason": reason_from_notes(report.notes, ("preflight", "hbm")),
+        "preflight_reason": shaping.reason_from_notes(report.notes, ("preflight", "hbm")),
         "fits": fits,
         "show_xla": any(f.xla_bytes is not None for f in fits),
         "hbm_svg": _hbm_chart(fits) if fits else Markup(""),
         "serving": report.serving,
-        "serving_reason": reason_from_notes(report.notes, ("serving", "vllm")),
-        "inventory": ops_by_severity(report.ops),
-        "size_rows": size_rows(report.size) if report.size is not None else [],
+        "serving_reason": shaping.reason_from_notes(report.notes, ("serving", "vllm")),
+        "inventory": shaping.ops_by_severity(report.ops),
+        "size_rows": shaping.size_rows(report.size) if report.size is not None else [],
     }
     return _COMPILED.render(**context)

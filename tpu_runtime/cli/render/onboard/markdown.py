@@ -3,20 +3,7 @@
 from __future__ import annotations
 
 from tpu_runtime.cli.render.markdown_text import md_code, md_fence, md_text
-from tpu_runtime.cli.render.onboard.rows import (
-    STATUS_LABELS,
-    STATUSES,
-    coverage_rows,
-    fmt_count,
-    fmt_rel,
-    generation_fits,
-    layer_table,
-    missing_rows,
-    mode_summaries,
-    ops_by_severity,
-    reason_from_notes,
-    size_rows,
-)
+from tpu_runtime.cli.render.onboard import shaping
 from tpu_runtime.cli.render.units import fmt_bytes
 from tpu_runtime.onboard.report import OnboardReport
 
@@ -37,7 +24,7 @@ def _yes(flag: bool) -> str:
 
 def _header(report: OnboardReport) -> list[str]:
     m = report.model
-    params = f"{fmt_count(m.parameters)} ({fmt_bytes(m.parameter_bytes)} {md_text(m.dtype)}"
+    params = f"{shaping.fmt_count(m.parameters)} ({fmt_bytes(m.parameter_bytes)} {md_text(m.dtype)}"
     params += f", buffers {fmt_bytes(m.buffers_bytes)})" if m.buffers_bytes else ")"
     rows = [
         ["Model", f"{md_code(m.class_name)} from {md_code(m.file)}"],
@@ -54,7 +41,7 @@ def _header(report: OnboardReport) -> list[str]:
     if m.shrunk:
         rows.append(["Shrunk", md_text(m.shrink_note or "ops were captured on a narrower copy of the model")])
     if report.size is not None:
-        rows += [[label.capitalize(), md_text(value)] for label, value in size_rows(report.size)]
+        rows += [[label.capitalize(), md_text(value)] for label, value in shaping.size_rows(report.size)]
     rows.append(["Op table", md_text(report.op_table)])
     if report.tpu_trace_note:
         rows.append(["TorchTPU trace", md_text(report.tpu_trace_note)])
@@ -66,18 +53,18 @@ def _header(report: OnboardReport) -> list[str]:
 
 def _coverage(report: OnboardReport) -> list[str]:
     out = ["## Op coverage", ""]
-    rows = coverage_rows(report)
+    rows = shaping.coverage_rows(report)
     if not rows:
         return [*out, "_No ops were captured._"]
     body = [
         [
             md_text(r.label),
-            *(f"{r.ops[s]} ({r.calls[s]} calls)" for s in STATUSES),
+            *(f"{r.ops[s]} ({r.calls[s]} calls)" for s in shaping.STATUSES),
             f"{r.total_ops} ({r.total_calls} calls)",
         ]
         for r in rows
     ]
-    header = ["phase", *(STATUS_LABELS[s] for s in STATUSES), "total"]
+    header = ["phase", *(shaping.STATUS_LABELS[s] for s in shaping.STATUSES), "total"]
     return [
         *out,
         "Distinct ATen overloads by TorchTPU status (calls in brackets).",
@@ -87,7 +74,7 @@ def _coverage(report: OnboardReport) -> list[str]:
 
 
 def _missing(report: OnboardReport) -> list[str]:
-    rows = missing_rows(report)
+    rows = shaping.missing_rows(report)
     out = [f"## Missing ops ({len(rows)})", ""]
     if not rows:
         return [*out, "_Every captured op has a TorchTPU lowering._"]
@@ -137,7 +124,7 @@ def _numerics(report: OnboardReport) -> list[str]:
     out = ["## Numerics (per layer, emulated TPU precision vs float64 CPU)", ""]
     num = report.numerics
     if num is None:
-        return [*out, f"Numerics not run: {md_text(reason_from_notes(report.notes, ('numeric',)))}"]
+        return [*out, f"Numerics not run: {md_text(shaping.reason_from_notes(report.notes, ('numeric',)))}"]
     out += [f"- Reference: {md_text(num.reference)}", f"- Device check: {md_text(num.device_check)}"]
     if num.compared_on:
         out.append(f"- Compared on: {md_text(num.compared_on)}")
@@ -145,18 +132,18 @@ def _numerics(report: OnboardReport) -> list[str]:
         out.append(f"- First divergent layer (DEFAULT): {md_code(num.first_divergent_layer)}")
     if num.error:
         out.append(f"- Error: {md_text(num.error)}")
-    table = layer_table(num)
+    table = shaping.layer_table(num)
     if table is None:
         return [*out, "", "_No per-layer rows were recorded._"]
     body = []
-    for s in mode_summaries(table):
+    for s in shaping.mode_summaries(table):
         worst = s.worst
         body.append(
             [
                 md_text(s.mode),
                 "—" if s.tolerance is None else f"{s.tolerance:.3g}",
                 md_code(worst.layer) if worst else "—",
-                fmt_rel(worst.rel) if worst else "—",
+                shaping.fmt_rel(worst.rel) if worst else "—",
                 f"{s.failing} / {s.layers}",
                 md_code(s.first_divergent) if s.first_divergent else "none",
             ]
@@ -169,7 +156,7 @@ def _numerics(report: OnboardReport) -> list[str]:
         cells = []
         for mode in table.modes:
             c = table.get(layer, mode)
-            cells.append("—" if c is None else fmt_rel(c.rel) + ("" if c.ok else " ❌"))
+            cells.append("—" if c is None else shaping.fmt_rel(c.rel) + ("" if c.ok else " ❌"))
         mark = " ⬅" if layer == focus else ""
         rows.append([f"{md_code(layer)}{mark}", *cells])
     header = ["layer", *(f"{md_text(m)} rel" for m in table.modes)]
@@ -185,8 +172,11 @@ def _preflight(report: OnboardReport) -> list[str]:
     out = ["## HBM preflight", ""]
     pf = report.preflight
     if pf is None:
-        return [*out, f"Preflight not run: {md_text(reason_from_notes(report.notes, ('preflight', 'hbm')))}"]
-    fits = generation_fits(pf)
+        return [
+            *out,
+            f"Preflight not run: {md_text(shaping.reason_from_notes(report.notes, ('preflight', 'hbm')))}",
+        ]
+    fits = shaping.generation_fits(pf)
     show_xla = any(f.xla_bytes is not None for f in fits)
     body = []
     for f in fits:
@@ -255,7 +245,10 @@ def _serving(report: OnboardReport) -> list[str]:
     out = ["## Serving path", ""]
     sp = report.serving
     if sp is None:
-        return [*out, f"No serving plan: {md_text(reason_from_notes(report.notes, ('serving', 'vllm')))}"]
+        return [
+            *out,
+            f"No serving plan: {md_text(shaping.reason_from_notes(report.notes, ('serving', 'vllm')))}",
+        ]
     out += [
         f"- Path: **{md_text(sp.path)}**: {md_text(sp.reason)}",
         f"- Eager mode: **{md_text(sp.eager_mode)}**: {md_text(sp.eager_reason)}",
@@ -287,13 +280,13 @@ def _inventory(report: OnboardReport) -> list[str]:
         [
             md_code(u.op),
             md_text(u.phase),
-            md_text(STATUS_LABELS.get(u.status, u.status)),
+            md_text(shaping.STATUS_LABELS.get(u.status, u.status)),
             str(u.count),
             md_code(u.module),
             md_code(u.source),
             md_code(u.tpu_op) if u.tpu_op else "",
         ]
-        for u in ops_by_severity(report.ops)
+        for u in shaping.ops_by_severity(report.ops)
     ]
     return [
         "<details>",

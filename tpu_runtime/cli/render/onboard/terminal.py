@@ -11,19 +11,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from tpu_runtime.cli.render.onboard.rows import (
-    STATUS_LABELS,
-    STATUSES,
-    coverage_rows,
-    fmt_count,
-    fmt_rel,
-    generation_fits,
-    layer_table,
-    missing_rows,
-    mode_summaries,
-    reason_from_notes,
-    size_rows,
-)
+from tpu_runtime.cli.render.onboard import shaping
 from tpu_runtime.cli.render.terminal_text import plain, section_table
 from tpu_runtime.cli.render.units import fmt_bytes
 from tpu_runtime.onboard.report import OnboardReport
@@ -48,7 +36,7 @@ def _header(report: OnboardReport, console: Console) -> None:
     grid.add_column(style="bold")
     grid.add_column()
     grid.add_row("model", Text.assemble((m.class_name, "bold"), "  ", (m.file, "dim")))
-    params = f"{fmt_count(m.parameters)}  ({fmt_bytes(m.parameter_bytes)} {m.dtype}"
+    params = f"{shaping.fmt_count(m.parameters)}  ({fmt_bytes(m.parameter_bytes)} {m.dtype}"
     params += f", buffers {fmt_bytes(m.buffers_bytes)})" if m.buffers_bytes else ")"
     grid.add_row("params", plain(params))
     grid.add_row("convention", plain(m.convention))
@@ -61,7 +49,7 @@ def _header(report: OnboardReport, console: Console) -> None:
             "shrunk", plain(m.shrink_note or "ops captured on a narrower copy of the model", "yellow")
         )
     if report.size is not None:
-        for label, value in size_rows(report.size):
+        for label, value in shaping.size_rows(report.size):
             grid.add_row(label, plain(value, "yellow" if label == "built on" and "fake" in value else ""))
     grid.add_row("op table", plain(report.op_table))
     if report.tpu_trace_note:
@@ -73,26 +61,29 @@ def _header(report: OnboardReport, console: Console) -> None:
 
 
 def _coverage(report: OnboardReport, console: Console) -> None:
-    rows = coverage_rows(report)
+    rows = shaping.coverage_rows(report)
     console.rule("op coverage", align="left")
     if not rows:
         console.print(plain("no ops were captured", "dim"))
         return
     table = section_table()
     table.add_column("phase")
-    for s in STATUSES:
-        table.add_column(STATUS_LABELS[s], justify="right", style=_STATUS_STYLE[s])
+    for s in shaping.STATUSES:
+        table.add_column(shaping.STATUS_LABELS[s], justify="right", style=_STATUS_STYLE[s])
     table.add_column("total ops", justify="right")
     table.add_column("calls", justify="right", style="dim")
     for r in rows:
         table.add_row(
-            plain(r.label), *(plain(r.ops[s]) for s in STATUSES), plain(r.total_ops), plain(r.total_calls)
+            plain(r.label),
+            *(plain(r.ops[s]) for s in shaping.STATUSES),
+            plain(r.total_ops),
+            plain(r.total_calls),
         )
     console.print(table)
 
 
 def _missing(report: OnboardReport, console: Console, top: int) -> None:
-    rows = missing_rows(report)
+    rows = shaping.missing_rows(report)
     console.rule(f"missing ops ({len(rows)})", align="left")
     if not rows:
         console.print(plain("every captured op has a TorchTPU lowering", "green"))
@@ -137,14 +128,14 @@ def _numerics(report: OnboardReport, console: Console, top: int) -> None:
     console.rule("numerics vs float64 CPU (emulated TPU precision)", align="left")
     num = report.numerics
     if num is None:
-        reason = reason_from_notes(report.notes, ("numeric",))
+        reason = shaping.reason_from_notes(report.notes, ("numeric",))
         console.print(Text.assemble(("numerics not run", "yellow"), ": ", reason))
         return
     if num.compared_on:
         console.print(Text.assemble(("compared on", "bold"), ": ", num.compared_on))
     if num.error:
         console.print(Text.assemble(("error", "bold red"), ": ", num.error))
-    table_data = layer_table(num)
+    table_data = shaping.layer_table(num)
     if table_data is not None:
         table = section_table()
         table.add_column("mode", style="bold")
@@ -153,14 +144,14 @@ def _numerics(report: OnboardReport, console: Console, top: int) -> None:
         table.add_column("worst rel", justify="right")
         table.add_column("failing", justify="right")
         table.add_column("first divergent", overflow="fold")
-        for s in mode_summaries(table_data):
+        for s in shaping.mode_summaries(table_data):
             w = s.worst
             worst_style = "" if w is None or w.ok else "red"
             table.add_row(
                 plain(s.mode),
                 plain("—" if s.tolerance is None else f"{s.tolerance:.3g}"),
                 plain(w.layer if w else "—"),
-                plain(fmt_rel(w.rel) if w else "—", worst_style),
+                plain(shaping.fmt_rel(w.rel) if w else "—", worst_style),
                 plain(f"{s.failing}/{s.layers}", "red" if s.failing else "green"),
                 plain(s.first_divergent, "bold red") if s.first_divergent else plain("none", "green"),
             )
@@ -179,7 +170,9 @@ def _numerics(report: OnboardReport, console: Console, top: int) -> None:
             cells = []
             for mode in table_data.modes:
                 c = table_data.get(layer, mode)
-                cells.append(plain("—") if c is None else plain(fmt_rel(c.rel), "" if c.ok else "bold red"))
+                cells.append(
+                    plain("—") if c is None else plain(shaping.fmt_rel(c.rel), "" if c.ok else "bold red")
+                )
             name = Text(layer, style="bold" if layer == focus else "")
             if layer == focus:
                 name.append("  ◀ first divergent", style="red")
@@ -194,10 +187,10 @@ def _preflight(report: OnboardReport, console: Console) -> None:
     console.rule("HBM preflight", align="left")
     pf = report.preflight
     if pf is None:
-        reason = reason_from_notes(report.notes, ("preflight", "hbm"))
+        reason = shaping.reason_from_notes(report.notes, ("preflight", "hbm"))
         console.print(Text.assemble(("preflight not run", "yellow"), ": ", reason))
         return
-    fits = generation_fits(pf)
+    fits = shaping.generation_fits(pf)
     table = section_table()
     table.add_column("generation", style="bold")
     table.add_column("HBM/chip", justify="right")
@@ -253,7 +246,7 @@ def _serving(report: OnboardReport, console: Console) -> None:
     console.rule("serving path", align="left")
     sp = report.serving
     if sp is None:
-        reason = reason_from_notes(report.notes, ("serving", "vllm"))
+        reason = shaping.reason_from_notes(report.notes, ("serving", "vllm"))
         console.print(Text.assemble(("no serving plan", "yellow"), ": ", reason))
         return
     console.print(Text.assemble(("path", "bold"), ": ", (sp.path, "bold cyan"), " — ", sp.reason))
