@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from tpu_runtime.knowledge.build import BuildRequest
+from tpu_runtime.knowledge.build import BuildRequest, run_kb_build
 
 SHEET_EAGER = """\
 # Tiny TorchTPU sheet
@@ -71,3 +71,10 @@ def write_docs(folder: Path, files: dict[str, str | bytes]) -> Path:
         else:
             path.write_text(textwrap.dedent(content))
     return folder
+
+
+def built_data_dir(root: Path) -> Path:
+    """A tpu-agent data folder under `root` holding the lexical index of `write_corpus` (no dense model)."""
+    request = write_corpus(root / "corpus")
+    run_kb_build(request.model_copy(update={"folder": root / "data" / "kb", "dense": False}))
+    return root / "data"

@@ -8,8 +8,8 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from tpu_runtime.onboard.capture import capture_ops
 from tpu_runtime.onboard.loader import load_model
+from tpu_runtime.onboard.op_capture import capture_ops
 from tpu_runtime.onboard.shrink import shallow_copy
 
 MODEL = """

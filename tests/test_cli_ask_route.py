@@ -10,19 +10,15 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tests.kb_helpers import write_corpus
+from tests.kb_helpers import built_data_dir
 from tpu_runtime.cli.app import app
-from tpu_runtime.knowledge.build import run_kb_build
 
 runner = CliRunner()
 
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("askroute")
-    request = write_corpus(root / "corpus")
-    run_kb_build(request.model_copy(update={"folder": root / "data" / "kb", "dense": False}))
-    return root / "data"
+    return built_data_dir(tmp_path_factory.mktemp("askroute"))
 
 
 def _ask(data: Path, *args: str) -> tuple[int, str, str]:

@@ -17,7 +17,7 @@ from tests.conftest import REPO, SHARED_FIXTURES
 from tests.profiles_synth import load_space, scale_op, write_space
 from tests.test_diagnose_detect import TRACE, xspace_bytes
 from tpu_runtime.cli.app import app
-from tpu_runtime.cli.render_diagnose_html import ROOFLINE_LABEL, label_groups, roofline_figure
+from tpu_runtime.cli.render.diagnose.html import ROOFLINE_LABEL, label_groups, roofline_figure
 from tpu_runtime.diagnose.profile import analyze_profile
 
 DATA = REPO / "tests" / "data"

@@ -13,15 +13,14 @@ from typing import Any
 import pytest
 
 from tests.conftest import REPO
+from tests.subprocess_support import run_text
 
 EXAMPLE = REPO / "examples" / "tiny_gpt.py"
 
 
 def _cli(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return run_text(
         [sys.executable, "-m", "tpu_runtime.cli.app", *args],
-        capture_output=True,
-        text=True,
         cwd=cwd,
         timeout=300,
     )
@@ -163,10 +162,10 @@ def test_front_end_does_not_import_torch() -> None:
     code = (
         "import sys, tpu_runtime.cli.app, tpu_runtime.onboard.steps, tpu_runtime.onboard.coverage, "
         "tpu_runtime.onboard.remedies, tpu_runtime.onboard.risks, tpu_runtime.onboard.preflight, "
-        "tpu_runtime.onboard.serving, tpu_runtime.cli.render_terminal; "
+        "tpu_runtime.onboard.serving, tpu_runtime.cli.render.onboard.terminal; "
         "print('torch' in sys.modules)"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    done = run_text([sys.executable, "-c", code], check=True)
     assert done.stdout.strip() == "False"
 
 
@@ -205,11 +204,8 @@ def test_xla_memory_beside_the_estimate(write_model: Callable[..., Path]) -> Non
 def _cli_home(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """The CLI with a fresh tpu-agent home (an empty targets file)."""
     env = {**os.environ, "TPU_AGENT_HOME": str(tmp_path / "home"), "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
-    return subprocess.run(
+    return run_text(
         [sys.executable, "-m", "tpu_runtime.cli.app", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
         timeout=120,
         env=env,
     )
@@ -256,11 +252,8 @@ def test_a_folder_is_explained(tmp_path: Path) -> None:
 
 def test_piped_output_is_not_folded_at_80_columns(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
-    done = subprocess.run(
+    done = run_text(
         [sys.executable, "-m", "tpu_runtime.cli.app", "ops", "show", "aten::nonzero"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
         timeout=120,
         env=env,
     )

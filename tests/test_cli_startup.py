@@ -9,11 +9,12 @@ imported, torch_tpu and libtpu would load with it.
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.subprocess_support import run_text
 
 REPO = Path(__file__).resolve().parents[1]
 CRASH_LOG = REPO / "tests" / "data" / "crash_logs" / "hbm_oom" / "torch_tpu_program_load.log"
@@ -36,11 +37,8 @@ main()
 
 def _imported(watched: list[str], *args: str) -> tuple[int, list[str]]:
     env = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}
-    done = subprocess.run(
+    done = run_text(
         [sys.executable, "-c", _PROBE, ",".join(watched), *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
         env=env,
         timeout=120,
         check=False,

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from tests.conftest import REPO
+from tests.subprocess_support import run_text
 
 INSPECTOR_ENV = "TPU_AGENT_INSPECTOR_BIN"
 SAFE_ENV = {"TPU_SKIP_MDS_QUERY": "1", "JAX_PLATFORMS": "cpu", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
@@ -103,12 +103,9 @@ def _run_inspector(*method: str) -> dict[str, Any]:
     inspector = _inspector()
     assert inspector is not None
     env = {**os.environ, **SAFE_ENV, "PATH": os.pathsep.join([BIN_DIR, os.environ.get("PATH", "")])}
-    done = subprocess.run(
+    done = run_text(
         [inspector, "--cli", "tpu-agent", "serve", "all", *method],
-        cwd=REPO,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=120,
         check=False,
     )

@@ -10,9 +10,9 @@ import pytest
 from rich.console import Console
 
 from tests.conftest import REPO
-from tpu_runtime.cli.render_diagnose_html import render_diagnose_html
-from tpu_runtime.cli.render_diagnose_markdown import render_diagnose_markdown
-from tpu_runtime.cli.render_diagnose_terminal import render_diagnose_terminal
+from tpu_runtime.cli.render.diagnose.html import render_diagnose_html
+from tpu_runtime.cli.render.diagnose.markdown import render_diagnose_markdown
+from tpu_runtime.cli.render.diagnose.terminal import render_diagnose_terminal
 from tpu_runtime.diagnose.crashlog import KbFact, diagnose_log, load_error_glossary, load_rules, with_kb_text
 from tpu_runtime.diagnose.job import run_diagnose
 from tpu_runtime.diagnose.report import CATEGORIES, Citation

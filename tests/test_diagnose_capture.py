@@ -25,10 +25,11 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.remote_support import person
-from tests.remote_support.sshd import FarmUnavailable, SshdFarm, start_farm
+from tests.remote_support.sshd import SshdFarm, farm_or_skip
 from tests.test_diagnose_detect import xspace_bytes
 from tpu_runtime.cli.app import app
-from tpu_runtime.diagnose.capture import (
+from tpu_runtime.diagnose.job import run_diagnose
+from tpu_runtime.diagnose.profile_capture import (
     EXIT_NO_PROFILE,
     WRAPPER_NAME,
     WRAPPER_SOURCE,
@@ -37,7 +38,6 @@ from tpu_runtime.diagnose.capture import (
     fetched_profiles,
     request_capture,
 )
-from tpu_runtime.diagnose.job import run_diagnose
 from tpu_runtime.remote.engine import RemoteEngine
 from tpu_runtime.remote.report import OutputLine, RunResult
 from tpu_runtime.remote.spec import file_sha256
@@ -312,12 +312,7 @@ def test_cli_errors_exit_2_with_one_line(home: Path, script: Path) -> None:
 def farm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshdFarm]:
     if not SYSTEM_PYTHON.exists():
         pytest.skip(f"{SYSTEM_PYTHON} is absent: the sshd test user has no Python to run the wrapper")
-    try:
-        started = start_farm(1, tmp_path_factory.mktemp("farm"))
-    except FarmUnavailable as exc:
-        pytest.skip(f"no sshd for remote tests: {exc}")
-    yield started
-    started.close()
+    yield from farm_or_skip(1, tmp_path_factory.mktemp("farm"))
 
 
 def test_approved_capture_runs_the_wrapper_and_fetches_the_profile(

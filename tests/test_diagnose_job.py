@@ -10,11 +10,11 @@ import pytest
 from tests.conftest import REPO, SHARED_FIXTURES
 from tests.profiles_synth import load_space, scale_op, write_space
 from tests.test_diagnose_detect import xspace_bytes
-from tpu_runtime.cli.render_diagnose_common import headline
+from tpu_runtime.cli.render.diagnose.facts import headline
 from tpu_runtime.diagnose.errors import BadInputError
 from tpu_runtime.diagnose.job import run_diagnose
 from tpu_runtime.diagnose.metrics import analyze_metrics
-from tpu_runtime.diagnose.profile import ProfileSummary
+from tpu_runtime.diagnose.profile_model import ProfileSummary
 from tpu_runtime.diagnose.report import DiagnoseReport
 
 DATA = REPO / "tests" / "data"

@@ -11,18 +11,14 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import REPO
-from tests.kb_helpers import write_corpus, write_docs
-from tpu_runtime.knowledge.build import run_kb_build
+from tests.kb_helpers import built_data_dir, write_docs
+from tests.subprocess_support import run_text
 
 
 def _cli(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "TPU_AGENT_DATA_DIR": str(data)}
-    return subprocess.run(
+    return run_text(
         [sys.executable, "-m", "tpu_runtime.cli.app", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
         env=env,
         timeout=300,
     )
@@ -30,10 +26,7 @@ def _cli(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("kbcli")
-    request = write_corpus(root / "corpus")
-    run_kb_build(request.model_copy(update={"folder": root / "data" / "kb", "dense": False}))
-    return root / "data"
+    return built_data_dir(tmp_path_factory.mktemp("kbcli"))
 
 
 def test_ask_json_has_the_documented_schema(data_dir: Path) -> None:
@@ -88,6 +81,6 @@ def test_cli_startup_imports_no_heavy_library() -> None:
         "import sys, tpu_runtime.cli.app; "
         "print([m for m in ('torch', 'jax', 'chromadb', 'bm25s', 'tokenizers') if m in sys.modules])"
     )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = run_text([sys.executable, "-c", code], timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"

@@ -25,7 +25,8 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.remote_support import person
-from tests.remote_support.sshd import FarmUnavailable, SshdFarm, start_farm
+from tests.remote_support.engine import engine_at
+from tests.remote_support.sshd import SshdFarm, farm_or_skip
 from tpu_runtime.cli.app import app
 from tpu_runtime.kernels.job import KernelCheckRequest, run_kernel_check
 from tpu_runtime.kernels.remote_timing import (
@@ -43,7 +44,6 @@ from tpu_runtime.kernels.runlog import RunFolder
 from tpu_runtime.kernels.tune import KernelTuneRequest, run_kernel_tune
 from tpu_runtime.remote.approvals import Approval, RunRequest
 from tpu_runtime.remote.engine import RemoteEngine
-from tpu_runtime.remote.store import Store
 
 KERNEL = Path(__file__).resolve().parent / "data" / "kernels" / "axpy.py"
 SYSTEM_PYTHON = Path("/usr/bin/python3")  # what the sshd test user runs on the "TPU VM"
@@ -61,13 +61,7 @@ def _test_env() -> dict[str, str]:
 
 
 def _engine(home: Path) -> RemoteEngine:
-    return RemoteEngine(
-        store=Store(home / "state.db"),
-        targets_path=home / "targets.yaml",
-        policy_path=home / "policy.yaml",
-        state_path=home,
-        approver_path=home / "approver",
-    )
+    return engine_at(home)
 
 
 def _checked(verdict: str = "pass") -> KernelCheckReport:
@@ -268,12 +262,7 @@ def farm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshdFarm]:
     )
     if probe.stdout.strip() != f"{sys.version_info.major}.{sys.version_info.minor}":
         pytest.skip(f"{SYSTEM_PYTHON} is Python {probe.stdout.strip()}: it cannot import this jax")
-    try:
-        started = start_farm(1, tmp_path_factory.mktemp("farm"))
-    except FarmUnavailable as exc:
-        pytest.skip(f"no sshd for remote tests: {exc}")
-    yield started
-    started.close()
+    yield from farm_or_skip(1, tmp_path_factory.mktemp("farm"))
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -26,6 +25,7 @@ from pydantic import Field
 
 from mcp_servers.all import specialist_modules
 from tests.conftest import REPO
+from tests.subprocess_support import run_text
 from tpu_runtime.agent_defs import AgentDef, load_agents
 from tpu_runtime.llm_agent import (
     DELEGATE,
@@ -392,12 +392,9 @@ def test_chat_llm_command_end_to_end(api: FakeMessagesApi) -> None:
         "ANTHROPIC_API_KEY": "test-key",
         "ANTHROPIC_BASE_URL": api.url,
     }
-    done = subprocess.run(
+    done = run_text(
         [sys.executable, "-m", "tpu_runtime.cli.app", "chat", "--llm", "--json", "--model", "claude-test"],
         input="Is aten::nansum supported?\n",
-        capture_output=True,
-        text=True,
-        cwd=REPO,
         env=env,
         timeout=120,
         check=False,

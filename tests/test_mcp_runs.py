@@ -22,7 +22,7 @@ from mcp_servers import all as all_servers
 from mcp_servers.runs import NAME, build_server, digest_confirmed
 from tests.remote_support.person import approve as person_approve
 from tests.remote_support.person import farm_key_dir, share_key, unlocked
-from tests.remote_support.sshd import FarmUnavailable, SshdFarm, start_farm
+from tests.remote_support.sshd import SshdFarm, farm_or_skip
 from tpu_runtime.remote import audit
 from tpu_runtime.remote.engine import RemoteEngine, whoami
 from tpu_runtime.remote.policy import sign_policy
@@ -38,12 +38,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="module")
 def farm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshdFarm]:
-    try:
-        started = start_farm(WORKERS, tmp_path_factory.mktemp("farm"))
-    except FarmUnavailable as exc:
-        pytest.skip(f"no sshd for remote tests: {exc}")
-    yield started
-    started.close()
+    yield from farm_or_skip(WORKERS, tmp_path_factory.mktemp("farm"))
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from tests.models.zoo import BUILDERS
-from tpu_runtime.onboard.capture import capture_ops
 from tpu_runtime.onboard.coverage import classify
 from tpu_runtime.onboard.loader import split_inputs
+from tpu_runtime.onboard.op_capture import capture_ops
 from tpu_runtime.onboard.op_table import load_op_table
 
 HERE = Path(__file__).parent

@@ -24,7 +24,8 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.remote_support import person
-from tests.remote_support.sshd import FarmUnavailable, SshdFarm, start_farm
+from tests.remote_support.engine import engine_at
+from tests.remote_support.sshd import SshdFarm, farm_or_skip
 from tpu_runtime.onboard.device_check import (
     LOADER_NAME,
     RUNNER_NAME,
@@ -43,7 +44,6 @@ from tpu_runtime.onboard.job import OnboardRequest, run_onboard
 from tpu_runtime.onboard.report import DEVICE_CHECK_NOT_RUN, LayerError, NumericsReport
 from tpu_runtime.remote.approvals import Approval, RunRequest
 from tpu_runtime.remote.engine import RemoteEngine
-from tpu_runtime.remote.store import Store
 
 SYSTEM_PYTHON = Path("/usr/bin/python3")  # what the sshd test user runs on the "TPU VM"
 SITE_PACKAGES = sysconfig.get_paths()["purelib"]
@@ -98,13 +98,7 @@ def model_file(tmp_path: Path) -> Path:
 
 
 def _engine(home: Path) -> RemoteEngine:
-    return RemoteEngine(
-        store=Store(home / "state.db"),
-        targets_path=home / "targets.yaml",
-        policy_path=home / "policy.yaml",
-        state_path=home,
-        approver_path=home / "approver",
-    )
+    return engine_at(home)
 
 
 def _numerics(rows: list[LayerError]) -> NumericsReport:
@@ -408,12 +402,7 @@ def farm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshdFarm]:
         pytest.skip(
             f"{SYSTEM_PYTHON} is Python {probe.stdout.strip()}, not this one: it cannot import torch here"
         )
-    try:
-        started = start_farm(4, tmp_path_factory.mktemp("farm"))
-    except FarmUnavailable as exc:
-        pytest.skip(f"no sshd for remote tests: {exc}")
-    yield started
-    started.close()
+    yield from farm_or_skip(4, tmp_path_factory.mktemp("farm"))
 
 
 def test_approved_device_check_runs_on_four_workers_and_merges(

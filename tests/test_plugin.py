@@ -15,7 +15,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tomllib
 import xml.etree.ElementTree as ET
@@ -25,6 +24,7 @@ import pytest
 import yaml
 
 from tests.conftest import REPO
+from tests.subprocess_support import run_text
 from tpu_runtime.agent_defs import (
     ROUTER,
     SPECIALISTS,
@@ -269,12 +269,9 @@ needs_claude = pytest.mark.skipif(
 def test_claude_plugin_validate(target: str, tmp_path: Path) -> None:
     claude = _claude()
     assert claude is not None
-    done = subprocess.run(
+    done = run_text(
         [claude, "plugin", "validate", target, "--strict"],
-        cwd=REPO,
         env=_claude_env(tmp_path),
-        capture_output=True,
-        text=True,
         timeout=120,
         check=False,
     )
@@ -288,12 +285,9 @@ def test_claude_plugin_validate(target: str, tmp_path: Path) -> None:
 def test_claude_mcp_list_connects_every_server(tmp_path: Path) -> None:
     claude = _claude()
     assert claude is not None
-    done = subprocess.run(
+    done = run_text(
         [claude, "mcp", "list"],
-        cwd=REPO,
         env=_claude_env(tmp_path),
-        capture_output=True,
-        text=True,
         timeout=180,
         check=False,
     )
@@ -315,12 +309,10 @@ def test_claude_loads_the_plugin_with_every_component(tmp_path: Path) -> None:
     elsewhere = tmp_path / "project"
     elsewhere.mkdir()
     env = _claude_env(tmp_path / "home")
-    details = subprocess.run(
+    details = run_text(
         [claude, "--plugin-dir", str(REPO), "plugin", "details", "tpu-agent"],
         cwd=elsewhere,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=120,
         check=False,
     )
@@ -332,12 +324,10 @@ def test_claude_loads_the_plugin_with_every_component(tmp_path: Path) -> None:
     assert re.search(rf"Skills \({skill_count}\)", inventory), inventory
     assert re.search(r"Hooks \(1\)\s+PreToolUse", inventory), inventory
 
-    listed = subprocess.run(
+    listed = run_text(
         [claude, "--plugin-dir", str(REPO), "mcp", "list"],
         cwd=elsewhere,
         env=env,
-        capture_output=True,
-        text=True,
         timeout=180,
         check=False,
     )

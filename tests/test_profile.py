@@ -29,16 +29,11 @@ from tests.profiles_xprof import (
     xprof_available,
 )
 from tpu_runtime.chips import get_chip
-from tpu_runtime.diagnose.profile import (
-    HOST_BOUND_IDLE_PERCENT,
-    ProfileSummary,
-    analyze_profile,
-    async_start_of,
-    busy_within,
-    compare_profiles,
-    merge_intervals,
-    self_times,
-)
+from tpu_runtime.diagnose.profile import ProfileSummary, analyze_profile
+from tpu_runtime.diagnose.profile_compare import compare_profiles
+from tpu_runtime.diagnose.profile_intervals import busy_within, merge_intervals, self_times
+from tpu_runtime.diagnose.profile_planes import async_start_of
+from tpu_runtime.diagnose.profile_summary import HOST_BOUND_IDLE_PERCENT
 from tpu_runtime.diagnose.xspace import NotAProfileError, TruncatedProfileError, read_planes
 
 PROFILES = SHARED_FIXTURES / "profiles"

@@ -402,7 +402,7 @@ def test_capture_profile_on_ray_brings_the_profile_folder_back(cluster: str, tmp
     """`capture-profile -t` on a Ray target: the wrapper, the script and a stand-in `jax.profiler` are the
     working_dir; the profile folder comes back where `tpu-agent diagnose` reads it."""
     from tests.test_diagnose_capture import SCRIPT, _stand_in_jax
-    from tpu_runtime.diagnose.capture import capture_plan, fetched_profiles, request_capture
+    from tpu_runtime.diagnose.profile_capture import capture_plan, fetched_profiles, request_capture
 
     script = tmp_path / "src" / "train.py"
     script.parent.mkdir()

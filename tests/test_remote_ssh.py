@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from tests.remote_support import person
-from tests.remote_support.sshd import FarmUnavailable, SshdFarm, start_farm
+from tests.remote_support.sshd import SshdFarm, farm_or_skip
 from tpu_runtime.remote import audit
 from tpu_runtime.remote.approvals import ApprovalError
 from tpu_runtime.remote.engine import RemoteEngine
@@ -33,12 +33,7 @@ WORKERS = 4
 
 @pytest.fixture(scope="module")
 def farm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshdFarm]:
-    try:
-        started = start_farm(WORKERS, tmp_path_factory.mktemp("farm"))
-    except FarmUnavailable as exc:
-        pytest.skip(f"no sshd for remote tests: {exc}")
-    yield started
-    started.close()
+    yield from farm_or_skip(WORKERS, tmp_path_factory.mktemp("farm"))
 
 
 EngineFactory = Callable[..., RemoteEngine]

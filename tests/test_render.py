@@ -11,9 +11,9 @@ from html.parser import HTMLParser
 import pytest
 from rich.console import Console
 
-from tpu_runtime.cli.render_html import render_onboard_html
-from tpu_runtime.cli.render_markdown import render_onboard_markdown
-from tpu_runtime.cli.render_terminal import render_onboard_terminal
+from tpu_runtime.cli.render.onboard.html import render_onboard_html
+from tpu_runtime.cli.render.onboard.markdown import render_onboard_markdown
+from tpu_runtime.cli.render.onboard.terminal import render_onboard_terminal
 from tpu_runtime.onboard.report import (
     GENERATIONS,
     GenerationFit,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -16,6 +15,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.conftest import REPO
+from tests.subprocess_support import run_text
 from tpu_runtime.cli.app import app
 from tpu_runtime.router import (
     AGENTS,
@@ -236,11 +236,8 @@ def test_the_cli_starts_without_heavy_imports() -> None:
         "print([m for m in heavy if m in sys.modules])"
     )
     env = {**os.environ, **SAFE_ENV}
-    done = subprocess.run(
+    done = run_text(
         [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
         env=env,
         timeout=60,
         check=True,

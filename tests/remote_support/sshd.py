@@ -18,9 +18,12 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 TEST_USER = "tpuagent-ssh"
 SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd", "/sbin/sshd")
@@ -216,3 +219,13 @@ def start_farm(workers: int, scratch: Path) -> SshdFarm:
         farm.close()
         raise
     return farm
+
+
+def farm_or_skip(workers: int, scratch: Path, purpose: str = "remote tests") -> Iterator[SshdFarm]:
+    """A started farm for a fixture to `yield from`, closed after the fixture's scope; skips without sshd."""
+    try:
+        started = start_farm(workers, scratch)
+    except FarmUnavailable as exc:
+        pytest.skip(f"no sshd for {purpose}: {exc}")
+    yield started
+    started.close()

@@ -18,23 +18,18 @@ import pytest
 import yaml
 
 from tests.remote_support import person
-from tests.remote_support.sshd import FarmUnavailable, SshdFarm, start_farm
+from tests.remote_support.engine import engine_at
+from tests.remote_support.sshd import SshdFarm, farm_or_skip
 from tpu_runtime.remote.approvals import Approval
 from tpu_runtime.remote.engine import RemoteEngine
 from tpu_runtime.remote.report import OutputLine, RunResult
-from tpu_runtime.remote.store import Store
 
 WORKERS = 2
 
 
 @pytest.fixture(scope="session")
 def farm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshdFarm]:
-    try:
-        started = start_farm(WORKERS, tmp_path_factory.mktemp("security-farm"))
-    except FarmUnavailable as exc:
-        pytest.skip(f"no sshd for the security tests: {exc}")
-    yield started
-    started.close()
+    yield from farm_or_skip(WORKERS, tmp_path_factory.mktemp("security-farm"), "the security tests")
 
 
 @pytest.fixture
@@ -49,14 +44,7 @@ def home(farm: SshdFarm, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pat
 
 
 def make_engine(home: Path, **kw: Any) -> RemoteEngine:
-    return RemoteEngine(
-        store=Store(home / "state.db"),
-        targets_path=home / "targets.yaml",
-        policy_path=home / "policy.yaml",
-        state_path=home,
-        approver_path=home / "approver",
-        **kw,
-    )
+    return engine_at(home, **kw)
 
 
 @pytest.fixture

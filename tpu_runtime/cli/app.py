@@ -154,16 +154,16 @@ def onboard(
     if as_json:
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     else:
-        from tpu_runtime.cli.render_terminal import render_onboard_terminal
+        from tpu_runtime.cli.render.onboard.terminal import render_onboard_terminal
 
         render_onboard_terminal(report, out, top=top)
     if md:
-        from tpu_runtime.cli.render_markdown import render_onboard_markdown
+        from tpu_runtime.cli.render.onboard.markdown import render_onboard_markdown
 
         md.write_text(render_onboard_markdown(report))
         err.print(f"wrote {md}")
     if html:
-        from tpu_runtime.cli.render_html import render_onboard_html
+        from tpu_runtime.cli.render.onboard.html import render_onboard_html
 
         html.write_text(render_onboard_html(report))
         err.print(f"wrote {html}")

@@ -1,7 +1,7 @@
 """`tpu-agent diagnose PATH...` and `tpu-agent capture-profile SCRIPT`: parse, call the runtime, render.
 
 `diagnose` runs the diagnose job and renders its report. `capture-profile` plans a profile capture on a
-TPU VM (tpu_runtime.diagnose.capture), files it as a run request and hands it to `tpu-agent run`'s
+TPU VM (tpu_runtime.diagnose.profile_capture), files it as a run request and hands it to `tpu-agent run`'s
 approval flow; it is its own command because `diagnose` takes PATH arguments and so cannot be a group.
 
 Imports nothing heavy at module level (the CLI must start fast and without torch or jax): the job and
@@ -70,16 +70,16 @@ def diagnose(
     if as_json:
         sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
     else:
-        from tpu_runtime.cli.render_diagnose_terminal import render_diagnose_terminal
+        from tpu_runtime.cli.render.diagnose.terminal import render_diagnose_terminal
 
         render_diagnose_terminal(report, out, top=top)
     if md:
-        from tpu_runtime.cli.render_diagnose_markdown import render_diagnose_markdown
+        from tpu_runtime.cli.render.diagnose.markdown import render_diagnose_markdown
 
         md.write_text(render_diagnose_markdown(report), encoding="utf-8")
         err.print(f"wrote {md}", highlight=False)
     if html:
-        from tpu_runtime.cli.render_diagnose_html import render_diagnose_html
+        from tpu_runtime.cli.render.diagnose.html import render_diagnose_html
 
         html.write_text(render_diagnose_html(report), encoding="utf-8")
         err.print(f"wrote {html}", highlight=False)
@@ -117,7 +117,7 @@ def capture_profile(
     Example: tpu-agent capture-profile -t my-v6e --framework jax --duration 30 train.py -- --steps 50
     """
     from tpu_runtime.cli.run_cmd import run
-    from tpu_runtime.diagnose.capture import capture_plan, fetched_profiles, request_capture
+    from tpu_runtime.diagnose.profile_capture import capture_plan, fetched_profiles, request_capture
     from tpu_runtime.errors import BadInput
     from tpu_runtime.remote.engine import RemoteEngine
 

@@ -19,7 +19,7 @@ removed. Top level:
 - `xla_dumps`: one `XlaDumpSummary` per `--xla_dump_to` folder (modules, recompilations, fusions,
   largest buffers, collectives).
 - `metrics`: one `MetricsSummary` per PyTorch/XLA metrics report.
-- `profile`: the XProf profile summary (`*.xplane.pb`; `tpu_runtime.diagnose.profile.ProfileSummary`),
+- `profile`: the XProf profile summary (`*.xplane.pb`; `tpu_runtime.diagnose.profile_model.ProfileSummary`),
   or null when no input is a profile.
 - `comparison`: with `--compare OTHER`, what changed from the baseline profile OTHER to `profile`
   (`ProfileComparison`: headline metrics and the ops of both top lists), else null.

@@ -95,7 +95,7 @@ def profiles(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
             continue
         report.profile = _profile(item, ctx.top)
     if ctx.baseline is not None and report.profile is not None:
-        from tpu_runtime.diagnose.profile import compare_profiles
+        from tpu_runtime.diagnose.profile_compare import compare_profiles
 
         progress(step.id, f"baseline {ctx.baseline.path}", 0.5)
         start = time.perf_counter()

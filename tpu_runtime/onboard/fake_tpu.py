@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_map
 
-from tpu_runtime.onboard.capture import Capture, SourceLocator, _ModuleTracker, _OpRecorder
+from tpu_runtime.onboard.op_capture import Capture, SourceLocator, _ModuleTracker, _OpRecorder
 
 
 def torch_tpu_available() -> bool:

@@ -15,7 +15,6 @@ import torch
 
 from tpu_runtime.child_entry import peak_rss_bytes, report_progress
 from tpu_runtime.errors import TpuAgentError
-from tpu_runtime.onboard.capture import Capture, SourceLocator, capture_ops, tensor_leaves
 from tpu_runtime.onboard.capture_types import ActivationProbe, KVGeometry, ModelProbe, RawOp, SizePlan
 from tpu_runtime.onboard.full_size import (
     block_boundaries,
@@ -27,6 +26,7 @@ from tpu_runtime.onboard.full_size import (
 )
 from tpu_runtime.onboard.lm_detect import LMRecognition, recognise, structural_kv
 from tpu_runtime.onboard.loader import LoadedModel, ModelLoadError, load_model
+from tpu_runtime.onboard.op_capture import Capture, SourceLocator, capture_ops, tensor_leaves
 from tpu_runtime.onboard.shrink import ShrinkResult, shallow_copy
 from tpu_runtime.onboard.small_copy import Budget, Measure, small_copy
 

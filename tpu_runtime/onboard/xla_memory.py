@@ -283,7 +283,7 @@ class _Builder:
             yield
 
     def inference(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-        from tpu_runtime.onboard.capture import tensor_leaves
+        from tpu_runtime.onboard.op_capture import tensor_leaves
 
         state = {name: self._placeholder(t) for name, t in self.named}
         flat, (ph_args, ph_kwargs) = self._inputs(args, kwargs)
@@ -308,7 +308,7 @@ class _Builder:
         from torch.fx.experimental.proxy_tensor import make_fx
         from torch.nn.attention import SDPBackend, sdpa_kernel
 
-        from tpu_runtime.onboard.capture import tensor_leaves
+        from tpu_runtime.onboard.op_capture import tensor_leaves
 
         model, trainable = self.model, self.trainable
         if not trainable:

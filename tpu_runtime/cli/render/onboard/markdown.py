@@ -2,54 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
-from tpu_runtime.cli.render_common import (
-    STATUS_LABELS,
-    STATUSES,
-    coverage_rows,
-    fmt_bytes,
-    fmt_count,
-    fmt_rel,
-    generation_fits,
-    layer_table,
-    missing_rows,
-    mode_summaries,
-    ops_by_severity,
-    reason_from_notes,
-    size_rows,
-)
+from tpu_runtime.cli.render.markdown_text import md_code, md_fence, md_text
+from tpu_runtime.cli.render.onboard import shaping
+from tpu_runtime.cli.render.units import fmt_bytes
 from tpu_runtime.onboard.report import OnboardReport
 
 __all__ = ["render_onboard_markdown"]
-
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|])")
-
-
-def _text(value: object) -> str:
-    """Plain text safe inside a table cell: no Markdown emphasis, no raw HTML, one line."""
-    s = str(value)
-    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    s = _MD_SPECIAL.sub(r"\\\1", s)
-    return " ".join(s.splitlines()).strip()
-
-
-def _code(value: object) -> str:
-    """An inline code span that survives backticks and pipes in the value."""
-    s = " ".join(str(value).splitlines()).strip()
-    if not s:
-        return ""
-    longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
-    tick = "`" * (longest + 1)
-    pad = " " if s.startswith("`") or s.endswith("`") else ""
-    # GFM splits table cells on '|' before it parses code spans, so the pipe is escaped even here.
-    return f"{tick}{pad}{s.replace('|', chr(92) + '|')}{pad}{tick}"
-
-
-def _fence(code: str, lang: str = "") -> list[str]:
-    longest = max((len(m) for m in re.findall(r"`{3,}", code)), default=0)
-    tick = "`" * max(3, longest + 1)
-    return [f"{tick}{lang}", code.rstrip("\n"), tick]
 
 
 def _table(header: list[str], rows: list[list[str]], align: str | None = None) -> list[str]:
@@ -66,45 +24,47 @@ def _yes(flag: bool) -> str:
 
 def _header(report: OnboardReport) -> list[str]:
     m = report.model
-    params = f"{fmt_count(m.parameters)} ({fmt_bytes(m.parameter_bytes)} {_text(m.dtype)}"
+    params = f"{shaping.fmt_count(m.parameters)} ({fmt_bytes(m.parameter_bytes)} {md_text(m.dtype)}"
     params += f", buffers {fmt_bytes(m.buffers_bytes)})" if m.buffers_bytes else ")"
     rows = [
-        ["Model", f"{_code(m.class_name)} from {_code(m.file)}"],
+        ["Model", f"{md_code(m.class_name)} from {md_code(m.file)}"],
         ["Parameters", params],
-        ["Loaded with", _text(m.convention)],
+        ["Loaded with", md_text(m.convention)],
     ]
     if m.hf_architecture or m.hf_model_type:
-        rows.append(["Hugging Face", _text(" / ".join(x for x in (m.hf_architecture, m.hf_model_type) if x))])
+        rows.append(
+            ["Hugging Face", md_text(" / ".join(x for x in (m.hf_architecture, m.hf_model_type) if x))]
+        )
     if m.is_decoder_lm:
-        how = f" ({_text(m.decoder_lm_evidence)})" if m.decoder_lm_evidence else ""
+        how = f" ({md_text(m.decoder_lm_evidence)})" if m.decoder_lm_evidence else ""
         rows.append(["Kind", f"decoder-only language model{how}"])
     if m.shrunk:
-        rows.append(["Shrunk", _text(m.shrink_note or "ops were captured on a narrower copy of the model")])
+        rows.append(["Shrunk", md_text(m.shrink_note or "ops were captured on a narrower copy of the model")])
     if report.size is not None:
-        rows += [[label.capitalize(), _text(value)] for label, value in size_rows(report.size)]
-    rows.append(["Op table", _text(report.op_table)])
+        rows += [[label.capitalize(), md_text(value)] for label, value in shaping.size_rows(report.size)]
+    rows.append(["Op table", md_text(report.op_table)])
     if report.tpu_trace_note:
-        rows.append(["TorchTPU trace", _text(report.tpu_trace_note)])
+        rows.append(["TorchTPU trace", md_text(report.tpu_trace_note)])
     if m.output_summary:
-        rows.append(["Output", _text(m.output_summary)])
+        rows.append(["Output", md_text(m.output_summary)])
     rows.append(["Schema", str(report.schema_version)])
-    return [f"# TPU onboarding report: {_code(m.class_name)}", "", *_table(["", ""], rows)]
+    return [f"# TPU onboarding report: {md_code(m.class_name)}", "", *_table(["", ""], rows)]
 
 
 def _coverage(report: OnboardReport) -> list[str]:
     out = ["## Op coverage", ""]
-    rows = coverage_rows(report)
+    rows = shaping.coverage_rows(report)
     if not rows:
         return [*out, "_No ops were captured._"]
     body = [
         [
-            _text(r.label),
-            *(f"{r.ops[s]} ({r.calls[s]} calls)" for s in STATUSES),
+            md_text(r.label),
+            *(f"{r.ops[s]} ({r.calls[s]} calls)" for s in shaping.STATUSES),
             f"{r.total_ops} ({r.total_calls} calls)",
         ]
         for r in rows
     ]
-    header = ["phase", *(STATUS_LABELS[s] for s in STATUSES), "total"]
+    header = ["phase", *(shaping.STATUS_LABELS[s] for s in shaping.STATUSES), "total"]
     return [
         *out,
         "Distinct ATen overloads by TorchTPU status (calls in brackets).",
@@ -114,7 +74,7 @@ def _coverage(report: OnboardReport) -> list[str]:
 
 
 def _missing(report: OnboardReport) -> list[str]:
-    rows = missing_rows(report)
+    rows = shaping.missing_rows(report)
     out = [f"## Missing ops ({len(rows)})", ""]
     if not rows:
         return [*out, "_Every captured op has a TorchTPU lowering._"]
@@ -123,12 +83,12 @@ def _missing(report: OnboardReport) -> list[str]:
         fix = r.first_remedy
         body.append(
             [
-                _code(r.op),
-                _text(r.phase),
+                md_code(r.op),
+                md_text(r.phase),
                 "—" if r.count is None else str(r.count),
-                _code(r.module),
-                _code(r.source),
-                f"**{_text(fix.kind)}**: {_text(fix.summary)}" if fix else "_no remedy found_",
+                md_code(r.module),
+                md_code(r.source),
+                f"**{md_text(fix.kind)}**: {md_text(fix.summary)}" if fix else "_no remedy found_",
             ]
         )
     out += _table(["op", "phase", "count", "module", "source", "first remedy"], body, "llrlll")
@@ -138,14 +98,14 @@ def _missing(report: OnboardReport) -> list[str]:
         if r.op in done:
             continue
         done.add(r.op)
-        out += ["", f"### Remedies for {_code(r.op)}", ""]
+        out += ["", f"### Remedies for {md_code(r.op)}", ""]
         for fix in r.remedies:
-            line = f"- **{_text(fix.kind)}**: {_text(fix.summary)}"
+            line = f"- **{md_text(fix.kind)}**: {md_text(fix.summary)}"
             if fix.cost:
-                line += f" _(cost: {_text(fix.cost)})_"
+                line += f" _(cost: {md_text(fix.cost)})_"
             out.append(line)
             if fix.code:
-                out += ["", *_fence(fix.code, "python"), ""]
+                out += ["", *md_fence(fix.code, "python"), ""]
     return out
 
 
@@ -154,7 +114,8 @@ def _risks(report: OnboardReport) -> list[str]:
     if not report.risks:
         return [*out, "_None found._"]
     body = [
-        [_text(r.kind), _code(r.op), _code(r.module), _code(r.source), _text(r.detail)] for r in report.risks
+        [md_text(r.kind), md_code(r.op), md_code(r.module), md_code(r.source), md_text(r.detail)]
+        for r in report.risks
     ]
     return out + _table(["kind", "op", "module", "source", "detail"], body)
 
@@ -163,28 +124,28 @@ def _numerics(report: OnboardReport) -> list[str]:
     out = ["## Numerics (per layer, emulated TPU precision vs float64 CPU)", ""]
     num = report.numerics
     if num is None:
-        return [*out, f"Numerics not run: {_text(reason_from_notes(report.notes, ('numeric',)))}"]
-    out += [f"- Reference: {_text(num.reference)}", f"- Device check: {_text(num.device_check)}"]
+        return [*out, f"Numerics not run: {md_text(shaping.reason_from_notes(report.notes, ('numeric',)))}"]
+    out += [f"- Reference: {md_text(num.reference)}", f"- Device check: {md_text(num.device_check)}"]
     if num.compared_on:
-        out.append(f"- Compared on: {_text(num.compared_on)}")
+        out.append(f"- Compared on: {md_text(num.compared_on)}")
     if num.first_divergent_layer:
-        out.append(f"- First divergent layer (DEFAULT): {_code(num.first_divergent_layer)}")
+        out.append(f"- First divergent layer (DEFAULT): {md_code(num.first_divergent_layer)}")
     if num.error:
-        out.append(f"- Error: {_text(num.error)}")
-    table = layer_table(num)
+        out.append(f"- Error: {md_text(num.error)}")
+    table = shaping.layer_table(num)
     if table is None:
         return [*out, "", "_No per-layer rows were recorded._"]
     body = []
-    for s in mode_summaries(table):
+    for s in shaping.mode_summaries(table):
         worst = s.worst
         body.append(
             [
-                _text(s.mode),
+                md_text(s.mode),
                 "—" if s.tolerance is None else f"{s.tolerance:.3g}",
-                _code(worst.layer) if worst else "—",
-                fmt_rel(worst.rel) if worst else "—",
+                md_code(worst.layer) if worst else "—",
+                shaping.fmt_rel(worst.rel) if worst else "—",
                 f"{s.failing} / {s.layers}",
-                _code(s.first_divergent) if s.first_divergent else "none",
+                md_code(s.first_divergent) if s.first_divergent else "none",
             ]
         )
     header = ["mode", "tolerance", "worst layer", "worst rel", "failing", "first divergent"]
@@ -195,12 +156,12 @@ def _numerics(report: OnboardReport) -> list[str]:
         cells = []
         for mode in table.modes:
             c = table.get(layer, mode)
-            cells.append("—" if c is None else fmt_rel(c.rel) + ("" if c.ok else " ❌"))
+            cells.append("—" if c is None else shaping.fmt_rel(c.rel) + ("" if c.ok else " ❌"))
         mark = " ⬅" if layer == focus else ""
-        rows.append([f"{_code(layer)}{mark}", *cells])
-    header = ["layer", *(f"{_text(m)} rel" for m in table.modes)]
+        rows.append([f"{md_code(layer)}{mark}", *cells])
+    header = ["layer", *(f"{md_text(m)} rel" for m in table.modes)]
     if focus is not None:
-        heading = f"### Around the first divergent layer {_code(focus)}"
+        heading = f"### Around the first divergent layer {md_code(focus)}"
     else:
         heading = f"### Top {len(layers)} layers by error / tolerance"
     out += ["", heading, "", *_table(header, rows, "l" + "r" * len(table.modes))]
@@ -211,20 +172,23 @@ def _preflight(report: OnboardReport) -> list[str]:
     out = ["## HBM preflight", ""]
     pf = report.preflight
     if pf is None:
-        return [*out, f"Preflight not run: {_text(reason_from_notes(report.notes, ('preflight', 'hbm')))}"]
-    fits = generation_fits(pf)
+        return [
+            *out,
+            f"Preflight not run: {md_text(shaping.reason_from_notes(report.notes, ('preflight', 'hbm')))}",
+        ]
+    fits = shaping.generation_fits(pf)
     show_xla = any(f.xla_bytes is not None for f in fits)
     body = []
     for f in fits:
         row = [
-            _text(f.generation),
+            md_text(f.generation),
             fmt_bytes(f.hbm_per_chip_bytes),
             fmt_bytes(f.inference_bytes),
             fmt_bytes(f.training_bytes),
             _yes(f.fits),
             _yes(f.training_fits),
             f"{f.inference_chips} / {f.training_chips}",
-            f"{_text(f.smallest_slice_inference or '—')} / {_text(f.smallest_slice_training or '—')}",
+            f"{md_text(f.smallest_slice_inference or '—')} / {md_text(f.smallest_slice_training or '—')}",
         ]
         if show_xla:
             row.append(fmt_bytes(f.xla_bytes))
@@ -242,7 +206,7 @@ def _preflight(report: OnboardReport) -> list[str]:
     if show_xla:
         header.append("XLA measured")
     out += _table(header, body, "lrrrllll" + ("r" if show_xla else "")) if fits else ["_No generations._"]
-    out += ["", *[f"- {_text(f.generation)}: serve with {_text(f.serving_layout)}" for f in fits]]
+    out += ["", *[f"- {md_text(f.generation)}: serve with {md_text(f.serving_layout)}" for f in fits]]
     b = pf.breakdown
     shape = f"batch {b.batch}" + (f", seq {b.seq}" if b.seq is not None else "")
     amounts = (
@@ -269,11 +233,11 @@ def _preflight(report: OnboardReport) -> list[str]:
     if b.kv_bytes_per_token is not None:
         out += ["", f"KV cache per token of context: {fmt_bytes(int(b.kv_bytes_per_token))}"]
     if b.note:
-        out += ["", _text(b.note)]
+        out += ["", md_text(b.note)]
     if pf.xla_note:
-        out += ["", f"XLA: {_text(pf.xla_note)}"]
+        out += ["", f"XLA: {md_text(pf.xla_note)}"]
     if pf.sources:
-        out += ["", "Sources:", *(f"- {_text(s)}" for s in pf.sources)]
+        out += ["", "Sources:", *(f"- {md_text(s)}" for s in pf.sources)]
     return out
 
 
@@ -281,28 +245,31 @@ def _serving(report: OnboardReport) -> list[str]:
     out = ["## Serving path", ""]
     sp = report.serving
     if sp is None:
-        return [*out, f"No serving plan: {_text(reason_from_notes(report.notes, ('serving', 'vllm')))}"]
+        return [
+            *out,
+            f"No serving plan: {md_text(shaping.reason_from_notes(report.notes, ('serving', 'vllm')))}",
+        ]
     out += [
-        f"- Path: **{_text(sp.path)}**: {_text(sp.reason)}",
-        f"- Eager mode: **{_text(sp.eager_mode)}**: {_text(sp.eager_reason)}",
-        f"- Pretraining: {_text(sp.pretraining)}",
+        f"- Path: **{md_text(sp.path)}**: {md_text(sp.reason)}",
+        f"- Eager mode: **{md_text(sp.eager_mode)}**: {md_text(sp.eager_reason)}",
+        f"- Pretraining: {md_text(sp.pretraining)}",
     ]
     if sp.snippet.strip():
-        out += ["", *_fence(sp.snippet, "python")]
+        out += ["", *md_fence(sp.snippet, "python")]
     if sp.sources:
-        out += ["", "Sources:", *(f"- {_text(s)}" for s in sp.sources)]
+        out += ["", "Sources:", *(f"- {md_text(s)}" for s in sp.sources)]
     return out
 
 
 def _notes(report: OnboardReport) -> list[str]:
     out: list[str] = []
     if report.notes:
-        out += ["## Notes", "", *(f"- {_text(n)}" for n in report.notes)]
+        out += ["## Notes", "", *(f"- {md_text(n)}" for n in report.notes)]
     if report.timings:
-        spent = ", ".join(f"{_text(k)} {v:.1f} s" for k, v in report.timings.items())
+        spent = ", ".join(f"{md_text(k)} {v:.1f} s" for k, v in report.timings.items())
         out += ["", f"_Timings: {spent}_"]
     if report.isolation:
-        out += ["", f"_Isolation: {_text(report.isolation)}_"]
+        out += ["", f"_Isolation: {md_text(report.isolation)}_"]
     return out
 
 
@@ -311,15 +278,15 @@ def _inventory(report: OnboardReport) -> list[str]:
         return []
     body = [
         [
-            _code(u.op),
-            _text(u.phase),
-            _text(STATUS_LABELS.get(u.status, u.status)),
+            md_code(u.op),
+            md_text(u.phase),
+            md_text(shaping.STATUS_LABELS.get(u.status, u.status)),
             str(u.count),
-            _code(u.module),
-            _code(u.source),
-            _code(u.tpu_op) if u.tpu_op else "",
+            md_code(u.module),
+            md_code(u.source),
+            md_code(u.tpu_op) if u.tpu_op else "",
         ]
-        for u in ops_by_severity(report.ops)
+        for u in shaping.ops_by_severity(report.ops)
     ]
     return [
         "<details>",

@@ -1,15 +1,15 @@
 """Pure data shaping shared by the DiagnoseReport renderers (terminal, Markdown, HTML).
 
 Nothing here formats for a medium: these functions pick, order and word the facts of a crash and the
-headline, so the three renderers show the same things (a profile's rows: render_diagnose_profile).
+headline, so the three renderers show the same things (a profile's rows: `profile_rows`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from tpu_runtime.cli.render_common import fmt_bytes
-from tpu_runtime.cli.render_diagnose_profile import VERDICT_WORDS
+from tpu_runtime.cli.render.diagnose.profile_rows import VERDICT_WORDS
+from tpu_runtime.cli.render.units import fmt_bytes
 from tpu_runtime.diagnose.report import CrashDiagnosis, DiagnoseReport
 
 __all__ = [

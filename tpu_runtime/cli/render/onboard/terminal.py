@@ -6,26 +6,14 @@ Every string that came from the user's model (op names, module paths, source lin
 
 from __future__ import annotations
 
-from rich import box
 from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
-from tpu_runtime.cli.render_common import (
-    STATUS_LABELS,
-    STATUSES,
-    coverage_rows,
-    fmt_bytes,
-    fmt_count,
-    fmt_rel,
-    generation_fits,
-    layer_table,
-    missing_rows,
-    mode_summaries,
-    reason_from_notes,
-    size_rows,
-)
+from tpu_runtime.cli.render.onboard import shaping
+from tpu_runtime.cli.render.terminal_text import plain, section_table
+from tpu_runtime.cli.render.units import fmt_bytes
 from tpu_runtime.onboard.report import OnboardReport
 
 __all__ = ["render_onboard_terminal"]
@@ -33,16 +21,8 @@ __all__ = ["render_onboard_terminal"]
 _STATUS_STYLE = {"supported": "green", "composite": "cyan", "cpu_variant": "yellow", "missing": "bold red"}
 
 
-def _t(value: object, style: str = "") -> Text:
-    return Text(str(value), style=style)
-
-
 def _yes(flag: bool) -> Text:
     return Text("yes", style="green") if flag else Text("no", style="bold red")
-
-
-def _table(title: str | None = None) -> Table:
-    return Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, show_edge=False)
 
 
 def _more(console: Console, shown: int, total: int, what: str) -> None:
@@ -56,52 +36,59 @@ def _header(report: OnboardReport, console: Console) -> None:
     grid.add_column(style="bold")
     grid.add_column()
     grid.add_row("model", Text.assemble((m.class_name, "bold"), "  ", (m.file, "dim")))
-    params = f"{fmt_count(m.parameters)}  ({fmt_bytes(m.parameter_bytes)} {m.dtype}"
+    params = f"{shaping.fmt_count(m.parameters)}  ({fmt_bytes(m.parameter_bytes)} {m.dtype}"
     params += f", buffers {fmt_bytes(m.buffers_bytes)})" if m.buffers_bytes else ")"
-    grid.add_row("params", _t(params))
-    grid.add_row("convention", _t(m.convention))
+    grid.add_row("params", plain(params))
+    grid.add_row("convention", plain(m.convention))
     if m.hf_architecture or m.hf_model_type:
-        grid.add_row("hugging face", _t(" / ".join(x for x in (m.hf_architecture, m.hf_model_type) if x)))
+        grid.add_row("hugging face", plain(" / ".join(x for x in (m.hf_architecture, m.hf_model_type) if x)))
     if m.is_decoder_lm:
-        grid.add_row("decoder LM", _t(m.decoder_lm_evidence or "yes"))
+        grid.add_row("decoder LM", plain(m.decoder_lm_evidence or "yes"))
     if m.shrunk:
-        grid.add_row("shrunk", _t(m.shrink_note or "ops captured on a narrower copy of the model", "yellow"))
+        grid.add_row(
+            "shrunk", plain(m.shrink_note or "ops captured on a narrower copy of the model", "yellow")
+        )
     if report.size is not None:
-        for label, value in size_rows(report.size):
-            grid.add_row(label, _t(value, "yellow" if label == "built on" and "fake" in value else ""))
-    grid.add_row("op table", _t(report.op_table))
+        for label, value in shaping.size_rows(report.size):
+            grid.add_row(label, plain(value, "yellow" if label == "built on" and "fake" in value else ""))
+    grid.add_row("op table", plain(report.op_table))
     if report.tpu_trace_note:
-        grid.add_row("TorchTPU trace", _t(report.tpu_trace_note))
+        grid.add_row("TorchTPU trace", plain(report.tpu_trace_note))
     if m.output_summary:
-        grid.add_row("output", _t(m.output_summary, "dim"))
+        grid.add_row("output", plain(m.output_summary, "dim"))
     console.rule(Text("tpu-agent onboard", style="bold"))
     console.print(grid)
 
 
 def _coverage(report: OnboardReport, console: Console) -> None:
-    rows = coverage_rows(report)
+    rows = shaping.coverage_rows(report)
     console.rule("op coverage", align="left")
     if not rows:
-        console.print(_t("no ops were captured", "dim"))
+        console.print(plain("no ops were captured", "dim"))
         return
-    table = _table()
+    table = section_table()
     table.add_column("phase")
-    for s in STATUSES:
-        table.add_column(STATUS_LABELS[s], justify="right", style=_STATUS_STYLE[s])
+    for s in shaping.STATUSES:
+        table.add_column(shaping.STATUS_LABELS[s], justify="right", style=_STATUS_STYLE[s])
     table.add_column("total ops", justify="right")
     table.add_column("calls", justify="right", style="dim")
     for r in rows:
-        table.add_row(_t(r.label), *(_t(r.ops[s]) for s in STATUSES), _t(r.total_ops), _t(r.total_calls))
+        table.add_row(
+            plain(r.label),
+            *(plain(r.ops[s]) for s in shaping.STATUSES),
+            plain(r.total_ops),
+            plain(r.total_calls),
+        )
     console.print(table)
 
 
 def _missing(report: OnboardReport, console: Console, top: int) -> None:
-    rows = missing_rows(report)
+    rows = shaping.missing_rows(report)
     console.rule(f"missing ops ({len(rows)})", align="left")
     if not rows:
-        console.print(_t("every captured op has a TorchTPU lowering", "green"))
+        console.print(plain("every captured op has a TorchTPU lowering", "green"))
         return
-    table = _table()
+    table = section_table()
     table.add_column("op", style="bold red", overflow="fold")
     table.add_column("phase")
     table.add_column("count", justify="right")
@@ -111,9 +98,9 @@ def _missing(report: OnboardReport, console: Console, top: int) -> None:
     kinds = _remedy_kinds(report)
     for r in rows[:top]:
         found = kinds.get(r.op)
-        remedy = _t(", ".join(found)) if found else _t("no remedy found", "dim")
+        remedy = plain(", ".join(found)) if found else plain("no remedy found", "dim")
         count = "—" if r.count is None else str(r.count)
-        table.add_row(_t(r.op), _t(r.phase), _t(count), _t(r.module), _t(r.source), remedy)
+        table.add_row(plain(r.op), plain(r.phase), plain(count), plain(r.module), plain(r.source), remedy)
     console.print(table)
     _more(console, min(top, len(rows)), len(rows), "missing ops")
 
@@ -121,16 +108,18 @@ def _missing(report: OnboardReport, console: Console, top: int) -> None:
 def _risks(report: OnboardReport, console: Console, top: int) -> None:
     console.rule(f"recompilation / host-sync risks ({len(report.risks)})", align="left")
     if not report.risks:
-        console.print(_t("none found", "green"))
+        console.print(plain("none found", "green"))
         return
-    table = _table()
+    table = section_table()
     table.add_column("kind", style="yellow")
     table.add_column("op", overflow="fold")
     table.add_column("module", overflow="fold")
     table.add_column("source", overflow="fold", style="dim")
     table.add_column("detail", overflow="fold")
     for r in report.risks[:top]:
-        table.add_row(_t(r.kind), _t(r.op), _t(r.module), _t(r.source), _t(_first_sentence(r.detail)))
+        table.add_row(
+            plain(r.kind), plain(r.op), plain(r.module), plain(r.source), plain(_first_sentence(r.detail))
+        )
     console.print(table)
     _more(console, min(top, len(report.risks)), len(report.risks), "risks")
 
@@ -139,32 +128,32 @@ def _numerics(report: OnboardReport, console: Console, top: int) -> None:
     console.rule("numerics vs float64 CPU (emulated TPU precision)", align="left")
     num = report.numerics
     if num is None:
-        reason = reason_from_notes(report.notes, ("numeric",))
+        reason = shaping.reason_from_notes(report.notes, ("numeric",))
         console.print(Text.assemble(("numerics not run", "yellow"), ": ", reason))
         return
     if num.compared_on:
         console.print(Text.assemble(("compared on", "bold"), ": ", num.compared_on))
     if num.error:
         console.print(Text.assemble(("error", "bold red"), ": ", num.error))
-    table_data = layer_table(num)
+    table_data = shaping.layer_table(num)
     if table_data is not None:
-        table = _table()
+        table = section_table()
         table.add_column("mode", style="bold")
         table.add_column("tolerance", justify="right")
         table.add_column("worst layer", overflow="fold")
         table.add_column("worst rel", justify="right")
         table.add_column("failing", justify="right")
         table.add_column("first divergent", overflow="fold")
-        for s in mode_summaries(table_data):
+        for s in shaping.mode_summaries(table_data):
             w = s.worst
             worst_style = "" if w is None or w.ok else "red"
             table.add_row(
-                _t(s.mode),
-                _t("—" if s.tolerance is None else f"{s.tolerance:.3g}"),
-                _t(w.layer if w else "—"),
-                _t(fmt_rel(w.rel) if w else "—", worst_style),
-                _t(f"{s.failing}/{s.layers}", "red" if s.failing else "green"),
-                _t(s.first_divergent, "bold red") if s.first_divergent else _t("none", "green"),
+                plain(s.mode),
+                plain("—" if s.tolerance is None else f"{s.tolerance:.3g}"),
+                plain(w.layer if w else "—"),
+                plain(shaping.fmt_rel(w.rel) if w else "—", worst_style),
+                plain(f"{s.failing}/{s.layers}", "red" if s.failing else "green"),
+                plain(s.first_divergent, "bold red") if s.first_divergent else plain("none", "green"),
             )
         console.print(table)
         focus, layers = table_data.highlight(top)
@@ -172,7 +161,7 @@ def _numerics(report: OnboardReport, console: Console, top: int) -> None:
             title = Text.assemble("around the first divergent layer ", (focus, "bold"))
         else:
             title = Text(f"top {len(layers)} layers by error / tolerance")
-        near = _table()
+        near = section_table()
         console.print(title)
         near.add_column("layer", overflow="fold")
         for mode in table_data.modes:
@@ -181,14 +170,16 @@ def _numerics(report: OnboardReport, console: Console, top: int) -> None:
             cells = []
             for mode in table_data.modes:
                 c = table_data.get(layer, mode)
-                cells.append(_t("—") if c is None else _t(fmt_rel(c.rel), "" if c.ok else "bold red"))
+                cells.append(
+                    plain("—") if c is None else plain(shaping.fmt_rel(c.rel), "" if c.ok else "bold red")
+                )
             name = Text(layer, style="bold" if layer == focus else "")
             if layer == focus:
                 name.append("  ◀ first divergent", style="red")
             near.add_row(name, *cells)
         console.print(near)
     else:
-        console.print(_t("no per-layer rows were recorded", "dim"))
+        console.print(plain("no per-layer rows were recorded", "dim"))
     console.print(Text.assemble(("device check", "bold"), ": ", num.device_check))
 
 
@@ -196,11 +187,11 @@ def _preflight(report: OnboardReport, console: Console) -> None:
     console.rule("HBM preflight", align="left")
     pf = report.preflight
     if pf is None:
-        reason = reason_from_notes(report.notes, ("preflight", "hbm"))
+        reason = shaping.reason_from_notes(report.notes, ("preflight", "hbm"))
         console.print(Text.assemble(("preflight not run", "yellow"), ": ", reason))
         return
-    fits = generation_fits(pf)
-    table = _table()
+    fits = shaping.generation_fits(pf)
+    table = section_table()
     table.add_column("generation", style="bold")
     table.add_column("HBM/chip", justify="right")
     table.add_column("inference", justify="right")
@@ -213,23 +204,23 @@ def _preflight(report: OnboardReport, console: Console) -> None:
         table.add_column("XLA", justify="right")
     for f in fits:
         row = [
-            _t(f.generation),
-            _t(fmt_bytes(f.hbm_per_chip_bytes)),
-            _t(fmt_bytes(f.inference_bytes)),
-            _t(fmt_bytes(f.training_bytes)),
+            plain(f.generation),
+            plain(fmt_bytes(f.hbm_per_chip_bytes)),
+            plain(fmt_bytes(f.inference_bytes)),
+            plain(fmt_bytes(f.training_bytes)),
             Text.assemble(_yes(f.fits), " / ", _yes(f.training_fits)),
-            _t(f"{f.inference_chips} / {f.training_chips}"),
-            _t(f"{f.smallest_slice_inference or '—'} / {f.smallest_slice_training or '—'}"),
+            plain(f"{f.inference_chips} / {f.training_chips}"),
+            plain(f"{f.smallest_slice_inference or '—'} / {f.smallest_slice_training or '—'}"),
         ]
         if show_xla:
-            row.append(_t(fmt_bytes(f.xla_bytes)))
+            row.append(plain(fmt_bytes(f.xla_bytes)))
         table.add_row(*row)
     console.print(table)
     for f in fits:
         line = f"{f.generation}: serve with {f.serving_layout}"
         if f.training_chips_remat:
             line += f"; training with remat needs {f.training_chips_remat} chips"
-        console.print(_t(line))
+        console.print(plain(line))
     b = pf.breakdown
     shape = f"batch {b.batch}" + (f", seq {b.seq}" if b.seq is not None else "")
     parts = [
@@ -246,7 +237,7 @@ def _preflight(report: OnboardReport, console: Console) -> None:
         parts.append(f"KV cache per token {fmt_bytes(int(b.kv_bytes_per_token))}")
     console.print(Text.assemble((shape, "bold"), ": ", ", ".join(parts), style="dim"))
     if b.note:
-        console.print(_t(b.note, "dim"))
+        console.print(plain(b.note, "dim"))
     if pf.xla_note:
         console.print(Text.assemble(("XLA", "bold"), ": ", pf.xla_note))
 
@@ -255,7 +246,7 @@ def _serving(report: OnboardReport, console: Console) -> None:
     console.rule("serving path", align="left")
     sp = report.serving
     if sp is None:
-        reason = reason_from_notes(report.notes, ("serving", "vllm"))
+        reason = shaping.reason_from_notes(report.notes, ("serving", "vllm"))
         console.print(Text.assemble(("no serving plan", "yellow"), ": ", reason))
         return
     console.print(Text.assemble(("path", "bold"), ": ", (sp.path, "bold cyan"), " — ", sp.reason))

@@ -6,28 +6,13 @@ never as markup, so a `[bold]` inside a log prints as typed.
 
 from __future__ import annotations
 
-from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tpu_runtime.cli.render_common import fmt_bytes
-from tpu_runtime.cli.render_diagnose_common import (
-    crash_fact_rows,
-    crash_records,
-    fmt_ms,
-    fmt_us,
-    headline,
-)
-from tpu_runtime.cli.render_diagnose_profile import (
-    DASH,
-    category_rows,
-    comparison_metric_rows,
-    comparison_op_rows,
-    host_event_rows,
-    profile_overview,
-    top_op_rows,
-)
+from tpu_runtime.cli.render.diagnose import facts, profile_rows
+from tpu_runtime.cli.render.terminal_text import plain, section_table
+from tpu_runtime.cli.render.units import fmt_bytes
 from tpu_runtime.diagnose.profile_model import ProfileComparison, ProfileSummary
 from tpu_runtime.diagnose.report import (
     CrashDiagnosis,
@@ -43,16 +28,8 @@ __all__ = ["render_diagnose_terminal"]
 _SEVERITY = {"high": "bold red", "medium": "yellow", "low": "cyan", "info": "dim"}
 
 
-def _t(value: object, style: str = "") -> Text:
-    return Text(str(value), style=style)
-
-
 #: Console columns from which the op table also shows FLOPs and bytes per run.
 WIDE_CONSOLE = 100
-
-
-def _table(title: str | None = None) -> Table:
-    return Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, show_edge=False)
 
 
 def _kv(rows: list[tuple[str, str]]) -> Table:
@@ -60,18 +37,18 @@ def _kv(rows: list[tuple[str, str]]) -> Table:
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
     for key, value in rows:
-        grid.add_row(_t(key), _t(value))
+        grid.add_row(plain(key), plain(value))
     return grid
 
 
 def render_diagnose_terminal(report: DiagnoseReport, console: Console, top: int = 15) -> None:
-    console.print(Text.assemble(("diagnose: ", "bold"), headline(report)))
-    inputs = _table()
+    console.print(Text.assemble(("diagnose: ", "bold"), facts.headline(report)))
+    inputs = section_table()
     inputs.add_column("input")
     inputs.add_column("kind")
     inputs.add_column("recognised as")
     for item in report.inputs:
-        inputs.add_row(_t(item.path), _t(item.kind, "cyan"), _t(item.detail, "dim"))
+        inputs.add_row(plain(item.path), plain(item.kind, "cyan"), plain(item.detail, "dim"))
     console.print(inputs)
     first = [f for f in report.findings if f.severity in ("high", "medium")][:top]
     if first:
@@ -115,14 +92,14 @@ def _crash(crash: CrashDiagnosis, console: Console) -> None:
     )
     if crash.summary:
         console.print(Text(crash.summary))
-    console.print(_kv(crash_fact_rows(crash)))
-    for key, records in crash_records(crash, compact=True):
-        table = _table(key.replace("_", " "))
+    console.print(_kv(facts.crash_fact_rows(crash)))
+    for key, records in facts.crash_records(crash, compact=True):
+        table = section_table(key.replace("_", " "))
         columns = list(dict.fromkeys(k for rec in records for k in rec))
         for c in columns:
             table.add_column(c, overflow="fold")
         for rec in records:
-            table.add_row(*(_t(rec.get(c, "")) for c in columns))
+            table.add_row(*(plain(rec.get(c, "")) for c in columns))
         console.print(table)
     console.print(Text.assemble(("cause: ", "bold"), crash.cause))
     console.print(Text.assemble(("fix: ", "bold green"), crash.fix))
@@ -161,20 +138,23 @@ def _trace(s: TorchTraceSummary, console: Console, top: int) -> None:
     console.rule(Text.assemble(("torch.profiler trace ", "bold"), s.source), style="dim")
     step = s.step_ms
     rows = [
-        ("events", f"{s.events:,} on {s.threads} thread(s), {fmt_ms(s.span_ms)} span"),
+        ("events", f"{s.events:,} on {s.threads} thread(s), {facts.fmt_ms(s.span_ms)} span"),
         (
             "steps",
             f"{len(s.steps) + s.steps_truncated}"
-            + (f", median {fmt_ms(step['median'])}, max {fmt_ms(step['max'])}" if step else ""),
+            + (f", median {facts.fmt_ms(step['median'])}, max {facts.fmt_ms(step['max'])}" if step else ""),
         ),
     ]
     if s.gap_ms:
-        rows.append(("gaps", f"total {fmt_ms(s.gap_ms['total'])}, max {fmt_ms(s.gap_ms['max'])}"))
+        rows.append(("gaps", f"total {facts.fmt_ms(s.gap_ms['total'])}, max {facts.fmt_ms(s.gap_ms['max'])}"))
     if s.dataloader:
         d = s.dataloader
         share = f", {d.share_of_steps_pct:.0f}% of step time" if d.share_of_steps_pct is not None else ""
         rows.append(
-            ("data loader", f"{d.count} waits, {fmt_ms(d.total_ms)} total, max {fmt_ms(d.max_ms)}{share}")
+            (
+                "data loader",
+                f"{d.count} waits, {facts.fmt_ms(d.total_ms)} total, max {facts.fmt_ms(d.max_ms)}{share}",
+            )
         )
     console.print(_kv(rows))
     for title, ops in (
@@ -183,7 +163,7 @@ def _trace(s: TorchTraceSummary, console: Console, top: int) -> None:
     ):
         if not ops:
             continue
-        table = _table(title)
+        table = section_table(title)
         for name, justify in (
             ("op", "left"),
             ("calls", "right"),
@@ -194,19 +174,24 @@ def _trace(s: TorchTraceSummary, console: Console, top: int) -> None:
             table.add_column(name, justify=justify)  # type: ignore[arg-type]
         for op in ops[:top]:
             table.add_row(
-                _t(op.name),
-                _t(op.count),
-                _t(fmt_us(op.self_us)),
-                _t(fmt_us(op.total_us)),
-                _t(f"{op.self_pct:.1f}"),
+                plain(op.name),
+                plain(op.count),
+                plain(facts.fmt_us(op.self_us)),
+                plain(facts.fmt_us(op.total_us)),
+                plain(f"{op.self_pct:.1f}"),
             )
         console.print(table)
     if s.syncs:
-        table = _table("host-device syncs")
+        table = section_table("host-device syncs")
         for name in ("op", "calls", "time", "from"):
             table.add_column(name)
         for sync in s.syncs[:top]:
-            table.add_row(_t(sync.name), _t(sync.count), _t(fmt_us(sync.total_us)), _t(sync.source or "—"))
+            table.add_row(
+                plain(sync.name),
+                plain(sync.count),
+                plain(facts.fmt_us(sync.total_us)),
+                plain(sync.source or "—"),
+            )
         console.print(table)
     _findings(s.findings, console)
     for note in s.notes:
@@ -227,25 +212,29 @@ def _dump(s: XlaDumpSummary, console: Console, top: int) -> None:
         )
     )
     if s.recompilations:
-        table = _table("recompiled modules")
+        table = section_table("recompiled modules")
         for name in ("module", "compilations", "layouts"):
             table.add_column(name, overflow="fold")
         for r in s.recompilations[:top]:
-            table.add_row(_t(r.name), _t(r.compilations), _t("\n".join(r.signatures[:4])))
+            table.add_row(plain(r.name), plain(r.compilations), plain("\n".join(r.signatures[:4])))
         console.print(table)
     if s.largest_buffers:
-        table = _table("largest buffers")
+        table = section_table("largest buffers")
         for name in ("buffer", "size", "shape", "kind", "module"):
             table.add_column(name, overflow="fold")
         for b in s.largest_buffers[:top]:
-            table.add_row(_t(b.name), _t(fmt_bytes(b.size_bytes)), _t(b.shape), _t(b.kind), _t(b.module))
+            table.add_row(
+                plain(b.name), plain(fmt_bytes(b.size_bytes)), plain(b.shape), plain(b.kind), plain(b.module)
+            )
         console.print(table)
     if s.collectives:
-        table = _table("collectives")
+        table = section_table("collectives")
         for name in ("kind", "shape", "groups", "source"):
             table.add_column(name, overflow="fold")
         for c in s.collectives[:top]:
-            table.add_row(_t(c.kind), _t(c.shape), _t(c.replica_groups), _t(c.source or c.op_name))
+            table.add_row(
+                plain(c.kind), plain(c.shape), plain(c.replica_groups), plain(c.source or c.op_name)
+            )
         console.print(table)
     _findings(s.findings, console)
 
@@ -277,16 +266,17 @@ def _columns(table: Table, names: list[tuple[str, str]]) -> Table:
 
 def _profile(p: ProfileSummary, console: Console, top: int) -> None:
     console.rule(Text.assemble(("XProf profile ", "bold"), p.path), style="dim")
-    console.print(_kv(profile_overview(p)))
-    categories = category_rows(p, top)
+    console.print(_kv(profile_rows.profile_overview(p)))
+    categories = profile_rows.category_rows(p, top)
     if categories:
         table = _columns(
-            _table("busy time by HLO category"), [("category", "left"), ("ms", "right"), ("%", "right")]
+            section_table("busy time by HLO category"),
+            [("category", "left"), ("ms", "right"), ("%", "right")],
         )
         for row in categories:
-            table.add_row(*(_t(v) for v in row))
+            table.add_row(*(plain(v) for v in row))
         console.print(table)
-    ops = top_op_rows(p, top)
+    ops = profile_rows.top_op_rows(p, top)
     if ops:
         wide = console.width >= WIDE_CONSOLE
         names = [("#", "right"), ("op", "left"), ("self ms", "right"), ("%", "right")]
@@ -296,24 +286,26 @@ def _profile(p: ProfileSummary, console: Console, top: int) -> None:
         title = f"top {len(ops)} of {p.distinct_ops} ops by self time"
         if not wide:
             title += " (FLOPs and bytes per run: a wider terminal, --md, --html or --json)"
-        table = _columns(_table(title), names)
+        table = _columns(section_table(title), names)
         table.columns[1].min_width = 24  # op names and their origin read whole, not folded by 8 chars
         for o in ops:
-            origin = [v for v in dict.fromkeys((o.framework_op, _short_source(o.source))) if v != DASH]
-            cells = [_t(o.rank), Text.assemble(o.name, *((f"\n{v}", "dim") for v in origin))]
-            cells += [_t(o.self_ms), _t(o.percent)]
+            origin = [
+                v for v in dict.fromkeys((o.framework_op, _short_source(o.source))) if v != profile_rows.DASH
+            ]
+            cells = [plain(o.rank), Text.assemble(o.name, *((f"\n{v}", "dim") for v in origin))]
+            cells += [plain(o.self_ms), plain(o.percent)]
             if wide:
-                cells += [_t(o.flops), _t(o.bytes)]
-            cells += [_t(o.intensity), _t(o.bound, _BOUND.get(o.bound, ""))]
+                cells += [plain(o.flops), plain(o.bytes)]
+            cells += [plain(o.intensity), plain(o.bound, _BOUND.get(o.bound, ""))]
             table.add_row(*cells)
         console.print(table)
-    events = host_event_rows(p, top)
+    events = profile_rows.host_event_rows(p, top)
     if events and not ops:
         table = _columns(
-            _table("top host events"), [("event", "left"), ("self ms", "right"), ("count", "right")]
+            section_table("top host events"), [("event", "left"), ("self ms", "right"), ("count", "right")]
         )
         for row in events:
-            table.add_row(*(_t(v) for v in row))
+            table.add_row(*(plain(v) for v in row))
         console.print(table)
     for note in [*p.notes, *p.profiler_errors]:
         console.print(Text(f"note: {note}", style="dim"))
@@ -330,15 +322,16 @@ def _comparison(c: ProfileComparison, console: Console, top: int) -> None:
     if c.comparable != "all figures":
         console.print(Text(f"compared: {c.comparable}"))
     table = _columns(
-        _table(), [("metric", "left"), ("baseline", "right"), ("this run", "right"), ("change", "right")]
+        section_table(),
+        [("metric", "left"), ("baseline", "right"), ("this run", "right"), ("change", "right")],
     )
-    for m in comparison_metric_rows(c):
-        table.add_row(_t(m.label), _t(m.before), _t(m.after), _t(m.change))
+    for m in profile_rows.comparison_metric_rows(c):
+        table.add_row(plain(m.label), plain(m.before), plain(m.after), plain(m.change))
     console.print(table)
-    ops = comparison_op_rows(c, top)
+    ops = profile_rows.comparison_op_rows(c, top)
     if ops:
         table = _columns(
-            _table("top ops: average self time per run (µs)"),
+            section_table("top ops: average self time per run (µs)"),
             [
                 ("status", "left"),
                 ("op", "left"),
@@ -349,6 +342,10 @@ def _comparison(c: ProfileComparison, console: Console, top: int) -> None:
         )
         for o in ops:
             table.add_row(
-                _t(o.status, _STATUS.get(o.status, "")), _t(o.label), _t(o.before), _t(o.after), _t(o.change)
+                plain(o.status, _STATUS.get(o.status, "")),
+                plain(o.label),
+                plain(o.before),
+                plain(o.after),
+                plain(o.change),
             )
         console.print(table)

@@ -32,7 +32,6 @@ __all__ = [
     "MissingRow",
     "ModeSummary",
     "coverage_rows",
-    "fmt_bytes",
     "fmt_count",
     "fmt_rel",
     "generation_fits",
@@ -55,17 +54,6 @@ _SEVERITY = {"missing": 0, "cpu_variant": 1, "composite": 2, "supported": 3}
 
 
 # --------------------------------------------------------------------------------------------- numbers
-
-
-def fmt_bytes(n: int | None) -> str:
-    """Binary units, GiB for anything from 1 GiB up (the unit HBM is quoted in)."""
-    if n is None:
-        return "—"
-    size = float(n)
-    for unit, scale in (("TiB", 2.0**40), ("GiB", 2.0**30), ("MiB", 2.0**20), ("KiB", 2.0**10)):
-        if abs(size) >= scale:
-            return f"{size / scale:.2f} {unit}"
-    return f"{int(size)} B"
 
 
 def fmt_count(n: int) -> str:

@@ -9,37 +9,19 @@ autoescaping; matplotlib escapes the text it writes into SVG itself.
 
 from __future__ import annotations
 
-import io
 import math
-import re
 from collections.abc import Sequence
-from importlib import resources
 
-import jinja2
-import matplotlib
-from markupsafe import Markup, escape
+from markupsafe import Markup
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 
-from tpu_runtime.cli.render_common import (
-    STATUS_LABELS,
-    STATUSES,
-    CoverageRow,
-    LayerTable,
-    coverage_rows,
-    fmt_bytes,
-    fmt_count,
-    fmt_rel,
-    generation_fits,
-    layer_table,
-    missing_rows,
-    mode_summaries,
-    ops_by_severity,
-    reason_from_notes,
-    size_rows,
-)
+from tpu_runtime.cli.render.html_page import page_template
+from tpu_runtime.cli.render.onboard import shaping
+from tpu_runtime.cli.render.svg import figure_svg, mpl_text
+from tpu_runtime.cli.render.units import fmt_bytes
 from tpu_runtime.onboard.report import GenerationFit, OnboardReport, Remedy
 
 __all__ = ["render_onboard_html"]
@@ -54,42 +36,16 @@ MODE_COLORS = {"default": "#1f77b4", "high": "#2ca02c", "highest": "#9467bd", "b
 _FALLBACK_COLORS = ("#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf")
 _GIB = 2.0**30
 TEMPLATE_NAME = "onboard.html.j2"
-"""The page template, shipped in `tpu_runtime/cli/templates/` (hatch packages the directory whole)."""
+"""The page template, in `tpu_runtime/cli/render/templates/` (`html_page.page_template`)."""
 
 # ------------------------------------------------------------------------------------------------ charts
-
-
-def _mpl_text(s: str, limit: int = 40) -> str:
-    """A label matplotlib prints as typed: `$` would start mathtext; long dotted paths keep their tail."""
-    if len(s) > limit:
-        s = "…" + s[-(limit - 1) :]
-    return s.replace("$", r"\$")
-
-
-def _svg(fig: Figure, name: str, label: str) -> Markup:
-    buf = io.StringIO()
-    with matplotlib.rc_context({"svg.hashsalt": f"tpu-agent-{name}", "svg.fonttype": "none"}):
-        fig.savefig(
-            buf,
-            format="svg",
-            bbox_inches="tight",
-            metadata={"Creator": None, "Date": None, "Format": None, "Type": None},
-        )
-    text = buf.getvalue()
-    text = text[text.index("<svg") :]  # drop the XML declaration and DOCTYPE: not valid inside HTML
-    text = re.sub(r'\bid="([^"]+)"', rf'id="{name}-\1"', text)
-    text = text.replace('href="#', f'href="#{name}-').replace("url(#", f"url(#{name}-")
-    attrs = f'<svg class="chart" role="img" aria-label="{escape(label)}" '
-    text = text.replace("<svg ", attrs, 1)
-    # Markup: the SVG is generated here and matplotlib escapes every text node it writes.
-    return Markup(text)
 
 
 def _mode_color(mode: str, i: int) -> str:
     return MODE_COLORS.get(mode, _FALLBACK_COLORS[i % len(_FALLBACK_COLORS)])
 
 
-def _layer_chart(table: LayerTable) -> Markup:
+def _layer_chart(table: shaping.LayerTable) -> Markup:
     n = len(table.layers)
     finite = [
         c.rel
@@ -139,7 +95,7 @@ def _layer_chart(table: LayerTable) -> Markup:
         fx = table.index[focus]
         ax.axvline(fx, color="#c62828", ls=":", lw=1.2)
         ax.annotate(
-            f"first divergent: {_mpl_text(focus, 48)}",
+            f"first divergent: {mpl_text(focus, 48)}",
             xy=(fx, 1.0),
             xycoords=("data", "axes fraction"),
             xytext=(4, -12),
@@ -154,7 +110,7 @@ def _layer_chart(table: LayerTable) -> Markup:
     if n <= 40:
         ax.set_xticks(xs)
         ax.set_xticklabels(
-            [_mpl_text(layer, 32) for layer in table.layers], rotation=60, ha="right", fontsize=7
+            [mpl_text(layer, 32) for layer in table.layers], rotation=60, ha="right", fontsize=7
         )
     else:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=12))
@@ -172,23 +128,23 @@ def _layer_chart(table: LayerTable) -> Markup:
         labels.append("did not run / non-finite")
     ax.legend(handles, labels, fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title("Per-layer relative error vs float64 CPU reference", fontsize=11, loc="left")
-    return _svg(fig, "layers", "per-layer relative error by precision mode")
+    return figure_svg(fig, "layers", "per-layer relative error by precision mode")
 
 
-def _coverage_chart(rows: Sequence[CoverageRow]) -> Markup:
+def _coverage_chart(rows: Sequence[shaping.CoverageRow]) -> Markup:
     fig = Figure(figsize=(10, 0.9 + 0.65 * len(rows)))
     ax = fig.add_subplot()
     ys = list(range(len(rows)))[::-1]
     left = [0.0] * len(rows)
     total_max = max((r.total_ops for r in rows), default=1) or 1
-    for status in STATUSES:
+    for status in shaping.STATUSES:
         widths = [float(r.ops[status]) for r in rows]
         ax.barh(
             ys,
             widths,
             left=left,
             color=STATUS_COLORS[status],
-            label=STATUS_LABELS[status],
+            label=shaping.STATUS_LABELS[status],
             height=0.6,
             edgecolor="white",
         )
@@ -197,14 +153,14 @@ def _coverage_chart(rows: Sequence[CoverageRow]) -> Markup:
                 ax.text(lft + w / 2, y, str(int(w)), ha="center", va="center", color="white", fontsize=8)
         left = [a + b for a, b in zip(left, widths, strict=True)]
     ax.set_yticks(ys)
-    ax.set_yticklabels([_mpl_text(r.label) for r in rows])
+    ax.set_yticklabels([mpl_text(r.label) for r in rows])
     ax.set_xlabel("distinct ATen overloads")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.set_title("Op coverage by TorchTPU status", fontsize=11, loc="left")
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    return _svg(fig, "coverage", "op counts by TorchTPU status for each phase")
+    return figure_svg(fig, "coverage", "op counts by TorchTPU status for each phase")
 
 
 def _hbm_chart(fits: Sequence[GenerationFit]) -> Markup:
@@ -231,10 +187,7 @@ def _hbm_chart(fits: Sequence[GenerationFit]) -> Markup:
         ax.set_yscale("log")
     ax.set_xticks(xs)
     ax.set_xticklabels(
-        [
-            f"{_mpl_text(f.generation)}\nchips: {f.inference_chips} inf / {f.training_chips} train"
-            for f in fits
-        ]
+        [f"{mpl_text(f.generation)}\nchips: {f.inference_chips} inf / {f.training_chips} train" for f in fits]
     )
     ax.set_ylabel("GiB")
     ax.margins(y=0.12)
@@ -248,64 +201,53 @@ def _hbm_chart(fits: Sequence[GenerationFit]) -> Markup:
     ax.set_title("HBM needed vs HBM per chip", fontsize=11, loc="left")
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
-    return _svg(fig, "hbm", "inference and training bytes against HBM per chip for each TPU generation")
+    return figure_svg(fig, "hbm", "inference and training bytes against HBM per chip for each TPU generation")
 
 
 # ---------------------------------------------------------------------------------------------- template
 
 
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
-    )
-    env.filters["gib"] = fmt_bytes
-    env.filters["rel"] = fmt_rel
-    env.filters["count"] = fmt_count
-    return env
-
-
-_ENV = _environment()
-_COMPILED = _ENV.from_string(
-    resources.files("tpu_runtime.cli").joinpath("templates", TEMPLATE_NAME).read_text(encoding="utf-8")
+_COMPILED = page_template(
+    TEMPLATE_NAME, {"gib": fmt_bytes, "rel": shaping.fmt_rel, "count": shaping.fmt_count}
 )
 
 
 def render_onboard_html(report: OnboardReport) -> str:
     """One self-contained HTML page: the Markdown report's tables plus three inline SVG charts."""
-    coverage = coverage_rows(report)
-    missing = missing_rows(report)
+    coverage = shaping.coverage_rows(report)
+    missing = shaping.missing_rows(report)
     remedy_groups: dict[str, list[Remedy]] = {}
     for row in missing:
         if row.remedies:
             remedy_groups.setdefault(row.op, row.remedies)
     numerics = report.numerics
-    layers = layer_table(numerics)
-    fits = generation_fits(report.preflight)
+    layers = shaping.layer_table(numerics)
+    fits = shaping.generation_fits(report.preflight)
     focus, highlight = layers.highlight(15) if layers is not None else (None, [])
     context = {
         "report": report,
         "m": report.model,
-        "statuses": STATUSES,
-        "labels": STATUS_LABELS,
+        "statuses": shaping.STATUSES,
+        "labels": shaping.STATUS_LABELS,
         "coverage": coverage,
         "coverage_svg": _coverage_chart(coverage) if coverage else Markup(""),
         "missing": missing,
         "remedy_groups": remedy_groups,
         "numerics": numerics,
-        "numerics_reason": reason_from_notes(report.notes, ("numeric",)),
+        "numerics_reason": shaping.reason_from_notes(report.notes, ("numeric",)),
         "layers": layers,
         "layers_svg": _layer_chart(layers) if layers is not None else Markup(""),
-        "summaries": mode_summaries(layers) if layers is not None else [],
+        "summaries": shaping.mode_summaries(layers) if layers is not None else [],
         "focus": focus,
         "highlight": highlight,
         "preflight": report.preflight,
-        "preflight_reason": reason_from_notes(report.notes, ("preflight", "hbm")),
+        "preflight_reason": shaping.reason_from_notes(report.notes, ("preflight", "hbm")),
         "fits": fits,
         "show_xla": any(f.xla_bytes is not None for f in fits),
         "hbm_svg": _hbm_chart(fits) if fits else Markup(""),
         "serving": report.serving,
-        "serving_reason": reason_from_notes(report.notes, ("serving", "vllm")),
-        "inventory": ops_by_severity(report.ops),
-        "size_rows": size_rows(report.size) if report.size is not None else [],
+        "serving_reason": shaping.reason_from_notes(report.notes, ("serving", "vllm")),
+        "inventory": shaping.ops_by_severity(report.ops),
+        "size_rows": shaping.size_rows(report.size) if report.size is not None else [],
     }
     return _COMPILED.render(**context)

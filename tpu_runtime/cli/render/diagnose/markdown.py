@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
-from tpu_runtime.cli.render_common import fmt_bytes
-from tpu_runtime.cli.render_diagnose_common import (
-    crash_fact_rows,
-    crash_records,
-    fmt_ms,
-    fmt_us,
-    headline,
-)
-from tpu_runtime.cli.render_diagnose_profile import (
-    DASH,
-    category_rows,
-    comparison_metric_rows,
-    comparison_op_rows,
-    host_event_rows,
-    profile_overview,
-    top_op_rows,
-)
+from tpu_runtime.cli.render.diagnose import facts, profile_rows
+from tpu_runtime.cli.render.markdown_text import md_code, md_text
+from tpu_runtime.cli.render.units import fmt_bytes
 from tpu_runtime.diagnose.profile_model import ProfileComparison, ProfileSummary
 from tpu_runtime.diagnose.report import (
     Citation,
@@ -35,40 +20,27 @@ from tpu_runtime.diagnose.report import (
 
 __all__ = ["render_diagnose_markdown"]
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|])")
-
-
-def _text(value: object) -> str:
-    """Plain text safe inside a table cell: no Markdown emphasis, no raw HTML, one line."""
-    s = str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return " ".join(_MD_SPECIAL.sub(r"\\\1", s).splitlines()).strip()
-
-
-def _code(value: object) -> str:
-    s = " ".join(str(value).splitlines()).strip().replace("|", "\\|")
-    if not s:
-        return ""
-    fence = "``" if "`" in s else "`"
-    return f"{fence} {s} {fence}" if fence == "``" else f"`{s}`"
-
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    out = ["| " + " | ".join(_text(h) for h in headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    out = [
+        "| " + " | ".join(md_text(h) for h in headers) + " |",
+        "|" + "|".join("---" for _ in headers) + "|",
+    ]
     out += ["| " + " | ".join(row) + " |" for row in rows]
     return [*out, ""]
 
 
 def render_diagnose_markdown(report: DiagnoseReport) -> str:
-    lines = ["# tpu-agent diagnose", "", f"**{_text(headline(report))}**", ""]
+    lines = ["# tpu-agent diagnose", "", f"**{md_text(facts.headline(report))}**", ""]
     lines += _table(
         ["input", "kind", "recognised as"],
-        [[_code(i.path), i.kind, _text(i.detail)] for i in report.inputs],
+        [[md_code(i.path), i.kind, md_text(i.detail)] for i in report.inputs],
     )
     first = [f for f in report.findings if f.severity in ("high", "medium")][: report.top]
     if first:
         lines += ["## What to change first", ""]
         lines += [
-            f"{i}. **{f.kind}** ({f.severity}, {_code(f.source)}): {_text(f.message)}"
+            f"{i}. **{f.kind}** ({f.severity}, {md_code(f.source)}): {md_text(f.message)}"
             for i, f in enumerate(first, 1)
         ]
         lines += [""]
@@ -85,7 +57,7 @@ def render_diagnose_markdown(report: DiagnoseReport) -> str:
     if report.comparison is not None:
         lines += _comparison(report.comparison, report.top)
     if report.notes:
-        lines += ["## Notes", ""] + [f"- {_text(n)}" for n in report.notes] + [""]
+        lines += ["## Notes", ""] + [f"- {md_text(n)}" for n in report.notes] + [""]
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -94,9 +66,9 @@ def _findings(findings: list[Finding]) -> list[str]:
         return []
     out = ["### Findings", ""]
     for f in findings:
-        out.append(f"- **{f.severity}** `{f.kind}`: {_text(f.message)}")
+        out.append(f"- **{f.severity}** `{f.kind}`: {md_text(f.message)}")
         if f.fix:
-            out.append(f"  - fix: {_text(f.fix)}")
+            out.append(f"  - fix: {md_text(f.fix)}")
         for c in f.citations:
             out.append(f"  - source: {_citation(c)}")
     return [*out, ""]
@@ -104,57 +76,65 @@ def _findings(findings: list[Finding]) -> list[str]:
 
 def _citation(c: Citation) -> str:
     """The link, then the knowledge-base fact it names (id, sentence, the sentence's own source)."""
-    text = f"[{_text(c.label)}]({c.url})"
+    text = f"[{md_text(c.label)}]({c.url})"
     if c.kb:
-        text += f"; knowledge base {_code(c.kb)}"
+        text += f"; knowledge base {md_code(c.kb)}"
         if c.kb_text:
-            text += f": {_text(c.kb_text)}"
+            text += f": {md_text(c.kb_text)}"
         if c.kb_source:
             text += f" ([source]({c.kb_source}))"
     return text
 
 
 def _crash(crash: CrashDiagnosis) -> list[str]:
-    out = [f"## Crash log {_code(crash.source)}", ""]
-    out.append(f"**{crash.category}**: {_text(crash.title)} (confidence {crash.confidence:.2f})")
+    out = [f"## Crash log {md_code(crash.source)}", ""]
+    out.append(f"**{crash.category}**: {md_text(crash.title)} (confidence {crash.confidence:.2f})")
     out.append("")
     if crash.summary:
-        out += [_text(crash.summary), ""]
-    out += _table(["fact", "value"], [[_text(k), _code(v)] for k, v in crash_fact_rows(crash)])
-    for key, records in crash_records(crash):
+        out += [md_text(crash.summary), ""]
+    out += _table(["fact", "value"], [[md_text(k), md_code(v)] for k, v in facts.crash_fact_rows(crash)])
+    for key, records in facts.crash_records(crash):
         columns = list(dict.fromkeys(k for rec in records for k in rec))
-        out += [f"**{_text(key.replace('_', ' '))}**", ""]
-        out += _table(columns, [[_text(rec.get(c, "")) for c in columns] for rec in records])
-    out += [f"**Cause.** {_text(crash.cause)}", "", f"**Fix.** {_text(crash.fix)}", ""]
+        out += [f"**{md_text(key.replace('_', ' '))}**", ""]
+        out += _table(columns, [[md_text(rec.get(c, "")) for c in columns] for rec in records])
+    out += [f"**Cause.** {md_text(crash.cause)}", "", f"**Fix.** {md_text(crash.fix)}", ""]
     out += [f"- {_citation(c)}" for c in crash.citations]
     if crash.evidence.lines:
         out += ["", "Evidence:", "", "```text", *crash.evidence.lines, "```"]
     if crash.evidence.fix_rule:
-        out += ["", f"Fix chosen by `{crash.evidence.fix_rule}`: {_text(crash.evidence.fix_reason)}"]
+        out += ["", f"Fix chosen by `{crash.evidence.fix_rule}`: {md_text(crash.evidence.fix_reason)}"]
     if crash.other_matches:
         out += ["", f"Also matched (weaker): {', '.join(crash.other_matches)}"]
     return [*out, ""]
 
 
 def _trace(s: TorchTraceSummary, top: int) -> list[str]:
-    out = [f"## torch.profiler trace {_code(s.source)}", ""]
+    out = [f"## torch.profiler trace {md_code(s.source)}", ""]
     rows = [
         ["events", f"{s.events:,} on {s.threads} thread(s)"],
-        ["span", fmt_ms(s.span_ms)],
+        ["span", facts.fmt_ms(s.span_ms)],
         ["steps", str(len(s.steps) + s.steps_truncated)],
         ["device events", str(s.device_events)],
     ]
     if s.step_ms:
-        rows.append(["step time", f"median {fmt_ms(s.step_ms['median'])}, max {fmt_ms(s.step_ms['max'])}"])
+        rows.append(
+            ["step time", f"median {facts.fmt_ms(s.step_ms['median'])}, max {facts.fmt_ms(s.step_ms['max'])}"]
+        )
     if s.gap_ms:
         rows.append(
-            ["gaps between steps", f"total {fmt_ms(s.gap_ms['total'])}, max {fmt_ms(s.gap_ms['max'])}"]
+            [
+                "gaps between steps",
+                f"total {facts.fmt_ms(s.gap_ms['total'])}, max {facts.fmt_ms(s.gap_ms['max'])}",
+            ]
         )
     if s.dataloader:
         d = s.dataloader
         share = f"{d.share_of_steps_pct:.1f}% of step time" if d.share_of_steps_pct is not None else "—"
         rows.append(
-            ["data loader", f"{d.count} waits, {fmt_ms(d.total_ms)} total, max {fmt_ms(d.max_ms)}, {share}"]
+            [
+                "data loader",
+                f"{d.count} waits, {facts.fmt_ms(d.total_ms)} total, max {facts.fmt_ms(d.max_ms)}, {share}",
+            ]
         )
     out += _table(["", ""], rows)
     for title, ops in (
@@ -166,7 +146,13 @@ def _trace(s: TorchTraceSummary, top: int) -> list[str]:
             out += _table(
                 ["op", "calls", "self", "total", "% of side"],
                 [
-                    [_code(o.name), str(o.count), fmt_us(o.self_us), fmt_us(o.total_us), f"{o.self_pct:.1f}"]
+                    [
+                        md_code(o.name),
+                        str(o.count),
+                        facts.fmt_us(o.self_us),
+                        facts.fmt_us(o.total_us),
+                        f"{o.self_pct:.1f}",
+                    ]
                     for o in ops[:top]
                 ],
             )
@@ -177,10 +163,10 @@ def _trace(s: TorchTraceSummary, top: int) -> list[str]:
             [
                 [
                     str(st.step),
-                    fmt_ms(st.start_ms),
-                    fmt_ms(st.duration_ms),
-                    fmt_ms(st.gap_before_ms),
-                    fmt_ms(st.dataloader_ms),
+                    facts.fmt_ms(st.start_ms),
+                    facts.fmt_ms(st.duration_ms),
+                    facts.fmt_ms(st.gap_before_ms),
+                    facts.fmt_ms(st.dataloader_ms),
                     str(st.syncs),
                 ]
                 for st in s.steps[: max(top, 1) * 4]
@@ -191,17 +177,17 @@ def _trace(s: TorchTraceSummary, top: int) -> list[str]:
         out += _table(
             ["op", "calls", "time", "from"],
             [
-                [_code(x.name), str(x.count), fmt_us(x.total_us), _code(x.source or "—")]
+                [md_code(x.name), str(x.count), facts.fmt_us(x.total_us), md_code(x.source or "—")]
                 for x in s.syncs[:top]
             ],
         )
     out += _findings(s.findings)
-    out += [f"- note: {_text(n)}" for n in s.notes]
+    out += [f"- note: {md_text(n)}" for n in s.notes]
     return [*out, ""]
 
 
 def _dump(s: XlaDumpSummary, top: int) -> list[str]:
-    out = [f"## XLA dump {_code(s.source)}", ""]
+    out = [f"## XLA dump {md_code(s.source)}", ""]
     out += _table(
         ["", ""],
         [
@@ -219,9 +205,9 @@ def _dump(s: XlaDumpSummary, top: int) -> list[str]:
             ["module", "compilations", "layouts", "module ids"],
             [
                 [
-                    _code(r.name),
+                    md_code(r.name),
                     str(r.compilations),
-                    "<br>".join(_code(x) for x in r.signatures[:4]),
+                    "<br>".join(md_code(x) for x in r.signatures[:4]),
                     ", ".join(r.module_ids),
                 ]
                 for r in s.recompilations[:top]
@@ -232,7 +218,7 @@ def _dump(s: XlaDumpSummary, top: int) -> list[str]:
         out += _table(
             ["buffer", "size", "shape", "kind", "module"],
             [
-                [_code(b.name), fmt_bytes(b.size_bytes), _code(b.shape), b.kind, _code(b.module)]
+                [md_code(b.name), fmt_bytes(b.size_bytes), md_code(b.shape), b.kind, md_code(b.module)]
                 for b in s.largest_buffers[:top]
             ],
         )
@@ -241,17 +227,23 @@ def _dump(s: XlaDumpSummary, top: int) -> list[str]:
         out += _table(
             ["kind", "shape", "groups", "op", "source"],
             [
-                [c.kind, _code(c.shape), _code(c.replica_groups), _code(c.op_name), _code(c.source or "—")]
+                [
+                    c.kind,
+                    md_code(c.shape),
+                    md_code(c.replica_groups),
+                    md_code(c.op_name),
+                    md_code(c.source or "—"),
+                ]
                 for c in s.collectives[:top]
             ],
         )
     out += _findings(s.findings)
-    out += [f"- note: {_text(n)}" for n in s.notes]
+    out += [f"- note: {md_text(n)}" for n in s.notes]
     return [*out, ""]
 
 
 def _metrics(s: MetricsSummary, top: int) -> list[str]:
-    out = [f"## Metrics report {_code(s.source)}", ""]
+    out = [f"## Metrics report {md_code(s.source)}", ""]
     rows = [
         ["compilations", "—" if s.compilations is None else str(s.compilations)],
         ["compile time", "—" if s.compile_seconds is None else f"{s.compile_seconds:.1f} s"],
@@ -264,21 +256,21 @@ def _metrics(s: MetricsSummary, top: int) -> list[str]:
     out += _table(["", ""], rows)
     if s.fallback_ops:
         out += ["### CPU fallback ops", ""]
-        out += _table(["op", "calls"], [[_code(k), str(v)] for k, v in list(s.fallback_ops.items())[:top]])
+        out += _table(["op", "calls"], [[md_code(k), str(v)] for k, v in list(s.fallback_ops.items())[:top]])
     out += _findings(s.findings)
     return [*out, ""]
 
 
 def _profile(p: ProfileSummary, top: int) -> list[str]:
-    out = [f"## XProf profile {_code(p.path)}", ""]
-    out += _table(["", ""], [[_text(k), _text(v)] for k, v in profile_overview(p)])
-    categories = category_rows(p, top)
+    out = [f"## XProf profile {md_code(p.path)}", ""]
+    out += _table(["", ""], [[md_text(k), md_text(v)] for k, v in profile_rows.profile_overview(p)])
+    categories = profile_rows.category_rows(p, top)
     if categories:
         out += ["### Busy time by HLO category", ""]
         out += _table(
-            ["category", "self time (ms)", "% of busy"], [[_text(c) for c in row] for row in categories]
+            ["category", "self time (ms)", "% of busy"], [[md_text(c) for c in row] for row in categories]
         )
-    ops = top_op_rows(p, top)
+    ops = profile_rows.top_op_rows(p, top)
     if ops:
         out += [f"### Top {len(ops)} of {p.distinct_ops} ops by self time", ""]
         out += _table(
@@ -301,8 +293,8 @@ def _profile(p: ProfileSummary, top: int) -> list[str]:
             [
                 [
                     o.rank,
-                    _code(o.name),
-                    _text(o.category),
+                    md_code(o.name),
+                    md_text(o.category),
                     o.self_ms,
                     o.percent,
                     o.avg_us,
@@ -312,30 +304,30 @@ def _profile(p: ProfileSummary, top: int) -> list[str]:
                     o.gflops,
                     o.gbps,
                     o.bound,
-                    _code(o.framework_op) if o.framework_op != DASH else DASH,
-                    _code(o.source) if o.source != DASH else DASH,
+                    md_code(o.framework_op) if o.framework_op != profile_rows.DASH else profile_rows.DASH,
+                    md_code(o.source) if o.source != profile_rows.DASH else profile_rows.DASH,
                 ]
                 for o in ops
             ],
         )
-    events = host_event_rows(p, top)
+    events = profile_rows.host_event_rows(p, top)
     if events and not ops:
         out += ["### Top host events by self time", ""]
-        out += _table(["event", "self time (ms)", "count"], [[_code(n), ms, c] for n, ms, c in events])
-    out += [f"- note: {_text(n)}" for n in [*p.notes, *p.profiler_errors]]
+        out += _table(["event", "self time (ms)", "count"], [[md_code(n), ms, c] for n, ms, c in events])
+    out += [f"- note: {md_text(n)}" for n in [*p.notes, *p.profiler_errors]]
     return [*out, ""]
 
 
 def _comparison(c: ProfileComparison, top: int) -> list[str]:
     out = ["## Compared with the baseline profile", ""]
-    out += [f"Baseline {_code(c.before)}, this run {_code(c.after)}: {_text(c.summary)}", ""]
+    out += [f"Baseline {md_code(c.before)}, this run {md_code(c.after)}: {md_text(c.summary)}", ""]
     if c.comparable != "all figures":
-        out += [f"Compared: {_text(c.comparable)}", ""]
+        out += [f"Compared: {md_text(c.comparable)}", ""]
     out += _table(
         ["metric", "baseline", "this run", "change"],
-        [[_text(m.label), m.before, m.after, m.change] for m in comparison_metric_rows(c)],
+        [[md_text(m.label), m.before, m.after, m.change] for m in profile_rows.comparison_metric_rows(c)],
     )
-    ops = comparison_op_rows(c, top)
+    ops = profile_rows.comparison_op_rows(c, top)
     if ops:
         out += [
             f"### Top ops, average self time per run (µs); changes beyond {c.threshold_percent:g}% count",
@@ -343,6 +335,6 @@ def _comparison(c: ProfileComparison, top: int) -> list[str]:
         ]
         out += _table(
             ["status", "op", "program", "baseline", "this run", "change"],
-            [[o.status, _code(o.label), _code(o.program), o.before, o.after, o.change] for o in ops],
+            [[o.status, md_code(o.label), md_code(o.program), o.before, o.after, o.change] for o in ops],
         )
     return [*out, ""]

@@ -12,31 +12,16 @@ fixed hash salt), and all report text goes through jinja2 autoescaping.
 from __future__ import annotations
 
 import math
-from importlib import resources
 
-import jinja2
 from markupsafe import Markup
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 
-from tpu_runtime.cli.render_common import fmt_bytes
-from tpu_runtime.cli.render_diagnose_common import (
-    crash_fact_rows,
-    crash_records,
-    fmt_ms,
-    fmt_us,
-    headline,
-)
-from tpu_runtime.cli.render_diagnose_profile import (
-    category_rows,
-    comparison_metric_rows,
-    comparison_op_rows,
-    host_event_rows,
-    profile_overview,
-    top_op_rows,
-)
-from tpu_runtime.cli.render_html import _svg
+from tpu_runtime.cli.render.diagnose import facts, profile_rows
+from tpu_runtime.cli.render.html_page import page_template
+from tpu_runtime.cli.render.svg import figure_svg
+from tpu_runtime.cli.render.units import fmt_bytes
 from tpu_runtime.diagnose.profile_model import ProfileSummary
 from tpu_runtime.diagnose.report import Citation, DiagnoseReport, TorchTraceSummary
 
@@ -60,7 +45,9 @@ def step_timeline_svg(trace: TorchTraceSummary, index: int = 0) -> Markup:
     if not trace.steps:
         return Markup("")
     fig = step_timeline_figure(trace)
-    return _svg(fig, f"steps{index}", "step durations with data loader time, and the steps on a time axis")
+    return figure_svg(
+        fig, f"steps{index}", "step durations with data loader time, and the steps on a time axis"
+    )
 
 
 def step_timeline_figure(trace: TorchTraceSummary) -> Figure:
@@ -117,7 +104,7 @@ def roofline_svg(profile: ProfileSummary) -> Markup:
     fig = roofline_figure(profile)
     if fig is None:
         return Markup("")
-    chart = _svg(fig, "roofline", ROOFLINE_LABEL)
+    chart = figure_svg(fig, "roofline", ROOFLINE_LABEL)
     left_out = len(profile.top_ops) - len(_drawn(profile))
     if not left_out:
         return chart
@@ -222,20 +209,7 @@ def roofline_figure(profile: ProfileSummary) -> Figure | None:
     return fig
 
 
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
-    )
-    env.filters["bytes"] = fmt_bytes
-    env.filters["ms"] = fmt_ms
-    env.filters["us"] = fmt_us
-    return env
-
-
-_ENV = _environment()
-_COMPILED = _ENV.from_string(
-    resources.files("tpu_runtime.cli").joinpath("templates", TEMPLATE_NAME).read_text(encoding="utf-8")
-)
+_COMPILED = page_template(TEMPLATE_NAME, {"bytes": fmt_bytes, "ms": facts.fmt_ms, "us": facts.fmt_us})
 
 
 def _kb_labelled(citations: list[Citation]) -> list[Citation]:
@@ -252,24 +226,27 @@ def _with_kb_ids(report: DiagnoseReport) -> DiagnoseReport:
 
 def render_diagnose_html(report: DiagnoseReport) -> str:
     report = _with_kb_ids(report)
-    crashes = [{"crash": c, "facts": crash_fact_rows(c), "records": crash_records(c)} for c in report.crashes]
+    crashes = [
+        {"crash": c, "facts": facts.crash_fact_rows(c), "records": facts.crash_records(c)}
+        for c in report.crashes
+    ]
     traces = [{"trace": t, "chart": step_timeline_svg(t, i)} for i, t in enumerate(report.torch_traces)]
     top = report.top
     profile = report.profile
     comparison = report.comparison
     return _COMPILED.render(
         report=report,
-        headline=headline(report),
+        headline=facts.headline(report),
         crashes=crashes,
         traces=traces,
         top=top,
         profile=profile,
-        profile_rows=profile_overview(profile) if profile is not None else [],
-        profile_categories=category_rows(profile, top) if profile is not None else [],
-        profile_ops=top_op_rows(profile, top) if profile is not None else [],
-        profile_host=host_event_rows(profile, top) if profile is not None else [],
+        profile_rows=profile_rows.profile_overview(profile) if profile is not None else [],
+        profile_categories=profile_rows.category_rows(profile, top) if profile is not None else [],
+        profile_ops=profile_rows.top_op_rows(profile, top) if profile is not None else [],
+        profile_host=profile_rows.host_event_rows(profile, top) if profile is not None else [],
         roofline=roofline_svg(profile) if profile is not None else Markup(""),
         comparison=comparison,
-        comparison_metrics=comparison_metric_rows(comparison) if comparison is not None else [],
-        comparison_ops=comparison_op_rows(comparison, top) if comparison is not None else [],
+        comparison_metrics=profile_rows.comparison_metric_rows(comparison) if comparison is not None else [],
+        comparison_ops=profile_rows.comparison_op_rows(comparison, top) if comparison is not None else [],
     )

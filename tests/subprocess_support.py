@@ -1,0 +1,37 @@
+"""One way for tests to run a process and read its output, so the CLI, import and client tests agree.
+
+Output is captured as text, the working folder is the checkout unless a test says otherwise, and a
+non-zero exit is the caller's to assert (`check=True` raises instead).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from tests.conftest import REPO
+
+__all__ = ["run_text"]
+
+
+def run_text(
+    args: Sequence[str],
+    *,
+    cwd: Path = REPO,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120,
+    input: str | None = None,
+    check: bool = False,
+) -> subprocess.CompletedProcess[str]:
+    """`args` run to completion with stdout and stderr captured as text."""
+    return subprocess.run(
+        list(args),
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=timeout,
+        input=input,
+        check=check,
+    )

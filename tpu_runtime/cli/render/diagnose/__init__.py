@@ -1,0 +1,4 @@
+"""The DiagnoseReport renderers.
+
+`facts` and `profile_rows` pick what they show; `terminal`, `markdown` and `html` format it.
+"""
