@@ -3,7 +3,12 @@
 Each command runs in a fresh process, interleaved with its anchors so that all of them see the same
 load: `python -c pass` (the interpreter alone) and `import typer, typer.rich_utils` (the floor of any
 typer CLI that renders its help with rich). The figure is the median of `--repeat` rounds; the ratio
-is the command's median over the anchor's, which a loaded machine inflates far less than seconds.
+is the command's median over the anchor's, which a loaded machine inflates far less than seconds. Beside
+the wall time, each command's CPU time (user + system, from `wait4`) changes little with the load.
+
+Bytecode is written and used as after a `pip install` (which compiles it): an untimed first round warms
+the `__pycache__` folders even where the shell sets `PYTHONDONTWRITEBYTECODE`, which would otherwise
+make every timed start compile the project's modules from source.
 
 With the shared v6e profile beside the checkout and xprof installed, `diagnose` on that 0.86 MB profile
 runs beside xprof's overview page of the same file, both from a fresh process (imports included).
@@ -26,7 +31,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 CRASH_LOG = REPO / "tests" / "data" / "crash_logs" / "hbm_oom" / "torch_tpu_program_load.log"
 ENV = {
-    **os.environ,
+    **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
     "TPU_SKIP_MDS_QUERY": "1",
     "JAX_PLATFORMS": "cpu",
     "TORCH_DEVICE_BACKEND_AUTOLOAD": "0",
@@ -49,6 +54,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
 COMMANDS: dict[str, list[str]] = {
     "python -c pass": [sys.executable, "-c", "pass"],
+    "import typer": [sys.executable, "-c", "import typer"],
     "import typer, typer.rich_utils": [sys.executable, "-c", "import typer, typer.rich_utils"],
     "tpu-agent --help": [*CLI, "--help"],
     "tpu-agent version": [*CLI, "version"],
@@ -67,18 +73,34 @@ def commands() -> dict[str, list[str]]:
     return found
 
 
-def measure(repeat: int) -> dict[str, list[float]]:
-    """Seconds per command, one round after another, each round running every command once."""
+def run_once(argv: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of one fresh process; its output is discarded."""
+    start = time.perf_counter()
+    child = subprocess.Popen(argv, env=ENV, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert child.stderr is not None
+    stderr = child.stderr.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    wall = time.perf_counter() - start
+    child.returncode = os.waitstatus_to_exitcode(status)
+    if child.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv[-2:])} exited {child.returncode}: {stderr.decode()[-500:]}")
+    return wall, usage.ru_utime + usage.ru_stime
+
+
+def measure(repeat: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Wall and CPU seconds per command, one round after another, each round running every command
+    once; an untimed round first writes the bytecode caches."""
     table = commands()
-    samples: dict[str, list[float]] = {name: [] for name in table}
+    wall: dict[str, list[float]] = {name: [] for name in table}
+    cpu: dict[str, list[float]] = {name: [] for name in table}
+    for argv in table.values():
+        run_once(argv)
     for _ in range(repeat):
         for name, argv in table.items():
-            start = time.perf_counter()
-            done = subprocess.run(argv, env=ENV, cwd=REPO, capture_output=True, check=False)
-            samples[name].append(time.perf_counter() - start)
-            if done.returncode not in (0, 1):
-                raise SystemExit(f"{name} exited {done.returncode}: {done.stderr.decode()[-500:]}")
-    return samples
+            seconds, cpu_seconds = run_once(argv)
+            wall[name].append(seconds)
+            cpu[name].append(cpu_seconds)
+    return wall, cpu
 
 
 def main() -> None:
@@ -86,17 +108,19 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=9)
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
-    samples = measure(args.repeat)
+    samples, cpu_samples = measure(args.repeat)
     load_after = os.getloadavg()[0]
     median = {name: statistics.median(v) for name, v in samples.items()}
+    cpu = {name: statistics.median(v) for name, v in cpu_samples.items()}
     python = median["python -c pass"]
     floor = median["import typer, typer.rich_utils"]
     print(f"load average (1 min) {load_before:.2f} before, {load_after:.2f} after; {os.cpu_count()} cores")
     print(f"median of {args.repeat} fresh processes per command\n")
-    print("| command | median | x `python -c pass` | x typer + rich help floor |")
-    print("|---|---:|---:|---:|")
+    print("| command | median | x `python -c pass` | x typer + rich help floor | CPU |")
+    print("|---|---:|---:|---:|---:|")
     for name, seconds in median.items():
-        print(f"| `{name}` | {seconds:.3f} s | {seconds / python:.1f} | {seconds / floor:.2f} |")
+        ratios = f"{seconds / python:.1f} | {seconds / floor:.2f}"
+        print(f"| `{name}` | {seconds:.3f} s | {ratios} | {cpu[name]:.3f} s |")
     xprof = median.get("xprof overview_page, same file (anchor)")
     if xprof:
         ours = median["tpu-agent diagnose v6e.xplane.pb (0.86 MB)"]

@@ -22,6 +22,21 @@ CRASH_LOG = REPO / "tests" / "data" / "crash_logs" / "hbm_oom" / "torch_tpu_prog
 ML = ["torch", "torch_tpu", "jax", "chromadb", "transformers", "bm25s", "xprof"]
 #: Loaded only by commands that run remote work, read profiles or talk to an MCP client or LLM.
 OTHER_COMMANDS = ["numpy", "google.protobuf", "asyncio", "ssl", "asyncssh", "mcp", "anthropic", "sqlite3"]
+#: What typer's help renderer imports for the markdown markup mode and pretty exceptions (both off here;
+#: `tpu_runtime.cli.lean_help`), and what a progress bar nobody sees would load.
+HELP_EXTRAS = ["rich.markdown", "markdown_it", "pygments", "rich.traceback", "rich.pretty", "attr", "glob"]
+QUIET = ["rich.progress", "rich.live"]
+#: The other inputs' analysers and the onboarding report models: not for a profile alone.
+NOT_FOR_A_PROFILE = [
+    "tpu_runtime.diagnose.crashlog",
+    "tpu_runtime.diagnose.torch_trace",
+    "tpu_runtime.diagnose.xla_dump",
+    "tpu_runtime.diagnose.metrics",
+    "tpu_runtime.onboard.report",
+    "numpy.ma",
+]
+#: The real v6e profile in the shared fixtures beside the checkout, when present.
+V6E = REPO.parent / "shared" / "fixtures" / "profiles" / "tpu_v6e_inference.xplane.pb"
 
 _PROBE = """
 import atexit, sys
@@ -49,20 +64,48 @@ def _imported(watched: list[str], *args: str) -> tuple[int, list[str]]:
 
 
 def test_help_imports_only_the_cli() -> None:
-    """`--help` needs typer and rich; not even pydantic, yaml or the report models."""
-    watched = [*ML, *OTHER_COMMANDS, "pydantic", "yaml", "tpu_runtime.diagnose", "tpu_runtime.onboard"]
+    """`--help` needs typer and rich; not even pydantic, yaml or the report models, nor the parts of
+    rich that typer's renderer imports for features tpu-agent leaves off."""
+    watched = [
+        *ML,
+        *OTHER_COMMANDS,
+        *HELP_EXTRAS,
+        *QUIET,
+        "pydantic",
+        "yaml",
+        "tpu_runtime.diagnose",
+        "tpu_runtime.onboard",
+        "typer.rich_utils",
+    ]
     code, imported = _imported(watched, "--help")
     assert code == 0
-    assert imported == []
+    assert imported == ["typer.rich_utils"]  # the renderer itself is loaded: the probe sees it
+
+
+def test_a_usage_error_renders_without_the_deferred_modules() -> None:
+    """typer's error panel goes through the same renderer; it must still work with them deferred."""
+    code, imported = _imported([*HELP_EXTRAS, "typer.rich_utils"], "no-such-command")
+    assert code == 2
+    assert imported == ["typer.rich_utils"]
 
 
 def test_diagnose_on_a_crash_log_imports_no_profile_reader() -> None:
-    """A crash log is matched against rules: no numpy or protobuf (the profile reader), no ML stack."""
-    code, imported = _imported(
-        [*ML, *OTHER_COMMANDS, "tpu_runtime.diagnose.profile"], "diagnose", str(CRASH_LOG)
-    )
+    """A crash log is matched against rules: no numpy or protobuf (the profile reader), no ML stack,
+    no other input's analyser."""
+    watched = [*ML, *OTHER_COMMANDS, *HELP_EXTRAS, *QUIET, "tpu_runtime.diagnose.profile"]
+    code, imported = _imported([*watched, *NOT_FOR_A_PROFILE[1:]], "diagnose", str(CRASH_LOG))
     assert code == 0
     assert imported == []
+
+
+@pytest.mark.skipif(not V6E.is_file(), reason="the shared v6e profile is not beside this checkout")
+@pytest.mark.parametrize("extra", [(), ("--json",)], ids=["terminal", "json"])
+def test_diagnose_on_a_profile_imports_only_the_profile_reader(extra: tuple[str, ...]) -> None:
+    """A profile needs numpy and protobuf, not the crash rules, the other readers or the ML stacks."""
+    watched = [*ML, *HELP_EXTRAS, *QUIET, *NOT_FOR_A_PROFILE, "numpy", "google.protobuf"]
+    code, imported = _imported(watched, "diagnose", *extra, str(V6E))
+    assert code == 0
+    assert imported == ["numpy", "google.protobuf"]
 
 
 @pytest.mark.parametrize(

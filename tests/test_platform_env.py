@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -42,3 +43,25 @@ def test_importing_the_package_protects_a_bare_process() -> None:
     if platform_env.on_tpu_vm():
         pytest.skip("this machine is a TPU VM")
     assert done.stdout.split() == ["1", "cpu"]
+
+
+@pytest.mark.parametrize(
+    ("entries", "expected"),
+    [
+        ((), False),
+        (("accel0",), True),
+        (("vfio/0",), True),
+        (("vfio/12",), True),
+        (("vfio/vfio", "null", "xaccel"), False),
+    ],
+    ids=["bare", "accel", "vfio-group", "vfio-group-12", "vfio-control-only"],
+)
+def test_a_tpu_vm_is_told_by_its_device_files(
+    tmp_path: Path, entries: tuple[str, ...], expected: bool
+) -> None:
+    """/dev/accel* (v2-v5e) or a numbered VFIO group (v5p and later) marks a TPU VM; the VFIO control
+    file alone, present on any machine with the vfio module, does not."""
+    for entry in entries:
+        (tmp_path / entry).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / entry).touch()
+    assert platform_env.on_tpu_vm(str(tmp_path)) is expected

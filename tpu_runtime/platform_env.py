@@ -6,14 +6,25 @@ there is none. Off a TPU VM we tell it not to ask, and keep JAX on the CPU.
 
 from __future__ import annotations
 
-import glob
 import os
-from collections.abc import MutableMapping
+from collections.abc import Callable, MutableMapping
 
 
-def on_tpu_vm() -> bool:
-    """A TPU VM exposes its chips as /dev/accel* (v2-v5e) or VFIO devices (v5p and later)."""
-    return bool(glob.glob("/dev/accel*")) or bool(glob.glob("/dev/vfio/[0-9]*"))
+def _has_entry(folder: str, matches: Callable[[str], bool]) -> bool:
+    try:
+        return any(matches(name) for name in os.listdir(folder))
+    except OSError:
+        return False
+
+
+def on_tpu_vm(dev: str = "/dev") -> bool:
+    """A TPU VM exposes its chips as /dev/accel* (v2-v5e) or VFIO devices /dev/vfio/N (v5p and later).
+
+    Listed with `os.listdir` rather than `glob`: every tpu-agent command runs this at start-up, and
+    importing `glob` cost more than the check itself."""
+    return _has_entry(dev, lambda name: name.startswith("accel")) or _has_entry(
+        os.path.join(dev, "vfio"), lambda name: "0" <= name[:1] <= "9"
+    )
 
 
 def safe_defaults(tpu_vm: bool) -> dict[str, str]:

@@ -12,10 +12,13 @@ from typing import Annotated
 import typer
 
 from tpu_runtime import __version__
+from tpu_runtime.cli import lean_help
 from tpu_runtime.cli.boundary import ErrorBoundary
 from tpu_runtime.cli.consoles import make_console
 from tpu_runtime.cli.progress_bar import ProgressBar
 from tpu_runtime.errors import BadInput, TpuAgentError
+
+lean_help.install()
 
 app = typer.Typer(
     name="tpu-agent",

@@ -39,7 +39,9 @@ class PausableProgress(Protocol):
     """A CLI progress bar that must stop drawing while the person reads and answers."""
 
     enabled: bool
-    bar: Progress
+
+    @property
+    def bar(self) -> Progress: ...
 
 
 def on_terminal() -> bool:

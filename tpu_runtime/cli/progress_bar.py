@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
+    from rich.progress import Progress, TaskID
 
 
 class ProgressBar:
@@ -28,24 +29,34 @@ class ProgressBar:
         transient: bool = True,
         enabled: bool | None = None,
     ) -> None:
-        from rich.progress import (
-            BarColumn,
-            Progress,
-            ProgressColumn,
-            SpinnerColumn,
-            TaskProgressColumn,
-            TextColumn,
-            TimeElapsedColumn,
-        )
-
         self.enabled = console.is_terminal if enabled is None else enabled
         self.with_step = with_step
-        columns: list[ProgressColumn] = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn()]
-        if percent:
-            columns.append(TaskProgressColumn())
-        columns.append(TimeElapsedColumn())
-        self.bar = Progress(*columns, console=console, transient=transient)
-        self.task = self.bar.add_task(first, total=1.0)
+        self._console, self._first, self._percent, self._transient = console, first, percent, transient
+        self._bar: Progress | None = None
+        self._task: TaskID | None = None
+
+    @property
+    def bar(self) -> Progress:
+        """The rich bar, built on first use: a disabled bar (no terminal, `--json`) never loads
+        rich.progress, which costs more start-up time than a short command takes to run."""
+        if self._bar is None:
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                ProgressColumn,
+                SpinnerColumn,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            columns: list[ProgressColumn] = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn()]
+            if self._percent:
+                columns.append(TaskProgressColumn())
+            columns.append(TimeElapsedColumn())
+            self._bar = Progress(*columns, console=self._console, transient=self._transient)
+            self._task = self._bar.add_task(self._first, total=1.0)
+        return self._bar
 
     def __enter__(self) -> ProgressBar:
         if self.enabled:
@@ -57,5 +68,9 @@ class ProgressBar:
             self.bar.stop()
 
     def __call__(self, step: str, message: str, fraction: float) -> None:
+        if not self.enabled:
+            return
         description = f"{step}: {message}" if self.with_step else message
-        self.bar.update(self.task, description=description, completed=min(max(fraction, 0.0), 1.0))
+        bar = self.bar
+        assert self._task is not None
+        bar.update(self._task, description=description, completed=min(max(fraction, 0.0), 1.0))

@@ -298,7 +298,8 @@ class PlaneFolder:
     ) -> None:
         if len(ids) == 0:
             return
-        for metadata_id in np.unique(ids).tolist():
+        # return_index: the plain np.unique checks for a masked array, which imports numpy.ma (20 ms)
+        for metadata_id in np.unique(ids, return_index=True)[0].tolist():
             raw_name = plane.event_names.get(metadata_id, str(metadata_id))
             match = _MODULE_NAME.match(raw_name)
             name = match.group(1) if match else raw_name

@@ -70,7 +70,10 @@ def detect(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
 
 def crash_logs(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
     """Every readable text goes to the crash rules: logs, and metrics reports (their counters show
-    recompilation and CPU fallbacks); several logs of one job are then read together (multihost)."""
+    recompilation and CPU fallbacks); several logs of one job are then read together (multihost).
+    The rules are imported only when there is text to match (a profile alone does not load them)."""
+    if not any(d.kind in ("crash_log", "metrics_report") for d in ctx.detected):
+        return
     from tpu_runtime.diagnose.crashlog import diagnose_log
     from tpu_runtime.diagnose.multihost import job_notes
 
@@ -105,22 +108,26 @@ def profiles(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
 
 
 def torch_traces(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
-    from tpu_runtime.diagnose.torch_trace import analyze_torch_trace
-
     report = ctx.require_report()
     for item in _timed(ctx, step, progress, "torch_trace"):
+        from tpu_runtime.diagnose.torch_trace import analyze_torch_trace
+
         report.torch_traces.append(analyze_torch_trace(item.files[0], ctx.top, progress))
 
 
 def xla_dumps(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
-    """XLA dump folders, and PyTorch/XLA metrics reports (the other compile-side evidence)."""
-    from tpu_runtime.diagnose.metrics import analyze_metrics
-    from tpu_runtime.diagnose.xla_dump import analyze_xla_dump
+    """XLA dump folders, and PyTorch/XLA metrics reports (the other compile-side evidence).
 
+    Each analyser is imported with its first input (here and in the steps above), so a command
+    loads only the readers its inputs need."""
     report = ctx.require_report()
     for item in _timed(ctx, step, progress, "xla_dump"):
+        from tpu_runtime.diagnose.xla_dump import analyze_xla_dump
+
         report.xla_dumps.append(analyze_xla_dump(item.files, item.path, ctx.top, progress))
     for item in _timed(ctx, step, progress, "metrics_report"):
+        from tpu_runtime.diagnose.metrics import analyze_metrics
+
         report.metrics.append(analyze_metrics(_text(item, []), item.path))
 
 

@@ -11,18 +11,19 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from tpu_runtime.onboard.report import (
-    GENERATIONS,
-    GenerationFit,
-    LayerError,
-    NumericsReport,
-    OnboardReport,
-    OpUse,
-    Preflight,
-    Remedy,
-    SizePlan,
-)
+if TYPE_CHECKING:  # the report models load with the onboard renderers, not with `fmt_bytes` for diagnose
+    from tpu_runtime.onboard.report import (
+        GenerationFit,
+        LayerError,
+        NumericsReport,
+        OnboardReport,
+        OpUse,
+        Preflight,
+        Remedy,
+        SizePlan,
+    )
 
 __all__ = [
     "STATUSES",
@@ -316,6 +317,8 @@ def mode_summaries(table: LayerTable) -> list[ModeSummary]:
 
 def generation_fits(preflight: Preflight | None) -> list[GenerationFit]:
     """The generations in the canonical order (v5e, v5p, v6e, tpu7x), then any others by name."""
+    from tpu_runtime.onboard.report import GENERATIONS
+
     if preflight is None:
         return []
     known = [preflight.generations[g] for g in GENERATIONS if g in preflight.generations]
