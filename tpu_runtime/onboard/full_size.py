@@ -56,7 +56,7 @@ def one_line(exc: BaseException) -> str:
 
 
 @contextmanager
-def _forget_user_modules(user_dirs: list[Path]) -> Iterator[None]:
+def forget_user_modules(user_dirs: list[Path]) -> Iterator[None]:
     """Modules imported from the user's folders while fake tensors were on hold fake module-level tensors:
     drop them afterwards so the real build imports them afresh."""
     before = set(sys.modules)
@@ -74,7 +74,7 @@ def build_fake(
     build: Callable[[], LoadedModel], user_dirs: list[Path]
 ) -> tuple[LoadedModel | None, FakeBuildFailure | None]:
     """Run `build` (the loader) with every tensor it creates fake; None and the reason when it cannot."""
-    with _forget_user_modules(user_dirs), fake_mode():
+    with forget_user_modules(user_dirs), fake_mode():
         try:
             return build(), None
         except Exception as exc:  # user code touched tensor data at build time: the caller builds it for real

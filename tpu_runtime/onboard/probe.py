@@ -7,6 +7,7 @@ Called through `tpu_runtime.sandbox.run_child("tpu_runtime.onboard.probe:run", p
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from tpu_runtime.onboard.capture_types import ActivationProbe, KVGeometry, Model
 from tpu_runtime.onboard.full_size import (
     block_boundaries,
     build_fake,
+    forget_user_modules,
     one_line,
     parameter_stats,
     shapes,
@@ -27,7 +29,7 @@ from tpu_runtime.onboard.full_size import (
 from tpu_runtime.onboard.lm_detect import LMRecognition, recognise, structural_kv
 from tpu_runtime.onboard.loader import LoadedModel, ModelLoadError, load_model
 from tpu_runtime.onboard.op_capture import Capture, SourceLocator, capture_ops, tensor_leaves
-from tpu_runtime.onboard.shrink import ShrinkResult, shallow_copy
+from tpu_runtime.onboard.shrink import ShrinkResult, cut_stacks, repeated_stacks, shallow_copy
 from tpu_runtime.onboard.small_copy import Budget, Measure, small_copy
 
 
@@ -65,6 +67,12 @@ def run(payload: dict[str, Any]) -> dict[str, Any]:
         )
         report_progress("note: " + build_note, 0.02)
     t0 = time.perf_counter()
+    if fake is not None:
+        shrunk = _build_shrunk(payload, source, fake.model)
+        if shrunk is not None:
+            timings["load"] = time.perf_counter() - t0
+            return _run_real(payload, source, shrunk[0], timings, None, full=fake.model, shrunk=shrunk[1])
+        torch.manual_seed(int(payload.get("seed", 0)))
     try:
         loaded = source.build()
     except ModelLoadError as exc:
@@ -120,6 +128,41 @@ class _Source:
         return None if self.hf_config else (lambda patch: self.build(patch))
 
 
+def _wants_shrink(payload: dict[str, Any], params: int) -> bool:
+    mode = payload.get("shrink", "auto")
+    return mode == "always" or (
+        mode == "auto" and params > int(payload.get("shrink_above_params", 100_000_000))
+    )
+
+
+def _build_shrunk(
+    payload: dict[str, Any], source: _Source, full: torch.nn.Module
+) -> tuple[LoadedModel, ShrinkResult] | None:
+    """The shallower copy built without the full model (`meta_build.py`): parameters on the meta device,
+    stacks cut, then only the parameters left allocated and initialised. None when the copy would not be
+    the one the full build gives (the caller builds the full model for real, as before), when no shrink is
+    wanted, or when XLA compiles the full model from real weights."""
+    params = parameter_stats(full)[0]
+    if not _wants_shrink(payload, params) or _xla_generations(payload.get("xla", "auto"), params):
+        return None
+    if not repeated_stacks(full, 4):
+        return None
+    from tpu_runtime.onboard.meta_build import materialise, parameters_on_meta, refusal
+
+    try:
+        with forget_user_modules(source.user_dirs), parameters_on_meta() as watch:
+            loaded = source.build()
+    except Exception:  # the real build that follows reports the failure in the user's terms
+        return None
+    if refusal(loaded.model, watch) is not None:
+        return None
+    shrink, patch_layer_counts = cut_stacks(loaded.model)
+    if materialise(loaded.model) is not None:
+        return None
+    patch_layer_counts()
+    return loaded, shrink
+
+
 def _default_memory() -> int:
     import psutil
 
@@ -132,18 +175,21 @@ def _run_real(
     loaded: LoadedModel,
     timings: dict[str, float],
     build_note: str | None,
+    full: torch.nn.Module | None = None,
+    shrunk: ShrinkResult | None = None,
 ) -> dict[str, Any]:
-    """The model fits this machine: every stage runs on the model itself (a shallower copy if large)."""
+    """The model fits this machine: every stage runs on the model itself (a shallower copy if large).
+
+    `full` and `shrunk`: `loaded` is already the shallower copy (`_build_shrunk`), and `full` the model
+    at full size on fake tensors, which supplies the sizes, config and structure."""
     model = loaded.model
-    params = sum(p.numel() for p in model.parameters())
-    shrink_mode = payload.get("shrink", "auto")
-    want_shrink = shrink_mode == "always" or (
-        shrink_mode == "auto" and params > int(payload.get("shrink_above_params", 100_000_000))
-    )
+    params = sum(p.numel() for p in (full or model).parameters())
+    want_shrink = _wants_shrink(payload, params)
     user_dirs = source.user_dirs
     report_progress("ops", 0.1)
     t0 = time.perf_counter()
-    with _maybe_shrink(model, want_shrink) as shrink:
+    context = nullcontext(shrunk) if shrunk is not None else _maybe_shrink(model, want_shrink)
+    with context as shrink:
         capture, output = _capture(model, loaded, user_dirs)
         outputs = _outputs(output)
         timings["ops"] = time.perf_counter() - t0
@@ -152,6 +198,7 @@ def _run_real(
         behaviour = recognise(model, loaded, output)
         shrink_note = shrink.describe() if shrink.lists else None
         depth = shrink.depth_ratio
+    model = full or model
     lm = _decoder_lm(model, behaviour, outputs)
 
     xla: dict[str, dict[str, Any]] = {}
@@ -420,8 +467,6 @@ def _weight_dtype(payload: dict[str, Any], stats: tuple[int, int, int, str]) -> 
 
 
 def _maybe_shrink(model: torch.nn.Module, enabled: bool) -> Any:
-    from contextlib import nullcontext
-
     return shallow_copy(model) if enabled else nullcontext(ShrinkResult([]))
 
 

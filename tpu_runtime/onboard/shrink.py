@@ -5,7 +5,7 @@ The copy shares the original's parameters (no memory is doubled); the original i
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -53,16 +53,8 @@ def shallow_copy(model: torch.nn.Module, keep: int = 2, min_len: int = 4) -> Ite
     """Temporarily cut each stack of >= `min_len` identical blocks down to `keep`."""
     saved: list[tuple[torch.nn.ModuleList, list[torch.nn.Module]]] = []
     config_saved: list[tuple[object, str, int]] = []
-    result = ShrinkResult([])
     try:
-        for name, stack in repeated_stacks(model, min_len):
-            children = list(stack)
-            saved.append((stack, children))
-            for index in range(len(stack) - 1, keep - 1, -1):
-                del stack[index]
-            result.lists.append((name or "(model)", len(children), keep))
-        if result.lists:
-            config_saved = _patch_layer_counts(model, keep)
+        result = _cut(model, keep, min_len, saved, config_saved)
         yield result
     finally:
         for stack, children in saved:
@@ -71,6 +63,42 @@ def shallow_copy(model: torch.nn.Module, keep: int = 2, min_len: int = 4) -> Ite
             stack.extend(children)
         for config, key, value in config_saved:
             setattr(config, key, value)
+
+
+def cut_stacks(
+    model: torch.nn.Module, keep: int = 2, min_len: int = 4
+) -> tuple[ShrinkResult, Callable[[], None]]:
+    """`shallow_copy` for good, for a copy built to be shrunk (`meta_build.py`): the stacks stay cut. Returns
+    the result and a call that sets the configs' layer counts to `keep`: a copy initialised before that
+    call is initialised as the full-depth model is (GPT-2 scales weights by its depth)."""
+    result = _cut(model, keep, min_len, [], None)
+
+    def patch_counts() -> None:
+        if result.lists:
+            _patch_layer_counts(model, keep)
+
+    return result, patch_counts
+
+
+def _cut(
+    model: torch.nn.Module,
+    keep: int,
+    min_len: int,
+    saved: list[tuple[torch.nn.ModuleList, list[torch.nn.Module]]],
+    config_saved: list[tuple[object, str, int]] | None,
+) -> ShrinkResult:
+    """Cut the stacks, recording in `saved` and `config_saved` what a restore needs; with no
+    `config_saved`, the configs' layer counts are left alone."""
+    result = ShrinkResult([])
+    for name, stack in repeated_stacks(model, min_len):
+        children = list(stack)
+        saved.append((stack, children))
+        for index in range(len(stack) - 1, keep - 1, -1):
+            del stack[index]
+        result.lists.append((name or "(model)", len(children), keep))
+    if result.lists and config_saved is not None:
+        config_saved.extend(_patch_layer_counts(model, keep))
+    return result
 
 
 def _patch_layer_counts(model: torch.nn.Module, keep: int) -> list[tuple[object, str, int]]:
