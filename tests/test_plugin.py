@@ -156,16 +156,8 @@ def test_agent_file_errors_are_one_line() -> None:
 # --- playbooks -----------------------------------------------------------------------------------
 
 
-def test_every_onboard_step_resolves_to_a_function() -> None:
-    workflow = _workflow(REPO / "workflows" / "onboard.yaml")
-    for step in workflow.steps:
-        module, _, func = step.run.partition(":")
-        assert callable(getattr(importlib.import_module(module), func)), step.run
-
-
-def test_other_playbooks_are_well_formed() -> None:
-    """Steps name `tpu_runtime.<pkg>.<module>:<function>`; once a module exists it must have the function."""
-    pending: list[str] = []
+def test_every_playbook_is_well_formed_and_every_step_resolves_to_a_function() -> None:
+    """Steps name `tpu_runtime.<pkg>.<module>:<function>`; a missing module or function fails here."""
     for path in sorted((REPO / "workflows").glob("*.yaml")):
         workflow = _workflow(path)
         ids = [step.id for step in workflow.steps]
@@ -175,13 +167,10 @@ def test_other_playbooks_are_well_formed() -> None:
             assert re.fullmatch(r"tpu_runtime(\.[a-z_]+)+:[a-z_][a-z0-9_]*", step.run), (path.name, step.run)
             assert step.title and step.gate in ("none", "approval")
             module, _, func = step.run.partition(":")
-            if importlib.util.find_spec(module) is None:
-                pending.append(step.run)
-                continue
-            assert hasattr(importlib.import_module(module), func), (
-                f"{path.name}: {module} exists but has no {func}; update the playbook or the module"
+            assert importlib.util.find_spec(module) is not None, f"{path.name}: no module {module}"
+            assert callable(getattr(importlib.import_module(module), func, None)), (
+                f"{path.name}: {module} has no function {func}; update the playbook or the module"
             )
-    print(f"\nplaybook steps whose engine module has not landed yet: {len(pending)}")
 
 
 def test_steps_on_the_users_tpu_wait_for_approval() -> None:

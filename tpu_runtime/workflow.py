@@ -1,21 +1,30 @@
 """Runs a playbook from `workflows/`: each step names the runtime function that carries it out.
 
-The same YAML is what agents read, so the order, the gates and what each step proves are stated once.
+The same YAML is what agents read, so the order, the gates, the titles and what each step proves are
+stated once. A step whose gate is `approval` reaches a TPU only through the runner: it returns the work it
+wants run (`tpu_runtime.remote.gated.GatedRun`), and the runner passes it through the approval path of
+`tpu_runtime.remote.gated` (run only with the person's approval, else `ApprovalPending`). A step whose gate
+is `none` that asks for such a run is refused.
 """
 
 from __future__ import annotations
 
 import importlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from tpu_runtime.errors import TpuAgentError
 from tpu_runtime.progress import ProgressFn
 from tpu_runtime.resources import workflows_dir
 from tpu_runtime.yaml_data import safe_load
+
+
+class WorkflowError(TpuAgentError):
+    """A playbook that cannot be run as written (unknown name, unknown step, a gate broken); one line."""
 
 
 class Step(BaseModel):
@@ -33,6 +42,16 @@ class Workflow(BaseModel):
     inputs: dict[str, str] = {}
     steps: list[Step]
 
+    def step(self, step_id: str) -> Step:
+        for step in self.steps:
+            if step.id == step_id:
+                return step
+        raise WorkflowError(f"workflow {self.name!r} has no step {step_id!r}")
+
+    def titles(self) -> dict[str, str]:
+        """Step id -> title, in order: what reports show as each stage's heading."""
+        return {step.id: step.title for step in self.steps}
+
 
 @cache
 def load_workflow(name: str) -> Workflow:
@@ -43,21 +62,57 @@ def load_workflow(name: str) -> Workflow:
     return Workflow.model_validate(safe_load(path.read_text()))
 
 
-def _resolve(target: str) -> Callable[..., None]:
+def resolve_step(target: str) -> Callable[..., Any]:
+    """The function a step's `run` names (`package.module:function`)."""
     module, _, func = target.partition(":")
-    fn: Callable[..., None] = getattr(importlib.import_module(module), func)
+    fn: Callable[..., Any] = getattr(importlib.import_module(module), func)
     return fn
 
 
-def run_workflow(name: str, context: Any, progress: ProgressFn | None = None) -> Any:
-    """Call each step with (context, step, progress); record each step's wall time on the context."""
+def _gate(step: Step, context: Any, wanted: object) -> None:
+    """Pass the work a step asked for through the approval path, or refuse it when its gate is none."""
+    if wanted is None:
+        return
+    from tpu_runtime.remote.gated import GatedRun, pass_gate
+
+    if not isinstance(wanted, GatedRun):
+        raise WorkflowError(f"step {step.id!r} returned {type(wanted).__name__}; steps return nothing")
+    if step.gate != "approval":
+        raise WorkflowError(
+            f"step {step.id!r} asks to run on a TPU but its gate is {step.gate!r}; only a step with "
+            "`gate: approval` may"
+        )
+    pass_gate(wanted, getattr(context, "approver", None))
+
+
+def run_workflow(
+    name: str,
+    context: Any,
+    progress: ProgressFn | None = None,
+    *,
+    only: Collection[str] | None = None,
+    announce: bool = True,
+) -> Any:
+    """Call each step with (context, step, progress); record each step's wall time on the context.
+
+    `only`: run just these step ids (in the playbook's order), e.g. the stages a job does in one process.
+    `announce`: report (step, title, 0.0) before and 1.0 after each step; off for jobs whose steps report
+    their own progress in a format their listeners already know.
+    """
     workflow = load_workflow(name)
+    if only is not None:
+        for step_id in only:
+            workflow.step(step_id)  # an unknown id is a mistake, not an empty run
     notify = progress or (lambda step, message, fraction: None)
     timings: dict[str, float] = getattr(context, "timings", {})
     for step in workflow.steps:
-        notify(step.id, step.title, 0.0)
+        if only is not None and step.id not in only:
+            continue
+        if announce:
+            notify(step.id, step.title, 0.0)
         start = time.perf_counter()
-        _resolve(step.run)(context, step, notify)
+        _gate(step, context, resolve_step(step.run)(context, step, notify))
         timings[step.id] = round(time.perf_counter() - start, 3)
-        notify(step.id, step.title, 1.0)
+        if announce:
+            notify(step.id, step.title, 1.0)
     return context

@@ -108,10 +108,15 @@ def _planned(command: str) -> str:
     return command if _cli_has(group) else f"{command} (not in this build yet)"
 
 
+_main_app: list[typer.Typer] = []
+"""The app `register_route` added these commands to: what `_cli_has` asks (no import of cli.app here)."""
+
+
 def _cli_has(name: str) -> bool:
     """Whether this build's CLI has a command or group named `name`."""
-    from tpu_runtime.cli.app import app
-
+    if not _main_app:
+        return True  # not registered in an app: nothing to compare with, so nothing is marked
+    app = _main_app[0]
     names = {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
     names |= {g.name or "" for g in app.registered_groups}
     return name in names
@@ -344,5 +349,6 @@ async def _elicit_on_terminal(
 
 def register_route(app: typer.Typer) -> None:
     """Add `route` and `chat` to the main app."""
+    _main_app[:] = [app]
     app.command("route")(route)
     app.command("chat")(chat)

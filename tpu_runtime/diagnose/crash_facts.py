@@ -2,7 +2,7 @@
 
 Two kinds: the facts every log gets (exception, XLA status and error code, TPU generation, frameworks and
 package versions seen, the innermost user frame of the last traceback), and the facts a category's rule
-extracts with its own regexes (`FactSpec`, defined in crashlog.py). `derive_facts` then adds the numbers
+extracts with its own regexes (`FactSpec`, defined in crash_specs.py). `derive_facts` then adds the numbers
 the fix sub-rules reason on: how far over capacity, how padded the largest allocation is, which tasks
 never arrived. Sizes are bytes (`*_bytes`).
 """
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from tpu_runtime.diagnose.units import parse_size
 
 if TYPE_CHECKING:
-    from tpu_runtime.diagnose.crashlog import FactSpec
+    from tpu_runtime.diagnose.crash_specs import FactSpec
 
 __all__ = [
     "derive_facts",

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tpu_runtime.diagnose.crash_facts import render_template
-from tpu_runtime.diagnose.crashlog import FixCondition
+from tpu_runtime.diagnose.crash_specs import FixCondition
 from tpu_runtime.diagnose.report import Citation, CrashDiagnosis, CrashEvidence
 from tpu_runtime.yaml_data import safe_load
 

@@ -30,7 +30,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, field_validator
 
@@ -43,6 +43,7 @@ from tpu_runtime.diagnose.crash_facts import (
     render_template,
     user_frame,
 )
+from tpu_runtime.diagnose.crash_specs import FactSpec, FixCondition, PatternSpec
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions, suggestion_fix
 from tpu_runtime.diagnose.logtext import focus, normalise, strip_prefix
 from tpu_runtime.diagnose.report import CATEGORIES, Category, Citation, CrashDiagnosis, CrashEvidence
@@ -69,105 +70,6 @@ MAX_LINE = 400
 logger = logging.getLogger(__name__)
 
 # ------------------------------------------------------------------------------------------ the rules
-
-
-class PatternSpec(BaseModel):
-    """One regex that votes for a category when it matches a line."""
-
-    regex: str
-    weight: float = Field(default=0.9, gt=0.0, le=1.0, description="how specific a match is")
-    min_count: int = Field(
-        default=1,
-        ge=1,
-        description="matching lines needed (e.g. a recompile storm); with a `key` group in the regex, "
-        "lines with the same key (one function compiled again, not several compiled once each)",
-    )
-    ignore_case: bool = False
-
-    @functools.cached_property
-    def compiled(self) -> re.Pattern[str]:
-        return re.compile(self.regex, re.IGNORECASE if self.ignore_case else 0)
-
-
-class FactSpec(BaseModel):
-    """A regex whose named groups become facts.
-
-    kind: `first`/`last` take the groups of the first/last matching line; `all` collects a list under
-    `name`; `count` counts matching lines into `name`; `count_by` counts per value of the group `key`
-    into `name`; `records` starts a record (a dict) at each match and fills it from the `fields`
-    regexes on the lines that follow, up to the next start, into a list under `name`.
-    Groups listed in `bytes` are sizes and become `<group>_bytes` integers; those in `ints` integers,
-    those in `floats` numbers. A group named `shape` holding an HLO shape (`f32[8,128]{1,0}`) also
-    yields `dtype` and `dims`.
-    """
-
-    kind: Literal["first", "last", "all", "count", "count_by", "records"] = "first"
-    regex: str
-    name: str | None = None
-    fields: list[str] = []
-    bytes: list[str] = []
-    ints: list[str] = []
-    floats: list[str] = []
-    limit: int = Field(default=10, ge=1)
-    ignore_case: bool = False
-
-    @functools.cached_property
-    def compiled(self) -> re.Pattern[str]:
-        return re.compile(self.regex, re.IGNORECASE if self.ignore_case else 0)
-
-    @functools.cached_property
-    def compiled_fields(self) -> list[re.Pattern[str]]:
-        return [re.compile(f, re.IGNORECASE if self.ignore_case else 0) for f in self.fields]
-
-
-class FixCondition(BaseModel):
-    """When a sub-rule applies; every condition given must hold."""
-
-    facts: list[str] = Field(default=[], description="facts that must be present")
-    absent: list[str] = Field(default=[], description="facts that must not be present")
-    min: dict[str, float] = Field(default={}, description="numeric facts that must be at least this")
-    max: dict[str, float] = Field(default={}, description="numeric facts that must be at most this")
-    fact_match: dict[str, str] = Field(default={}, description="facts whose text must match a regex")
-    match: str | None = Field(default=None, description="a regex some log line must match")
-    no_match: str | None = Field(default=None, description="a regex no log line may match")
-
-    def holds(self, facts: Mapping[str, Any], lines: Sequence[str]) -> bool:
-        if any(_missing(facts.get(name)) for name in self.facts):
-            return False
-        if any(not _missing(facts.get(name)) for name in self.absent):
-            return False
-        for name, bound in self.min.items():
-            value = facts.get(name)
-            if not isinstance(value, int | float) or value < bound:
-                return False
-        for name, bound in self.max.items():
-            value = facts.get(name)
-            if not isinstance(value, int | float) or value > bound:
-                return False
-        for name, regex in self.fact_match.items():
-            value = facts.get(name)
-            if _missing(value) or re.search(regex, str(value)) is None:
-                return False
-        if self.match is not None and not any(re.search(self.match, line) for line in lines):
-            return False
-        return not (self.no_match is not None and any(re.search(self.no_match, line) for line in lines))
-
-    def describe(self) -> str:
-        """The condition in words, for the report's evidence."""
-        parts = [f"{name} present" for name in self.facts]
-        parts += [f"{name} >= {bound:g}" for name, bound in self.min.items()]
-        parts += [f"{name} <= {bound:g}" for name, bound in self.max.items()]
-        parts += [f"{name} matches /{regex}/" for name, regex in self.fact_match.items()]
-        parts += [f"no {name}" for name in self.absent]
-        if self.match is not None:
-            parts.append(f"a line matches /{self.match}/")
-        if self.no_match is not None:
-            parts.append(f"no line matches /{self.no_match}/")
-        return "; ".join(parts)
-
-
-def _missing(value: Any) -> bool:
-    return value is None or value == "" or value == [] or value == {}
 
 
 class SubRule(BaseModel):

@@ -1,48 +1,43 @@
 """`kernel check` as one call from a front end: a request in, a `KernelCheckReport` out.
 
-The kernel file is user code, so everything that imports it runs in a child process
-(`tpu_runtime.sandbox.run_child`) with a time and memory limit; a kernel that hangs, crashes or exhausts
-memory ends as a `KernelToolError` with one line that says which stage was running.
+The kernel file is user code, so stages 1-5 run in a child process (`sandbox_run.run_in_child`): the
+steps of workflows/kernel.yaml in `tpu_runtime.kernels.check`; stage 6 (timing) runs here, through the
+approval gate of the workflow runner.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from tpu_runtime.errors import BadInput
 from tpu_runtime.kernels.remote_timing import TimingOptions
 from tpu_runtime.kernels.report import CPU_STAGES, KernelCheckReport, StageName
+from tpu_runtime.kernels.sandbox_run import (
+    KernelToolError,
+    canonical_generations,
+    describe_kernel,
+    require_timing_target,
+    run_in_child,
+)
 from tpu_runtime.progress import ProgressFn
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.gated import Approver
 
+__all__ = [
+    "DEFAULT_GENERATIONS",
+    "KernelCheckRequest",
+    "KernelToolError",
+    "canonical_generations",
+    "describe_kernel",
+    "require_timing_target",
+    "run_in_child",
+    "run_kernel_check",
+]
+
 DEFAULT_GENERATIONS = ["v5e", "v5p", "v6e", "tpu7x"]
-
-
-class KernelToolError(BadInput):
-    """The kernel could not be checked or tuned at all; `message` is one line, `detail` the log tail."""
-
-    def __init__(self, message: str, detail: str = "", kind: str = "bad_input") -> None:
-        super().__init__(message)
-        self.message = message
-        self.detail = detail
-        self.kind = kind
-
-
-def require_timing_target(name: str) -> None:
-    """A timing target that is not in the person's targets file ends the job before it starts."""
-    from tpu_runtime.remote.targets import TargetError, require_target
-
-    try:
-        require_target(name)
-    except TargetError as exc:
-        raise KernelToolError(str(exc)) from None
 
 
 class KernelCheckRequest(BaseModel):
@@ -58,69 +53,6 @@ class KernelCheckRequest(BaseModel):
     timing: TimingOptions = Field(
         default_factory=TimingOptions, description="stage 6 on a TPU target, after approval"
     )
-
-
-def canonical_generations(names: list[str]) -> list[str]:
-    """Validate generation names against knowledge/chips.yaml; raises KernelToolError with the known list."""
-    from tpu_runtime.chips import UnknownChipError, get_chip
-
-    out: list[str] = []
-    for name in names:
-        try:
-            canonical = get_chip(name).name
-        except UnknownChipError as exc:
-            raise KernelToolError(str(exc)) from None
-        if canonical not in out:
-            out.append(canonical)
-    return out
-
-
-def _limits(timeout_s: float, memory_gb: float) -> Any:
-    from tpu_runtime.sandbox import Limits
-
-    return Limits(timeout_s=timeout_s, memory_bytes=int(memory_gb * 2**30))
-
-
-def run_in_child(
-    target: str,
-    payload: dict[str, Any],
-    timeout_s: float,
-    memory_gb: float,
-    on_progress: Callable[[str, float], None] | None = None,
-) -> dict[str, Any]:
-    """run_child with kernel wording for every way the child can fail."""
-    from tpu_runtime.sandbox import ChildFailure, run_child
-
-    last = {"stage": "starting"}
-
-    def track(stage: str, fraction: float) -> None:
-        last["stage"] = stage
-        if on_progress:
-            on_progress(stage, fraction)
-
-    try:
-        result = run_child(target, payload, _limits(timeout_s, memory_gb), on_progress=track)
-    except ChildFailure as failure:
-        stage = last["stage"].split(":")[0]
-        if failure.kind == "timeout":
-            message = (
-                f"the kernel did not finish within {timeout_s:.0f} s (during: {stage}) and was stopped; "
-                "a kernel "
-                "that hangs (a loop that never ends, a semaphore never signalled) or --timeout too small"
-            )
-        elif failure.kind == "memory":
-            message = (
-                f"the kernel used too much host memory (during: {stage}) and was stopped: {failure.message}"
-            )
-        elif failure.kind == "crashed":
-            how = re.search(r"\((.*?)\)", failure.message)
-            cause = how.group(1) if how else "no result"
-            message = f"the process running the kernel died ({cause}) during: {stage}"
-        else:
-            message = failure.message
-        raise KernelToolError(message, failure.detail, failure.kind) from None
-    result.pop("_child", None)
-    return result
 
 
 def run_kernel_check(
@@ -154,23 +86,12 @@ def run_kernel_check(
     if not generations:
         report.generations = []
     if request.timing.target:
-        from tpu_runtime.kernels.remote_timing import timing_stage
+        from tpu_runtime.kernels.child import CheckOptions
+        from tpu_runtime.kernels.steps import KernelContext
+        from tpu_runtime.workflow import run_workflow
 
-        if progress:
-            progress("timing", f"kernel check: timing on {request.timing.target}", 0.0)
-        stage = timing_stage(
-            report,
-            path,
-            request.timing,
-            approver,
-            (lambda line: progress("timing", line, 0.5)) if progress else None,
+        context = KernelContext(
+            options=CheckOptions(file=str(path)), report=report, timing=request.timing, approver=approver
         )
-        report.stages = [stage if s.stage == "timing" else s for s in report.stages]
-        if stage.verdict == "fail":
-            report.verdict = "fail"
+        run_workflow("kernel", context, progress, only=["timing"], announce=False)
     return report
-
-
-def describe_kernel(path: Path, timeout_s: float = 120.0) -> dict[str, Any]:
-    """The module's declarations (DEFAULTS, SPACE, parameters...), read in a child; validates the file."""
-    return run_in_child("tpu_runtime.kernels.check:describe_entry", {"file": str(path)}, timeout_s, 0.0)

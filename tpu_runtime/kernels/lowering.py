@@ -69,7 +69,7 @@ def lowering_stage(
 ) -> tuple[StageResult, list[str]]:
     """Lower every case with a compile-only `generation` device as the default device (Mosaic reads the
     TPU generation from it); the first failure is the stage's message, with a plain fix."""
-    from tpu_runtime.kernels.tpu_compile import tpu_default_device
+    from tpu_runtime.kernels.topology import tpu_default_device
 
     start = time.perf_counter()
     details: list[str] = []

@@ -133,7 +133,7 @@ def topology_with(generation: str, count: int) -> tuple[str, tuple[Any, ...]]:
     """(topology name, its compile-only devices) for a `generation` topology of exactly `count` devices."""
     from jax.experimental import topologies
 
-    from tpu_runtime.kernels.tpu_compile import prepare_libtpu, topology_for
+    from tpu_runtime.kernels.topology import prepare_libtpu, topology_for
 
     prepare_libtpu()
     name, single = topology_for(generation)

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from tpu_runtime.kernels.runlog import RunFolder
     from tpu_runtime.remote.approvals import RunRequest
     from tpu_runtime.remote.engine import RemoteEngine
-    from tpu_runtime.remote.gated import Approver, GateOutcome
+    from tpu_runtime.remote.gated import Approver, GatedRun, GateOutcome
 
 __all__ = [
     "TEST_DEVICE_ENV",
@@ -45,6 +45,7 @@ __all__ = [
     "measure_candidates",
     "read_timing",
     "timing_argv",
+    "timing_run",
     "timing_stage",
     "timing_work",
 ]
@@ -349,15 +350,40 @@ def timing_stage(
     engine: RemoteEngine | None = None,
 ) -> StageResult:
     """Stage 6: time a checked kernel on `options.target` once the person approves; else say why not."""
-    from tpu_runtime.remote.gated import GateError, approval_time, settle, worker_names
+    from tpu_runtime.remote.gated import pass_gate
+
+    found: list[StageResult] = []
+    run = timing_run(report, file, options, found.append, progress, engine=engine)
+    if run is not None:
+        pass_gate(run, approver)
+    return found[0]
+
+
+def timing_run(
+    report: KernelCheckReport,
+    file: Path,
+    options: TimingOptions,
+    done: Callable[[StageResult], None],
+    progress: Callable[[str], None] | None = None,
+    *,
+    engine: RemoteEngine | None = None,
+) -> GatedRun | None:
+    """Stage 6 as the work to pass through the approval gate; `done` gets the stage, now (None returned:
+    nothing to run) or once the gate has settled the run."""
+    from tpu_runtime.remote.gated import ApprovalPending, GatedRun
 
     if not options.target:
-        return _not_run(TIMING_NOT_RUN)
+        done(_not_run(TIMING_NOT_RUN))
+        return None
     if report.verdict != "pass":
-        return _not_run(
-            "not run: timing needs a real TPU, and the kernel fails a CPU stage; "
-            "it is timed only once it passes"
+        done(
+            _not_run(
+                "not run: timing needs a real TPU, and the kernel fails a CPU stage; "
+                "it is timed only once it passes"
+            )
         )
+        return None
+    target = options.target
     remote = _engine(engine)
     try:
         work = timing_work(
@@ -368,19 +394,32 @@ def timing_stage(
             shape=report.target_shape,
             dtype=report.dtypes[0] if report.dtypes else None,
         )
-        outcome = settle(
-            remote,
-            options.target,
-            work,
-            approver=approver,
-            workers=options.workers,
-            requested_by="kernel check",
-            on_line=(lambda line: progress(line.prefixed())) if progress else None,
-        )
-    except (GateError, ValueError) as exc:
-        return _not_run(f"not run: timing needs a real TPU; target {options.target}: {exc}")
-    if outcome.state in ("waiting", "denied", "busy"):
-        return _not_run("not run: timing needs a real TPU; " + _waiting_text(outcome, "this check"))
+    except ValueError as exc:
+        done(_not_run(f"not run: timing needs a real TPU; target {target}: {exc}"))
+        return None
+
+    def refused(exc: Exception) -> None:
+        if isinstance(exc, ApprovalPending):
+            done(_not_run("not run: timing needs a real TPU; " + _waiting_text(exc.outcome, "this check")))
+        else:
+            done(_not_run(f"not run: timing needs a real TPU; target {target}: {exc}"))
+
+    return GatedRun(
+        engine=remote,
+        target=target,
+        work=work,
+        finish=lambda outcome: done(_timed(outcome, remote, target)),
+        refused=refused,
+        workers=options.workers,
+        requested_by="kernel check",
+        on_line=(lambda line: progress(line.prefixed())) if progress else None,
+    )
+
+
+def _timed(outcome: GateOutcome, remote: RemoteEngine, target: str) -> StageResult:
+    """Stage 6 from a run that the person approved (ran now or earlier)."""
+    from tpu_runtime.remote.gated import approval_time, worker_names
+
     request = outcome.request
     timings, problems = _collect(remote.state_path, request)
     if outcome.result is not None:
@@ -402,14 +441,14 @@ def timing_stage(
             stage="timing",
             title=STAGE_TITLES["timing"],
             verdict="fail" if kernel_failed else "not_run",
-            message=f"{'failed' if kernel_failed else 'not run'} on target {options.target} after approval "
+            message=f"{'failed' if kernel_failed else 'not run'} on target {target} after approval "
             f"at {when} (request {request.id}): {why}",
         )
     shape = ", ".join(f"{k}={v}" for k, v in head.shape.items())
     names = worker_names(request, sorted(timings))
     message = (
         f"median {_seconds(head.median_s)} (min {_seconds(head.min_s)}) over {head.repeats} runs "
-        f"at ({shape}) {head.dtype}; ran on target {options.target} (workers {names}) "
+        f"at ({shape}) {head.dtype}; ran on target {target} (workers {names}) "
         f"after approval at {when}; device: {head.label}; request {request.id}"
     )
     if head.device != "tpu":
@@ -431,7 +470,7 @@ def timing_stage(
 
 def measured_on(run: RunFolder, target: str) -> dict[str, dict[str, Any]]:
     """params key -> the latest 'measure' record on `target` (a timing or the reason there is none)."""
-    from tpu_runtime.kernels.tune import params_key
+    from tpu_runtime.kernels.runlog import params_key
 
     found: dict[str, dict[str, Any]] = {}
     for record in run.records():
@@ -453,7 +492,7 @@ def measure_candidates(
     One loop request covers them all (one approval for the whole plan and budget). Each timed candidate
     gets a durable 'measure' record in the run folder; call this while holding the run's lock.
     """
-    from tpu_runtime.kernels.tune import params_key
+    from tpu_runtime.kernels.runlog import params_key
     from tpu_runtime.remote.gated import GateError, settle
 
     target = options.target

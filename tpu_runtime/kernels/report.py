@@ -6,6 +6,8 @@ is renamed or removed.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
+from functools import cached_property
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -16,14 +18,29 @@ Verdict = Literal["pass", "fail", "warn", "skip", "not_run"]
 StageName = Literal["correctness", "honesty", "lowering", "compile", "torch", "timing"]
 CPU_STAGES: tuple[StageName, ...] = ("correctness", "honesty", "lowering", "compile", "torch")
 ALL_STAGES: tuple[StageName, ...] = (*CPU_STAGES, "timing")
-STAGE_TITLES: dict[str, str] = {
-    "correctness": "1. Correctness (TPU interpret mode, race detection)",
-    "honesty": "2. Honesty (no reference calls, jnp fallbacks, swallowed errors, special-cased shapes)",
-    "lowering": "3. Lowering (jax.export for TPU)",
-    "compile": "4. Compile (compile-only TPU topology, VMEM, roofline)",
-    "torch": "5. PyTorch integration (torch.tpu.pallas.jax_op)",
-    "timing": "6. Timing on a real TPU",
-}
+
+
+class _StageTitles(Mapping[str, str]):
+    """Stage name -> '<n>. <title of its step in workflows/kernel.yaml>', read on first use."""
+
+    @cached_property
+    def _titles(self) -> dict[str, str]:
+        from tpu_runtime.workflow import load_workflow
+
+        steps = load_workflow("kernel").titles()
+        return {stage: f"{n}. {steps[stage]}" for n, stage in enumerate(ALL_STAGES, start=1)}
+
+    def __getitem__(self, stage: str) -> str:
+        return self._titles[stage]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._titles)
+
+    def __len__(self) -> int:
+        return len(self._titles)
+
+
+STAGE_TITLES: Mapping[str, str] = _StageTitles()
 TIMING_NOT_RUN = (
     "not run: timing needs a real TPU. It runs only on your TPU VM after you approve the exact command; "
     "no TPU target is configured, and no timing is ever estimated in its place"

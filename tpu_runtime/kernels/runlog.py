@@ -150,3 +150,8 @@ class RunFolder:
             return int((self.path / WORKER_PID_FILE).read_text().strip())
         except (OSError, ValueError):
             return None
+
+
+def params_key(params: dict[str, Any]) -> str:
+    """One parameter set as a stable key (sorted JSON): how records name a candidate."""
+    return json.dumps(params, sort_keys=True)

@@ -148,7 +148,7 @@ def _fake_call(
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     from tpu_runtime.kernels.lowering import input_avals
-    from tpu_runtime.kernels.tpu_compile import tpu_default_device
+    from tpu_runtime.kernels.topology import tpu_default_device
 
     avals = input_avals(km, shape, dtype)
     with tpu_default_device(generation):
@@ -178,7 +178,7 @@ def torch_stage_entry(payload: dict[str, Any]) -> dict[str, Any]:
     """Child entry point: stage 5 alone, for a `kernel check` that runs it beside stages 1-4."""
     from pathlib import Path
 
-    from tpu_runtime.kernels.check import CheckOptions, prepare_child, watch_parent
+    from tpu_runtime.kernels.child import CheckOptions, prepare_child, watch_parent
     from tpu_runtime.kernels.convention import load_kernel_module
 
     watch_parent()

@@ -6,8 +6,9 @@ configuration (the candidate order: DEFAULTS first, then the space in a seeded s
 watchdog kills the worker when one attempt runs past its time limit; the attempt is recorded as failed and a
 new worker continues with the rest. Only the parent holds the folder's lock.
 
-Worker (`tune_worker`, in the child): before each attempt it counts the durable "start" records, stops at
-the budget, appends a start record, runs stages 1-4 for the tuning generation, and appends the result. A
+Worker (`tune_worker.tune_worker`, in the child): before each attempt it counts the durable "start"
+records, stops at the budget, appends a start record, runs stages 1-4 for the tuning generation, and
+appends the result. A
 killed tuner leaves at most one attempt unfinished; the next run records it as interrupted (it counts against
 the budget) and may retry that candidate once.
 
@@ -36,16 +37,16 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, Field
 
-from tpu_runtime.kernels.job import (
+from tpu_runtime.kernels.remote_timing import TimingOptions
+from tpu_runtime.kernels.report import Attempt, StageName, TuneReport
+from tpu_runtime.kernels.runlog import RunFolder, RunFolderError, params_key
+from tpu_runtime.kernels.sandbox_run import (
     KernelToolError,
     canonical_generations,
     describe_kernel,
     require_timing_target,
     run_in_child,
 )
-from tpu_runtime.kernels.remote_timing import TimingOptions
-from tpu_runtime.kernels.report import Attempt, StageName, TuneReport
-from tpu_runtime.kernels.runlog import RunFolder, RunFolderError
 from tpu_runtime.progress import ProgressFn
 
 if TYPE_CHECKING:
@@ -74,10 +75,6 @@ class KernelTuneRequest(BaseModel):
     attempt_timeout_s: float = Field(default=600.0, gt=0)
     memory_gb: float = Field(default=0.0, ge=0)
     timing: TimingOptions = Field(default_factory=TimingOptions)
-
-
-def params_key(params: dict[str, Any]) -> str:
-    return json.dumps(params, sort_keys=True)
 
 
 def data_dir() -> Path:
@@ -182,52 +179,6 @@ def _attempt_from_report(n: int, params: dict[str, Any], report: Any, generation
         seconds=report.seconds,
         log=log,
     )
-
-
-def tune_worker(payload: dict[str, Any]) -> dict[str, Any]:
-    """Child entry point: evaluate candidates until the budget is spent or none is left."""
-    from tpu_runtime.kernels.check import CheckOptions, child_progress, prepare_child, run_check, watch_parent
-    from tpu_runtime.kernels.convention import KernelModuleError, load_kernel_module
-    from tpu_runtime.kernels.mesh import prepare_host_devices
-
-    watch_parent()
-    run = RunFolder(Path(payload["run_dir"]))
-    config = run.config()
-    prepare_host_devices(Path(config["file"]))  # before JAX starts: a collective kernel's host devices
-    prepare_child()
-    report_progress = child_progress()
-    run.write_worker_pid(os.getpid())
-    km = load_kernel_module(Path(config["file"]))
-    generation = config["generation"]
-    evaluated = 0
-    while True:
-        step = next_candidate(run.records(), config)
-        if step is None:
-            break
-        n, params = step
-        run.append({"event": "start", "n": n, "params": params})
-        report_progress(f"attempt:{n}:{params_key(params)}", 0.0)
-        start = time.perf_counter()
-        try:
-            options = CheckOptions(
-                file=config["file"], params=params, generations=[generation], stages=TUNE_STAGES
-            )
-            report = run_check(km, options)
-            attempt = _attempt_from_report(n, params, report, generation)
-        except KernelModuleError as exc:
-            attempt = Attempt(n=n, params=params, verdict="fail", message=exc.one_line)
-        except Exception as exc:  # an attempt's failure is its verdict; the worker goes on
-            attempt = Attempt(
-                n=n, params=params, verdict="fail", message=f"{type(exc).__name__}: {exc}"[:500]
-            )
-        attempt.seconds = round(time.perf_counter() - start, 3)
-        attempts_dir = run.path / "attempts"
-        attempts_dir.mkdir(exist_ok=True)
-        (attempts_dir / f"{n}.json").write_text(attempt.model_dump_json(indent=2))
-        run.append({"event": "finish", **attempt.model_dump(mode="json")})
-        evaluated += 1
-        report_progress(f"attempt:{n}:done", 1.0)
-    return {"evaluated": evaluated}
 
 
 # --------------------------------------------------------------------------------------------- parent side
@@ -434,7 +385,7 @@ def _drive_workers(
         with watchdog:
             try:
                 run_in_child(
-                    "tpu_runtime.kernels.tune:tune_worker",
+                    "tpu_runtime.kernels.tune_worker:tune_worker",
                     {"run_dir": str(run.path)},
                     STARTUP_ALLOWANCE_S + request.attempt_timeout_s * remaining,
                     request.memory_gb,

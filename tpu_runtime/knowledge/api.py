@@ -7,27 +7,23 @@ answers in milliseconds and picks up vectors as a running build stores them.
 
 from __future__ import annotations
 
-import threading
-import time
 from pathlib import Path
 
 from tpu_runtime.errors import BadInput
-from tpu_runtime.knowledge.answer import SUPPORT_PASSAGES, compose, listed_passages
 from tpu_runtime.knowledge.build import BuildRequest, discover_all, run_kb_build
 from tpu_runtime.knowledge.models import Answer, BuildReport, KbStatus, Passage
-from tpu_runtime.knowledge.retrieve import MAX_QUERY_CHARS, KnowledgeIndex
+from tpu_runtime.knowledge.opened import open_index
+from tpu_runtime.knowledge.retrieve import MAX_QUERY_CHARS
 from tpu_runtime.knowledge.store import Store, index_dir
 from tpu_runtime.progress import ProgressFn
+
+__all__ = ["QueryError", "add_folder", "answer", "build", "check_query", "open_index", "search", "status"]
 
 MAX_K = 50
 
 
 class QueryError(BadInput, ValueError):
     """A question the knowledge base will not take as is; the message is one line."""
-
-
-_cache: dict[Path, tuple[tuple[int, int], KnowledgeIndex]] = {}
-_cache_lock = threading.Lock()
 
 
 def check_query(query: str, k: int) -> str:
@@ -44,34 +40,6 @@ def check_query(query: str, k: int) -> str:
     return text
 
 
-def _signature(store: Store) -> tuple[int, int]:
-    stamps = []
-    for path in (store.manifest_path, store.lexical_dir / "order.json"):
-        try:
-            stamps.append(path.stat().st_mtime_ns)
-        except OSError:
-            stamps.append(0)
-    return stamps[0], stamps[1]
-
-
-def open_index(
-    folder: Path | None = None, build: bool = True, progress: ProgressFn | None = None
-) -> KnowledgeIndex:
-    """The opened index for `folder`; built first (lexical, then vectors) when there is none yet."""
-    target = folder or index_dir()
-    store = Store(target)
-    if build and not store.exists():
-        run_kb_build(BuildRequest(folder=target), progress)
-    with _cache_lock:
-        signature = _signature(store)
-        cached = _cache.get(target)
-        if cached is not None and cached[0] == signature:
-            return cached[1]
-        index = KnowledgeIndex(store)
-        _cache[target] = (signature, index)
-        return index
-
-
 def search(query: str, k: int = 5, *, folder: Path | None = None) -> list[Passage]:
     """The k best passages for `query`, each with its citation (hybrid BM25 + MiniLM, or BM25 alone)."""
     text = check_query(query, k)
@@ -81,21 +49,17 @@ def search(query: str, k: int = 5, *, folder: Path | None = None) -> list[Passag
 def answer(
     question: str, k: int = 5, *, folder: Path | None = None, progress: ProgressFn | None = None
 ) -> Answer:
-    """A quoted, cited answer, or covered=False with the closest page to read."""
-    text = check_query(question, k)
-    started = time.perf_counter()
-    index = open_index(folder, progress=progress)
-    opened = time.perf_counter()
-    # the answer weighs more passages than the caller lists: its line may come from below the top k
-    result = index.search(text, max(k, SUPPORT_PASSAGES))
-    searched = time.perf_counter()
-    reply = compose(text, index, result)
-    reply.passages = listed_passages(reply, k)
+    """A quoted, cited answer, or covered=False with the closest page to read (workflows/ask.yaml)."""
+    from tpu_runtime.knowledge.steps import AskContext
+    from tpu_runtime.workflow import run_workflow
+
+    context = AskContext(question=check_query(question, k), k=k, folder=folder)
+    run_workflow("ask", context, progress, announce=False)
+    reply = context.require_answer()
+    assert context.result is not None  # the retrieve step ran
     reply.timings_ms = {
-        "open": round((opened - started) * 1000, 2),
-        "search": round((searched - opened) * 1000, 2),
-        "answer": round((time.perf_counter() - searched) * 1000, 2),
-        **{k_: round(v, 2) for k_, v in result.timings_ms.items()},
+        **context.timings_ms,
+        **{k_: round(v, 2) for k_, v in context.result.timings_ms.items()},
     }
     return reply
 

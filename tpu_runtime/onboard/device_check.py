@@ -39,10 +39,10 @@ from tpu_runtime.remote.confine import PathEscapeError, safe_relative
 from tpu_runtime.remote.gated import RemoteWork, staged_script
 
 if TYPE_CHECKING:
-    from tpu_runtime.onboard.job import OnboardRequest
+    from tpu_runtime.onboard.request import OnboardRequest
     from tpu_runtime.remote.approvals import RunRequest
     from tpu_runtime.remote.engine import RemoteEngine
-    from tpu_runtime.remote.gated import Approver, GateOutcome
+    from tpu_runtime.remote.gated import Approver, GatedRun, GateOutcome
 
 __all__ = [
     "RUNNER_NAME",
@@ -627,24 +627,45 @@ def device_numerics_check(
     Runs nothing without the person's approval. Every outcome, including one that never reached the
     TPU, is a `DeviceCheck` whose message says exactly what happened.
     """
+    from tpu_runtime.remote.gated import pass_gate
+
+    found: list[DeviceCheck] = []
+    run = device_numerics_run(request, numerics, found.append, progress, engine=engine)
+    if run is not None:
+        pass_gate(run, approver)
+    return found[0]
+
+
+def device_numerics_run(
+    request: OnboardRequest,
+    numerics: NumericsReport,
+    done: Callable[[DeviceCheck], None],
+    progress: Callable[[str], None] | None = None,
+    *,
+    engine: RemoteEngine | None = None,
+) -> GatedRun | None:
+    """The device comparison as work for the approval gate; `done` gets the `DeviceCheck`, now (None
+    returned: nothing to run) or once the gate has settled the run."""
     from tpu_runtime.onboard.report import DEVICE_CHECK_NOT_RUN
-    from tpu_runtime.remote.gated import GateError, settle
+    from tpu_runtime.remote.gated import ApprovalPending, GatedRun
 
     target = request.target
     if not target:
-        return DeviceCheck(status="not_run", message=DEVICE_CHECK_NOT_RUN)
+        done(DeviceCheck(status="not_run", message=DEVICE_CHECK_NOT_RUN))
+        return None
     if not numerics.rows:
         why = numerics.error or "the CPU comparison produced no rows"
-        return DeviceCheck(
-            status="not_run", message=f"not run: the CPU comparison failed, so would this: {why}"
-        )
+        message = f"not run: the CPU comparison failed, so would this: {why}"
+        done(DeviceCheck(status="not_run", message=message))
+        return None
     tolerances: dict[str, float] = {row.mode: row.tolerance for row in numerics.rows}
     if engine is None:
         from tpu_runtime.remote.engine import RemoteEngine
 
         engine = RemoteEngine()
     if request.model_file is None:
-        return DeviceCheck(status="not_run", message="not run: the device check runs a model file")
+        done(DeviceCheck(status="not_run", message="not run: the device check runs a model file"))
+        return None
     try:
         plan = device_numerics_plan(
             request.model_file,
@@ -656,15 +677,24 @@ def device_numerics_check(
             time_limit_s=request.device_time_limit_s,
             staging_dir=engine.state_path / "device_numerics",
         )
-        outcome = settle(
-            engine,
-            target,
-            plan.work,
-            approver=approver,
-            workers=request.device_workers,
-            requested_by="onboard",
-            on_line=(lambda line: progress(line.prefixed())) if progress else None,
-        )
-    except (DeviceRunError, GateError) as exc:
-        return DeviceCheck(status="not_run", message=f"not run: target {target}: {exc}")
-    return _outcome_check(outcome, target, engine.state_path)
+    except DeviceRunError as exc:
+        done(DeviceCheck(status="not_run", message=f"not run: target {target}: {exc}"))
+        return None
+    state_path = engine.state_path
+
+    def refused(exc: Exception) -> None:
+        if isinstance(exc, ApprovalPending):
+            done(_outcome_check(exc.outcome, target, state_path))
+        else:
+            done(DeviceCheck(status="not_run", message=f"not run: target {target}: {exc}"))
+
+    return GatedRun(
+        engine=engine,
+        target=target,
+        work=plan.work,
+        finish=lambda outcome: done(_outcome_check(outcome, target, state_path)),
+        refused=refused,
+        workers=request.device_workers,
+        requested_by="onboard",
+        on_line=(lambda line: progress(line.prefixed())) if progress else None,
+    )

@@ -5,17 +5,50 @@ Only `probe` runs the user's code (in a child process); every later step works o
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tpu_runtime.onboard.capture_types import ModelProbe, RawOp
-from tpu_runtime.onboard.job import KV_DTYPE_BYTES, OnboardContext
-from tpu_runtime.onboard.report import ModelInfo, OnboardReport, OpUse
+from tpu_runtime.onboard.report import (
+    ModelInfo,
+    NumericsReport,
+    OnboardReport,
+    OpUse,
+    Preflight,
+    Remedy,
+    Risk,
+    ServingPlan,
+)
+from tpu_runtime.onboard.request import KV_DTYPE_BYTES, OnboardRequest
 from tpu_runtime.progress import ProgressFn
 from tpu_runtime.sandbox import Limits, describe_isolation, run_child
 from tpu_runtime.workflow import Step
 
 if TYPE_CHECKING:
     from tpu_runtime.onboard.op_table import OpTable
+    from tpu_runtime.remote.gated import Approver, GatedRun
+
+
+@dataclass
+class OnboardContext:
+    """What the steps of workflows/onboard.yaml read and write, in order."""
+
+    request: OnboardRequest
+    approver: Approver | None = None  # the front end's prompt for the device run; None: leave it pending
+    probe: ModelProbe | None = None
+    op_table_source: str = ""
+    ops: list[OpUse] = field(default_factory=list)
+    tpu_ops: list[OpUse] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    remedies: list[Remedy] = field(default_factory=list)
+    risks: list[Risk] = field(default_factory=list)
+    numerics: NumericsReport | None = None
+    preflight: Preflight | None = None
+    serving: ServingPlan | None = None
+    model_info: ModelInfo | None = None
+    notes: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    isolation: str = ""
 
 
 def probe(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
@@ -170,28 +203,30 @@ def serving(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
     ctx.serving = plan_serving(ctx.model_info, ctx.missing)
 
 
-def device_numerics(ctx: OnboardContext, step: Step, progress: ProgressFn) -> None:
-    """The same comparison on the user's TPU, only after the person approves it; otherwise say why not."""
+def device_numerics(ctx: OnboardContext, step: Step, progress: ProgressFn) -> GatedRun | None:
+    """The same comparison on the user's TPU, handed to the runner's approval gate; otherwise say why not."""
     from tpu_runtime.onboard.report import DEVICE_CHECK_NOT_RUN, NumericsReport
 
     probe = _probe(ctx)
     if probe.numerics is not None:
-        ctx.numerics = NumericsReport.model_validate(probe.numerics)
+        numerics = NumericsReport.model_validate(probe.numerics)
+        ctx.numerics = numerics
         if probe.size is not None and probe.size.numerics_model:
-            ctx.numerics.compared_on = probe.size.numerics_model
-        ctx.numerics.device_check = DEVICE_CHECK_NOT_RUN
+            numerics.compared_on = probe.size.numerics_model
+        numerics.device_check = DEVICE_CHECK_NOT_RUN
         if ctx.request.target:
-            from tpu_runtime.onboard.device_check import device_numerics_check
+            from tpu_runtime.onboard.device_check import DeviceCheck, device_numerics_run
 
-            check = device_numerics_check(
-                ctx.request, ctx.numerics, ctx.approver, lambda line: progress(step.id, line, 0.5)
-            )
-            ctx.numerics.device_check = check.message
-            ctx.numerics.device_rows = check.rows
+            def done(check: DeviceCheck) -> None:
+                numerics.device_check = check.message
+                numerics.device_rows = check.rows
+
+            return device_numerics_run(ctx.request, numerics, done, lambda line: progress(step.id, line, 0.5))
     elif probe.numerics_error:
         ctx.notes.append(f"numerics not run: {probe.numerics_error}")
     elif not ctx.request.numerics:
         ctx.notes.append("numerics not run: --no-numerics")
+    return None
 
 
 def _dtype_bytes(dtype: str) -> float:

@@ -307,7 +307,6 @@ class RemoteEngine:
         loop: LoopPlan | None,
     ) -> RunSpec:
         """A Ray job submission: the uploads become its working_dir (with the launcher when it needs one)."""
-        from tpu_runtime.remote.gated import staged_script
         from tpu_runtime.remote.ray_jobs import (
             LAUNCHER_NAME,
             RayError,
@@ -316,6 +315,7 @@ class RemoteEngine:
             require_ray,
             uses_launcher,
         )
+        from tpu_runtime.remote.staging import staged_script
 
         try:
             require_ray()

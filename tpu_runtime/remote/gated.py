@@ -12,23 +12,28 @@ Jobs that need a real TPU (onboarding's device numerics, kernel timing and tunin
    yes or no. Nothing in this module approves; without an approver the request stays pending.
 4. An approved request runs (the engine checks digest, single use, expiry and upload hashes), and the
    outcome says which of waiting / denied / busy / ran / failed it came to.
+
+A workflow step with `gate: approval` does not call `settle` itself: it returns a `GatedRun` (the work
+and what to do with each outcome), and the workflow runner passes it through `pass_gate`, which hands the
+step an `ApprovalPending` instead of a result when the person has not approved (or denied) it.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from tpu_runtime.errors import BadInput
+from tpu_runtime.errors import BadInput, PendingApproval
 from tpu_runtime.remote.approvals import ApprovalError, RunRequest
 from tpu_runtime.remote.report import OutputLine, RunResult
 from tpu_runtime.remote.spec import LoopPlan, RunSpec, SpecError, plan_uploads
+from tpu_runtime.remote.staging import staged_script
 from tpu_runtime.remote.targets import TargetError
 from tpu_runtime.remote.tpu_api import TpuApiError
 
@@ -37,15 +42,19 @@ if TYPE_CHECKING:
     from tpu_runtime.remote.engine import RemoteEngine
 
 __all__ = [
+    "ApprovalPending",
     "Approver",
     "GateError",
     "GateOutcome",
+    "GatedRun",
     "RemoteWork",
     "approval_time",
     "fetched",
     "file_request",
     "find_reusable",
+    "pass_gate",
     "settle",
+    "staged_script",
     "worker_names",
 ]
 
@@ -85,6 +94,62 @@ class GateOutcome(BaseModel):
     @property
     def approve_hint(self) -> str:
         return f"approve with `tpu-agent approvals approve {self.request.id}`"
+
+
+class ApprovalPending(PendingApproval):
+    """The work did not run: its request waits for the person, was denied, or runs elsewhere."""
+
+    def __init__(self, outcome: GateOutcome) -> None:
+        request = outcome.request
+        if outcome.state == "waiting":
+            text = f"waiting for approval: request {request.id} ({outcome.approve_hint})"
+        elif outcome.state == "denied":
+            by = f" by {request.decided_by}" if request.decided_by else ""
+            text = f"denied: request {request.id} was denied{by}"
+        else:
+            text = f"request {request.id} is running elsewhere"
+        super().__init__(text)
+        self.outcome = outcome
+
+
+@dataclass
+class GatedRun:
+    """What a workflow step with `gate: approval` asks the runner to run, and how it takes the outcome.
+
+    `finish` gets the outcome of work that ran (now or earlier); `refused` gets `ApprovalPending` (not
+    approved) or `GateError` (the request could not be filed). Without `refused` those propagate.
+    """
+
+    engine: RemoteEngine
+    target: str
+    work: RemoteWork
+    finish: Callable[[GateOutcome], None]
+    refused: Callable[[ApprovalPending | GateError], None] | None = None
+    workers: str = "all"
+    requested_by: str = "tpu-agent"
+    on_line: Callable[[OutputLine], None] | None = None
+
+
+def pass_gate(run: GatedRun, approver: Approver | None = None) -> None:
+    """Settle the run's request (`settle`) and hand the step its outcome; nothing runs unapproved."""
+    try:
+        outcome = settle(
+            run.engine,
+            run.target,
+            run.work,
+            approver=approver,
+            workers=run.workers,
+            requested_by=run.requested_by,
+            on_line=run.on_line,
+        )
+        if outcome.state in ("waiting", "denied", "busy"):
+            raise ApprovalPending(outcome)
+    except (ApprovalPending, GateError) as exc:
+        if run.refused is None:
+            raise
+        run.refused(exc)
+        return
+    run.finish(outcome)
 
 
 def _wanted_workers(which: str) -> list[int] | None:
@@ -274,15 +339,3 @@ def worker_names(request: RunRequest, indices: list[int] | None = None) -> str:
     """'0:w0, 1:w1' for the request's workers (or the given subset of them)."""
     chosen = [(i, name) for i, name in _workers(request) if indices is None or i in indices]
     return ", ".join(f"{i}:{name}" for i, name in chosen) or "none"
-
-
-def staged_script(staging_dir: Path, stem: str, source: str) -> Path:
-    """A script to upload, as a file named by its hash: the bytes an approval covers never change under it."""
-    digest = hashlib.sha256(source.encode()).hexdigest()
-    path = staging_dir / f"{stem}_{digest[:16]}.py"
-    if not path.is_file() or path.read_text(encoding="utf-8") != source:
-        staging_dir.mkdir(parents=True, exist_ok=True)
-        partial = path.with_suffix(".tmp")
-        partial.write_text(source, encoding="utf-8")
-        partial.replace(path)
-    return path
