@@ -23,12 +23,7 @@ PACKAGE = REPO / "tpu_runtime"
 #: Kernel files shipped as text for `kernel new`; never imported as part of the package.
 NOT_MODULES = ("tpu_runtime/kernels/templates/",)
 #: Cycles that other branches are rewriting the modules of; each must disappear, never grow.
-KNOWN_CYCLES: set[frozenset[str]] = {
-    # the embedder's shared pieces move when the ONNX encoder is reworked
-    frozenset({"tpu_runtime.knowledge.embedder", "tpu_runtime.knowledge.onnx_encoder"}),
-    # render_request moves with the CLI renderers into their own package
-    frozenset({"tpu_runtime.cli.approval_prompt", "tpu_runtime.cli.run_cmd"}),
-}
+KNOWN_CYCLES: set[frozenset[str]] = set()
 
 
 def _modules() -> dict[str, Path]:

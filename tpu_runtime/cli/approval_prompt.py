@@ -100,7 +100,7 @@ def tty_approver(progress: PausableProgress | None = None) -> Approver | None:
         return None
 
     def ask(engine: RemoteEngine, request: RunRequest) -> Approval | None:
-        from tpu_runtime.cli.run_cmd import render_request
+        from tpu_runtime.cli.render.run.terminal import render_request
         from tpu_runtime.remote.engine import whoami
 
         drawing = progress is not None and progress.enabled

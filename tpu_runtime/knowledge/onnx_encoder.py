@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from tpu_runtime.knowledge.embedder import DIMENSION, ModelFiles, ModelUnavailable, padded_batches
+from tpu_runtime.knowledge.model_files import DIMENSION, ModelFiles, ModelUnavailable, padded_batches
 
 BATCH = 32
 OPSET = 17

@@ -1,0 +1,1 @@
+"""Run requests on a terminal."""
