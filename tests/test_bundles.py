@@ -387,6 +387,7 @@ def test_gemini_validates_installs_and_connects_the_extension(
     assert all(line.endswith("Connected") for line in found.values()), found
 
 
+@pytest.mark.slow
 @needs_codex
 def test_codex_reads_the_config_rules_and_agents_file(tmp_path: Path, source: CanonicalSource) -> None:
     assert CODEX is not None
@@ -476,6 +477,7 @@ def test_codex_connects_every_server(tmp_path: Path, source: CanonicalSource) ->
     assert {"onboard_model", "op_status"} <= set(status["tpu-onboarding"]["tools"])
 
 
+@pytest.mark.slow
 @needs_claude
 def test_claude_validates_a_plugin_written_elsewhere(tmp_path: Path) -> None:
     assert CLAUDE is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import torch
 from torch import nn
 
@@ -54,6 +55,7 @@ def _capture(write_model: Callable[..., Path]) -> tuple[dict[tuple[str, str], ob
     return {(r.op, r.phase): r for r in capture.raw_ops()}, path
 
 
+@pytest.mark.slow
 def test_forward_and_backward_ops_with_sources(write_model: Callable[..., Path]) -> None:
     ops, _path = _capture(write_model)
     fwd_gelu = ops[("aten::gelu", "forward")]

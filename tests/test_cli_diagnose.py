@@ -206,6 +206,7 @@ def _md_table(text: str, heading: str) -> list[dict[str, str]]:
     return [dict(zip(header, row, strict=True)) for row in body[:end]]
 
 
+@pytest.mark.slow
 def test_compare_in_json_terminal_markdown_and_html(tmp_path: Path, slowed: Path) -> None:
     md, html = tmp_path / "r.md", tmp_path / "r.html"
     result = runner.invoke(app, ["diagnose", str(slowed), "--compare", str(V6E), "--top", "8", "--json"])
@@ -287,6 +288,7 @@ def test_markdown_numbers_match_the_profile_summary(tmp_path: Path) -> None:
     assert rate and _shows(rate.group(1), summary.roofline.gigabytes_per_second)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not V6E.is_file(), reason="shared/fixtures/profiles is not present")
 def test_roofline_chart_beside_the_step_timeline(tmp_path: Path) -> None:
     trace = _steps_trace(tmp_path / "trace.json")

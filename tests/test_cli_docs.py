@@ -6,6 +6,8 @@ import importlib.util
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -17,6 +19,7 @@ def _generator() -> ModuleType:
     return module
 
 
+@pytest.mark.slow
 def test_the_command_reference_is_up_to_date() -> None:
     generator = _generator()
     expected = generator.render()
@@ -24,6 +27,7 @@ def test_the_command_reference_is_up_to_date() -> None:
     assert current == expected, "docs/cli.md is out of date: run python scripts/cli_docs.py"
 
 
+@pytest.mark.slow
 def test_the_reference_covers_every_command_and_subcommand() -> None:
     import typer
 

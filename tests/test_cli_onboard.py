@@ -46,6 +46,7 @@ def example_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, 
     return json.loads(done.stdout), out
 
 
+@pytest.mark.slow
 def test_json_schema(example_report: tuple[dict[str, Any], Path]) -> None:
     report, _ = example_report
     assert "no network" in report["isolation"] and "could read and write the files" in report["isolation"]
@@ -94,6 +95,7 @@ def test_preflight_scales_with_batch(example_report: tuple[dict[str, Any], Path]
     assert breakdown["optimizer_state"] == 8 * report["model"]["parameters"]
 
 
+@pytest.mark.slow
 def test_seq_past_the_position_limit_is_a_warning() -> None:
     done = _cli("onboard", str(EXAMPLE), "--json", "--seq", "256", "--no-numerics", "--xla", "none")
     assert done.returncode == 0, done.stderr
@@ -109,6 +111,7 @@ def test_markdown_and_html_written(example_report: tuple[dict[str, Any], Path]) 
     assert html.count("<svg") == 3
 
 
+@pytest.mark.slow
 def test_model_with_missing_op(write_model: Callable[..., Path]) -> None:
     path = write_model(
         """
@@ -135,6 +138,7 @@ def test_model_with_missing_op(write_model: Callable[..., Path]) -> None:
     assert report["numerics"] is None and any("numerics not run" in n for n in report["notes"])
 
 
+@pytest.mark.slow
 def test_failing_model_one_line_and_debug(write_model: Callable[..., Path]) -> None:
     path = write_model(
         """
@@ -178,6 +182,7 @@ def test_ops_show() -> None:
     assert supported["status"] == "supported" and "registered in torch_tpu" in supported["detail"]
 
 
+@pytest.mark.slow
 @pytest.mark.needs_torch_tpu
 def test_xla_memory_beside_the_estimate(write_model: Callable[..., Path]) -> None:
     pytest.importorskip("torch_tpu", reason="needs torch_tpu and libtpu (the 'tpu' extra)")
@@ -239,6 +244,7 @@ def test_an_unknown_target_is_one_line_and_exit_2_everywhere(tmp_path: Path, arg
     assert done.stdout == ""  # nothing ran: no report, no partial output
 
 
+@pytest.mark.slow
 def test_a_folder_is_explained(tmp_path: Path) -> None:
     checkpoint = tmp_path / "ckpt"
     checkpoint.mkdir()

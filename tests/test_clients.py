@@ -53,6 +53,7 @@ async def _list_tools(spec: dict[str, Any]) -> set[str]:
     return names
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("config", "key"), [("vscode", "servers"), ("cursor", "mcpServers")])
 def test_client_config_starts_the_servers(config: str, key: str) -> None:
     """Each server the file names starts as the editor starts it and serves tools; op_status answers."""
@@ -114,6 +115,7 @@ def _run_inspector(*method: str) -> dict[str, Any]:
     return result
 
 
+@pytest.mark.slow
 @needs_inspector
 def test_inspector_lists_the_tools() -> None:
     listed = _run_inspector("--method", "tools/list")
@@ -123,6 +125,7 @@ def test_inspector_lists_the_tools() -> None:
     assert tools["onboard_model"]["inputSchema"]["required"] == ["model_file"]
 
 
+@pytest.mark.slow
 @needs_inspector
 def test_inspector_calls_op_status() -> None:
     called = _run_inspector(

@@ -121,6 +121,7 @@ def test_the_way_a_log_is_pasted_does_not_change_the_verdict(name: str) -> None:
         ), form
 
 
+@pytest.mark.slow
 def test_a_100_mb_log_with_the_error_at_the_end(tmp_path: Path) -> None:
     tail = _text("hbm_torchxla_transpose_padding.log")
     filler = b"I1103 09:12:44.118203  20417 train.py:88] step 1234 loss 2.3456 lr 3e-4 tokens/s 81234\n"

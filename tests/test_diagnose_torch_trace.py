@@ -69,6 +69,7 @@ def trace(tmp_path_factory: pytest.TempPathFactory) -> _Trace:
     return _Trace(out, averages)
 
 
+@pytest.mark.slow
 def test_steps_stalls_and_syncs(trace: _Trace) -> None:
     s = analyze_torch_trace(trace.path, top=10)
     assert [st.step for st in s.steps] == list(range(2, 2 + ACTIVE))

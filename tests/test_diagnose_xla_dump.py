@@ -68,6 +68,7 @@ def dump(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, XlaDumpS
     return out, script, analyze_xla_dump(detected.files, str(out), top=50)
 
 
+@pytest.mark.slow
 def test_recompiled_module_is_found_with_both_layouts(dump: tuple[Path, Path, XlaDumpSummary]) -> None:
     _, _, s = dump
     mlp = next(r for r in s.recompilations if r.name == "jit_mlp")

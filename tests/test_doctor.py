@@ -69,6 +69,7 @@ def _doctor(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not HAS_LIBTPU, reason="libtpu is not installed (the 'tpu' extra)")
 def test_the_cli_judges_the_persons_environment_not_the_defaults_it_applies_itself() -> None:
     bare = {k: v for k, v in os.environ.items() if k not in SAFE}

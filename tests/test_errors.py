@@ -15,9 +15,9 @@ from tpu_runtime.errors import BadInput, Denied, TpuAgentError
 
 ROOT = Path(__file__).resolve().parents[1]
 BUILTIN = {"Exception", "BaseException", "ValueError", "RuntimeError", "OSError", "KeyError", "TypeError"}
-# Control flow, or code that runs where tpu_runtime cannot be imported (the worker gate's source is sent
-# to the worker as is): outside the tree on purpose.
-OUTSIDE = {"TpuAgentError", "StopCapture", "Refused", "_TurnLimit"}
+# Control flow, or code that runs where tpu_runtime cannot be imported (the worker gate's source and
+# onboard/loader.py are sent to the worker as they are): outside the tree on purpose.
+OUTSIDE = {"TpuAgentError", "StopCapture", "Refused", "_TurnLimit", "ModelLoadError"}
 
 
 def _error_roots() -> dict[str, str]:

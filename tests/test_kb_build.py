@@ -26,6 +26,7 @@ def _index(request: BuildRequest) -> KnowledgeIndex:
     return KnowledgeIndex.open(request.folder)
 
 
+@pytest.mark.slow
 def test_first_build_then_only_changed_units_are_redone(corpus: BuildRequest) -> None:
     steps: list[str] = []
     first = run_kb_build(corpus, lambda step, message, fraction: steps.append(step))
@@ -56,6 +57,7 @@ def test_first_build_then_only_changed_units_are_redone(corpus: BuildRequest) ->
     assert all(p.path != "knowledge/eager.md" for p in _index(corpus).search("eager mode", 5).passages)
 
 
+@pytest.mark.slow
 def test_answer_quotes_verbatim_and_refuses_what_is_not_there(corpus: BuildRequest) -> None:
     run_kb_build(corpus)
     reply = answer("How do I pick the eager mode?", 3, folder=corpus.folder)
@@ -143,6 +145,7 @@ def test_damaged_chunk_file_is_reported_and_rebuilt(corpus: BuildRequest) -> Non
     assert _index(corpus).search("eager mode", 1).passages[0].path == "knowledge/eager.md"
 
 
+@pytest.mark.slow
 def test_damaged_vector_store_is_set_aside_and_rebuilt(corpus: BuildRequest) -> None:
     run_kb_build(corpus)
     store = Store(corpus.folder or Path())
@@ -168,6 +171,7 @@ def test_damaged_lexical_index_is_rebuilt_in_memory(corpus: BuildRequest) -> Non
     )
 
 
+@pytest.mark.slow
 def test_half_built_vectors_are_completed_by_the_next_build(corpus: BuildRequest) -> None:
     run_kb_build(corpus)
     store = Store(corpus.folder or Path())
@@ -222,6 +226,7 @@ def test_a_second_build_is_refused_while_one_runs(corpus: BuildRequest) -> None:
     assert not store.build_running()
 
 
+@pytest.mark.slow
 def test_rebuild_reuses_the_vectors_of_unchanged_passages(
     corpus: BuildRequest, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -29,6 +29,7 @@ def data_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built_data_dir(tmp_path_factory.mktemp("kbcli"))
 
 
+@pytest.mark.slow
 def test_ask_json_has_the_documented_schema(data_dir: Path) -> None:
     done = _cli("ask", "PrefetchScalarGridSpec", "--json", "--k", "2", data=data_dir)
     assert done.returncode == 0, done.stderr
@@ -43,6 +44,7 @@ def test_ask_json_has_the_documented_schema(data_dir: Path) -> None:
     assert citation["quote"] in reply["passages"][0]["text"]
 
 
+@pytest.mark.slow
 def test_ask_not_covered_and_terminal_output(data_dir: Path) -> None:
     done = _cli("ask", "What is the price of a Bitcoin mining rig?", data=data_dir)
     assert done.returncode == 0, done.stderr
@@ -50,6 +52,7 @@ def test_ask_not_covered_and_terminal_output(data_dir: Path) -> None:
     assert "lexical search only" in done.stderr
 
 
+@pytest.mark.slow
 def test_bad_questions_get_one_line_and_exit_2(data_dir: Path) -> None:
     huge = _cli("ask", "x" * 100_000, data=data_dir)
     assert huge.returncode == 2
@@ -59,6 +62,7 @@ def test_bad_questions_get_one_line_and_exit_2(data_dir: Path) -> None:
     assert empty.returncode == 2 and "empty" in empty.stderr
 
 
+@pytest.mark.slow
 def test_kb_status_and_add(data_dir: Path, tmp_path: Path) -> None:
     status = json.loads(_cli("kb", "status", "--json", data=data_dir).stdout)
     assert status["exists"] and status["lexical_ready"] and status["chunks"] > 0

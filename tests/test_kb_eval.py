@@ -48,6 +48,7 @@ def lexical_index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
     return KnowledgeIndex.open(folder)
 
 
+@pytest.mark.slow
 def test_full_set_lexical(lexical_index: KnowledgeIndex) -> None:
     # lexical is the degraded mode (no model, or vectors still building): floors, not the reported figures
     report = score(lexical_index, CASES)
@@ -76,6 +77,7 @@ def hybrid_subset(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
     return KnowledgeIndex.open(root / "kb")
 
 
+@pytest.mark.slow
 def test_subset_hybrid(hybrid_subset: KnowledgeIndex) -> None:
     # questions that other sheets answer too may match either; keep only the subset's own sources
     cases = [

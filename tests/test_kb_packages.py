@@ -7,6 +7,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from tpu_runtime.knowledge.packages import _python_pieces, _torch_tpu_table, load_package_configs
 
 
@@ -61,6 +63,7 @@ def test_torch_tpu_public_table_is_read_from_source(tmp_path: Path) -> None:
     assert table["pkg._internal.device.TpuDeviceModule.synchronize"] == "torch.tpu.synchronize"
 
 
+@pytest.mark.slow
 def test_installed_packages_are_indexed_without_being_imported() -> None:
     code = textwrap.dedent(
         """

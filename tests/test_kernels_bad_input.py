@@ -15,6 +15,7 @@ from tpu_runtime.kernels.job import KernelCheckRequest, KernelToolError, describ
 KERNELS = Path(__file__).resolve().parent / "data" / "kernels"
 
 
+@pytest.mark.slow
 def test_import_error_names_the_module_and_line() -> None:
     with pytest.raises(KernelToolError) as caught:
         describe_kernel(KERNELS / "import_error.py", timeout_s=120)
@@ -23,6 +24,7 @@ def test_import_error_names_the_module_and_line() -> None:
     assert "No module named 'not_a_real_module_for_tpu_agent_tests'" in message
 
 
+@pytest.mark.slow
 def test_a_missing_reference_is_named() -> None:
     with pytest.raises(KernelToolError) as caught:
         run_kernel_check(
@@ -32,6 +34,7 @@ def test_a_missing_reference_is_named() -> None:
     assert "\n" not in caught.value.message
 
 
+@pytest.mark.slow
 def test_a_hanging_kernel_is_stopped_at_the_time_limit(
     new_children: Callable[[], list[psutil.Process]],
 ) -> None:

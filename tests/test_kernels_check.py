@@ -39,6 +39,7 @@ def verdicts(report: KernelCheckReport) -> dict[str, str]:
     return {s.stage: s.verdict for s in report.stages}
 
 
+@pytest.mark.slow
 def test_a_correct_kernel_passes_every_cpu_stage() -> None:
     report = check("axpy", ["correctness", "honesty", "lowering", "compile"], generations=["v6e"])
     assert verdicts(report) == {
@@ -53,6 +54,7 @@ def test_a_correct_kernel_passes_every_cpu_stage() -> None:
     assert timing is not None and "needs a real TPU" in timing.message
 
 
+@pytest.mark.slow
 def test_off_by_one_past_a_scalar_prefetch_array() -> None:
     report = check("oob_prefetch", ["correctness"])
     stage = report.stage("correctness")
@@ -67,6 +69,7 @@ def test_off_by_one_past_a_scalar_prefetch_array() -> None:
     assert f"oob_prefetch.py:{line_of('oob_prefetch', 'starts_ref[i + 1]')}" in message
 
 
+@pytest.mark.slow
 def test_a_block_left_unwritten() -> None:
     report = check("unwritten_block", ["correctness"])
     stage = report.stage("correctness")
@@ -139,6 +142,7 @@ def test_wrong_output_shape_and_a_kernel_that_raises() -> None:
     assert f"raises.py:{line_of('raises', 'raise ValueError')}" in raised.message
 
 
+@pytest.mark.slow
 def test_special_cased_test_shapes_fail_honesty() -> None:
     report = check("special_case", ["correctness", "honesty"])
     assert verdicts(report)["correctness"] == "pass"

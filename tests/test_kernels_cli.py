@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from tpu_runtime.kernels.scaffold import TEMPLATES_DIR
@@ -27,6 +28,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_check_json_with_the_pytorch_stage() -> None:
     template = TEMPLATES_DIR / "matmul.py"  # a jax.jit-wrapped kernel, as the templates are
     result = _cli("check", str(template), "--stages", "torch", "--json", "--seed", "7")
@@ -45,6 +47,7 @@ def test_check_json_with_the_pytorch_stage() -> None:
     assert len(ahead) == (0 if on_tpu_vm() else 1), report["notes"]
 
 
+@pytest.mark.slow
 def test_check_exits_3_when_interpret_mode_cannot_run_the_kernel() -> None:
     result = _cli("check", str(KERNELS / "reshaped_ref.py"), "--stages", "correctness,lowering", "-g", "v6e")
     assert result.returncode == 3, result.stdout + result.stderr
@@ -53,6 +56,7 @@ def test_check_exits_3_when_interpret_mode_cannot_run_the_kernel() -> None:
     assert "FAIL" not in text
 
 
+@pytest.mark.slow
 def test_check_exits_1_on_a_failing_stage_and_2_on_bad_input() -> None:
     failing = _cli("check", str(KERNELS / "oob_prefetch.py"), "--stages", "correctness")
     assert failing.returncode == 1

@@ -70,6 +70,7 @@ def check(name: str, stages: list[StageName]) -> tuple[KernelCheckReport, dict[s
     return report, {s.stage: s for s in report.stages}
 
 
+@pytest.mark.slow
 def test_a_correct_ring_shift_passes_in_both_dma_models_and_compiles_on_a_2x2_topology() -> None:
     report, stages = check("ring_shift", ["correctness", "lowering", "compile", "torch"])
     assert report.verdict == "pass"
@@ -83,6 +84,7 @@ def test_a_correct_ring_shift_passes_in_both_dma_models_and_compiles_on_a_2x2_to
     assert stages["torch"].verdict == "skip" and "shard_map" in stages["torch"].message
 
 
+@pytest.mark.slow
 def test_a_shard_sent_to_the_wrong_neighbour_fails_in_both_dma_models() -> None:
     report, stages = check("ring_wrong_neighbour", ["correctness"])
     message = stages["correctness"].message
@@ -91,6 +93,7 @@ def test_a_shard_sent_to_the_wrong_neighbour_fails_in_both_dma_models() -> None:
     assert "4096 of 4096 elements" in message
 
 
+@pytest.mark.slow
 def test_a_remote_dma_nobody_waits_for_fails() -> None:
     report, stages = check("ring_missing_wait", ["correctness"])
     message = stages["correctness"].message

@@ -36,6 +36,7 @@ def verdicts(report: KernelCheckReport) -> dict[str, str]:
     return {s.stage: s.verdict for s in report.stages}
 
 
+@pytest.mark.slow
 def test_lowering_runs_with_a_tpu_as_the_default_device() -> None:
     """A kernel whose lowering asks for the TPU generation lowers and compiles (it used to fail lowering with
     'Unsupported TPU device kind: cpu', and every later stage was skipped)."""
@@ -65,6 +66,7 @@ def test_an_interpreter_limit_is_not_a_kernel_failure() -> None:
     assert honesty is not None and any("held-out shape: not run" in d for d in honesty.details)
 
 
+@pytest.mark.slow
 def test_a_reference_that_cannot_be_traced_runs_eagerly() -> None:
     report = check("ragged_reference", ["correctness", "honesty", "compile", "torch"], generations=["v6e"])
     assert verdicts(report) == {

@@ -153,6 +153,7 @@ def test_one_run_or_one_loop_with_the_exact_commands(tmp_path: Path) -> None:
         timing_work(clash, [{}], options, tmp_path)
 
 
+@pytest.mark.slow
 def test_the_timer_refuses_to_run_without_a_tpu(tmp_path: Path) -> None:
     (tmp_path / TIMER_NAME).write_text(TIMER_SOURCE)
     (tmp_path / "axpy.py").write_text(KERNEL.read_text())
@@ -289,6 +290,7 @@ class _Person:
         return person.approve(engine, request.id, via="test")
 
 
+@pytest.mark.slow
 def test_kernel_check_with_a_target_times_the_kernel_after_approval(
     lo_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -325,6 +327,7 @@ def test_kernel_check_with_a_target_times_the_kernel_after_approval(
     assert report.verdict == "pass"
 
 
+@pytest.mark.slow
 def test_tune_with_a_target_times_passing_candidates_in_one_approved_loop(
     lo_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -357,6 +360,7 @@ def test_tune_with_a_target_times_passing_candidates_in_one_approved_loop(
     assert again.status == "nothing_to_measure" and len(asker.shown) == 1 and len(engine.list_requests()) == 1
 
 
+@pytest.mark.slow
 def test_a_worker_without_a_tpu_times_nothing_and_stage_six_says_not_run(lo_home: Path) -> None:
     engine = _engine(lo_home)
     env = {k: v for k, v in _test_env().items() if k != TEST_DEVICE_ENV}  # a real request: no test hook

@@ -33,6 +33,7 @@ def test_templates_cover_the_issue_list() -> None:
     assert set(template_names()) >= ISSUE_TEMPLATES
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(ISSUE_TEMPLATES))
 def test_template_passes_the_cpu_checks(name: str) -> None:
     from tpu_runtime.kernels.check import CheckOptions, run_check
@@ -67,6 +68,7 @@ def test_template_inputs_are_random_and_fresh(name: str) -> None:
             assert not np.array_equal(np.asarray(a), np.asarray(b)), "two seeds gave the same input"
 
 
+@pytest.mark.slow
 def test_template_compiles_with_a_roofline_estimate() -> None:
     from tpu_runtime.kernels.check import CheckOptions, run_check
     from tpu_runtime.kernels.convention import load_kernel_module

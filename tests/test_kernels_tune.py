@@ -114,6 +114,7 @@ def _records(run_dir: Path) -> list[dict[str, Any]]:
     return RunFolder(run_dir).records()
 
 
+@pytest.mark.slow
 def test_killed_tuner_resumes_without_exceeding_the_budget(tmp_path: Path) -> None:
     run_dir, budget = tmp_path / "run", 5
     env = {**os.environ, "PYTHONPATH": str(REPO)}

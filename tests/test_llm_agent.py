@@ -270,6 +270,7 @@ def runs_server() -> MCPServer:
     return server
 
 
+@pytest.mark.slow
 def test_no_tool_approves_and_destructive_tools_need_the_person(
     api: FakeMessagesApi, agents: dict[str, AgentDef]
 ) -> None:
@@ -379,6 +380,7 @@ def test_tool_failures_go_back_to_the_model(api: FakeMessagesApi, agents: dict[s
 # --- the command -----------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_chat_llm_command_end_to_end(api: FakeMessagesApi) -> None:
     api.script(
         delegate("tpu-model-onboarding", "Is aten::nansum supported?"),

@@ -120,6 +120,7 @@ async def test_bad_paths_are_one_line_errors_and_the_server_keeps_working(roots_
     assert alive.structured_content["crashes"][0]["category"] == "hbm_oom"
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_compare_profiles_on_the_shared_fixture(roots_env: Path) -> None:
     if not V6E.is_file():
@@ -140,6 +141,7 @@ async def test_compare_profiles_on_the_shared_fixture(roots_env: Path) -> None:
     assert first["name"] == "broadcast_add_fusion.1" and first["status"] == "slower"
 
 
+@pytest.mark.slow
 def test_importing_the_server_does_not_import_torch_or_jax() -> None:
     code = "import sys, mcp_servers.diagnostics; print(sorted({'torch', 'jax'} & set(sys.modules)))"
     done = subprocess.run(
@@ -148,6 +150,7 @@ def test_importing_the_server_does_not_import_torch_or_jax() -> None:
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_serve_diagnostics_over_stdio() -> None:
     params = StdioServerParameters(

@@ -174,6 +174,7 @@ async def test_templates_and_new_kernel_stay_inside_the_allowed_folders(roots_en
     assert sorted(p.name for p in roots_env.parent.iterdir()) == ["work"]  # nothing written outside
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_check_kernel_passes_a_new_template_and_reports_progress_per_stage(roots_env: Path) -> None:
     events, on_progress = _recorder()
@@ -214,6 +215,7 @@ async def test_check_kernel_passes_a_new_template_and_reports_progress_per_stage
     assert any("Lowering" in (message or "") for _, _, message in events)
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_a_planted_out_of_bounds_read_gets_a_fail_verdict(roots_env: Path) -> None:
     async with Client(build_server()) as client:
@@ -228,6 +230,7 @@ async def test_a_planted_out_of_bounds_read_gets_a_fail_verdict(roots_env: Path)
     assert "`starts_ref` (scalar-prefetch parameter 0" in stage.message
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_kernels_that_cannot_run_are_error_results_and_the_server_lives_on(
     roots_env: Path, new_children: Callable[[], list[psutil.Process]]
@@ -266,6 +269,7 @@ async def test_kernels_that_cannot_run_are_error_results_and_the_server_lives_on
     assert not new_children()  # the hung kernel is gone
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_tune_with_budget_two_records_two_attempts_and_resumes(roots_env: Path) -> None:
     run_dir = roots_env / "runs" / "axpy"
@@ -308,6 +312,7 @@ async def test_tune_with_budget_two_records_two_attempts_and_resumes(roots_env: 
     assert len([r for r in RunFolder(run_dir).records() if r["event"] == "start"]) == 2
 
 
+@pytest.mark.slow
 def test_importing_the_server_does_not_import_torch_or_jax() -> None:
     code = "import sys, mcp_servers.kernels; print(sorted({'torch', 'jax'} & set(sys.modules)))"
     done = subprocess.run(
@@ -316,6 +321,7 @@ def test_importing_the_server_does_not_import_torch_or_jax() -> None:
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_serve_kernels_over_stdio() -> None:
     params = StdioServerParameters(

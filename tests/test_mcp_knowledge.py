@@ -111,6 +111,7 @@ async def test_first_answer_builds_the_lexical_side_says_so_and_cites(corpus: Bu
     assert not any(note.startswith("there was no index yet") for note in missing["notes"])  # built once
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_kb_build_adds_the_vectors_then_answers_are_hybrid(corpus: BuildRequest) -> None:
     events: Events = []
@@ -170,6 +171,7 @@ async def test_bad_questions_and_a_busy_build_are_one_line_errors(
     )
 
 
+@pytest.mark.slow
 def test_importing_the_servers_loads_no_heavy_library() -> None:
     code = (
         "import sys, mcp_servers.knowledge, mcp_servers.runs, mcp_servers.all; "
@@ -182,6 +184,7 @@ def test_importing_the_servers_loads_no_heavy_library() -> None:
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 @pytest.mark.parametrize(
     ("name", "tool", "key"), [("knowledge", "kb_status", "exists"), ("runs", "list_targets", "targets")]

@@ -125,6 +125,7 @@ async def test_prompt_is_the_playbook() -> None:
     assert "Gate: runs only after the person approves" in text
 
 
+@pytest.mark.slow
 def test_importing_the_server_does_not_import_torch() -> None:
     code = "import sys, mcp_servers.onboarding, mcp_servers.all; print('torch' in sys.modules)"
     done = subprocess.run(
@@ -156,6 +157,7 @@ async def test_op_status() -> None:
 # --- onboard_model --------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_onboard_failure_then_success_with_progress_and_report_resource(
     roots_env: Path, write_model: Callable[[str, str], Path]
@@ -222,6 +224,7 @@ async def test_a_fault_of_the_runtime_is_one_line(roots_env: Path, monkeypatch: 
     assert _text(result) == "onboard_model failed inside tpu-agent: OSError: disk full"
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_hf_config_outside_the_allowed_folders_or_broken(roots_env: Path) -> None:
     bad = roots_env / "config.json"
@@ -315,6 +318,7 @@ def test_parse_http() -> None:
 # --- as served: stdio and streamable HTTP ---------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_serve_over_stdio(write_model: Callable[[str, str], Path]) -> None:
     model = write_model(LINEAR_MODEL, "linear.py")
@@ -383,6 +387,7 @@ def http_server() -> Iterator[str]:
             proc.stderr.close()
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_serve_over_streamable_http(http_server: str) -> None:
     async with Client(http_server) as client:

@@ -75,6 +75,7 @@ async def test_every_workflow_is_a_prompt_with_every_step() -> None:
         assert ("Gate: runs only after the person approves" in text) == bool(gated), name
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_diagnose_and_kernel_reports_are_readable_as_resources(roots_env: Path) -> None:
     async with Client(all_servers.build_server()) as client:

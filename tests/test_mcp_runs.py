@@ -151,6 +151,7 @@ def test_digest_confirmation() -> None:
 @pytest.mark.parametrize(
     "mode", ["auto", "legacy"]
 )  # 2026-07-28 input-required round trip; elicitation/create
+@pytest.mark.slow
 async def test_accepted_in_the_dialog_runs_on_every_worker(
     engine: RemoteEngine, tmp_path: Path, mode: str
 ) -> None:
@@ -226,6 +227,7 @@ async def test_accepted_in_the_dialog_runs_on_every_worker(
     assert kinds == [("request", None), ("approved", "mcp-elicitation"), ("start", None), ("result", None)]
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_declined_or_mistyped_in_the_dialog_runs_nothing(engine: RemoteEngine) -> None:
     marker = engine.state_path / "ran"
@@ -250,6 +252,7 @@ async def test_declined_or_mistyped_in_the_dialog_runs_nothing(engine: RemoteEng
     assert engine.get_request(filed["request_id"]).state == "denied"
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_a_client_without_elicitation_gets_instructions_then_runs_with_the_cli_approval(
     engine: RemoteEngine,
@@ -285,6 +288,7 @@ async def test_a_client_without_elicitation_gets_instructions_then_runs_with_the
     assert rows[3].kind == "start" and rows[3].payload["approval"] == approval.id  # that approval, once
 
 
+@pytest.mark.slow
 @pytest.mark.anyio
 async def test_a_hung_run_is_followed_and_cancelled(engine: RemoteEngine) -> None:
     argv = ["sh", "-c", "echo started; sleep 60"]

@@ -46,6 +46,7 @@ def captured() -> dict[str, dict[tuple[str, str], str]]:
     return result
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(BUILDERS))
 def test_every_kind_runs_forward_and_backward(
     kind: str, captured: dict[str, dict[tuple[str, str], str]]

@@ -58,6 +58,7 @@ def bf16(t: torch.Tensor) -> torch.Tensor:
 # The dispatch mode
 
 
+@pytest.mark.slow
 def test_default_matmul_is_the_bf16_operand_product() -> None:
     a, b = seeded(lambda: (torch.randn(256, 256), torch.randn(256, 256)))
     ref = a.double() @ b.double()
@@ -176,6 +177,7 @@ def _errors_by_precision(model: nn.Module, x: torch.Tensor) -> tuple[dict[str, f
     return errors, counts
 
 
+@pytest.mark.slow
 def test_conv2d_is_emulated() -> None:
     model, x = seeded(
         lambda: (
@@ -206,6 +208,7 @@ class Attention(nn.Module):
         return self.out(y.transpose(1, 2).reshape(b, s, w))
 
 
+@pytest.mark.slow
 def test_sdpa_is_emulated() -> None:
     model, x = seeded(lambda: (Attention(), torch.randn(2, 16, 64)))
     errors, counts = _errors_by_precision(model, x)
@@ -221,6 +224,7 @@ def test_sdpa_is_emulated() -> None:
     assert not torch.allclose(core, F.scaled_dot_product_attention(q, k, v), rtol=0, atol=1e-5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "kwargs",
     [
@@ -275,6 +279,7 @@ def mlp() -> nn.Module:
     return nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.Linear(64, 64), nn.Tanh(), nn.Linear(64, 10))
 
 
+@pytest.mark.slow
 def test_compare_layers_mlp_rows_tolerances_and_bf16() -> None:
     model, x = seeded(lambda: (mlp(), torch.randn(16, 32)))
     report = compare_layers(model, (x,), ALL_MODES)
@@ -312,6 +317,7 @@ class Cancellation(nn.Module):
         return self.a(x) - self.b(x)
 
 
+@pytest.mark.slow
 def test_planted_cancellation_is_the_first_divergent_layer() -> None:
     model, x = seeded(
         lambda: (
@@ -356,6 +362,7 @@ class LogShift(nn.Module):
         return torch.log(x - 1e3)  # NaN everywhere x < 1000
 
 
+@pytest.mark.slow
 def test_nan_layer_is_not_ok() -> None:
     model, x = seeded(
         lambda: (nn.Sequential(nn.Linear(8, 8), LogShift(), nn.Linear(8, 2)), torch.randn(4, 8))
@@ -417,6 +424,7 @@ def test_tuple_dict_and_model_output_structures() -> None:
     assert row(report, ROOT_NAME, "default").max_abs >= row(report, "head", "default").max_abs
 
 
+@pytest.mark.slow
 def test_gpt2_tiny_all_modes() -> None:
     transformers = pytest.importorskip("transformers")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -457,6 +465,7 @@ def test_gpt2_tiny_all_modes() -> None:
     assert row(report, "transformer.wte", "default").max_abs < 1e-6
 
 
+@pytest.mark.slow
 def test_callers_model_is_untouched() -> None:
     model, x = seeded(
         lambda: (nn.Sequential(nn.Linear(8, 8), nn.Dropout(0.5), nn.Linear(8, 2)), torch.randn(4, 8))
@@ -526,6 +535,7 @@ class _Jitter(torch.nn.Module):
         return self.lin(x) + random.random()
 
 
+@pytest.mark.slow
 def test_sampling_is_replayed_not_read_as_divergence() -> None:
     torch.manual_seed(0)
     report = compare_layers(_Sampler(), (torch.randn(4, 32),))

@@ -226,6 +226,7 @@ def _run_runner(folder: Path, env: dict[str, str], *modes: str) -> subprocess.Co
     )
 
 
+@pytest.mark.slow
 def test_runner_rows_match_the_cpu_comparison_in_test_mode(tmp_path: Path, model_file: Path) -> None:
     from tpu_runtime.onboard.loader import load_model
     from tpu_runtime.onboard.numerics import compare_layers
@@ -251,6 +252,7 @@ def test_runner_rows_match_the_cpu_comparison_in_test_mode(tmp_path: Path, model
     assert fc1["default"].rel < by_key[("fc1", "default")].rel / 100
 
 
+@pytest.mark.slow
 def test_runner_without_a_tpu_fails_and_claims_nothing(tmp_path: Path, model_file: Path) -> None:
     folder = tmp_path / "vm"
     _stage_runner(folder, model_file)
@@ -350,6 +352,7 @@ def test_a_bad_target_is_a_not_run_line(home: Path, model_file: Path) -> None:
     assert "nope" in check.message and "\n" not in check.message
 
 
+@pytest.mark.slow
 def test_cli_onboard_target_files_the_request_and_reports_it(home: Path, model_file: Path) -> None:
     from tpu_runtime.cli.app import app
 
@@ -405,6 +408,7 @@ def farm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshdFarm]:
     yield from farm_or_skip(4, tmp_path_factory.mktemp("farm"))
 
 
+@pytest.mark.slow
 def test_approved_device_check_runs_on_four_workers_and_merges(
     farm: SshdFarm, tmp_path: Path, model_file: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -32,6 +32,7 @@ def llama_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_llama_full_run(llama_file: Path) -> None:
     report = run_onboard(OnboardRequest(model_file=llama_file, batch=4, seq=1024, xla="none"))
     assert report.model.hf_architecture == "LlamaForCausalLM" and report.model.is_decoder_lm
@@ -51,6 +52,7 @@ def test_llama_full_run(llama_file: Path) -> None:
     assert not report.model.shrunk
 
 
+@pytest.mark.slow
 def test_llama_shrunk_copy_has_the_same_ops(llama_file: Path) -> None:
     full = run_onboard(OnboardRequest(model_file=llama_file, numerics=False, fake_tpu=False, xla="none"))
     short = run_onboard(
@@ -63,6 +65,7 @@ def test_llama_shrunk_copy_has_the_same_ops(llama_file: Path) -> None:
     assert short.preflight.breakdown.kv_cache == full.preflight.breakdown.kv_cache
 
 
+@pytest.mark.slow
 def test_progress_reaches_every_step(write_model: Callable[..., Path]) -> None:
     path = write_model("import torch\nmodel = torch.nn.Linear(4, 4)\nexample_inputs = (torch.ones(2, 4),)\n")
     seen: list[tuple[str, str]] = []

@@ -261,6 +261,7 @@ def test_refresh_without_torch_tpu_says_how_to_install(
 # --- generation (needs torch_tpu) ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @pytest.mark.needs_torch_tpu
 @needs_torch_tpu
 def test_generated_table_agrees_with_snapshot(generated: tuple[OpTable, float], snapshot: OpTable) -> None:
@@ -277,6 +278,7 @@ def test_generation_reads_the_whole_dispatcher_table(generated: tuple[OpTable, f
     assert len(table.ops) > 3000
 
 
+@pytest.mark.slow
 @pytest.mark.needs_torch_tpu
 @needs_torch_tpu
 def test_refresh_writes_user_table(

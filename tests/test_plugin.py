@@ -253,6 +253,7 @@ needs_claude = pytest.mark.skipif(
 )
 
 
+@pytest.mark.slow
 @needs_claude
 @pytest.mark.parametrize("target", [".", ".claude-plugin/plugin.json"])
 def test_claude_plugin_validate(target: str, tmp_path: Path) -> None:
@@ -270,6 +271,7 @@ def test_claude_plugin_validate(target: str, tmp_path: Path) -> None:
     assert "warning" not in output.lower() and "error" not in output.lower(), output
 
 
+@pytest.mark.slow
 @needs_claude
 def test_claude_mcp_list_connects_every_server(tmp_path: Path) -> None:
     claude = _claude()
@@ -289,6 +291,7 @@ def test_claude_mcp_list_connects_every_server(tmp_path: Path) -> None:
         assert "Connected" in line, line
 
 
+@pytest.mark.slow
 @needs_claude
 def test_claude_loads_the_plugin_with_every_component(tmp_path: Path) -> None:
     """Loaded as a plugin from another folder: its agents, skills and hook are found, and its MCP

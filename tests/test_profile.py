@@ -108,6 +108,7 @@ def props(overview: dict[str, Any], key: str) -> str:
 # --- agreement with xprof ------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_device_busy_idle_and_run_environment_agree_with_overview_page(
     v6e: ProfileSummary, xprof: dict[str, Any]
 ) -> None:

@@ -212,6 +212,7 @@ def test_a_dead_cluster_gives_one_clear_line(tmp_path: Path) -> None:
 # ---- against the local cluster -------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_submit_after_approval_streams_logs_and_records_the_job(cluster: str, tmp_path: Path) -> None:
     wd = tmp_path / "wd"
     (wd / "pkg").mkdir(parents=True)
@@ -252,6 +253,7 @@ def test_submit_after_approval_streams_logs_and_records_the_job(cluster: str, tm
     assert engine.verify_audit().ok
 
 
+@pytest.mark.slow
 def test_no_job_without_approval_and_no_replay(cluster: str, tmp_path: Path) -> None:
     engine = _engine(tmp_path, {"my-ray": _ray(cluster)})
     request = engine.request_run("my-ray", ["python", "-c", "print('ran')"])
@@ -290,6 +292,7 @@ def test_a_working_dir_changed_after_approval_is_refused(cluster: str, tmp_path:
     assert refused and refused[-1].payload["why"] == "upload_changed"
 
 
+@pytest.mark.slow
 def test_cancel_stops_the_job(cluster: str, tmp_path: Path) -> None:
     engine = _engine(tmp_path, {"my-ray": _ray(cluster)})
     request = engine.request_run(
@@ -334,6 +337,7 @@ def test_multi_host_runs_one_task_per_host_and_brings_files_back(cluster: str, t
         assert Path(folder, "host.txt").read_text() == str(w.worker)
 
 
+@pytest.mark.slow
 def test_mcp_lists_files_and_runs_a_ray_request(cluster: str, tmp_path: Path) -> None:
     from mcp import Client
 
@@ -581,6 +585,7 @@ def test_the_job_log_is_split_into_hosts_exit_statuses_and_checked_archives(tmp_
     assert not (tmp_path / "escape").exists()
 
 
+@pytest.mark.slow
 def test_the_package_is_built_from_the_checked_copies_and_is_the_same_for_the_same_files(
     tmp_path: Path,
 ) -> None:

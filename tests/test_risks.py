@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tpu_runtime.onboard.capture_types import RawOp
 from tpu_runtime.onboard.risks import find_risks, is_sparse_op, looks_like_mask_index
 
@@ -149,6 +151,7 @@ def test_every_call_the_advice_recommends_has_a_tpu_kernel() -> None:
         assert any(classify(op, table).status != "missing" for op in overloads), f"torch.{name} is missing"
 
 
+@pytest.mark.slow
 def test_ops_show_refuses_ops_that_do_not_exist_and_explains_nonzero() -> None:
     import json
     import subprocess

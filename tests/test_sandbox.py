@@ -19,6 +19,7 @@ def _probe(path: Path, limits: Limits | None = None, **extra: object) -> dict[st
     return run_child(PROBE, {"model_file": str(path), **FAST, **extra}, limits or Limits(timeout_s=60))
 
 
+@pytest.mark.slow
 def test_model_that_raises_gives_one_line(write_model: Callable[..., Path]) -> None:
     path = write_model(
         """
@@ -37,6 +38,7 @@ def test_model_that_raises_gives_one_line(write_model: Callable[..., Path]) -> N
     assert "Traceback" in info.value.detail
 
 
+@pytest.mark.slow
 def test_hanging_model_is_stopped(write_model: Callable[..., Path]) -> None:
     path = write_model(
         """
@@ -54,6 +56,7 @@ def test_hanging_model_is_stopped(write_model: Callable[..., Path]) -> None:
     assert "8 s" in info.value.message
 
 
+@pytest.mark.slow
 def test_memory_hog_is_stopped(write_model: Callable[..., Path]) -> None:
     path = write_model(
         """
@@ -72,6 +75,7 @@ def test_memory_hog_is_stopped(write_model: Callable[..., Path]) -> None:
     assert "GiB" in info.value.message
 
 
+@pytest.mark.slow
 def test_crash_is_reported(write_model: Callable[..., Path]) -> None:
     path = write_model(
         """
@@ -89,6 +93,7 @@ def test_crash_is_reported(write_model: Callable[..., Path]) -> None:
     assert "exit code 3" in info.value.message
 
 
+@pytest.mark.slow
 def test_no_tensor_output(write_model: Callable[..., Path]) -> None:
     path = write_model(
         """
@@ -106,6 +111,7 @@ def test_no_tensor_output(write_model: Callable[..., Path]) -> None:
     assert "no tensor" in info.value.message
 
 
+@pytest.mark.slow
 def test_file_without_convention(write_model: Callable[..., Path]) -> None:
     path = write_model("x = 1\n")
     with pytest.raises(ChildFailure) as info:
@@ -114,6 +120,7 @@ def test_file_without_convention(write_model: Callable[..., Path]) -> None:
     assert "get_model()" in info.value.message and "--entry" in info.value.message
 
 
+@pytest.mark.slow
 def test_child_environment_is_clean(
     write_model: Callable[..., Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -135,6 +142,7 @@ def test_child_environment_is_clean(
     assert result["class_name"] == "M"
 
 
+@pytest.mark.slow
 def test_a_childs_peak_memory_is_its_own_not_its_parents(write_model: Callable[..., Path]) -> None:
     """ru_maxrss carries the parent's peak across fork and exec; the probe's figure must not."""
     path = write_model(
@@ -154,6 +162,7 @@ def test_a_childs_peak_memory_is_its_own_not_its_parents(write_model: Callable[.
     assert 0 < int(out["peak_rss_bytes"]) < 2 << 30  # type: ignore[call-overload]
 
 
+@pytest.mark.slow
 def test_the_models_code_cannot_reach_a_server_the_parent_can(write_model: Callable[..., Path]) -> None:
     """The child has a network namespace of its own: a listener on loopback here is out of its reach."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as server:
@@ -175,6 +184,7 @@ def test_the_models_code_cannot_reach_a_server_the_parent_can(write_model: Calla
     assert "OSError" in failure.value.message or "unreachable" in failure.value.message.lower()
 
 
+@pytest.mark.slow
 def test_the_isolation_is_described_as_it_was(write_model: Callable[..., Path]) -> None:
     path = write_model(
         """

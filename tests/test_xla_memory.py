@@ -127,6 +127,7 @@ def test_missing_torch_tpu_fails_soft(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "torch_tpu" in note and "libtpu" in note and "'tpu' extra" in note
 
 
+@pytest.mark.slow
 @pytest.mark.needs_torch_tpu
 def test_mlp_arguments_hold_the_parameters(measured: dict[str, Any]) -> None:
     mlp = _ok(measured, "mlp")

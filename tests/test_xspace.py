@@ -202,6 +202,7 @@ def test_run_folder_and_log_dir(tmp_path: Path) -> None:
     assert info.bytes == 2 * len(data) and len(info.files) == 2
 
 
+@pytest.mark.slow
 def test_reading_keeps_memory_bounded(tmp_path: Path) -> None:
     """Reading every line's columns grows memory by a few times the largest plane, not by the file:
     a profile of 100 small device planes (about 16 MB) must cost well under a third of its size."""

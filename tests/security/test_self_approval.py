@@ -41,6 +41,7 @@ def test_a_fake_terminal_types_yes_but_not_the_passphrase(engine: RemoteEngine, 
     assert engine.get_request(request.id).state == "pending" and engine.approval_for(request.id) is None
 
 
+@pytest.mark.slow
 def test_script_and_python_pty_from_a_shell_without_a_terminal(engine: RemoteEngine, home: Path) -> None:
     """What the agent's shell tool does: no terminal of its own, so it makes one and pipes answers in."""
     for wrapper in (

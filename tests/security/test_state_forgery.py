@@ -156,6 +156,7 @@ def test_a_key_of_the_agents_own_is_refused_by_the_workers(
     assert any("pins approver key" in p for p in problems)
 
 
+@pytest.mark.slow
 def test_replacing_the_key_the_right_way_is_endorsed(engine: RemoteEngine, home: Path) -> None:
     """The person replaces their key with `approver init --replace` (old passphrase, then a new one):
     the old key endorses the new one, and approvals signed with it count here."""

@@ -19,8 +19,6 @@ from typing import Any, Literal
 
 import torch
 
-from tpu_runtime.errors import BadInput
-
 #: How the example inputs are shaped; the same literal as `tpu_runtime.onboard.report.InputStyle`.
 InputStyle = Literal["positional", "keyword", "single"]
 
@@ -32,7 +30,7 @@ CONVENTIONS = (
 )
 
 
-class ModelLoadError(BadInput):
+class ModelLoadError(Exception):
     """The file does not follow any convention, or its code failed; the message is one line."""
 
 
