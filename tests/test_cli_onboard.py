@@ -65,6 +65,7 @@ def test_json_schema(example_report: tuple[dict[str, Any], Path]) -> None:
     assert report["numerics"]["device_check"].startswith("not run")
 
 
+@pytest.mark.slow
 def test_example_findings_point_at_the_source(example_report: tuple[dict[str, Any], Path]) -> None:
     report, _ = example_report
     risks = {(r["kind"], r["op"]): r for r in report["risks"]}
@@ -82,6 +83,7 @@ def test_example_findings_point_at_the_source(example_report: tuple[dict[str, An
     assert "aten::linear" in tpu_ops
 
 
+@pytest.mark.slow
 def test_preflight_scales_with_batch(example_report: tuple[dict[str, Any], Path]) -> None:
     report, _ = example_report
     breakdown = report["preflight"]["breakdown"]
@@ -103,6 +105,7 @@ def test_seq_past_the_position_limit_is_a_warning() -> None:
     assert any("--seq 256 exceeds the model's position limit of 64" in n for n in notes)
 
 
+@pytest.mark.slow
 def test_markdown_and_html_written(example_report: tuple[dict[str, Any], Path]) -> None:
     _, out = example_report
     md = (out / "r.md").read_text()

@@ -12,6 +12,9 @@ from tpu_runtime.onboard.loader import split_inputs
 from tpu_runtime.onboard.op_capture import capture_ops
 from tpu_runtime.onboard.op_table import load_op_table
 
+# onboards a zoo of real models: slow as a whole
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).parent
 VIEW_OPS = {
     "aten::view",

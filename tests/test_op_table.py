@@ -271,6 +271,7 @@ def test_generated_table_agrees_with_snapshot(generated: tuple[OpTable, float], 
     assert table.ops == snapshot.ops
 
 
+@pytest.mark.slow
 @pytest.mark.needs_torch_tpu
 @needs_torch_tpu
 def test_generation_reads_the_whole_dispatcher_table(generated: tuple[OpTable, float]) -> None:

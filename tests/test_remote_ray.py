@@ -39,7 +39,11 @@ from tpu_runtime.remote.store import Store
 from tpu_runtime.remote.targets import RayTarget
 
 # Ray's own job client passes ssl=None to aiohttp when following logs (ray/dashboard/modules/job/sdk.py)
-pytestmark = pytest.mark.filterwarnings("ignore:ssl=None is deprecated:DeprecationWarning")
+# a real Ray cluster per module: slow as a whole
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore:ssl=None is deprecated:DeprecationWarning"),
+]
 RAY_START = [sys.executable, "-m", "ray.scripts.scripts", "start"]  # Ray's own `ray` command, this Python
 HEAD_RESOURCES = {"TPU": 8, "TPU-v6e-16-head": 1}
 

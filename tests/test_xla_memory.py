@@ -21,6 +21,9 @@ from tpu_runtime.onboard import xla_memory
 from tpu_runtime.onboard.xla_memory import missing_requirements, topology_for, xla_memory_analysis
 from tpu_runtime.sandbox import ChildFailure, Limits, child_env, run_child
 
+# compiles real models with XLA in a module fixture: slow as a whole
+pytestmark = pytest.mark.slow
+
 HERE = Path(__file__).resolve().parent
 
 
