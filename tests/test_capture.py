@@ -71,6 +71,7 @@ def test_forward_and_backward_ops_with_sources(write_model: Callable[..., Path])
     assert sync.source_text.startswith("if x.mean()")  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_model_mode_and_grads_are_restored(write_model: Callable[..., Path]) -> None:
     path = write_model(MODEL)
     loaded = load_model(path)

@@ -79,6 +79,7 @@ def test_a_block_left_unwritten() -> None:
     assert "24..31 x 0..127" in stage.message
 
 
+@pytest.mark.slow
 def test_a_data_race() -> None:
     report = check("race", ["correctness"])
     stage = report.stage("correctness")

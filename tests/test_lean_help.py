@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[1]
 
 _STAND_INS = """
@@ -52,6 +54,7 @@ def test_stand_ins_give_the_real_classes_on_use() -> None:
     assert done.stdout.strip() == "ok"
 
 
+@pytest.mark.slow
 def test_help_and_usage_errors_print_the_same_with_or_without_the_stand_ins() -> None:
     for args in (("--help",), ("diagnose", "--help"), ("kernel", "--help"), ("no-such-command",)):
         lean, eager = _run(_HELP, "lean", *args), _run(_HELP, "eager", *args)

@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 import torch
 
 from tpu_runtime.onboard.loader import LoadedModel, load_model
@@ -45,6 +46,7 @@ def _meta_build(path: Path) -> tuple[LoadedModel, str | None]:
     return loaded, refusal(loaded.model, watch)
 
 
+@pytest.mark.slow
 def test_copy_matches_the_cut_full_model(write_model: Callable[..., Path]) -> None:
     path = write_model(GPT2, "gpt2_meta.py")
     full = load_model(path)
