@@ -34,7 +34,7 @@ import json
 import logging
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
@@ -57,20 +57,20 @@ from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, con
 from mcp_servers._results import error_result as _error
 from mcp_servers._results import model_result as _result
 from tpu_runtime import __version__
-from tpu_runtime.remote.report import OutputLine, WorkerResult
+from tpu_runtime.remote.report import LoggedLine, OutputLine, WorkerResult
 from tpu_runtime.remote.shown import printable, printable_lines, shell_line
 from tpu_runtime.remote.spec import display_env, places
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.approvals import Approval, RunRequest
     from tpu_runtime.remote.engine import RemoteEngine
+    from tpu_runtime.remote.output import OutputPage as LinesPage
     from tpu_runtime.remote.output import RunOutput
 
 NAME = "tpu-runs"
 APPROVAL_VIA = "mcp-elicitation"
 REQUESTED_BY = "mcp"
 DIGEST_PREFIX_CHARS = 8
-KEEP_RUNS = 50  # runs whose output this server keeps in memory; older ones come back from their log file
 RESULT_LINES = 200  # output lines a `run` result carries (the last ones); run_output pages through all
 MAX_PAGE_LINES = 5000
 CANCEL_WAIT_S = 30.0
@@ -422,12 +422,30 @@ def can_elicit(ctx: Context) -> bool:
     return bool(ctx.session.can_send_request)
 
 
-def _line_views(first: int, lines: list[OutputLine]) -> list[OutputLineView]:
-    """Lines of a run's output as the tools return them, numbered from `first`."""
+def _line_views(first: int, lines: Sequence[OutputLine | LoggedLine]) -> list[OutputLineView]:
+    """Lines of a run's output as the tools return them, numbered from `first` (a line read back from
+    the log file has no stream)."""
     return [
-        OutputLineView(n=first + i, worker=x.worker, worker_name=x.worker_name, stream=x.stream, text=x.text)
+        OutputLineView(
+            n=first + i,
+            worker=x.worker,
+            worker_name=x.worker_name,
+            stream=x.stream if isinstance(x, OutputLine) else None,
+            text=x.text,
+        )
         for i, x in enumerate(lines)
     ]
+
+
+def _page_view(page: LinesPage) -> OutputPage:
+    return OutputPage(
+        run_id=page.run_id,
+        status=page.state,
+        lines=_line_views(page.first, page.lines),
+        next_line=page.next_line,
+        done=page.done,
+        dropped=page.dropped,
+    )
 
 
 # ---- the service behind the tools -----------------------------------------------------------------------
@@ -436,7 +454,6 @@ class _Runs:
 
     def __init__(self, engine: RemoteEngine | None) -> None:
         self._engine = engine
-        self.outputs: dict[str, RunOutput] = {}
         self.fetches: dict[tuple[str, tuple[str, ...], str, int], str] = {}
 
     def engine(self) -> RemoteEngine:
@@ -590,25 +607,15 @@ class _Runs:
         self, request: RunRequest, approval: Approval, ctx: Context, wait_s: float
     ) -> RunView | CallToolResult:
         from tpu_runtime.remote.approvals import ApprovalError
-        from tpu_runtime.remote.output import RunOutput
 
         engine = self.engine()
         try:
             run_id = await engine.start(approval, actor=REQUESTED_BY)
         except ApprovalError as exc:
             return _error(str(exc))
-        output = RunOutput(run_id, request)
-        self.outputs[run_id] = output
-        self._forget_old_runs()
-        output.task = asyncio.create_task(output.follow(engine))
+        output = engine.keep_output(run_id, request)
         await self.wait(output, ctx, wait_s)
         return self.view(output)
-
-    def _forget_old_runs(self) -> None:
-        """Keep the output of the last KEEP_RUNS runs in memory; older ones are read from their log."""
-        finished = [run_id for run_id, out in self.outputs.items() if out.done]
-        for run_id in finished[: max(0, len(self.outputs) - KEEP_RUNS)]:
-            del self.outputs[run_id]
 
     async def wait(self, output: RunOutput, ctx: Context, wait_s: float) -> None:
         """Wait for the run to end (at most `wait_s`), sending progress as lines and results arrive."""
@@ -633,10 +640,7 @@ class _Runs:
     def view(self, output: RunOutput) -> RunView:
         request = output.request
         result = output.result
-        status: RunViewStatus = result.state if result is not None else "running"
-        if output.done and result is None:
-            stored = self.engine().status(output.run_id)
-            status = stored.state if stored is not None else "failed"
+        status: RunViewStatus = output.state(self.engine())
         if status == "running":
             message = (
                 f"run {output.run_id} is still running: follow it with run_output(run_id={output.run_id!r}, "
@@ -683,7 +687,7 @@ class _Runs:
         return self._run_status(run_or_request)
 
     def _run_status(self, run_id: str) -> RunView | CallToolResult:
-        output = self.outputs.get(run_id)
+        output = self.engine().kept_output(run_id)
         if output is not None:
             return self.view(output)
         engine = self.engine()
@@ -691,7 +695,7 @@ class _Runs:
         if stored is None:
             return _error(f"no run {run_id!r}")
         request = engine.get_request(stored.request_id)
-        lines = self.log_lines(run_id)
+        lines = _line_views(0, engine.logged_lines(run_id))
         result = stored.result
         return RunView(
             request_id=request.id,
@@ -709,47 +713,15 @@ class _Runs:
             duration_s=result.duration_s if result is not None else None,
         )
 
-    def log_lines(self, run_id: str) -> list[OutputLineView]:
-        return [
-            OutputLineView(n=n, worker=line.worker, worker_name=line.worker_name, stream=None, text=line.text)
-            for n, line in enumerate(self.engine().logged_lines(run_id))
-        ]
-
     async def output_page(
         self, run_id: str, since: int, limit: int, wait_s: float
     ) -> OutputPage | CallToolResult:
-        output = self.outputs.get(run_id)
-        if output is None:
-            stored = self.engine().status(run_id)
-            if stored is None:
-                return _error(f"no run {run_id!r}")
-            lines = self.log_lines(run_id)
-            chosen = lines[since : since + limit]
-            nxt = since + len(chosen) if chosen else max(since, len(lines))
-            return OutputPage(
-                run_id=run_id,
-                status=stored.state,
-                lines=chosen,
-                next_line=nxt,
-                done=stored.state != "running" and nxt >= len(lines),
-            )
-        if since >= output.total and not output.done:
-            await output.changed(wait_s)
-        first, kept = output.page(since, limit)
-        chosen, nxt = _line_views(first, kept), first + len(kept)
-        view = self.view(output)
-        return OutputPage(
-            run_id=run_id,
-            status=view.status,
-            lines=chosen,
-            next_line=nxt,
-            done=output.done and nxt >= output.total,
-            dropped=max(0, output.dropped - since),
-        )
+        page = await self.engine().output_page(run_id, since, limit, wait_s)
+        return _error(f"no run {run_id!r}") if page is None else _page_view(page)
 
     async def cancel(self, run_id: str) -> CancelView | CallToolResult:
         engine = self.engine()
-        output = self.outputs.get(run_id)
+        output = engine.kept_output(run_id)
         if output is None:
             stored = engine.status(run_id)
             if stored is None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from tpu_runtime.remote.approvals import RunRequest
-from tpu_runtime.remote.output import RunOutput
+from tpu_runtime.remote.engine import RemoteEngine
+from tpu_runtime.remote.output import OutputPage, RunOutput, logged_page
 from tpu_runtime.remote.report import OutputLine, parse_prefixed
 from tpu_runtime.remote.spec import RunSpec
+from tpu_runtime.remote.store import Store
 
 
 def _line(n: int, text: str = "", worker: int = 0) -> OutputLine:
@@ -62,3 +65,50 @@ def test_run_output_pages_and_drops_the_oldest_lines() -> None:
     assert output.page(8, 10) == (8, [])
     first, kept = output.tail(3)
     assert first == 5 and [x.text for x in kept] == ["l5", "l6", "l7"]
+
+
+class _FinishedEngine(_Engine):
+    def status(self, run_id: str) -> None:
+        return None  # no record: a run whose following ended without a result counts as failed
+
+
+def test_next_page_numbers_lines_and_says_when_all_were_read() -> None:
+    async def pages() -> list[OutputPage]:
+        engine = _FinishedEngine([_line(n) for n in range(6)])
+        output = RunOutput("x-1", _request(), max_lines=4)
+        await output.follow(engine)  # type: ignore[arg-type]
+        return [
+            await output.next_page(engine, since, 3, wait_s=5.0)  # type: ignore[arg-type]
+            for since in (0, 4, 6)
+        ]
+
+    early, last, past = asyncio.run(pages())
+    assert (early.first, [x.text for x in early.lines], early.next_line) == (2, ["l2", "l3", "l4"], 5)
+    assert early.dropped == 2 and not early.done and early.state == "failed"
+    assert (last.first, [x.text for x in last.lines], last.next_line, last.done) == (4, ["l4", "l5"], 6, True)
+    assert past.lines == [] and past.next_line == 6 and past.done and past.dropped == 0
+
+
+def test_logged_page_pages_a_log_file_and_is_done_only_when_the_run_ended() -> None:
+    logged = [parse_prefixed(_line(n).prefixed()) for n in range(5)]
+    page = logged_page("run-1", "succeeded", logged, 1, 2)
+    assert (page.first, [x.text for x in page.lines], page.next_line, page.done) == (
+        1,
+        ["l1", "l2"],
+        3,
+        False,
+    )
+    end = logged_page("run-1", "succeeded", logged, 3, 10)
+    assert [x.text for x in end.lines] == ["l3", "l4"] and end.next_line == 5 and end.done
+    beyond = logged_page("run-1", "succeeded", logged, 9, 10)
+    assert beyond.lines == [] and beyond.next_line == 9 and beyond.done
+    running = logged_page("run-1", "running", logged, 5, 10)
+    assert running.next_line == 5 and not running.done
+
+
+def test_engine_output_page_is_none_for_an_unknown_run(tmp_path: Path) -> None:
+    engine = RemoteEngine(
+        store=Store(tmp_path / "state.db"), state_path=tmp_path, targets_path=tmp_path / "t"
+    )
+    assert asyncio.run(engine.output_page("run-000000", 0, 10)) is None
+    assert engine.kept_output("run-000000") is None

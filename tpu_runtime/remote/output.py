@@ -1,17 +1,19 @@
 """A running run's output kept in memory and read in pages, for front ends that answer "what did it
 print since line N?" while the run goes on (the MCP runs server); a finished run's output is in its log
-file (`RemoteEngine.logged_lines`).
+file (`RemoteEngine.logged_lines`). `RemoteEngine.output_page` pages either kind.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import anyio
 
-from tpu_runtime.remote.report import OutputLine, RunResult, WorkerResult
+from tpu_runtime.remote.report import LoggedLine, OutputLine, RunResult, RunState, WorkerResult
 from tpu_runtime.remote.spec import places
 
 if TYPE_CHECKING:
@@ -21,6 +23,35 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MAX_KEPT_LINES = 100_000  # output lines kept in memory per run; older ones are dropped (the log file has all)
+KEEP_RUNS = 50  # runs whose output an engine keeps in memory; older ones come back from their log file
+
+
+@dataclass(frozen=True)
+class OutputPage:
+    """A page of a run's output: lines numbered from `first`, live (with their stream) or read back from
+    the run's log file (`LoggedLine`, no stream)."""
+
+    run_id: str
+    state: RunState
+    first: int
+    lines: Sequence[OutputLine | LoggedLine]
+    next_line: int
+    done: bool  # the run has ended and every line has been returned
+    dropped: int = 0  # lines no longer kept in memory before the page's start
+
+
+def logged_page(run_id: str, state: RunState, logged: list[LoggedLine], since: int, limit: int) -> OutputPage:
+    """A page of a finished (or elsewhere started) run's log file, from line `since`."""
+    chosen = logged[since : since + limit]
+    nxt = since + len(chosen) if chosen else max(since, len(logged))
+    return OutputPage(
+        run_id=run_id,
+        state=state,
+        first=since,
+        lines=chosen,
+        next_line=nxt,
+        done=state != "running" and nxt >= len(logged),
+    )
 
 
 class RunOutput:
@@ -85,6 +116,32 @@ class RunOutput:
         """Up to `limit` lines from line `since` (or the first still kept): (first line's number, lines)."""
         start = max(since, self.dropped)
         return start, self.lines[start - self.dropped : start - self.dropped + limit]
+
+    def state(self, engine: RemoteEngine) -> RunState:
+        """The run's state: its result's, "running" until then, or the engine's record when following
+        ended without a result."""
+        if self.result is not None:
+            return self.result.state
+        if not self.done:
+            return "running"
+        stored = engine.status(self.run_id)
+        return stored.state if stored is not None else "failed"
+
+    async def next_page(self, engine: RemoteEngine, since: int, limit: int, wait_s: float) -> OutputPage:
+        """Up to `limit` lines from `since`, waiting up to `wait_s` for one when the run has none yet."""
+        if since >= self.total and not self.done:
+            await self.changed(wait_s)
+        first, kept = self.page(since, limit)
+        nxt = first + len(kept)
+        return OutputPage(
+            run_id=self.run_id,
+            state=self.state(engine),
+            first=first,
+            lines=kept,
+            next_line=nxt,
+            done=self.done and nxt >= self.total,
+            dropped=max(0, self.dropped - since),
+        )
 
     def tail(self, count: int) -> tuple[int, list[OutputLine]]:
         """The last `count` lines kept: (first line's number, lines)."""
