@@ -57,6 +57,7 @@ from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, con
 from mcp_servers._results import error_result as _error
 from mcp_servers._results import model_result as _result
 from tpu_runtime import __version__
+from tpu_runtime.remote.consent import DIGEST_PREFIX_CHARS, Answer, Refusal
 from tpu_runtime.remote.report import LoggedLine, OutputLine, WorkerResult
 from tpu_runtime.remote.shown import printable, printable_lines, shell_line
 from tpu_runtime.remote.spec import display_env, places
@@ -68,9 +69,7 @@ if TYPE_CHECKING:
     from tpu_runtime.remote.output import RunOutput
 
 NAME = "tpu-runs"
-APPROVAL_VIA = "mcp-elicitation"
 REQUESTED_BY = "mcp"
-DIGEST_PREFIX_CHARS = 8
 RESULT_LINES = 200  # output lines a `run` result carries (the last ones); run_output pages through all
 MAX_PAGE_LINES = 5000
 CANCEL_WAIT_S = 30.0
@@ -400,13 +399,6 @@ def approval_message(request: RunRequest) -> str:
     return "\n".join(lines)
 
 
-def digest_confirmed(typed: str, digest: str) -> bool:
-    """Whether what the person typed is the digest's first characters (or all of it)."""
-    text = typed.strip().lower().removeprefix("sha256:")
-    full = digest.lower().removeprefix("sha256:")
-    return len(text) >= DIGEST_PREFIX_CHARS and full.startswith(text)
-
-
 def can_elicit(ctx: Context) -> bool:
     """Whether this client can show the person a form (the SDK's own capability rule, checked first so
     a client without it gets instructions instead of a protocol error)."""
@@ -466,19 +458,12 @@ class _Runs:
     # -- approval -----------------------------------------------------------------------------------
     def question(self, request_id: str, ctx: Context) -> Elicit[RunConsent] | _NoQuestion:
         """What to ask the person about a request, if anything (the body acts on the answer)."""
-        from tpu_runtime.remote.approvals import ApprovalError
+        from tpu_runtime.remote.consent import to_ask
 
-        try:
-            request = self.engine().get_request(request_id)
-        except ApprovalError:
-            return _NoQuestion(why="no_request", request_id=request_id)
-        if request.effective_state() != "pending":
-            return _NoQuestion(why="not_pending", request_id=request_id)
-        if not can_elicit(ctx):
-            return _NoQuestion(why="no_elicitation", request_id=request_id)
-        if not self.engine().policy().policy.approvals.elicitation:
-            return _NoQuestion(why="terminal_only", request_id=request_id)
-        return Elicit(approval_message(request), RunConsent)
+        found = to_ask(self.engine(), request_id, can_ask=can_elicit(ctx))
+        if isinstance(found, str):
+            return _NoQuestion(why=found, request_id=request_id)
+        return Elicit(approval_message(found), RunConsent)
 
     def fetch_request(self, target: str, paths: list[str], workers: str, lines: int) -> _NoQuestion | str:
         """The request id fetch_logs uses for these arguments: one still undecided is reused, so a
@@ -509,99 +494,26 @@ class _Runs:
         self.fetches[key] = request.id
         return request.id
 
-    def decide(self, request: RunRequest, consent: Any) -> RunView | None:
-        """Record the person's answer from the dialog; a RunView when the run must not start."""
-        from tpu_runtime.remote.approvals import ApprovalError
-        from tpu_runtime.remote.engine import whoami
-
-        engine = self.engine()
-        approver = whoami(APPROVAL_VIA)
-        if isinstance(consent, DeclinedElicitation | CancelledElicitation):
-            word = "declined" if isinstance(consent, DeclinedElicitation) else "cancelled"
-            try:
-                engine.deny(request.id, approver, f"{word} in the MCP client's approval dialog")
-            except ApprovalError as exc:
-                logger.info("could not record the denial of %s: %s", request.id, exc)
-            return _view(
-                request,
-                "denied",
-                f"the person {word} request {request.id} in the approval dialog; nothing ran. Do not retry "
-                "it unless they ask; file a new request for a changed command",
-            )
-        if isinstance(consent, AcceptedElicitation) and isinstance(consent.data, RunConsent):
-            typed = consent.data.digest
-            if digest_confirmed(typed, request.digest):
-                try:
-                    engine.approve_elicited(request.id, approver, request.digest)
-                except ApprovalError as exc:
-                    if engine.approval_for(request.id) is None:  # approved elsewhere meanwhile: use that
-                        return _view(request, "not_approved", f"not approved: {exc}")
-                return None
-            with contextlib.suppress(ApprovalError):  # refused and audited by the engine
-                engine.approve_elicited(request.id, approver, typed.strip()[:80])
-            return _view(
-                request,
-                "not_approved",
-                f"not approved: the characters typed ({typed.strip()[:20]!r}) are not the start of the "
-                f"digest {request.digest}; nothing ran. Call run again to ask the person again",
-            )
-        return None
-
     # -- running -----------------------------------------------------------------------------------
     async def run_request(
         self, request_id: str, consent: Any, ctx: Context, wait_s: float
     ) -> RunView | CallToolResult:
         """Approve from the dialog's answer if there is one, then start the run and wait for it."""
-        from tpu_runtime.remote.approvals import ApprovalError
-        from tpu_runtime.remote.runs import run_for_request
+        from tpu_runtime.remote.consent import approval_to_start
 
-        engine = self.engine()
-        try:
-            request = engine.get_request(request_id)
-        except ApprovalError as exc:
-            return _error(f"{exc}: file one with request_run first")
-        if request.state == "pending":
-            if isinstance(consent, _NoQuestion) and consent.why in ("no_elicitation", "terminal_only"):
-                if engine.approval_for(request.id) is None:
-                    why = (
-                        "this MCP client cannot show an approval dialog"
-                        if consent.why == "no_elicitation"
-                        else "the person's policy requires approval in their own terminal"
-                    )
-                    return _view(
-                        request,
-                        "awaiting_approval",
-                        f"{why}, so nothing ran. Ask the person to run, in their own terminal:  "
-                        f"tpu-agent approvals approve {request.id}  (it shows the request and its digest and "
-                        "asks for their passphrase), then call run again with the same request_id. Never "
-                        "run that command yourself",
-                    )
-            elif not isinstance(consent, _NoQuestion):
-                refused = self.decide(request, consent)
-                if refused is not None:
-                    return refused
-        approval = engine.approval_for(request.id)
-        if approval is None:
-            request = engine.get_request(request.id)
-            if request.state in ("running", "finished"):
-                run_id = run_for_request(engine.store, request.id)
-                return _error(
-                    f"request {request.id} was already run as {run_id}; an approval is used once. "
-                    f"See run_status({run_id!r}), or file a new request to run it again"
-                )
-            if request.state in ("denied", "expired"):
-                return _view(
-                    request,
-                    request.state,
-                    f"request {request.id} is {request.state}; nothing ran. File a new request to run it",
-                )
-            if request.effective_state() == "expired":  # still pending in the store, past its expiry
-                return _view(request, "expired", f"request {request.id} expired; file a new one")
-            return _error(
-                f"request {request.id} is {request.state} and has no usable approval (approvals expire "
-                "after 10 minutes and are used once): file a new request"
-            )
-        return await self.start(request, approval, ctx, wait_s)
+        answer: Answer | None = None
+        typed = ""
+        if isinstance(consent, DeclinedElicitation):
+            answer = "decline"
+        elif isinstance(consent, CancelledElicitation):
+            answer = "cancel"
+        elif isinstance(consent, AcceptedElicitation) and isinstance(consent.data, RunConsent):
+            answer, typed = "accept", consent.data.digest
+        unasked = consent.why if isinstance(consent, _NoQuestion) else None
+        ready = approval_to_start(self.engine(), request_id, unasked=unasked, answer=answer, typed=typed)
+        if isinstance(ready, Refusal):
+            return _refused(ready)
+        return await self.start(*ready, ctx, wait_s)
 
     async def start(
         self, request: RunRequest, approval: Approval, ctx: Context, wait_s: float
@@ -757,6 +669,12 @@ class _Runs:
             workers=list(output.workers),
             message=message,
         )
+
+
+def _refused(refusal: Refusal) -> RunView | CallToolResult:
+    if refusal.status is None or refusal.request is None:
+        return _error(refusal.message)
+    return _view(refusal.request, refusal.status, refusal.message)
 
 
 def _view(request: RunRequest, status: RunViewStatus, message: str) -> RunView:

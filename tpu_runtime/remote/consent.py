@@ -1,0 +1,163 @@
+"""Approval in a dialog, for a front end that asks the person itself (the MCP runs server): whether to
+ask about a request, how the person's answer becomes an approval or a denial, and whether a request
+may start. The front end only shows the question and shapes the outcome; no approval passes through it
+as an argument (`RemoteEngine.approve_elicited` is usable only by the engine that recorded it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from tpu_runtime.remote.approvals import ApprovalError
+
+if TYPE_CHECKING:
+    from tpu_runtime.remote.approvals import Approval, RunRequest
+    from tpu_runtime.remote.engine import RemoteEngine
+
+logger = logging.getLogger(__name__)
+
+APPROVAL_VIA = "mcp-elicitation"
+DIGEST_PREFIX_CHARS = 8
+
+Answer = Literal["accept", "decline", "cancel"]
+Unasked = Literal["no_request", "not_pending", "no_elicitation", "terminal_only", "error"]
+"""Why no question was asked: no such request, not pending, the client has no dialog, the person's
+policy wants terminal approval, or the request could not be filed."""
+RefusedStatus = Literal["awaiting_approval", "not_approved", "denied", "expired"]
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a request does not start now; `status` None is an error (unknown id, used approval)."""
+
+    message: str
+    status: RefusedStatus | None = None
+    request: RunRequest | None = None
+
+
+def digest_confirmed(typed: str, digest: str) -> bool:
+    """Whether what the person typed is the digest's first characters (or all of it)."""
+    text = typed.strip().lower().removeprefix("sha256:")
+    full = digest.lower().removeprefix("sha256:")
+    return len(text) >= DIGEST_PREFIX_CHARS and full.startswith(text)
+
+
+def to_ask(engine: RemoteEngine, request_id: str, *, can_ask: bool) -> RunRequest | Unasked:
+    """The request to ask the person about, or why nothing is asked (`can_ask`: the client has a dialog)."""
+    try:
+        request = engine.get_request(request_id)
+    except ApprovalError:
+        return "no_request"
+    if request.effective_state() != "pending":
+        return "not_pending"
+    if not can_ask:
+        return "no_elicitation"
+    if not engine.policy().policy.approvals.elicitation:
+        return "terminal_only"
+    return request
+
+
+def decide(
+    engine: RemoteEngine, request: RunRequest, answer: Answer | None, typed: str = "", approver: str = ""
+) -> Refusal | None:
+    """Record the person's answer from the dialog (None: no answer came); a Refusal when the run must
+    not start. Only an accept with the digest's first characters approves; a wrong digest is refused
+    and audited by the engine."""
+    from tpu_runtime.remote.engine import whoami
+
+    approver = approver or whoami(APPROVAL_VIA)
+    if answer in ("decline", "cancel"):
+        word = "declined" if answer == "decline" else "cancelled"
+        try:
+            engine.deny(request.id, approver, f"{word} in the MCP client's approval dialog")
+        except ApprovalError as exc:
+            logger.info("could not record the denial of %s: %s", request.id, exc)
+        return Refusal(
+            f"the person {word} request {request.id} in the approval dialog; nothing ran. Do not retry "
+            "it unless they ask; file a new request for a changed command",
+            "denied",
+            request,
+        )
+    if answer != "accept":
+        return None
+    if digest_confirmed(typed, request.digest):
+        try:
+            engine.approve_elicited(request.id, approver, request.digest)
+        except ApprovalError as exc:
+            if engine.approval_for(request.id) is None:  # approved elsewhere meanwhile: use that
+                return Refusal(f"not approved: {exc}", "not_approved", request)
+        return None
+    with contextlib.suppress(ApprovalError):  # refused and audited by the engine
+        engine.approve_elicited(request.id, approver, typed.strip()[:80])
+    return Refusal(
+        f"not approved: the characters typed ({typed.strip()[:20]!r}) are not the start of the "
+        f"digest {request.digest}; nothing ran. Call run again to ask the person again",
+        "not_approved",
+        request,
+    )
+
+
+def approval_to_start(
+    engine: RemoteEngine,
+    request_id: str,
+    *,
+    unasked: Unasked | None,
+    answer: Answer | None = None,
+    typed: str = "",
+) -> tuple[RunRequest, Approval] | Refusal:
+    """The request and its usable approval, after acting on the dialog's answer; else why not.
+
+    `unasked` says why no question was asked (None: one was, and `answer`/`typed` hold the reply).
+    """
+    from tpu_runtime.remote.runs import run_for_request
+
+    try:
+        request = engine.get_request(request_id)
+    except ApprovalError as exc:
+        return Refusal(f"{exc}: file one with request_run first")
+    if request.state == "pending":
+        if unasked in ("no_elicitation", "terminal_only"):
+            if engine.approval_for(request.id) is None:
+                why = (
+                    "this MCP client cannot show an approval dialog"
+                    if unasked == "no_elicitation"
+                    else "the person's policy requires approval in their own terminal"
+                )
+                return Refusal(
+                    f"{why}, so nothing ran. Ask the person to run, in their own terminal:  "
+                    f"tpu-agent approvals approve {request.id}  (it shows the request and its digest and "
+                    "asks for their passphrase), then call run again with the same request_id. Never "
+                    "run that command yourself",
+                    "awaiting_approval",
+                    request,
+                )
+        elif unasked is None:
+            refused = decide(engine, request, answer, typed)
+            if refused is not None:
+                return refused
+    approval = engine.approval_for(request.id)
+    if approval is not None:
+        return request, approval
+    request = engine.get_request(request.id)
+    if request.state in ("running", "finished"):
+        run_id = run_for_request(engine.store, request.id)
+        return Refusal(
+            f"request {request.id} was already run as {run_id}; an approval is used once. "
+            f"See run_status({run_id!r}), or file a new request to run it again"
+        )
+    if request.state in ("denied", "expired"):
+        state: RefusedStatus = "denied" if request.state == "denied" else "expired"
+        return Refusal(
+            f"request {request.id} is {request.state}; nothing ran. File a new request to run it",
+            state,
+            request,
+        )
+    if request.effective_state() == "expired":  # still pending in the store, past its expiry
+        return Refusal(f"request {request.id} expired; file a new one", "expired", request)
+    return Refusal(
+        f"request {request.id} is {request.state} and has no usable approval (approvals expire "
+        "after 10 minutes and are used once): file a new request"
+    )
