@@ -32,7 +32,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import time
 import weakref
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -73,7 +72,7 @@ REQUESTED_BY = "mcp"
 RESULT_LINES = 200  # output lines a `run` result carries (the last ones); run_output pages through all
 MAX_PAGE_LINES = 5000
 CANCEL_WAIT_S = 30.0
-PROGRESS_EVERY_S = 0.5
+PROGRESS_EVERY_S = 0.5  # at most one progress message per this many seconds
 REQUEST_ID = r"^r-[0-9a-f]{6,32}$"
 RUN_ID = r"^run-[0-9a-f]{6,32}$"
 
@@ -531,23 +530,12 @@ class _Runs:
 
     async def wait(self, output: RunOutput, ctx: Context, wait_s: float) -> None:
         """Wait for the run to end (at most `wait_s`), sending progress as lines and results arrive."""
-        deadline = time.monotonic() + wait_s
-        sent = 0
-        last_sent = 0.0
-        while not output.done:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            await output.changed(min(left, PROGRESS_EVERY_S))
-            seen = output.total + len(output.workers)
-            if seen > sent and (output.done or time.monotonic() - last_sent >= PROGRESS_EVERY_S):
-                sent, last_sent = seen, time.monotonic()
-                last = output.lines[-1].text[:120] if output.lines else ""
-                message = f"{len(output.workers)}/{output.workers_total} workers done; {output.total} lines"
-                with contextlib.suppress(Exception):  # progress is best effort
-                    await ctx.report_progress(
-                        float(seen), None, f"{message}; last: {last}" if last else message
-                    )
+
+        async def report(progress: float, message: str) -> None:
+            with contextlib.suppress(Exception):  # progress is best effort
+                await ctx.report_progress(progress, None, message)
+
+        await output.wait(wait_s, report, PROGRESS_EVERY_S)
 
     def view(self, output: RunOutput) -> RunView:
         request = output.request

@@ -112,3 +112,28 @@ def test_engine_output_page_is_none_for_an_unknown_run(tmp_path: Path) -> None:
     )
     assert asyncio.run(engine.output_page("run-000000", 0, 10)) is None
     assert engine.kept_output("run-000000") is None
+
+
+class _SlowEngine(_Engine):
+    async def stream(self, run_id: str) -> AsyncIterator[OutputLine]:
+        for line in self.lines:
+            await asyncio.sleep(0.01)
+            yield line
+
+
+def test_wait_reports_progress_until_the_run_ends() -> None:
+    reports: list[tuple[float, str]] = []
+
+    async def report(progress: float, message: str) -> None:
+        reports.append((progress, message))
+
+    async def follow() -> RunOutput:
+        output = RunOutput("x-1", _request())
+        output.task = asyncio.create_task(output.follow(_SlowEngine([_line(n) for n in range(5)])))  # type: ignore[arg-type]
+        await output.wait(10.0, report, every_s=0.001)
+        return output
+
+    output = asyncio.run(follow())
+    assert output.done and reports, reports
+    assert reports[-1] == (5.0, "0/1 workers done; 5 lines; last: l4")
+    assert [p for p, _ in reports] == sorted({p for p, _ in reports})  # each report counts something new

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -116,6 +117,26 @@ class RunOutput:
         """Up to `limit` lines from line `since` (or the first still kept): (first line's number, lines)."""
         start = max(since, self.dropped)
         return start, self.lines[start - self.dropped : start - self.dropped + limit]
+
+    async def wait(
+        self, wait_s: float, report: Callable[[float, str], Awaitable[None]], every_s: float = 0.5
+    ) -> None:
+        """Wait for the run to end (at most `wait_s`), calling `report(progress, message)` as lines and
+        results arrive, at most once per `every_s` (progress counts lines and finished workers)."""
+        deadline = time.monotonic() + wait_s
+        sent = 0
+        last_sent = 0.0
+        while not self.done:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                break
+            await self.changed(min(left, every_s))
+            seen = self.total + len(self.workers)
+            if seen > sent and (self.done or time.monotonic() - last_sent >= every_s):
+                sent, last_sent = seen, time.monotonic()
+                last = self.lines[-1].text[:120] if self.lines else ""
+                message = f"{len(self.workers)}/{self.workers_total} workers done; {self.total} lines"
+                await report(float(seen), f"{message}; last: {last}" if last else message)
 
     def state(self, engine: RemoteEngine) -> RunState:
         """The run's state: its result's, "running" until then, or the engine's record when following
