@@ -56,7 +56,7 @@ from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, con
 from mcp_servers._results import error_result as _error
 from mcp_servers._results import model_result as _result
 from tpu_runtime import __version__
-from tpu_runtime.remote.consent import DIGEST_PREFIX_CHARS, Answer, Refusal
+from tpu_runtime.remote.consent import DIGEST_PREFIX_CHARS, Answer, LogReads, Refusal
 from tpu_runtime.remote.report import LoggedLine, OutputLine, WorkerResult
 from tpu_runtime.remote.shown import printable, printable_lines, shell_line
 from tpu_runtime.remote.spec import display_env, places
@@ -445,7 +445,7 @@ class _Runs:
 
     def __init__(self, engine: RemoteEngine | None) -> None:
         self._engine = engine
-        self.fetches: dict[tuple[str, tuple[str, ...], str, int], str] = {}
+        self.fetches = LogReads()
 
     def engine(self) -> RemoteEngine:
         if self._engine is None:
@@ -465,33 +465,19 @@ class _Runs:
         return Elicit(approval_message(found), RunConsent)
 
     def fetch_request(self, target: str, paths: list[str], workers: str, lines: int) -> _NoQuestion | str:
-        """The request id fetch_logs uses for these arguments: one still undecided is reused, so a
-        question asked on one round of the input-required exchange is the one answered on the next."""
+        """The request id fetch_logs uses for these arguments (see `LogReads`)."""
         from tpu_runtime.remote.approvals import ApprovalError
         from tpu_runtime.remote.policy import PolicyError
         from tpu_runtime.remote.spec import SpecError
         from tpu_runtime.remote.targets import TargetError
         from tpu_runtime.remote.tpu_api import TpuApiError
 
-        engine = self.engine()
-        key = (target, tuple(paths), workers, lines)
-        known = self.fetches.get(key)
-        if known is not None:
-            with contextlib.suppress(ApprovalError):
-                if engine.get_request(known).state in ("pending", "approved"):
-                    return known
         try:
-            request = engine.request_run(
-                target,
-                ["tail", "-n", str(lines), *paths],
-                workers=workers,
-                time_limit_s=120.0,
-                requested_by=f"{REQUESTED_BY}:fetch_logs",
+            return self.fetches.request_for(
+                self.engine(), target, paths, workers, lines, f"{REQUESTED_BY}:fetch_logs"
             )
         except (TargetError, SpecError, TpuApiError, PolicyError, ApprovalError) as exc:
             return _NoQuestion(why="error", error=_one_line(exc))
-        self.fetches[key] = request.id
-        return request.id
 
     # -- running -----------------------------------------------------------------------------------
     async def run_request(
@@ -978,7 +964,7 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         outcome = _unwrap_plain(consent)
         if isinstance(outcome, _NoQuestion) and outcome.why == "error":
             return _error(outcome.error or "fetch_logs could not file its request")
-        request_id = runs.fetches.get((target, tuple(paths), workers, lines))
+        request_id = runs.fetches.known(target, paths, workers, lines)
         if request_id is None:
             return _error("fetch_logs could not file its request")
         view = await runs.run_request(request_id, outcome, ctx, wait_s)

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, cast
 
 from tpu_runtime.remote.approvals import Approval, ApprovalError, RunRequest
-from tpu_runtime.remote.consent import Refusal, approval_to_start, decide, digest_confirmed, to_ask
+from tpu_runtime.remote.consent import LogReads, Refusal, approval_to_start, decide, digest_confirmed, to_ask
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.engine import RemoteEngine
@@ -101,3 +101,37 @@ def test_without_a_dialog_the_person_approves_in_their_terminal() -> None:
     assert isinstance(unknown, Refusal) and unknown.status is None and "request_run" in unknown.message
     expired = approval_to_start(_e(_Engine(expires_at=1.0)), "r-abc123", unasked="not_pending")
     assert isinstance(expired, Refusal) and expired.status == "expired"
+
+
+class _Filer:
+    """Files tail requests with ids r-000001, r-000002, ...; a request's state can be set."""
+
+    def __init__(self) -> None:
+        self.filed: list[list[str]] = []
+        self.states: dict[str, str] = {}
+
+    def request_run(self, target: str, argv: list[str], **how: object) -> RunRequest:
+        self.filed.append(argv)
+        request_id = f"r-{len(self.filed):06d}"
+        self.states[request_id] = "pending"
+        return RunRequest.model_construct(id=request_id, state="pending")
+
+    def get_request(self, request_id: str) -> RunRequest:
+        return RunRequest.model_construct(id=request_id, state=self.states[request_id])
+
+
+def test_log_reads_reuse_an_undecided_request_and_file_anew_after_it_was_used() -> None:
+    filer, reads = _Filer(), LogReads()
+    engine = cast("RemoteEngine", filer)
+    assert reads.known("tpu", ["/var/log/a"], "all", 5) is None
+    first = reads.request_for(engine, "tpu", ["/var/log/a"], "all", 5, "mcp:fetch_logs")
+    assert (
+        filer.filed == [["tail", "-n", "5", "/var/log/a"]]
+        and reads.known("tpu", ["/var/log/a"], "all", 5) == first
+    )
+    assert reads.request_for(engine, "tpu", ["/var/log/a"], "all", 5, "mcp:fetch_logs") == first
+    other = reads.request_for(engine, "tpu", ["/var/log/a"], "0", 5, "mcp:fetch_logs")
+    assert other != first and len(filer.filed) == 2
+    filer.states[first] = "finished"
+    again = reads.request_for(engine, "tpu", ["/var/log/a"], "all", 5, "mcp:fetch_logs")
+    assert again not in (first, other) and reads.known("tpu", ["/var/log/a"], "all", 5) == again

@@ -161,3 +161,40 @@ def approval_to_start(
         f"request {request.id} is {request.state} and has no usable approval (approvals expire "
         "after 10 minutes and are used once): file a new request"
     )
+
+
+FetchKey = tuple[str, tuple[str, ...], str, int]
+
+
+class LogReads:
+    """The read-only `tail` requests a front end filed to fetch log files, by their arguments: one still
+    undecided is reused, so a question asked on one round of a dialog exchange is the one answered on
+    the next."""
+
+    def __init__(self) -> None:
+        self._filed: dict[FetchKey, str] = {}
+
+    def known(self, target: str, paths: list[str], workers: str, lines: int) -> str | None:
+        """The request filed for these arguments, if any."""
+        return self._filed.get((target, tuple(paths), workers, lines))
+
+    def request_for(
+        self, engine: RemoteEngine, target: str, paths: list[str], workers: str, lines: int, requested_by: str
+    ) -> str:
+        """The request id for these arguments: a pending or approved one already filed, else a new one
+        (`RemoteEngine.request_run`'s errors pass through)."""
+        key = (target, tuple(paths), workers, lines)
+        known = self._filed.get(key)
+        if known is not None:
+            with contextlib.suppress(ApprovalError):
+                if engine.get_request(known).state in ("pending", "approved"):
+                    return known
+        request = engine.request_run(
+            target,
+            ["tail", "-n", str(lines), *paths],
+            workers=workers,
+            time_limit_s=120.0,
+            requested_by=requested_by,
+        )
+        self._filed[key] = request.id
+        return request.id
