@@ -28,7 +28,6 @@ Style as in `mcp_servers.onboarding`: `register(server)` adds the tools to a giv
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
 import logging
@@ -71,7 +70,6 @@ NAME = "tpu-runs"
 REQUESTED_BY = "mcp"
 RESULT_LINES = 200  # output lines a `run` result carries (the last ones); run_output pages through all
 MAX_PAGE_LINES = 5000
-CANCEL_WAIT_S = 30.0
 PROGRESS_EVERY_S = 0.5  # at most one progress message per this many seconds
 REQUEST_ID = r"^r-[0-9a-f]{6,32}$"
 RUN_ID = r"^run-[0-9a-f]{6,32}$"
@@ -606,42 +604,17 @@ class _Runs:
         return _error(f"no run {run_id!r}") if page is None else _page_view(page)
 
     async def cancel(self, run_id: str) -> CancelView | CallToolResult:
-        engine = self.engine()
-        output = engine.kept_output(run_id)
-        if output is None:
-            stored = engine.status(run_id)
-            if stored is None:
-                return _error(f"no run {run_id!r}")
-            if stored.state == "running":
-                return _error(
-                    f"run {run_id} was not started by this server; stop it where it runs (Ctrl-C in the "
-                    "terminal that started it)"
-                )
-            return CancelView(
-                run_id=run_id, cancelled=False, status=stored.state, message=f"run {run_id} already ended"
-            )
-        cancelled = engine.cancel(run_id)
-        if output.task is not None:
-            with anyio.move_on_after(CANCEL_WAIT_S):
-                await asyncio.shield(output.task)
-        view = self.view(output)
-        if not cancelled:
-            message = f"run {run_id} had already ended ({view.status})"
-        elif view.status == "running":
-            message = f"run {run_id} was told to stop and has not ended within {CANCEL_WAIT_S:g} s"
-        else:
-            gone = [w.remote_stopped for w in output.workers]
-            message = f"run {run_id} {view.status}"
-            if gone and all(gone):
-                message += "; the remote process is gone on every worker"
-            elif any(g is False for g in gone):
-                message += "; on some workers the remote process may still run (see workers)"
+        from tpu_runtime.remote.output import stop_run
+
+        stopped = await stop_run(self.engine(), run_id)
+        if isinstance(stopped, str):
+            return _error(stopped)
         return CancelView(
             run_id=run_id,
-            cancelled=cancelled,
-            status=view.status,
-            workers=list(output.workers),
-            message=message,
+            cancelled=stopped.cancelled,
+            status=stopped.state,
+            workers=stopped.workers,
+            message=stopped.message,
         )
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from tpu_runtime.remote.approvals import RunRequest
 from tpu_runtime.remote.engine import RemoteEngine
-from tpu_runtime.remote.output import OutputPage, RunOutput, logged_page
+from tpu_runtime.remote.output import OutputPage, RunOutput, Stopped, logged_page, stop_run
 from tpu_runtime.remote.report import OutputLine, parse_prefixed
 from tpu_runtime.remote.spec import RunSpec
 from tpu_runtime.remote.store import Store
@@ -137,3 +137,44 @@ def test_wait_reports_progress_until_the_run_ends() -> None:
     assert output.done and reports, reports
     assert reports[-1] == (5.0, "0/1 workers done; 5 lines; last: l4")
     assert [p for p, _ in reports] == sorted({p for p, _ in reports})  # each report counts something new
+
+
+class _Stoppable(_SlowEngine):
+    """Streams lines until told to stop; keeps one output, as RemoteEngine.keep_output does."""
+
+    def __init__(self, lines: list[OutputLine]) -> None:
+        super().__init__(lines)
+        self.stop = asyncio.Event()
+        self.output: RunOutput | None = None
+
+    async def stream(self, run_id: str) -> AsyncIterator[OutputLine]:
+        async for line in super().stream(run_id):
+            if self.stop.is_set():
+                return
+            yield line
+
+    def kept_output(self, run_id: str) -> RunOutput | None:
+        return self.output if run_id == "x-1" else None
+
+    def status(self, run_id: str) -> None:
+        return None
+
+    def cancel(self, run_id: str) -> bool:
+        was_running = self.output is not None and not self.output.done
+        self.stop.set()
+        return was_running
+
+
+def test_stop_run_stops_a_followed_run_and_explains_the_others() -> None:
+    async def stop_twice() -> tuple[Stopped | str, Stopped | str, Stopped | str]:
+        engine = _Stoppable([_line(n) for n in range(1000)])
+        engine.output = RunOutput("x-1", _request())
+        engine.output.task = asyncio.create_task(engine.output.follow(engine))  # type: ignore[arg-type]
+        await asyncio.sleep(0.05)
+        first = await stop_run(engine, "x-1", wait_s=5.0)  # type: ignore[arg-type]
+        return first, await stop_run(engine, "x-1"), await stop_run(engine, "x-2")  # type: ignore[arg-type]
+
+    first, again, unknown = asyncio.run(stop_twice())
+    assert isinstance(first, Stopped) and first.cancelled and first.state == "failed"  # no result: no record
+    assert isinstance(again, Stopped) and not again.cancelled and "already ended" in again.message
+    assert unknown == "no run 'x-2'"

@@ -168,3 +168,50 @@ class RunOutput:
         """The last `count` lines kept: (first line's number, lines)."""
         chosen = self.lines[-count:] if count > 0 else []
         return self.total - len(chosen), chosen
+
+
+CANCEL_WAIT_S = 30.0  # how long a stop waits for the run to end before answering
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """What asking a run to stop did: whether it was still running, its state after, and why."""
+
+    run_id: str
+    cancelled: bool
+    state: RunState
+    workers: list[WorkerResult]
+    message: str
+
+
+async def stop_run(engine: RemoteEngine, run_id: str, wait_s: float = CANCEL_WAIT_S) -> Stopped | str:
+    """Stop a run this engine follows and wait up to `wait_s` for it to end; a string says why not
+    (no such run, or one started by another process, which is stopped where it runs)."""
+    output = engine.kept_output(run_id)
+    if output is None:
+        stored = engine.status(run_id)
+        if stored is None:
+            return f"no run {run_id!r}"
+        if stored.state == "running":
+            return (
+                f"run {run_id} was not started by this server; stop it where it runs (Ctrl-C in the "
+                "terminal that started it)"
+            )
+        return Stopped(run_id, False, stored.state, [], f"run {run_id} already ended")
+    cancelled = engine.cancel(run_id)
+    if output.task is not None:
+        with anyio.move_on_after(wait_s):
+            await asyncio.shield(output.task)
+    state = output.state(engine)
+    if not cancelled:
+        message = f"run {run_id} had already ended ({state})"
+    elif state == "running":
+        message = f"run {run_id} was told to stop and has not ended within {wait_s:g} s"
+    else:
+        gone = [w.remote_stopped for w in output.workers]
+        message = f"run {run_id} {state}"
+        if gone and all(gone):
+            message += "; the remote process is gone on every worker"
+        elif any(g is False for g in gone):
+            message += "; on some workers the remote process may still run (see workers)"
+    return Stopped(run_id, cancelled, state, list(output.workers), message)
