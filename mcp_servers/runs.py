@@ -524,19 +524,7 @@ class _Runs:
     def view(self, output: RunOutput) -> RunView:
         request = output.request
         result = output.result
-        status: RunViewStatus = output.state(self.engine())
-        if status == "running":
-            message = (
-                f"run {output.run_id} is still running: follow it with run_output(run_id={output.run_id!r}, "
-                f"since_line={output.total}) or run_status, stop it with cancel_run"
-            )
-        else:
-            failed = [w for w in output.workers if w.status != "ok"]
-            message = f"run {output.run_id} {status}"
-            if failed:
-                message += "; " + "; ".join(
-                    f"worker {w.worker} ({w.worker_name}): {w.error_kind}: {w.error}" for w in failed[:8]
-                )
+        status, message = output.summary(self.engine())
         tail = _line_views(*output.tail(RESULT_LINES))
         return RunView(
             request_id=request.id,
@@ -637,17 +625,9 @@ def _view(request: RunRequest, status: RunViewStatus, message: str) -> RunView:
 
 def _request_status(request: RunRequest) -> RunView:
     """A request that has not started a run: where the person's decision stands."""
-    if request.state == "approved":
-        return _view(request, "approved", f"request {request.id} is approved and not started: call run")
-    if request.effective_state() == "pending":
-        return _view(
-            request,
-            "awaiting_approval",
-            f"request {request.id}: the person has not decided yet; call run to ask them (or they run "
-            f"`tpu-agent approvals approve {request.id}` in their own terminal)",
-        )
-    status: RunViewStatus = "denied" if request.state == "denied" else "expired"
-    return _view(request, status, f"request {request.id} is {status}; nothing ran. File a new request")
+    from tpu_runtime.remote.consent import standing
+
+    return _view(request, *standing(request))
 
 
 def _targets(engine: RemoteEngine) -> TargetList:

@@ -8,7 +8,15 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, cast
 
 from tpu_runtime.remote.approvals import Approval, ApprovalError, RunRequest
-from tpu_runtime.remote.consent import LogReads, Refusal, approval_to_start, decide, digest_confirmed, to_ask
+from tpu_runtime.remote.consent import (
+    LogReads,
+    Refusal,
+    approval_to_start,
+    decide,
+    digest_confirmed,
+    standing,
+    to_ask,
+)
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.engine import RemoteEngine
@@ -135,3 +143,17 @@ def test_log_reads_reuse_an_undecided_request_and_file_anew_after_it_was_used() 
     filer.states[first] = "finished"
     again = reads.request_for(engine, "tpu", ["/var/log/a"], "all", 5, "mcp:fetch_logs")
     assert again not in (first, other) and reads.known("tpu", ["/var/log/a"], "all", 5) == again
+
+
+def test_standing_says_where_the_decision_stands() -> None:
+    def request(state: str, expires_at: float = 1e12) -> RunRequest:
+        return RunRequest.model_construct(id="r-abc123", state=state, expires_at=expires_at)
+
+    assert standing(request("approved"))[0] == "approved"
+    status, message = standing(request("pending"))
+    assert status == "awaiting_approval" and "tpu-agent approvals approve r-abc123" in message
+    assert standing(request("pending", expires_at=1.0))[0] == "expired"
+    assert standing(request("denied")) == (
+        "denied",
+        "request r-abc123 is denied; nothing ran. File a new request",
+    )

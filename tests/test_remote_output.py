@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import cast
 
 from tpu_runtime.remote.approvals import RunRequest
 from tpu_runtime.remote.engine import RemoteEngine
 from tpu_runtime.remote.output import OutputPage, RunOutput, Stopped, logged_page, stop_run
-from tpu_runtime.remote.report import OutputLine, parse_prefixed
+from tpu_runtime.remote.report import OutputLine, RunResult, WorkerResult, parse_prefixed
 from tpu_runtime.remote.spec import RunSpec
 from tpu_runtime.remote.store import Store
 
@@ -178,3 +179,19 @@ def test_stop_run_stops_a_followed_run_and_explains_the_others() -> None:
     assert isinstance(first, Stopped) and first.cancelled and first.state == "failed"  # no result: no record
     assert isinstance(again, Stopped) and not again.cancelled and "already ended" in again.message
     assert unknown == "no run 'x-2'"
+
+
+def test_summary_names_failed_workers_once_the_run_ended() -> None:
+    output = RunOutput("x-1", _request())
+    engine = cast("RemoteEngine", _FinishedEngine([]))
+    state, message = output.summary(engine)
+    assert state == "running" and "run_output(run_id='x-1', since_line=0)" in message
+    output.workers = [
+        WorkerResult.model_construct(worker=0, worker_name="w0", status="ok"),
+        WorkerResult.model_construct(
+            worker=1, worker_name="w1", status="failed", error_kind="exit", error="2"
+        ),
+    ]
+    output.result = RunResult.model_construct(state="failed")
+    output.done = True
+    assert output.summary(engine) == ("failed", "run x-1 failed; worker 1 (w1): exit: 2")

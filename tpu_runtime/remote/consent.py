@@ -198,3 +198,20 @@ class LogReads:
         )
         self._filed[key] = request.id
         return request.id
+
+
+Standing = Literal["approved", "awaiting_approval", "denied", "expired"]
+
+
+def standing(request: RunRequest) -> tuple[Standing, str]:
+    """Where the person's decision on a request that has not started a run stands, and what to do next."""
+    if request.state == "approved":
+        return "approved", f"request {request.id} is approved and not started: call run"
+    if request.effective_state() == "pending":
+        return (
+            "awaiting_approval",
+            f"request {request.id}: the person has not decided yet; call run to ask them (or they run "
+            f"`tpu-agent approvals approve {request.id}` in their own terminal)",
+        )
+    status: Standing = "denied" if request.state == "denied" else "expired"
+    return status, f"request {request.id} is {status}; nothing ran. File a new request"

@@ -148,6 +148,22 @@ class RunOutput:
         stored = engine.status(self.run_id)
         return stored.state if stored is not None else "failed"
 
+    def summary(self, engine: RemoteEngine) -> tuple[RunState, str]:
+        """The run's state and a line saying how it went (failed workers' errors) or how to follow it."""
+        state = self.state(engine)
+        if state == "running":
+            return state, (
+                f"run {self.run_id} is still running: follow it with run_output(run_id={self.run_id!r}, "
+                f"since_line={self.total}) or run_status, stop it with cancel_run"
+            )
+        failed = [w for w in self.workers if w.status != "ok"]
+        message = f"run {self.run_id} {state}"
+        if failed:
+            message += "; " + "; ".join(
+                f"worker {w.worker} ({w.worker_name}): {w.error_kind}: {w.error}" for w in failed[:8]
+            )
+        return state, message
+
     async def next_page(self, engine: RemoteEngine, since: int, limit: int, wait_s: float) -> OutputPage:
         """Up to `limit` lines from `since`, waiting up to `wait_s` for one when the run has none yet."""
         if since >= self.total and not self.done:
