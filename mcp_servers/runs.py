@@ -29,11 +29,9 @@ Style as in `mcp_servers.onboarding`: `register(server)` adds the tools to a giv
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import weakref
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import anyio
@@ -55,9 +53,16 @@ from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, con
 from mcp_servers._results import error_result as _error
 from mcp_servers._results import model_result as _result
 from tpu_runtime import __version__
-from tpu_runtime.remote.consent import DIGEST_PREFIX_CHARS, Answer, LogReads, Refusal
+from tpu_runtime.remote.consent import (
+    DIGEST_PREFIX_CHARS,
+    Answer,
+    LogReads,
+    Refusal,
+    approval_message,
+    utc_text,
+)
 from tpu_runtime.remote.report import LoggedLine, OutputLine, WorkerResult
-from tpu_runtime.remote.shown import printable, printable_lines, shell_line
+from tpu_runtime.remote.shown import shell_line
 from tpu_runtime.remote.spec import display_env, places
 
 if TYPE_CHECKING:
@@ -283,10 +288,6 @@ class _NoQuestion(BaseModel):
 
 
 # ---- helpers ------------------------------------------------------------------------------------------
-def _utc(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
-
-
 def _one_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
@@ -330,70 +331,10 @@ def request_view(request: RunRequest) -> RunRequestView:
         gke_manifest=spec.gke.manifest if spec.gke is not None else None,
         ray_job=spec.ray.model_dump(mode="json") if spec.ray is not None else None,
         digest=request.digest,
-        expires_at=_utc(request.expires_at),
+        expires_at=utc_text(request.expires_at),
         approved_by=request.decided_by if request.state == "approved" else None,
         next_step=step,
     )
-
-
-def approval_message(request: RunRequest) -> str:
-    """The approval dialog's text: everything that will run where. Depends only on the stored request,
-    so it renders identically on every round of a 2026-07-28 input-required exchange. Every field the
-    requester chose goes through `shown`, so no character in it can hide or rewrite what the dialog says."""
-    from tpu_runtime.remote.targets import host_key_fingerprint
-
-    spec = request.spec
-    lines = [
-        f"Approve this run on target {printable(spec.target)!r} ({spec.target_kind})?",
-        f"Command: {shell_line(spec.command)}",
-    ]
-    if spec.workers:
-        lines.append(f"Workers ({len(spec.workers)}):")
-        lines += [
-            f"  {w.index} {printable(w.name)}: {printable(w.user)}@{printable(w.host)}:{w.port}, host key "
-            f"{host_key_fingerprint(w.host_keys[0]) if w.host_keys else 'none'}"
-            for w in spec.workers
-        ]
-    env = ", ".join(f"{k}={v}" for k, v in display_env(spec).items())
-    lines.append(f"Environment: {env or 'none added'}")
-    if spec.uploads:
-        lines.append(f"Uploads ({len(spec.uploads)}):")
-        lines += [
-            f"  {printable(u.source)} -> files/{printable(u.dest)} "
-            f"({u.size} bytes, sha256 {u.sha256[:16]}...)"
-            for u in spec.uploads
-        ]
-    else:
-        lines.append("Uploads: none")
-    if spec.downloads:
-        lines.append("Downloads: " + ", ".join(printable(d.remote) for d in spec.downloads))
-    lines.append(f"Time limit: {spec.time_limit_s:g} s")
-    if spec.remote_dir:
-        lines.append(f"Run folder on each worker: {printable(spec.remote_dir)}/runs/{request.id}")
-    if spec.gke is not None:
-        lines += [
-            f"kubectl context {printable(spec.gke.context)}, namespace {printable(spec.gke.namespace)}; "
-            "manifest to apply:",
-            printable_lines(spec.gke.manifest),
-        ]
-    if spec.ray is not None:
-        job = spec.ray
-        lines += [
-            f"Ray job {printable(job.submission_id)} at {printable(job.address)}:",
-            f"  entrypoint: {printable(job.entrypoint)}",
-            f"  runtime_env: {printable(json.dumps(job.runtime_env, sort_keys=True))}",
-            "  working_dir: the uploads listed above, by hash",
-            f"  entrypoint_resources: {printable(json.dumps(job.entrypoint_resources, sort_keys=True))}",
-            f"  TPU hosts: {job.hosts}",
-        ]
-    lines += [
-        f"Request {request.id}, filed by {printable(request.requested_by)}; "
-        f"can be approved until {_utc(request.expires_at)}.",
-        f"Digest: {request.digest}",
-        f"To approve exactly this, accept and type the first {DIGEST_PREFIX_CHARS} characters of the digest "
-        "after 'sha256:'. Decline to refuse; nothing runs.",
-    ]
-    return "\n".join(lines)
 
 
 def can_elicit(ctx: Context) -> bool:

@@ -7,11 +7,14 @@ as an argument (`RemoteEngine.approve_elicited` is usable only by the engine tha
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Literal
 
-from tpu_runtime.remote.approvals import ApprovalError
+from tpu_runtime.remote.shown import printable, printable_lines, shell_line
+from tpu_runtime.remote.spec import display_env
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.approvals import Approval, RunRequest
@@ -38,6 +41,11 @@ class Refusal:
     request: RunRequest | None = None
 
 
+def utc_text(ts: float) -> str:
+    """A timestamp as the approval dialog and request views show it (UTC, to the second)."""
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
+
+
 def digest_confirmed(typed: str, digest: str) -> bool:
     """Whether what the person typed is the digest's first characters (or all of it)."""
     text = typed.strip().lower().removeprefix("sha256:")
@@ -45,8 +53,70 @@ def digest_confirmed(typed: str, digest: str) -> bool:
     return len(text) >= DIGEST_PREFIX_CHARS and full.startswith(text)
 
 
+def approval_message(request: RunRequest) -> str:
+    """The approval dialog's text: everything that will run where. Depends only on the stored request,
+    so it renders identically on every round of a 2026-07-28 input-required exchange. Every field the
+    requester chose goes through `shown`, so no character in it can hide or rewrite what the dialog says."""
+    from tpu_runtime.remote.targets import host_key_fingerprint
+
+    spec = request.spec
+    lines = [
+        f"Approve this run on target {printable(spec.target)!r} ({spec.target_kind})?",
+        f"Command: {shell_line(spec.command)}",
+    ]
+    if spec.workers:
+        lines.append(f"Workers ({len(spec.workers)}):")
+        lines += [
+            f"  {w.index} {printable(w.name)}: {printable(w.user)}@{printable(w.host)}:{w.port}, host key "
+            f"{host_key_fingerprint(w.host_keys[0]) if w.host_keys else 'none'}"
+            for w in spec.workers
+        ]
+    env = ", ".join(f"{k}={v}" for k, v in display_env(spec).items())
+    lines.append(f"Environment: {env or 'none added'}")
+    if spec.uploads:
+        lines.append(f"Uploads ({len(spec.uploads)}):")
+        lines += [
+            f"  {printable(u.source)} -> files/{printable(u.dest)} "
+            f"({u.size} bytes, sha256 {u.sha256[:16]}...)"
+            for u in spec.uploads
+        ]
+    else:
+        lines.append("Uploads: none")
+    if spec.downloads:
+        lines.append("Downloads: " + ", ".join(printable(d.remote) for d in spec.downloads))
+    lines.append(f"Time limit: {spec.time_limit_s:g} s")
+    if spec.remote_dir:
+        lines.append(f"Run folder on each worker: {printable(spec.remote_dir)}/runs/{request.id}")
+    if spec.gke is not None:
+        lines += [
+            f"kubectl context {printable(spec.gke.context)}, namespace {printable(spec.gke.namespace)}; "
+            "manifest to apply:",
+            printable_lines(spec.gke.manifest),
+        ]
+    if spec.ray is not None:
+        job = spec.ray
+        lines += [
+            f"Ray job {printable(job.submission_id)} at {printable(job.address)}:",
+            f"  entrypoint: {printable(job.entrypoint)}",
+            f"  runtime_env: {printable(json.dumps(job.runtime_env, sort_keys=True))}",
+            "  working_dir: the uploads listed above, by hash",
+            f"  entrypoint_resources: {printable(json.dumps(job.entrypoint_resources, sort_keys=True))}",
+            f"  TPU hosts: {job.hosts}",
+        ]
+    lines += [
+        f"Request {request.id}, filed by {printable(request.requested_by)}; "
+        f"can be approved until {utc_text(request.expires_at)}.",
+        f"Digest: {request.digest}",
+        f"To approve exactly this, accept and type the first {DIGEST_PREFIX_CHARS} characters of the digest "
+        "after 'sha256:'. Decline to refuse; nothing runs.",
+    ]
+    return "\n".join(lines)
+
+
 def to_ask(engine: RemoteEngine, request_id: str, *, can_ask: bool) -> RunRequest | Unasked:
     """The request to ask the person about, or why nothing is asked (`can_ask`: the client has a dialog)."""
+    from tpu_runtime.remote.approvals import ApprovalError
+
     try:
         request = engine.get_request(request_id)
     except ApprovalError:
@@ -66,6 +136,7 @@ def decide(
     """Record the person's answer from the dialog (None: no answer came); a Refusal when the run must
     not start. Only an accept with the digest's first characters approves; a wrong digest is refused
     and audited by the engine."""
+    from tpu_runtime.remote.approvals import ApprovalError
     from tpu_runtime.remote.engine import whoami
 
     approver = approver or whoami(APPROVAL_VIA)
@@ -112,6 +183,7 @@ def approval_to_start(
 
     `unasked` says why no question was asked (None: one was, and `answer`/`typed` hold the reply).
     """
+    from tpu_runtime.remote.approvals import ApprovalError
     from tpu_runtime.remote.runs import run_for_request
 
     try:
@@ -183,6 +255,8 @@ class LogReads:
     ) -> str:
         """The request id for these arguments: a pending or approved one already filed, else a new one
         (`RemoteEngine.request_run`'s errors pass through)."""
+        from tpu_runtime.remote.approvals import ApprovalError
+
         key = (target, tuple(paths), workers, lines)
         known = self._filed.get(key)
         if known is not None:
