@@ -1,6 +1,7 @@
 """The `tpu-runs` MCP server: approval-gated commands on the user's TPU VMs, SSH hosts, GKE and Ray clusters.
 
-Thin by design: each tool calls `tpu_runtime.remote.engine.RemoteEngine` and shapes the answer.
+Thin by design: each tool calls `tpu_runtime.remote.engine.RemoteEngine` and shapes the answer; the
+dialog approval flow is `tpu_runtime.remote.consent`, paging and stopping runs `tpu_runtime.remote.output`.
 
 - `list_targets` -> `TargetList`: the targets in the user's targets file.
 - `request_run` -> `RunRequestView`: files a request and shows exactly what would run where, with the
