@@ -1,6 +1,7 @@
 """The `tpu-runs` MCP server: approval-gated commands on the user's TPU VMs, SSH hosts, GKE and Ray clusters.
 
-Thin by design: each tool calls `tpu_runtime.remote.engine.RemoteEngine` and shapes the answer.
+Thin by design: each tool calls `tpu_runtime.remote.engine.RemoteEngine` and shapes the answer; the
+dialog approval flow is `tpu_runtime.remote.consent`, paging and stopping runs `tpu_runtime.remote.output`.
 
 - `list_targets` -> `TargetList`: the targets in the user's targets file.
 - `request_run` -> `RunRequestView`: files a request and shows exactly what would run where, with the
@@ -28,14 +29,10 @@ Style as in `mcp_servers.onboarding`: `register(server)` adds the tools to a giv
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import json
 import logging
-import time
 import weakref
-from collections.abc import Callable
-from datetime import UTC, datetime
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import anyio
@@ -57,24 +54,29 @@ from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, con
 from mcp_servers._results import error_result as _error
 from mcp_servers._results import model_result as _result
 from tpu_runtime import __version__
-from tpu_runtime.remote.report import OutputLine, WorkerResult
-from tpu_runtime.remote.shown import printable, printable_lines, shell_line
+from tpu_runtime.remote.consent import (
+    DIGEST_PREFIX_CHARS,
+    Answer,
+    LogReads,
+    Refusal,
+    approval_message,
+    utc_text,
+)
+from tpu_runtime.remote.report import LoggedLine, OutputLine, WorkerResult
+from tpu_runtime.remote.shown import shell_line
 from tpu_runtime.remote.spec import display_env, places
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.approvals import Approval, RunRequest
     from tpu_runtime.remote.engine import RemoteEngine
+    from tpu_runtime.remote.output import OutputPage as LinesPage
     from tpu_runtime.remote.output import RunOutput
 
 NAME = "tpu-runs"
-APPROVAL_VIA = "mcp-elicitation"
 REQUESTED_BY = "mcp"
-DIGEST_PREFIX_CHARS = 8
-KEEP_RUNS = 50  # runs whose output this server keeps in memory; older ones come back from their log file
 RESULT_LINES = 200  # output lines a `run` result carries (the last ones); run_output pages through all
 MAX_PAGE_LINES = 5000
-CANCEL_WAIT_S = 30.0
-PROGRESS_EVERY_S = 0.5
+PROGRESS_EVERY_S = 0.5  # at most one progress message per this many seconds
 REQUEST_ID = r"^r-[0-9a-f]{6,32}$"
 RUN_ID = r"^run-[0-9a-f]{6,32}$"
 
@@ -287,10 +289,6 @@ class _NoQuestion(BaseModel):
 
 
 # ---- helpers ------------------------------------------------------------------------------------------
-def _utc(ts: float) -> str:
-    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds")
-
-
 def _one_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
@@ -334,77 +332,10 @@ def request_view(request: RunRequest) -> RunRequestView:
         gke_manifest=spec.gke.manifest if spec.gke is not None else None,
         ray_job=spec.ray.model_dump(mode="json") if spec.ray is not None else None,
         digest=request.digest,
-        expires_at=_utc(request.expires_at),
+        expires_at=utc_text(request.expires_at),
         approved_by=request.decided_by if request.state == "approved" else None,
         next_step=step,
     )
-
-
-def approval_message(request: RunRequest) -> str:
-    """The approval dialog's text: everything that will run where. Depends only on the stored request,
-    so it renders identically on every round of a 2026-07-28 input-required exchange. Every field the
-    requester chose goes through `shown`, so no character in it can hide or rewrite what the dialog says."""
-    from tpu_runtime.remote.targets import host_key_fingerprint
-
-    spec = request.spec
-    lines = [
-        f"Approve this run on target {printable(spec.target)!r} ({spec.target_kind})?",
-        f"Command: {shell_line(spec.command)}",
-    ]
-    if spec.workers:
-        lines.append(f"Workers ({len(spec.workers)}):")
-        lines += [
-            f"  {w.index} {printable(w.name)}: {printable(w.user)}@{printable(w.host)}:{w.port}, host key "
-            f"{host_key_fingerprint(w.host_keys[0]) if w.host_keys else 'none'}"
-            for w in spec.workers
-        ]
-    env = ", ".join(f"{k}={v}" for k, v in display_env(spec).items())
-    lines.append(f"Environment: {env or 'none added'}")
-    if spec.uploads:
-        lines.append(f"Uploads ({len(spec.uploads)}):")
-        lines += [
-            f"  {printable(u.source)} -> files/{printable(u.dest)} "
-            f"({u.size} bytes, sha256 {u.sha256[:16]}...)"
-            for u in spec.uploads
-        ]
-    else:
-        lines.append("Uploads: none")
-    if spec.downloads:
-        lines.append("Downloads: " + ", ".join(printable(d.remote) for d in spec.downloads))
-    lines.append(f"Time limit: {spec.time_limit_s:g} s")
-    if spec.remote_dir:
-        lines.append(f"Run folder on each worker: {printable(spec.remote_dir)}/runs/{request.id}")
-    if spec.gke is not None:
-        lines += [
-            f"kubectl context {printable(spec.gke.context)}, namespace {printable(spec.gke.namespace)}; "
-            "manifest to apply:",
-            printable_lines(spec.gke.manifest),
-        ]
-    if spec.ray is not None:
-        job = spec.ray
-        lines += [
-            f"Ray job {printable(job.submission_id)} at {printable(job.address)}:",
-            f"  entrypoint: {printable(job.entrypoint)}",
-            f"  runtime_env: {printable(json.dumps(job.runtime_env, sort_keys=True))}",
-            "  working_dir: the uploads listed above, by hash",
-            f"  entrypoint_resources: {printable(json.dumps(job.entrypoint_resources, sort_keys=True))}",
-            f"  TPU hosts: {job.hosts}",
-        ]
-    lines += [
-        f"Request {request.id}, filed by {printable(request.requested_by)}; "
-        f"can be approved until {_utc(request.expires_at)}.",
-        f"Digest: {request.digest}",
-        f"To approve exactly this, accept and type the first {DIGEST_PREFIX_CHARS} characters of the digest "
-        "after 'sha256:'. Decline to refuse; nothing runs.",
-    ]
-    return "\n".join(lines)
-
-
-def digest_confirmed(typed: str, digest: str) -> bool:
-    """Whether what the person typed is the digest's first characters (or all of it)."""
-    text = typed.strip().lower().removeprefix("sha256:")
-    full = digest.lower().removeprefix("sha256:")
-    return len(text) >= DIGEST_PREFIX_CHARS and full.startswith(text)
 
 
 def can_elicit(ctx: Context) -> bool:
@@ -422,12 +353,30 @@ def can_elicit(ctx: Context) -> bool:
     return bool(ctx.session.can_send_request)
 
 
-def _line_views(first: int, lines: list[OutputLine]) -> list[OutputLineView]:
-    """Lines of a run's output as the tools return them, numbered from `first`."""
+def _line_views(first: int, lines: Sequence[OutputLine | LoggedLine]) -> list[OutputLineView]:
+    """Lines of a run's output as the tools return them, numbered from `first` (a line read back from
+    the log file has no stream)."""
     return [
-        OutputLineView(n=first + i, worker=x.worker, worker_name=x.worker_name, stream=x.stream, text=x.text)
+        OutputLineView(
+            n=first + i,
+            worker=x.worker,
+            worker_name=x.worker_name,
+            stream=x.stream if isinstance(x, OutputLine) else None,
+            text=x.text,
+        )
         for i, x in enumerate(lines)
     ]
+
+
+def _page_view(page: LinesPage) -> OutputPage:
+    return OutputPage(
+        run_id=page.run_id,
+        status=page.state,
+        lines=_line_views(page.first, page.lines),
+        next_line=page.next_line,
+        done=page.done,
+        dropped=page.dropped,
+    )
 
 
 # ---- the service behind the tools -----------------------------------------------------------------------
@@ -436,8 +385,7 @@ class _Runs:
 
     def __init__(self, engine: RemoteEngine | None) -> None:
         self._engine = engine
-        self.outputs: dict[str, RunOutput] = {}
-        self.fetches: dict[tuple[str, tuple[str, ...], str, int], str] = {}
+        self.fetches = LogReads()
 
     def engine(self) -> RemoteEngine:
         if self._engine is None:
@@ -449,206 +397,76 @@ class _Runs:
     # -- approval -----------------------------------------------------------------------------------
     def question(self, request_id: str, ctx: Context) -> Elicit[RunConsent] | _NoQuestion:
         """What to ask the person about a request, if anything (the body acts on the answer)."""
-        from tpu_runtime.remote.approvals import ApprovalError
+        from tpu_runtime.remote.consent import to_ask
 
-        try:
-            request = self.engine().get_request(request_id)
-        except ApprovalError:
-            return _NoQuestion(why="no_request", request_id=request_id)
-        if request.effective_state() != "pending":
-            return _NoQuestion(why="not_pending", request_id=request_id)
-        if not can_elicit(ctx):
-            return _NoQuestion(why="no_elicitation", request_id=request_id)
-        if not self.engine().policy().policy.approvals.elicitation:
-            return _NoQuestion(why="terminal_only", request_id=request_id)
-        return Elicit(approval_message(request), RunConsent)
+        found = to_ask(self.engine(), request_id, can_ask=can_elicit(ctx))
+        if isinstance(found, str):
+            return _NoQuestion(why=found, request_id=request_id)
+        return Elicit(approval_message(found), RunConsent)
 
     def fetch_request(self, target: str, paths: list[str], workers: str, lines: int) -> _NoQuestion | str:
-        """The request id fetch_logs uses for these arguments: one still undecided is reused, so a
-        question asked on one round of the input-required exchange is the one answered on the next."""
+        """The request id fetch_logs uses for these arguments (see `LogReads`)."""
         from tpu_runtime.remote.approvals import ApprovalError
         from tpu_runtime.remote.policy import PolicyError
         from tpu_runtime.remote.spec import SpecError
         from tpu_runtime.remote.targets import TargetError
         from tpu_runtime.remote.tpu_api import TpuApiError
 
-        engine = self.engine()
-        key = (target, tuple(paths), workers, lines)
-        known = self.fetches.get(key)
-        if known is not None:
-            with contextlib.suppress(ApprovalError):
-                if engine.get_request(known).state in ("pending", "approved"):
-                    return known
         try:
-            request = engine.request_run(
-                target,
-                ["tail", "-n", str(lines), *paths],
-                workers=workers,
-                time_limit_s=120.0,
-                requested_by=f"{REQUESTED_BY}:fetch_logs",
+            return self.fetches.request_for(
+                self.engine(), target, paths, workers, lines, f"{REQUESTED_BY}:fetch_logs"
             )
         except (TargetError, SpecError, TpuApiError, PolicyError, ApprovalError) as exc:
             return _NoQuestion(why="error", error=_one_line(exc))
-        self.fetches[key] = request.id
-        return request.id
-
-    def decide(self, request: RunRequest, consent: Any) -> RunView | None:
-        """Record the person's answer from the dialog; a RunView when the run must not start."""
-        from tpu_runtime.remote.approvals import ApprovalError
-        from tpu_runtime.remote.engine import whoami
-
-        engine = self.engine()
-        approver = whoami(APPROVAL_VIA)
-        if isinstance(consent, DeclinedElicitation | CancelledElicitation):
-            word = "declined" if isinstance(consent, DeclinedElicitation) else "cancelled"
-            try:
-                engine.deny(request.id, approver, f"{word} in the MCP client's approval dialog")
-            except ApprovalError as exc:
-                logger.info("could not record the denial of %s: %s", request.id, exc)
-            return _view(
-                request,
-                "denied",
-                f"the person {word} request {request.id} in the approval dialog; nothing ran. Do not retry "
-                "it unless they ask; file a new request for a changed command",
-            )
-        if isinstance(consent, AcceptedElicitation) and isinstance(consent.data, RunConsent):
-            typed = consent.data.digest
-            if digest_confirmed(typed, request.digest):
-                try:
-                    engine.approve_elicited(request.id, approver, request.digest)
-                except ApprovalError as exc:
-                    if engine.approval_for(request.id) is None:  # approved elsewhere meanwhile: use that
-                        return _view(request, "not_approved", f"not approved: {exc}")
-                return None
-            with contextlib.suppress(ApprovalError):  # refused and audited by the engine
-                engine.approve_elicited(request.id, approver, typed.strip()[:80])
-            return _view(
-                request,
-                "not_approved",
-                f"not approved: the characters typed ({typed.strip()[:20]!r}) are not the start of the "
-                f"digest {request.digest}; nothing ran. Call run again to ask the person again",
-            )
-        return None
 
     # -- running -----------------------------------------------------------------------------------
     async def run_request(
         self, request_id: str, consent: Any, ctx: Context, wait_s: float
     ) -> RunView | CallToolResult:
         """Approve from the dialog's answer if there is one, then start the run and wait for it."""
-        from tpu_runtime.remote.approvals import ApprovalError
-        from tpu_runtime.remote.runs import run_for_request
+        from tpu_runtime.remote.consent import approval_to_start
 
-        engine = self.engine()
-        try:
-            request = engine.get_request(request_id)
-        except ApprovalError as exc:
-            return _error(f"{exc}: file one with request_run first")
-        if request.state == "pending":
-            if isinstance(consent, _NoQuestion) and consent.why in ("no_elicitation", "terminal_only"):
-                if engine.approval_for(request.id) is None:
-                    why = (
-                        "this MCP client cannot show an approval dialog"
-                        if consent.why == "no_elicitation"
-                        else "the person's policy requires approval in their own terminal"
-                    )
-                    return _view(
-                        request,
-                        "awaiting_approval",
-                        f"{why}, so nothing ran. Ask the person to run, in their own terminal:  "
-                        f"tpu-agent approvals approve {request.id}  (it shows the request and its digest and "
-                        "asks for their passphrase), then call run again with the same request_id. Never "
-                        "run that command yourself",
-                    )
-            elif not isinstance(consent, _NoQuestion):
-                refused = self.decide(request, consent)
-                if refused is not None:
-                    return refused
-        approval = engine.approval_for(request.id)
-        if approval is None:
-            request = engine.get_request(request.id)
-            if request.state in ("running", "finished"):
-                run_id = run_for_request(engine.store, request.id)
-                return _error(
-                    f"request {request.id} was already run as {run_id}; an approval is used once. "
-                    f"See run_status({run_id!r}), or file a new request to run it again"
-                )
-            if request.state in ("denied", "expired"):
-                return _view(
-                    request,
-                    request.state,
-                    f"request {request.id} is {request.state}; nothing ran. File a new request to run it",
-                )
-            if request.effective_state() == "expired":  # still pending in the store, past its expiry
-                return _view(request, "expired", f"request {request.id} expired; file a new one")
-            return _error(
-                f"request {request.id} is {request.state} and has no usable approval (approvals expire "
-                "after 10 minutes and are used once): file a new request"
-            )
-        return await self.start(request, approval, ctx, wait_s)
+        answer: Answer | None = None
+        typed = ""
+        if isinstance(consent, DeclinedElicitation):
+            answer = "decline"
+        elif isinstance(consent, CancelledElicitation):
+            answer = "cancel"
+        elif isinstance(consent, AcceptedElicitation) and isinstance(consent.data, RunConsent):
+            answer, typed = "accept", consent.data.digest
+        unasked = consent.why if isinstance(consent, _NoQuestion) else None
+        ready = approval_to_start(self.engine(), request_id, unasked=unasked, answer=answer, typed=typed)
+        if isinstance(ready, Refusal):
+            return _refused(ready)
+        return await self.start(*ready, ctx, wait_s)
 
     async def start(
         self, request: RunRequest, approval: Approval, ctx: Context, wait_s: float
     ) -> RunView | CallToolResult:
         from tpu_runtime.remote.approvals import ApprovalError
-        from tpu_runtime.remote.output import RunOutput
 
         engine = self.engine()
         try:
             run_id = await engine.start(approval, actor=REQUESTED_BY)
         except ApprovalError as exc:
             return _error(str(exc))
-        output = RunOutput(run_id, request)
-        self.outputs[run_id] = output
-        self._forget_old_runs()
-        output.task = asyncio.create_task(output.follow(engine))
+        output = engine.keep_output(run_id, request)
         await self.wait(output, ctx, wait_s)
         return self.view(output)
 
-    def _forget_old_runs(self) -> None:
-        """Keep the output of the last KEEP_RUNS runs in memory; older ones are read from their log."""
-        finished = [run_id for run_id, out in self.outputs.items() if out.done]
-        for run_id in finished[: max(0, len(self.outputs) - KEEP_RUNS)]:
-            del self.outputs[run_id]
-
     async def wait(self, output: RunOutput, ctx: Context, wait_s: float) -> None:
         """Wait for the run to end (at most `wait_s`), sending progress as lines and results arrive."""
-        deadline = time.monotonic() + wait_s
-        sent = 0
-        last_sent = 0.0
-        while not output.done:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                break
-            await output.changed(min(left, PROGRESS_EVERY_S))
-            seen = output.total + len(output.workers)
-            if seen > sent and (output.done or time.monotonic() - last_sent >= PROGRESS_EVERY_S):
-                sent, last_sent = seen, time.monotonic()
-                last = output.lines[-1].text[:120] if output.lines else ""
-                message = f"{len(output.workers)}/{output.workers_total} workers done; {output.total} lines"
-                with contextlib.suppress(Exception):  # progress is best effort
-                    await ctx.report_progress(
-                        float(seen), None, f"{message}; last: {last}" if last else message
-                    )
+
+        async def report(progress: float, message: str) -> None:
+            with contextlib.suppress(Exception):  # progress is best effort
+                await ctx.report_progress(progress, None, message)
+
+        await output.wait(wait_s, report, PROGRESS_EVERY_S)
 
     def view(self, output: RunOutput) -> RunView:
         request = output.request
         result = output.result
-        status: RunViewStatus = result.state if result is not None else "running"
-        if output.done and result is None:
-            stored = self.engine().status(output.run_id)
-            status = stored.state if stored is not None else "failed"
-        if status == "running":
-            message = (
-                f"run {output.run_id} is still running: follow it with run_output(run_id={output.run_id!r}, "
-                f"since_line={output.total}) or run_status, stop it with cancel_run"
-            )
-        else:
-            failed = [w for w in output.workers if w.status != "ok"]
-            message = f"run {output.run_id} {status}"
-            if failed:
-                message += "; " + "; ".join(
-                    f"worker {w.worker} ({w.worker_name}): {w.error_kind}: {w.error}" for w in failed[:8]
-                )
+        status, message = output.summary(self.engine())
         tail = _line_views(*output.tail(RESULT_LINES))
         return RunView(
             request_id=request.id,
@@ -683,7 +501,7 @@ class _Runs:
         return self._run_status(run_or_request)
 
     def _run_status(self, run_id: str) -> RunView | CallToolResult:
-        output = self.outputs.get(run_id)
+        output = self.engine().kept_output(run_id)
         if output is not None:
             return self.view(output)
         engine = self.engine()
@@ -691,7 +509,7 @@ class _Runs:
         if stored is None:
             return _error(f"no run {run_id!r}")
         request = engine.get_request(stored.request_id)
-        lines = self.log_lines(run_id)
+        lines = _line_views(0, engine.logged_lines(run_id))
         result = stored.result
         return RunView(
             request_id=request.id,
@@ -709,82 +527,31 @@ class _Runs:
             duration_s=result.duration_s if result is not None else None,
         )
 
-    def log_lines(self, run_id: str) -> list[OutputLineView]:
-        return [
-            OutputLineView(n=n, worker=line.worker, worker_name=line.worker_name, stream=None, text=line.text)
-            for n, line in enumerate(self.engine().logged_lines(run_id))
-        ]
-
     async def output_page(
         self, run_id: str, since: int, limit: int, wait_s: float
     ) -> OutputPage | CallToolResult:
-        output = self.outputs.get(run_id)
-        if output is None:
-            stored = self.engine().status(run_id)
-            if stored is None:
-                return _error(f"no run {run_id!r}")
-            lines = self.log_lines(run_id)
-            chosen = lines[since : since + limit]
-            nxt = since + len(chosen) if chosen else max(since, len(lines))
-            return OutputPage(
-                run_id=run_id,
-                status=stored.state,
-                lines=chosen,
-                next_line=nxt,
-                done=stored.state != "running" and nxt >= len(lines),
-            )
-        if since >= output.total and not output.done:
-            await output.changed(wait_s)
-        first, kept = output.page(since, limit)
-        chosen, nxt = _line_views(first, kept), first + len(kept)
-        view = self.view(output)
-        return OutputPage(
-            run_id=run_id,
-            status=view.status,
-            lines=chosen,
-            next_line=nxt,
-            done=output.done and nxt >= output.total,
-            dropped=max(0, output.dropped - since),
-        )
+        page = await self.engine().output_page(run_id, since, limit, wait_s)
+        return _error(f"no run {run_id!r}") if page is None else _page_view(page)
 
     async def cancel(self, run_id: str) -> CancelView | CallToolResult:
-        engine = self.engine()
-        output = self.outputs.get(run_id)
-        if output is None:
-            stored = engine.status(run_id)
-            if stored is None:
-                return _error(f"no run {run_id!r}")
-            if stored.state == "running":
-                return _error(
-                    f"run {run_id} was not started by this server; stop it where it runs (Ctrl-C in the "
-                    "terminal that started it)"
-                )
-            return CancelView(
-                run_id=run_id, cancelled=False, status=stored.state, message=f"run {run_id} already ended"
-            )
-        cancelled = engine.cancel(run_id)
-        if output.task is not None:
-            with anyio.move_on_after(CANCEL_WAIT_S):
-                await asyncio.shield(output.task)
-        view = self.view(output)
-        if not cancelled:
-            message = f"run {run_id} had already ended ({view.status})"
-        elif view.status == "running":
-            message = f"run {run_id} was told to stop and has not ended within {CANCEL_WAIT_S:g} s"
-        else:
-            gone = [w.remote_stopped for w in output.workers]
-            message = f"run {run_id} {view.status}"
-            if gone and all(gone):
-                message += "; the remote process is gone on every worker"
-            elif any(g is False for g in gone):
-                message += "; on some workers the remote process may still run (see workers)"
+        from tpu_runtime.remote.output import stop_run
+
+        stopped = await stop_run(self.engine(), run_id)
+        if isinstance(stopped, str):
+            return _error(stopped)
         return CancelView(
             run_id=run_id,
-            cancelled=cancelled,
-            status=view.status,
-            workers=list(output.workers),
-            message=message,
+            cancelled=stopped.cancelled,
+            status=stopped.state,
+            workers=stopped.workers,
+            message=stopped.message,
         )
+
+
+def _refused(refusal: Refusal) -> RunView | CallToolResult:
+    if refusal.status is None or refusal.request is None:
+        return _error(refusal.message)
+    return _view(refusal.request, refusal.status, refusal.message)
 
 
 def _view(request: RunRequest, status: RunViewStatus, message: str) -> RunView:
@@ -800,17 +567,9 @@ def _view(request: RunRequest, status: RunViewStatus, message: str) -> RunView:
 
 def _request_status(request: RunRequest) -> RunView:
     """A request that has not started a run: where the person's decision stands."""
-    if request.state == "approved":
-        return _view(request, "approved", f"request {request.id} is approved and not started: call run")
-    if request.effective_state() == "pending":
-        return _view(
-            request,
-            "awaiting_approval",
-            f"request {request.id}: the person has not decided yet; call run to ask them (or they run "
-            f"`tpu-agent approvals approve {request.id}` in their own terminal)",
-        )
-    status: RunViewStatus = "denied" if request.state == "denied" else "expired"
-    return _view(request, status, f"request {request.id} is {status}; nothing ran. File a new request")
+    from tpu_runtime.remote.consent import standing
+
+    return _view(request, *standing(request))
 
 
 def _targets(engine: RemoteEngine) -> TargetList:
@@ -1100,7 +859,7 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         outcome = _unwrap_plain(consent)
         if isinstance(outcome, _NoQuestion) and outcome.why == "error":
             return _error(outcome.error or "fetch_logs could not file its request")
-        request_id = runs.fetches.get((target, tuple(paths), workers, lines))
+        request_id = runs.fetches.known(target, paths, workers, lines)
         if request_id is None:
             return _error("fetch_logs could not file its request")
         view = await runs.run_request(request_id, outcome, ctx, wait_s)

@@ -220,7 +220,7 @@ def test_the_approval_prompt_shows_the_bytes_that_will_run(home: Path) -> None:
         assert visible in text, (visible, text)
     assert engine.get_request(request.id).state == "pending" and engine.approval_for(request.id) is None
     # the MCP dialog's text: no character that does not print, but its line breaks
-    from mcp_servers.runs import approval_message
+    from tpu_runtime.remote.consent import approval_message
 
     message = approval_message(engine.get_request(request.id))
     assert all(ch.isprintable() for ch in message.replace("\n", "")), message

@@ -34,6 +34,7 @@ from tpu_runtime.remote import approver as keys
 from tpu_runtime.remote import audit, loops, runs
 from tpu_runtime.remote.approvals import Approval, ApprovalError, RunRequest, Trust
 from tpu_runtime.remote.locations import approver_dir, policy_file, state_db, state_dir, targets_file
+from tpu_runtime.remote.output import KEEP_RUNS, OutputPage, RunOutput, logged_page
 from tpu_runtime.remote.policy import LoadedPolicy, auto_approval_rule, load_policy
 from tpu_runtime.remote.report import (
     LoggedLine,
@@ -163,6 +164,7 @@ class RemoteEngine:
         self.clock = clock
         self.connect_timeout_s = connect_timeout_s
         self._runs: dict[str, _RunHandle] = {}
+        self._outputs: dict[str, RunOutput] = {}
         self._pool: object | None = None
 
     # ---- targets -------------------------------------------------------------------------------------
@@ -840,6 +842,34 @@ class RemoteEngine:
             return False
         handle.cancel.set()
         return True
+
+    def keep_output(self, run_id: str, request: RunRequest) -> RunOutput:
+        """Follow a run started here into memory, so its output can be paged while it runs; the output
+        of the last KEEP_RUNS runs is kept, older finished ones are read back from their log file."""
+        output = RunOutput(run_id, request)
+        self._outputs[run_id] = output
+        finished = [kept for kept, out in self._outputs.items() if out.done]
+        for old in finished[: max(0, len(self._outputs) - KEEP_RUNS)]:
+            del self._outputs[old]
+        output.task = asyncio.create_task(output.follow(self))
+        return output
+
+    def kept_output(self, run_id: str) -> RunOutput | None:
+        """The in-memory output of a run `keep_output` follows (None for other runs)."""
+        return self._outputs.get(run_id)
+
+    async def output_page(
+        self, run_id: str, since: int, limit: int, wait_s: float = 0.0
+    ) -> OutputPage | None:
+        """Up to `limit` output lines of a run from line `since`: from memory for a run followed here
+        (waiting up to `wait_s` for new lines while it runs), else from its log file; None: no such run."""
+        output = self._outputs.get(run_id)
+        if output is not None:
+            return await output.next_page(self, since, limit, wait_s)
+        stored = self.status(run_id)
+        if stored is None:
+            return None
+        return logged_page(run_id, stored.state, self.logged_lines(run_id), since, limit)
 
     def log_path(self, run_id: str) -> Path:
         """Where a run's output lines are kept, one `OutputLine.prefixed` line each."""
