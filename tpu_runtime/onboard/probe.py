@@ -223,15 +223,8 @@ def _run_real(
         build_note=build_note,
     )
     probe = ModelProbe(
-        **_model_fields(payload, model, loaded, stats, lm, outputs, capture, tpu_ops, tpu_note),
+        **_model_fields(payload, model, loaded, stats, lm, outputs, capture, tpu_ops, tpu_note, depth),
         shrink_note=shrink_note,
-        activations=ActivationProbe(
-            inference_peak_bytes=capture.peak_live_bytes,
-            training_saved_bytes=capture.saved_bytes,
-            batch=_batch_of(loaded),
-            seq=_seq_of(loaded),
-            depth_ratio=depth,
-        ),
         size=size,
         numerics=numerics,
         numerics_error=numerics_error,
@@ -240,9 +233,7 @@ def _run_real(
         xla_notes=xla_notes,
         timings=timings,
     )
-    probe.peak_rss_bytes = peak_rss_bytes()
-    report_progress("done", 1.0)
-    return probe.model_dump(mode="json")
+    return _finished(probe)
 
 
 def _run_full_size_fake(
@@ -328,12 +319,6 @@ def _run_full_size_fake(
     lm = _decoder_lm(model, behaviour, outputs)
     probe = ModelProbe(
         **_model_fields(payload, model, fake, stats, lm, outputs, capture, tpu_ops, tpu_note),
-        activations=ActivationProbe(
-            inference_peak_bytes=capture.peak_live_bytes,
-            training_saved_bytes=capture.saved_bytes,
-            batch=_batch_of(fake),
-            seq=_seq_of(fake),
-        ),
         size=size,
         numerics=numerics,
         numerics_error=numerics_error,
@@ -344,6 +329,11 @@ def _run_full_size_fake(
         timings=timings,
         notes=notes,
     )
+    return _finished(probe)
+
+
+def _finished(probe: ModelProbe) -> dict[str, Any]:
+    """The probe as JSON, with this process's peak memory measured last (both paths end here)."""
     probe.peak_rss_bytes = peak_rss_bytes()
     report_progress("done", 1.0)
     return probe.model_dump(mode="json")
@@ -359,6 +349,7 @@ def _model_fields(
     capture: Capture,
     tpu_ops: list[RawOp],
     tpu_note: str,
+    depth_ratio: float = 1.0,
 ) -> dict[str, Any]:
     """The probe's fields that both paths (real weights, full size on fake tensors) fill the same way."""
     return dict(
@@ -380,6 +371,13 @@ def _model_fields(
         raw_ops=capture.raw_ops(),
         tpu_raw_ops=tpu_ops,
         tpu_note=tpu_note,
+        activations=ActivationProbe(
+            inference_peak_bytes=capture.peak_live_bytes,
+            training_saved_bytes=capture.saved_bytes,
+            batch=_batch_of(loaded),
+            seq=_seq_of(loaded),
+            depth_ratio=depth_ratio,
+        ),
     )
 
 
