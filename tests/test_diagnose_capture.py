@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 
 from tests.remote_support import person
 from tests.remote_support.engine import write_lab_target
-from tests.remote_support.sshd import SshdFarm, farm_or_skip
+from tests.remote_support.sshd import SYSTEM_PYTHON, SshdFarm, farm_or_skip
 from tests.test_diagnose_detect import xspace_bytes
 from tpu_runtime.cli.app import app
 from tpu_runtime.diagnose.job import run_diagnose
@@ -43,8 +43,6 @@ from tpu_runtime.remote.engine import RemoteEngine
 from tpu_runtime.remote.report import OutputLine, RunResult
 from tpu_runtime.remote.spec import file_sha256
 from tpu_runtime.remote.store import Store
-
-SYSTEM_PYTHON = Path("/usr/bin/python3")  # what the sshd test user runs on the "TPU VM"
 
 STAND_IN_PROFILER = '''
 """Test double for jax.profiler: on exit, copy fixture.xplane.pb into DIR/plugins/profile/<run>/."""
