@@ -26,13 +26,7 @@ from typer.testing import CliRunner
 
 from tests.remote_support import person
 from tests.remote_support.engine import engine_at
-from tests.remote_support.sshd import (
-    SYSTEM_PYTHON,
-    THIS_PYTHON,
-    SshdFarm,
-    farm_or_skip,
-    system_python_version,
-)
+from tests.remote_support.sshd import SYSTEM_PYTHON, SshdFarm, python_farm_or_skip
 from tpu_runtime.cli.app import app
 from tpu_runtime.kernels.job import KernelCheckRequest, run_kernel_check
 from tpu_runtime.kernels.remote_timing import (
@@ -258,12 +252,7 @@ def test_tune_files_one_loop_for_the_passing_candidates_and_ranks_by_estimate_un
 
 @pytest.fixture(scope="module")
 def farm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshdFarm]:
-    if not SYSTEM_PYTHON.exists():
-        pytest.skip(f"{SYSTEM_PYTHON} is absent: the sshd test user has no Python to run the timer")
-    version = system_python_version()
-    if version != THIS_PYTHON:
-        pytest.skip(f"{SYSTEM_PYTHON} is Python {version}: it cannot import this jax")
-    yield from farm_or_skip(1, tmp_path_factory.mktemp("farm"))
+    yield from python_farm_or_skip(1, tmp_path_factory.mktemp("farm"), "the timer", "jax")
 
 
 @pytest.fixture

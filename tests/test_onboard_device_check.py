@@ -25,13 +25,7 @@ from typer.testing import CliRunner
 
 from tests.remote_support import person
 from tests.remote_support.engine import engine_at
-from tests.remote_support.sshd import (
-    SYSTEM_PYTHON,
-    THIS_PYTHON,
-    SshdFarm,
-    farm_or_skip,
-    system_python_version,
-)
+from tests.remote_support.sshd import SYSTEM_PYTHON, SshdFarm, python_farm_or_skip
 from tpu_runtime.onboard.device_check import (
     LOADER_NAME,
     RUNNER_NAME,
@@ -396,12 +390,7 @@ def test_the_terminal_prompt_approves_or_denies(
 
 @pytest.fixture(scope="module")
 def farm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshdFarm]:
-    if not SYSTEM_PYTHON.exists():
-        pytest.skip(f"{SYSTEM_PYTHON} is absent: the sshd test user has no Python to run the runner")
-    version = system_python_version()
-    if version != THIS_PYTHON:
-        pytest.skip(f"{SYSTEM_PYTHON} is Python {version}, not this one: it cannot import torch here")
-    yield from farm_or_skip(4, tmp_path_factory.mktemp("farm"))
+    yield from python_farm_or_skip(4, tmp_path_factory.mktemp("farm"), "the runner", "torch")
 
 
 def test_approved_device_check_runs_on_four_workers_and_merges(

@@ -242,3 +242,16 @@ def system_python_version() -> str:
         text=True,
     )
     return probe.stdout.strip()
+
+
+def python_farm_or_skip(workers: int, scratch: Path, runs: str, imports: str) -> Iterator[SshdFarm]:
+    """`farm_or_skip` for tests whose workers run `runs` on `SYSTEM_PYTHON` importing `imports` from this
+    environment: skips first when that Python is absent or another version than this one."""
+    if not SYSTEM_PYTHON.exists():
+        pytest.skip(f"{SYSTEM_PYTHON} is absent: the sshd test user has no Python to run {runs}")
+    version = system_python_version()
+    if version != THIS_PYTHON:
+        pytest.skip(
+            f"{SYSTEM_PYTHON} is Python {version}, not {THIS_PYTHON}: it cannot import {imports} here"
+        )
+    yield from farm_or_skip(workers, scratch)
