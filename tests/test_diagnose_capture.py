@@ -25,7 +25,8 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.remote_support import person
-from tests.remote_support.sshd import SshdFarm, farm_or_skip
+from tests.remote_support.engine import write_lab_target
+from tests.remote_support.sshd import SYSTEM_PYTHON, SshdFarm, farm_or_skip
 from tests.test_diagnose_detect import xspace_bytes
 from tpu_runtime.cli.app import app
 from tpu_runtime.diagnose.job import run_diagnose
@@ -42,8 +43,6 @@ from tpu_runtime.remote.engine import RemoteEngine
 from tpu_runtime.remote.report import OutputLine, RunResult
 from tpu_runtime.remote.spec import file_sha256
 from tpu_runtime.remote.store import Store
-
-SYSTEM_PYTHON = Path("/usr/bin/python3")  # what the sshd test user runs on the "TPU VM"
 
 STAND_IN_PROFILER = '''
 """Test double for jax.profiler: on exit, copy fixture.xplane.pb into DIR/plugins/profile/<run>/."""
@@ -256,19 +255,11 @@ def test_wrapper_keeps_the_profile_when_cancelled(run_folder: Path) -> None:
 
 # --- the CLI ------------------------------------------------------------------------------------------
 
-KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBn2c7b0GJ0lzgaFfR9Ti6kC4iyHBnzvYvX2m5n5k2rx"
-
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TPU_AGENT_HOME", str(tmp_path))
-    target = {
-        "kind": "hosts",
-        "user": "alice",
-        "hosts": [{"name": "w0", "host": "10.0.0.2", "host_key": KEY}],
-    }
-    (tmp_path / "targets.yaml").write_text(yaml.safe_dump({"targets": {"lab": target}}))
-    return tmp_path
+    return write_lab_target(tmp_path)
 
 
 def test_cli_files_the_capture_and_waits_for_approval(home: Path, script: Path) -> None:

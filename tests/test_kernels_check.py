@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.kernel_support import KERNELS, check_file
 from tpu_runtime.kernels.report import KernelCheckReport
-
-KERNELS = Path(__file__).resolve().parent / "data" / "kernels"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -23,11 +22,7 @@ def _child_environment() -> None:
 
 
 def check(name: str, stages: list[str], **options: object) -> KernelCheckReport:
-    from tpu_runtime.kernels.check import CheckOptions, run_check
-    from tpu_runtime.kernels.convention import load_kernel_module
-
-    path = KERNELS / f"{name}.py"
-    return run_check(load_kernel_module(path), CheckOptions(file=str(path), stages=stages, **options))  # type: ignore[arg-type]
+    return check_file(KERNELS / f"{name}.py", stages, **options)
 
 
 def line_of(name: str, text: str) -> int:

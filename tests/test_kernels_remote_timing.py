@@ -26,7 +26,7 @@ from typer.testing import CliRunner
 
 from tests.remote_support import person
 from tests.remote_support.engine import engine_at
-from tests.remote_support.sshd import SshdFarm, farm_or_skip
+from tests.remote_support.sshd import SYSTEM_PYTHON, SshdFarm, python_farm_or_skip
 from tpu_runtime.cli.app import app
 from tpu_runtime.kernels.job import KernelCheckRequest, run_kernel_check
 from tpu_runtime.kernels.remote_timing import (
@@ -46,7 +46,6 @@ from tpu_runtime.remote.approvals import Approval, RunRequest
 from tpu_runtime.remote.engine import RemoteEngine
 
 KERNEL = Path(__file__).resolve().parent / "data" / "kernels" / "axpy.py"
-SYSTEM_PYTHON = Path("/usr/bin/python3")  # what the sshd test user runs on the "TPU VM"
 SMALL = {"rows": 64, "cols": 128}  # interpret mode runs on the CPU: keep the timed shape small
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBn2c7b0GJ0lzgaFfR9Ti6kC4iyHBnzvYvX2m5n5k2rx"
 
@@ -254,16 +253,7 @@ def test_tune_files_one_loop_for_the_passing_candidates_and_ranks_by_estimate_un
 
 @pytest.fixture(scope="module")
 def farm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshdFarm]:
-    if not SYSTEM_PYTHON.exists():
-        pytest.skip(f"{SYSTEM_PYTHON} is absent: the sshd test user has no Python to run the timer")
-    probe = subprocess.run(
-        [str(SYSTEM_PYTHON), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-        capture_output=True,
-        text=True,
-    )
-    if probe.stdout.strip() != f"{sys.version_info.major}.{sys.version_info.minor}":
-        pytest.skip(f"{SYSTEM_PYTHON} is Python {probe.stdout.strip()}: it cannot import this jax")
-    yield from farm_or_skip(1, tmp_path_factory.mktemp("farm"))
+    yield from python_farm_or_skip(1, tmp_path_factory.mktemp("farm"), "the timer", "jax")
 
 
 @pytest.fixture

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from tests.remote_support import person
 from tests.remote_support.engine import engine_at
-from tests.remote_support.sshd import SshdFarm, farm_or_skip
+from tests.remote_support.sshd import SYSTEM_PYTHON, SshdFarm, python_farm_or_skip
 from tpu_runtime.onboard.device_check import (
     LOADER_NAME,
     RUNNER_NAME,
@@ -45,7 +45,6 @@ from tpu_runtime.onboard.report import DEVICE_CHECK_NOT_RUN, LayerError, Numeric
 from tpu_runtime.remote.approvals import Approval, RunRequest
 from tpu_runtime.remote.engine import RemoteEngine
 
-SYSTEM_PYTHON = Path("/usr/bin/python3")  # what the sshd test user runs on the "TPU VM"
 SITE_PACKAGES = sysconfig.get_paths()["purelib"]
 LOADER = Path(__file__).resolve().parents[1] / "tpu_runtime" / "onboard" / "loader.py"
 KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBn2c7b0GJ0lzgaFfR9Ti6kC4iyHBnzvYvX2m5n5k2rx"
@@ -394,18 +393,7 @@ def test_the_terminal_prompt_approves_or_denies(
 
 @pytest.fixture(scope="module")
 def farm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshdFarm]:
-    if not SYSTEM_PYTHON.exists():
-        pytest.skip(f"{SYSTEM_PYTHON} is absent: the sshd test user has no Python to run the runner")
-    probe = subprocess.run(
-        [str(SYSTEM_PYTHON), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-        capture_output=True,
-        text=True,
-    )
-    if probe.stdout.strip() != f"{sys.version_info.major}.{sys.version_info.minor}":
-        pytest.skip(
-            f"{SYSTEM_PYTHON} is Python {probe.stdout.strip()}, not this one: it cannot import torch here"
-        )
-    yield from farm_or_skip(4, tmp_path_factory.mktemp("farm"))
+    yield from python_farm_or_skip(4, tmp_path_factory.mktemp("farm"), "the runner", "torch")
 
 
 @pytest.mark.slow

@@ -9,32 +9,23 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 from typer.testing import CliRunner
 
 from tests.conftest import REPO
+from tests.remote_support.engine import HOST_KEY, LAB_WORKER, write_lab_target
 from tests.remote_support.person import PASSPHRASE, make_key
 from tests.remote_support.pty_person import PtySession
 from tpu_runtime.cli.app import app
 from tpu_runtime.remote.engine import RemoteEngine
 from tpu_runtime.remote.targets import TARGETS_EXAMPLE
 
-KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBn2c7b0GJ0lzgaFfR9Ti6kC4iyHBnzvYvX2m5n5k2rx"
-
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("TPU_AGENT_HOME", str(tmp_path))
-    target = {
-        "kind": "hosts",
-        "user": "alice",
-        "hosts": [
-            {"name": "w0", "host": "10.0.0.2", "host_key": KEY},
-            {"name": "w1", "host": "10.0.0.3", "port": 2222, "host_key": KEY},
-        ],
-    }
-    (tmp_path / "targets.yaml").write_text(yaml.safe_dump({"targets": {"lab": target}}))
-    return tmp_path
+    return write_lab_target(
+        tmp_path, [LAB_WORKER, {"name": "w1", "host": "10.0.0.3", "port": 2222, "host_key": HOST_KEY}]
+    )
 
 
 def _invoke(*args: str) -> tuple[int, str, str]:

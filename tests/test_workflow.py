@@ -15,27 +15,16 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.remote_support.engine import engine_at, write_lab_target
 from tpu_runtime import workflow
 from tpu_runtime.kernels.report import ALL_STAGES, STAGE_TITLES
 from tpu_runtime.remote.engine import RemoteEngine
 from tpu_runtime.remote.gated import ApprovalPending, GatedRun, RemoteWork
-from tpu_runtime.remote.store import Store
 from tpu_runtime.workflow import Step, WorkflowError, load_workflow, run_workflow
-
-KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBn2c7b0GJ0lzgaFfR9Ti6kC4iyHBnzvYvX2m5n5k2rx"
 
 
 def _engine(home: Path) -> RemoteEngine:
-    host = {"name": "w0", "host": "10.0.0.2", "host_key": KEY}
-    target = {"kind": "hosts", "user": "alice", "hosts": [host]}
-    (home / "targets.yaml").write_text(yaml.safe_dump({"targets": {"lab": target}}))
-    return RemoteEngine(
-        store=Store(home / "state.db"),
-        targets_path=home / "targets.yaml",
-        policy_path=home / "policy.yaml",
-        state_path=home,
-        approver_path=home / "approver",
-    )
+    return engine_at(write_lab_target(home))
 
 
 class Ctx:

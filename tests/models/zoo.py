@@ -15,6 +15,18 @@ from torch import nn
 Built = tuple[nn.Module, Any]
 
 
+# The tiny decoder shared by the Llama-style builders: two layers, grouped-query attention, 128 words.
+TINY_DECODER: dict[str, int] = {
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "vocab_size": 128,
+    "max_position_embeddings": 64,
+}
+
+
 def build_gpt2() -> Built:
     from transformers import GPT2Config, GPT2LMHeadModel
 
@@ -25,16 +37,7 @@ def build_gpt2() -> Built:
 def build_llama() -> Built:
     from transformers import LlamaConfig, LlamaForCausalLM
 
-    config = LlamaConfig(
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=128,
-        max_position_embeddings=64,
-        architectures=["LlamaForCausalLM"],
-    )
+    config = LlamaConfig(**TINY_DECODER, architectures=["LlamaForCausalLM"])
     return LlamaForCausalLM(config), {"input_ids": torch.randint(0, 128, (2, 16))}
 
 
@@ -53,17 +56,7 @@ def build_t5() -> Built:
 def build_mixtral() -> Built:
     from transformers import MixtralConfig, MixtralForCausalLM
 
-    config = MixtralConfig(
-        hidden_size=64,
-        intermediate_size=128,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=128,
-        num_local_experts=4,
-        num_experts_per_tok=2,
-        max_position_embeddings=64,
-    )
+    config = MixtralConfig(**TINY_DECODER, num_local_experts=4, num_experts_per_tok=2)
     return MixtralForCausalLM(config), {"input_ids": torch.randint(0, 128, (2, 16))}
 
 

@@ -5,8 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from tpu_runtime.remote.engine import RemoteEngine
 from tpu_runtime.remote.store import Store
+
+HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBn2c7b0GJ0lzgaFfR9Ti6kC4iyHBnzvYvX2m5n5k2rx"
+LAB_WORKER: dict[str, Any] = {"name": "w0", "host": "10.0.0.2", "host_key": HOST_KEY}
 
 
 def engine_at(folder: Path, **kw: Any) -> RemoteEngine:
@@ -20,3 +25,10 @@ def engine_at(folder: Path, **kw: Any) -> RemoteEngine:
         approver_path=folder / "approver",
         **kw,
     )
+
+
+def write_lab_target(folder: Path, hosts: list[dict[str, Any]] | None = None) -> Path:
+    """`targets.yaml` in `folder` with one hosts target, `lab`, for user alice (default: `LAB_WORKER`)."""
+    target = {"kind": "hosts", "user": "alice", "hosts": [LAB_WORKER] if hosts is None else hosts}
+    (folder / "targets.yaml").write_text(yaml.safe_dump({"targets": {"lab": target}}))
+    return folder

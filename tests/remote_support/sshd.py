@@ -16,6 +16,7 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -26,6 +27,8 @@ from typing import Any
 import pytest
 
 TEST_USER = "tpuagent-ssh"
+SYSTEM_PYTHON = Path("/usr/bin/python3")  # what the sshd test user runs on the "TPU VM"
+THIS_PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 SSHD_CANDIDATES = ("/usr/sbin/sshd", "/usr/local/sbin/sshd", "/sbin/sshd")
 
 
@@ -229,3 +232,26 @@ def farm_or_skip(workers: int, scratch: Path, purpose: str = "remote tests") -> 
         pytest.skip(f"no sshd for {purpose}: {exc}")
     yield started
     started.close()
+
+
+def system_python_version() -> str:
+    """`major.minor` of `SYSTEM_PYTHON`; this venv's packages import there only if it is `THIS_PYTHON`."""
+    probe = subprocess.run(
+        [str(SYSTEM_PYTHON), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+        capture_output=True,
+        text=True,
+    )
+    return probe.stdout.strip()
+
+
+def python_farm_or_skip(workers: int, scratch: Path, runs: str, imports: str) -> Iterator[SshdFarm]:
+    """`farm_or_skip` for tests whose workers run `runs` on `SYSTEM_PYTHON` importing `imports` from this
+    environment: skips first when that Python is absent or another version than this one."""
+    if not SYSTEM_PYTHON.exists():
+        pytest.skip(f"{SYSTEM_PYTHON} is absent: the sshd test user has no Python to run {runs}")
+    version = system_python_version()
+    if version != THIS_PYTHON:
+        pytest.skip(
+            f"{SYSTEM_PYTHON} is Python {version}, not {THIS_PYTHON}: it cannot import {imports} here"
+        )
+    yield from farm_or_skip(workers, scratch)

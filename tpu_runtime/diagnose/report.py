@@ -31,7 +31,7 @@ Sizes are bytes, durations milliseconds unless a field name says otherwise (`*_u
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
@@ -53,20 +53,7 @@ Category = Literal[
     "shape_dtype_error",
     "unknown",
 ]
-CATEGORIES: tuple[Category, ...] = (
-    "hbm_oom",
-    "vmem_oom",
-    "mosaic_compile_error",
-    "xla_compile_error",
-    "unsupported_op",
-    "recompilation",
-    "runtime_init_failure",
-    "version_mismatch",
-    "collective_timeout",
-    "host_oom",
-    "shape_dtype_error",
-    "unknown",
-)
+CATEGORIES: tuple[Category, ...] = get_args(Category)
 InputKind = Literal["crash_log", "xspace", "torch_trace", "xla_dump", "metrics_report"]
 Severity = Literal["high", "medium", "low", "info"]
 

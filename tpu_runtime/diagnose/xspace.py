@@ -57,6 +57,15 @@ _STR, _BYTES, _MSG = _F.TYPE_STRING, _F.TYPE_BYTES, _F.TYPE_MESSAGE
 # (name, number, type, label, message type or None, oneof index or None)
 _FieldSpec = tuple[str, int, int, int, str | None, int | None]
 
+# XLine's fields before its events, shared by XLine and XLineRaw (which differ only in how events decode).
+_XLINE_HEAD: list[_FieldSpec] = [
+    ("id", 1, _I64, _OPT, None, None),
+    ("display_id", 10, _I64, _OPT, None, None),
+    ("name", 2, _STR, _OPT, None, None),
+    ("display_name", 11, _STR, _OPT, None, None),
+    ("timestamp_ns", 3, _I64, _OPT, None, None),
+    ("duration_ps", 9, _I64, _OPT, None, None),
+]
 _MESSAGES: dict[str, tuple[list[_FieldSpec], list[str]]] = {
     "XSpace": (
         [
@@ -68,29 +77,13 @@ _MESSAGES: dict[str, tuple[list[_FieldSpec], list[str]]] = {
         [],
     ),
     "XLine": (
-        [
-            ("id", 1, _I64, _OPT, None, None),
-            ("display_id", 10, _I64, _OPT, None, None),
-            ("name", 2, _STR, _OPT, None, None),
-            ("display_name", 11, _STR, _OPT, None, None),
-            ("timestamp_ns", 3, _I64, _OPT, None, None),
-            ("duration_ps", 9, _I64, _OPT, None, None),
-            ("events", 4, _MSG, _REP, "XEvent", None),
-        ],
+        [*_XLINE_HEAD, ("events", 4, _MSG, _REP, "XEvent", None)],
         [],
     ),
     # XLine again with its events left as raw bytes: the events' boundaries are found by upb in C and
     # their leading fields are then decoded column-wise with numpy (see `_decode_columns`).
     "XLineRaw": (
-        [
-            ("id", 1, _I64, _OPT, None, None),
-            ("display_id", 10, _I64, _OPT, None, None),
-            ("name", 2, _STR, _OPT, None, None),
-            ("display_name", 11, _STR, _OPT, None, None),
-            ("timestamp_ns", 3, _I64, _OPT, None, None),
-            ("duration_ps", 9, _I64, _OPT, None, None),
-            ("events", 4, _BYTES, _REP, None, None),
-        ],
+        [*_XLINE_HEAD, ("events", 4, _BYTES, _REP, None, None)],
         [],
     ),
     "XEvent": (

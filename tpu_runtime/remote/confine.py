@@ -1,4 +1,4 @@
-"""Paths that must stay inside a folder: upload destinations, download results, policy-checked logs.
+"""Paths that must stay inside a folder: upload destinations and download results.
 
 A destination is checked as text before anything is sent (no absolute paths, no `..`, no control
 characters), and again against the real folder on the remote side (a symlink there must not lead out),
@@ -48,17 +48,3 @@ def local_inside(base: Path, candidate: Path) -> bool:
     except ValueError:
         return False
     return True
-
-
-def under_any(path: str, folders: list[str]) -> bool:
-    """A remote path given as text (absolute or `~/...`) lies in one of the folders, with no `..`."""
-    if _has_control(path) or not (path.startswith("/") or path.startswith("~/")):
-        return False
-    if ".." in path.split("/"):
-        return False
-    norm = posixpath.normpath(path)
-    for folder in folders:
-        root = posixpath.normpath(folder)
-        if norm == root or norm.startswith(root.rstrip("/") + "/"):
-            return True
-    return False

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from tpu_runtime.errors import BadInput
+from tpu_runtime.file_digest import file_sha256
 from tpu_runtime.remote.confine import PathEscapeError, safe_relative
 from tpu_runtime.remote.worker_gate import code_loading
 
@@ -256,14 +257,6 @@ def check_size(spec: RunSpec) -> None:
             f"the request is {size:,} bytes of command, environment and plan, over the "
             f"{MAX_SPEC_BYTES // 1024} KiB limit: put long inputs in a file and pass it with --upload"
         )
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def plan_uploads(items: list[tuple[Path, str | None]]) -> tuple[Upload, ...]:
