@@ -8,20 +8,40 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
-from tpu_runtime.remote.report import LoggedLine, OutputLine, RunResult, RunState, WorkerResult
+from tpu_runtime.remote.report import (
+    LoggedLine,
+    OutputLine,
+    RunEvent,
+    RunResult,
+    RunState,
+    RunStatus,
+    WorkerResult,
+)
 from tpu_runtime.remote.spec import places
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.approvals import RunRequest
-    from tpu_runtime.remote.engine import RemoteEngine
 
 logger = logging.getLogger(__name__)
+
+
+class RemoteEngine(Protocol):
+    """What this module needs of `engine.RemoteEngine` (which imports this module, so not the reverse)."""
+
+    def stream(self, run_id: str) -> AsyncIterator[RunEvent]: ...
+
+    def cancel(self, run_id: str) -> bool: ...
+
+    def kept_output(self, run_id: str) -> RunOutput | None: ...
+
+    def status(self, run_id: str) -> RunStatus | None: ...
+
 
 MAX_KEPT_LINES = 100_000  # output lines kept in memory per run; older ones are dropped (the log file has all)
 KEEP_RUNS = 50  # runs whose output an engine keeps in memory; older ones come back from their log file
