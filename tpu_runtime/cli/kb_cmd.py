@@ -12,16 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from tpu_runtime.cli.consoles import make_console
 from tpu_runtime.cli.progress_bar import ProgressBar
+from tpu_runtime.cli.render.ask.terminal import render_answer, render_build, render_status
 from tpu_runtime.errors import BadInput
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from tpu_runtime.knowledge.models import Answer, BuildReport, KbStatus
     from tpu_runtime.router import RouteDecision
 
@@ -35,33 +32,6 @@ err = make_console(stderr=True)
 
 def _dump(model: Answer | BuildReport | KbStatus) -> None:
     sys.stdout.write(json.dumps(model.model_dump(mode="json"), indent=2) + "\n")
-
-
-def _render_answer(reply: Answer) -> None:
-    if reply.covered:
-        citation = reply.citations[0]
-        out.print(f"[bold green]Answer[/] ({escape(citation.source)})", highlight=False)
-        out.print(f"  “{escape(citation.quote)}”", highlight=False, soft_wrap=True)
-        if citation.url:
-            out.print(f"  source: {escape(citation.url)}", highlight=False)
-        if citation.checked:
-            out.print(f"  checked: {citation.checked}", highlight=False)
-    else:
-        out.print(f"[bold yellow]Not covered[/]: {escape(reply.reason)}", highlight=False, soft_wrap=True)
-        out.print(f"  closest page to read: {escape(reply.closest or '-')}", highlight=False)
-    if reply.passages:
-        table = Table(title="passages", title_justify="left", show_lines=False)
-        table.add_column("#", justify="right")
-        table.add_column("score", justify="right")
-        table.add_column("source", overflow="fold")
-        table.add_column("url", overflow="fold")
-        for rank, passage in enumerate(reply.passages, 1):
-            table.add_row(
-                str(rank), f"{passage.score:.4f}", escape(passage.source), escape(passage.url or "")
-            )
-        out.print(table)
-    for note in reply.notes:
-        err.print(f"[dim]note: {escape(note)}[/]", highlight=False, soft_wrap=True)
 
 
 def ask(
@@ -94,7 +64,7 @@ def ask(
         data["route"] = route.model_dump(mode="json") if route is not None else None
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
     else:
-        _render_answer(reply)
+        render_answer(reply, out, err)
 
 
 ROUTE_HINTS = {
@@ -128,27 +98,6 @@ def _route(question: str) -> RouteDecision:
     return decision
 
 
-def _render_build(report: BuildReport) -> None:
-    vectors = (
-        "vectors complete" if report.dense_ready else "vectors incomplete (lexical search covers the rest)"
-    )
-    out.print(
-        f"index {escape(report.index_dir)}: {report.chunks} passages, {vectors}, {report.seconds:.1f} s",
-        highlight=False,
-    )
-    for label, items in (
-        ("indexed", report.indexed),
-        ("embedded", report.embedded),
-        ("removed", report.removed),
-    ):
-        if items:
-            out.print(f"  {label}: {escape(', '.join(items))}", highlight=False, soft_wrap=True)
-    for item in report.skipped:
-        err.print(f"[yellow]skipped[/] {escape(item)}", highlight=False, soft_wrap=True)
-    for item in report.problems:
-        err.print(f"[yellow]warning[/] {escape(item)}", highlight=False, soft_wrap=True)
-
-
 @kb_app.command("build")
 def kb_build(
     rebuild: Annotated[
@@ -165,7 +114,7 @@ def kb_build(
 
     with ProgressBar(err, first="knowledge index", percent=True) as progress:  # KbIndexError: exit 1
         report = run_kb_build(BuildRequest(rebuild=rebuild, dense=not lexical), progress)
-    _dump(report) if as_json else _render_build(report)
+    _dump(report) if as_json else render_build(report, out, err)
 
 
 @kb_app.command("add")
@@ -188,16 +137,7 @@ def kb_add(
             report = add_folder(folder, progress=progress, dense=not lexical)
     except KbIndexError as exc:  # the folder cannot be indexed as given: bad input here
         raise BadInput(str(exc)) from None
-    _dump(report) if as_json else _render_build(report)
-
-
-def _status_rows(status: KbStatus) -> Iterator[tuple[str, str, str, str]]:
-    stale, missing = set(status.stale), set(status.missing)
-    for unit in status.units:
-        state = "stale" if unit.unit in stale else "ok"
-        yield unit.label, str(unit.chunks), "yes" if unit.dense_done else "no", state
-    for name in sorted(missing):
-        yield name, "-", "-", "not indexed"
+    _dump(report) if as_json else render_build(report, out, err)
 
 
 @kb_app.command("status")
@@ -211,27 +151,7 @@ def kb_status(
     if as_json:
         _dump(result)
         return
-    out.print(f"index: {escape(result.index_dir)} ({result.size_bytes / 2**20:.1f} MiB)", highlight=False)
-    if result.model:
-        out.print(
-            f"model: {escape(result.model)} sha256 {escape((result.model_sha256 or '')[:16])}…",
-            highlight=False,
-        )
-    lexical = "ready" if result.lexical_ready else "missing"
-    dense = "ready" if result.dense_ready else "incomplete"
-    out.print(
-        f"passages: {result.chunks} (vectors for {result.dense_chunks}); lexical {lexical}, dense {dense}",
-        highlight=False,
-    )
-    table = Table(show_lines=False)
-    for column in ("source", "passages", "vectors", "state"):
-        table.add_column(column)
-    for row in _status_rows(result):
-        table.add_row(*(escape(cell) for cell in row))
-    if result.units or result.missing:
-        out.print(table)
-    for problem in result.problems:
-        err.print(f"[yellow]note[/] {escape(problem)}", highlight=False, soft_wrap=True)
+    render_status(result, out, err)
 
 
 def register_kb(app: typer.Typer) -> None:

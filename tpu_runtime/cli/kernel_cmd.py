@@ -12,16 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
 
 from tpu_runtime.cli.consoles import make_console
 from tpu_runtime.cli.progress_bar import ProgressBar
+from tpu_runtime.cli.render.kernel.terminal import render_check, render_templates, render_tune
 from tpu_runtime.errors import BadInput
 
 if TYPE_CHECKING:
-    from tpu_runtime.kernels.report import KernelCheckReport, TuneReport
+    pass
 
 kernel_app = typer.Typer(
     help="Pallas TPU kernels: scaffold from a template, check (correctness, honesty, lowering, compile, "
@@ -32,17 +30,11 @@ kernel_app = typer.Typer(
 out = make_console()
 err = make_console(stderr=True)
 
-_VERDICT_STYLE = {
-    "pass": "green",
-    "fail": "bold red",
-    "warn": "yellow",
-    "skip": "dim",
-    "not_run": "dim",
-    "unchecked": "yellow",
-}
 #: Exit codes of `kernel check`: 0 pass, 1 fail, 3 unchecked (interpret mode cannot run the kernel; nothing
 #: failed, but its numbers are unknown). 2 is a usage error.
 _EXIT = {"pass": 0, "fail": 1, "unchecked": 3}
+KernelMemory = Annotated[float, typer.Option(help="host memory the kernel may use (0: 3/4 of RAM)")]
+JsonReport = Annotated[bool, typer.Option("--json", help="print the report as JSON")]
 _STAGE_NAMES = ("correctness", "honesty", "lowering", "compile", "torch")
 
 
@@ -101,12 +93,7 @@ def kernel_new(
                 json.dumps([{"name": t.name, "summary": t.summary} for t in templates], indent=2) + "\n"
             )
             return
-        table = Table(title="kernel templates", show_lines=False)
-        table.add_column("template", style="cyan")
-        table.add_column("what it is")
-        for t in templates:
-            table.add_row(t.name, t.summary)
-        out.print(table)
+        render_templates(templates, out)
         if name is None and not list_only:
             out.print("create one with: tpu-agent kernel new NAME --template TEMPLATE")
         return
@@ -158,8 +145,8 @@ def kernel_check(
     timeout: Annotated[
         float, typer.Option(help="seconds the whole check may run before it is stopped")
     ] = 600.0,
-    memory_gb: Annotated[float, typer.Option(help="host memory the kernel may use (0: 3/4 of RAM)")] = 0.0,
-    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+    memory_gb: KernelMemory = 0.0,
+    as_json: JsonReport = False,
     debug: Annotated[bool, typer.Option(help="show tracebacks of failures")] = False,
     target: Annotated[
         str | None, typer.Option(help="TPU target: time the kernel there (stage 6) once you approve it")
@@ -221,69 +208,6 @@ def kernel_check(
     raise typer.Exit(_EXIT[report.verdict])
 
 
-def render_check(report: KernelCheckReport, console: Console, debug: bool = False) -> None:
-    """The check report as terminal tables."""
-    params = ", ".join(f"{k}={v}" for k, v in report.params.items()) or "none"
-    console.print(f"[bold]{escape(report.file)}[/]  params: {escape(params)}", highlight=False)
-    table = Table(show_header=True, header_style="bold", expand=True)
-    table.add_column("stage", no_wrap=True, min_width=13)
-    table.add_column("verdict", no_wrap=True, min_width=7)
-    table.add_column("what was found", ratio=1, overflow="fold")
-    for stage in report.stages:
-        style = _VERDICT_STYLE.get(stage.verdict, "")
-        label = stage.title.split(" ")[0] + " " + stage.stage
-        table.add_row(label, f"[{style}]{stage.verdict.upper()}[/]", escape(stage.message))
-    console.print(table)
-    correctness = report.stage("correctness")
-    if correctness and correctness.cases:
-        cases = Table(title="correctness cases", header_style="bold")
-        for column in ("shape", "dtype", "verdict", "max scaled error", "seconds"):
-            cases.add_column(column)
-        for case in correctness.cases:
-            dims = ", ".join(f"{k}={v}" for k, v in case.shape.items())
-            scaled = "" if case.max_scaled_error is None else f"{case.max_scaled_error:.3g}"
-            style = _VERDICT_STYLE.get(case.verdict, "")
-            cases.add_row(
-                escape(dims), case.dtype, f"[{style}]{case.verdict}[/]", scaled, f"{case.seconds:.2f}"
-            )
-        console.print(cases)
-    compiled = report.stage("compile")
-    if compiled and compiled.generations:
-        gens = Table(title=f"compile at target shape {report.target_shape}", header_style="bold")
-        for column in ("generation", "verdict", "VMEM (model)", "compile s", "bound", "estimate"):
-            gens.add_column(column)
-        for g in compiled.generations:
-            vmem = "" if g.vmem_bytes is None else f"{g.vmem_bytes / 2**20:.2f} MiB"
-            if g.vmem_capacity_bytes:
-                vmem += f" / {g.vmem_capacity_bytes / 2**20:.0f}"
-            estimate = "" if g.estimate_seconds is None else f"{g.estimate_seconds * 1e3:.4g} ms"
-            style = _VERDICT_STYLE.get(g.verdict, "")
-            gens.add_row(
-                g.generation,
-                f"[{style}]{g.verdict}[/]",
-                vmem,
-                "" if g.compile_seconds is None else f"{g.compile_seconds:.2f}",
-                g.bound or "",
-                estimate,
-            )
-        console.print(gens)
-    torch_stage = report.stage("torch")
-    if torch_stage and torch_stage.snippet and torch_stage.verdict in ("pass", "skip"):
-        console.print("[bold]PyTorch snippet[/] (torch.tpu.pallas.jax_op):")
-        console.print(torch_stage.snippet, markup=False, highlight=False, soft_wrap=True)
-    for stage in report.stages:
-        for detail in stage.details if (debug or stage.verdict == "fail") else []:
-            console.print(f"  [dim]{stage.stage}:[/] {escape(detail)}", highlight=False)
-    seed_note = report.notes[0] if report.notes else ""
-    console.print(f"{seed_note}; {report.seconds:.1f} s", style="dim", highlight=False, soft_wrap=True)
-    if debug:
-        for note in report.notes[1:]:
-            console.print(note, markup=False, highlight=False)
-    verdict_style = _VERDICT_STYLE[report.verdict]
-    shown = "CANNOT CHECK IN INTERPRET MODE" if report.verdict == "unchecked" else report.verdict.upper()
-    console.print(f"verdict: [{verdict_style}]{shown}[/]")
-
-
 @kernel_app.command("tune")
 def kernel_tune(
     file: Annotated[Path, typer.Argument(help="the kernel module (.py) to tune")],
@@ -301,8 +225,8 @@ def kernel_tune(
     attempt_timeout: Annotated[
         float, typer.Option(help="seconds one attempt may run before it is stopped")
     ] = 600.0,
-    memory_gb: Annotated[float, typer.Option(help="host memory the kernel may use (0: 3/4 of RAM)")] = 0.0,
-    as_json: Annotated[bool, typer.Option("--json", help="print the report as JSON")] = False,
+    memory_gb: KernelMemory = 0.0,
+    as_json: JsonReport = False,
     target: Annotated[
         str | None,
         typer.Option(help="TPU target: time the passing candidates there and rank by measured time"),
@@ -349,37 +273,3 @@ def kernel_tune(
     else:
         render_tune(report, out)
     raise typer.Exit(0 if report.best is not None else 1)
-
-
-def render_tune(report: TuneReport, console: Console) -> None:
-    resumed = " (resumed)" if report.resumed else ""
-    console.print(
-        f"[bold]{escape(report.file)}[/] on {report.generation}: {report.attempts_used} of {report.budget} "
-        f"attempts used{resumed}; space of {report.candidates_total} candidates",
-        highlight=False,
-    )
-    table = Table(header_style="bold", expand=True)
-    columns = ["#", "params", "verdict", "estimate", "bound", "VMEM", "s"]
-    timed = any(a.measured_seconds is not None for a in report.attempts)
-    if timed:
-        columns.insert(4, "measured")
-    for column in columns:
-        table.add_column(column, no_wrap=column != "params")
-    best_n = report.best.n if report.best else None
-    for a in report.attempts:
-        style = _VERDICT_STYLE.get(a.verdict, "red")
-        mark = " *" if a.n == best_n else ""
-        estimate = "" if a.estimate_seconds is None else f"{a.estimate_seconds * 1e3:.4g} ms"
-        vmem = "" if a.vmem_bytes is None else f"{a.vmem_bytes / 2**20:.2f} MiB"
-        params = escape(", ".join(f"{k}={v}" for k, v in a.params.items()))
-        if a.verdict != "pass":
-            params += f"\n[dim]{escape(a.message[:200])}[/]"
-        cells = [f"{a.n}{mark}", params, f"[{style}]{a.verdict}[/]", estimate, a.bound or "", vmem]
-        if timed:
-            measured = "" if a.measured_seconds is None else f"{a.measured_seconds * 1e3:.4g} ms"
-            cells.insert(4, measured)
-        table.add_row(*cells, f"{a.seconds:.1f}")
-    console.print(table)
-    console.print(report.message, highlight=False, markup=False)
-    console.print(f"ranking: {report.ranking}", style="dim", highlight=False, markup=False)
-    console.print(f"run folder: {report.run_dir}", style="dim", highlight=False, markup=False)

@@ -61,6 +61,11 @@ def render_diagnose_markdown(report: DiagnoseReport) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
+def _findings_and_notes(findings: list[Finding], notes: list[str]) -> list[str]:
+    """A section's closing lines: its findings, then its notes."""
+    return [*_findings(findings), *(f"- note: {md_text(n)}" for n in notes), ""]
+
+
 def _findings(findings: list[Finding]) -> list[str]:
     if not findings:
         return []
@@ -181,9 +186,7 @@ def _trace(s: TorchTraceSummary, top: int) -> list[str]:
                 for x in s.syncs[:top]
             ],
         )
-    out += _findings(s.findings)
-    out += [f"- note: {md_text(n)}" for n in s.notes]
-    return [*out, ""]
+    return out + _findings_and_notes(s.findings, s.notes)
 
 
 def _dump(s: XlaDumpSummary, top: int) -> list[str]:
@@ -237,9 +240,7 @@ def _dump(s: XlaDumpSummary, top: int) -> list[str]:
                 for c in s.collectives[:top]
             ],
         )
-    out += _findings(s.findings)
-    out += [f"- note: {md_text(n)}" for n in s.notes]
-    return [*out, ""]
+    return out + _findings_and_notes(s.findings, s.notes)
 
 
 def _metrics(s: MetricsSummary, top: int) -> list[str]:

@@ -120,11 +120,16 @@ def _risks(report: OnboardReport) -> list[str]:
     return out + _table(["kind", "op", "module", "source", "detail"], body)
 
 
+def _absent(label: str, reason: str) -> str:
+    """The line that stands for a section the report lacks: what is missing and why."""
+    return f"{label}: {md_text(reason)}"
+
+
 def _numerics(report: OnboardReport) -> list[str]:
     out = ["## Numerics (per layer, emulated TPU precision vs float64 CPU)", ""]
     num = report.numerics
     if num is None:
-        return [*out, f"Numerics not run: {md_text(shaping.reason_from_notes(report.notes, ('numeric',)))}"]
+        return [*out, _absent("Numerics not run", shaping.why_absent(report, "numerics"))]
     out += [f"- Reference: {md_text(num.reference)}", f"- Device check: {md_text(num.device_check)}"]
     if num.compared_on:
         out.append(f"- Compared on: {md_text(num.compared_on)}")
@@ -172,10 +177,7 @@ def _preflight(report: OnboardReport) -> list[str]:
     out = ["## HBM preflight", ""]
     pf = report.preflight
     if pf is None:
-        return [
-            *out,
-            f"Preflight not run: {md_text(shaping.reason_from_notes(report.notes, ('preflight', 'hbm')))}",
-        ]
+        return [*out, _absent("Preflight not run", shaping.why_absent(report, "preflight"))]
     fits = shaping.generation_fits(pf)
     show_xla = any(f.xla_bytes is not None for f in fits)
     body = []
@@ -245,10 +247,7 @@ def _serving(report: OnboardReport) -> list[str]:
     out = ["## Serving path", ""]
     sp = report.serving
     if sp is None:
-        return [
-            *out,
-            f"No serving plan: {md_text(shaping.reason_from_notes(report.notes, ('serving', 'vllm')))}",
-        ]
+        return [*out, _absent("No serving plan", shaping.why_absent(report, "serving"))]
     out += [
         f"- Path: **{md_text(sp.path)}**: {md_text(sp.reason)}",
         f"- Eager mode: **{md_text(sp.eager_mode)}**: {md_text(sp.eager_reason)}",

@@ -42,6 +42,7 @@ __all__ = [
     "ops_by_severity",
     "reason_from_notes",
     "remedies_by_op",
+    "why_absent",
 ]
 
 STATUSES: tuple[str, ...] = ("supported", "composite", "cpu_variant", "missing")
@@ -109,6 +110,19 @@ def reason_from_notes(notes: Sequence[str], keywords: Iterable[str]) -> str:
     # the renderers print "<section> not run: " themselves; a note that starts the same way says it once
     reasons = [n.split(" not run: ", 1)[1] if " not run: " in n[:40] else n for n in hits]
     return "; ".join(reasons) if reasons else "no reason recorded in the report notes"
+
+
+SECTION_KEYWORDS: dict[str, tuple[str, ...]] = {
+    "numerics": ("numeric",),
+    "preflight": ("preflight", "hbm"),
+    "serving": ("serving", "vllm"),
+}
+"""Words of the notes that explain an absent section; one table, so the three renderers say the same."""
+
+
+def why_absent(report: OnboardReport, section: str) -> str:
+    """Why the report has no `section` (numerics, preflight, serving), from its notes."""
+    return reason_from_notes(report.notes, SECTION_KEYWORDS[section])
 
 
 # ------------------------------------------------------------------------------------------------- ops

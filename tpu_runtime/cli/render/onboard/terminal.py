@@ -21,6 +21,11 @@ __all__ = ["render_onboard_terminal"]
 _STATUS_STYLE = {"supported": "green", "composite": "cyan", "cpu_variant": "yellow", "missing": "bold red"}
 
 
+def _absent(console: Console, label: str, reason: str) -> None:
+    """A section the report lacks: what is missing, in yellow, and why."""
+    console.print(Text.assemble((label, "yellow"), ": ", reason))
+
+
 def _yes(flag: bool) -> Text:
     return Text("yes", style="green") if flag else Text("no", style="bold red")
 
@@ -128,8 +133,7 @@ def _numerics(report: OnboardReport, console: Console, top: int) -> None:
     console.rule("numerics vs float64 CPU (emulated TPU precision)", align="left")
     num = report.numerics
     if num is None:
-        reason = shaping.reason_from_notes(report.notes, ("numeric",))
-        console.print(Text.assemble(("numerics not run", "yellow"), ": ", reason))
+        _absent(console, "numerics not run", shaping.why_absent(report, "numerics"))
         return
     if num.compared_on:
         console.print(Text.assemble(("compared on", "bold"), ": ", num.compared_on))
@@ -187,8 +191,7 @@ def _preflight(report: OnboardReport, console: Console) -> None:
     console.rule("HBM preflight", align="left")
     pf = report.preflight
     if pf is None:
-        reason = shaping.reason_from_notes(report.notes, ("preflight", "hbm"))
-        console.print(Text.assemble(("preflight not run", "yellow"), ": ", reason))
+        _absent(console, "preflight not run", shaping.why_absent(report, "preflight"))
         return
     fits = shaping.generation_fits(pf)
     table = section_table()
@@ -246,8 +249,7 @@ def _serving(report: OnboardReport, console: Console) -> None:
     console.rule("serving path", align="left")
     sp = report.serving
     if sp is None:
-        reason = shaping.reason_from_notes(report.notes, ("serving", "vllm"))
-        console.print(Text.assemble(("no serving plan", "yellow"), ": ", reason))
+        _absent(console, "no serving plan", shaping.why_absent(report, "serving"))
         return
     console.print(Text.assemble(("path", "bold"), ": ", (sp.path, "bold cyan"), " — ", sp.reason))
     console.print(
