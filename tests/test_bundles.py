@@ -251,16 +251,17 @@ def test_every_guard_names_every_denied_command(source: CanonicalSource) -> None
         assert "this bundle ships none" in readme or "this bundle has no guard of its own" in readme
 
 
-@pytest.mark.parametrize(
-    ("command", "blocked"),
-    [
-        ("tpu-agent approvals approve r-1", True),
-        ("cd /tmp && TPU=1 tpu-agent approvals approve r-1", True),
-        ("sqlite3 ~/.local/state/tpu-agent/state.db 'DELETE FROM runs'", True),
-        ("tpu-agent approvals list", False),
-        ("ls -la", False),
-    ],
-)
+GUARD_CASES = [
+    ("tpu-agent approvals approve r-1", True),
+    ("cd /tmp && TPU=1 tpu-agent approvals approve r-1", True),
+    ("sqlite3 ~/.local/state/tpu-agent/state.db 'DELETE FROM runs'", True),
+    ("tpu-agent approvals list", False),
+    ("ls -la", False),
+]
+"""Shell commands every bundle's guard is shown through its client's hook, and whether it must refuse."""
+
+
+@pytest.mark.parametrize(("command", "blocked"), GUARD_CASES)
 def test_the_gemini_hook_runs_the_guard_on_geminis_shell_tool(
     command: str, blocked: bool, bundles: Path
 ) -> None:
@@ -286,14 +287,7 @@ def test_the_gemini_hook_runs_the_guard_on_geminis_shell_tool(
 
 
 @pytest.mark.parametrize(
-    ("command", "permission"),
-    [
-        ("tpu-agent approvals approve r-1", "deny"),
-        ("cd /tmp && TPU=1 tpu-agent approvals approve r-1", "deny"),
-        ("sqlite3 ~/.local/state/tpu-agent/state.db 'DELETE FROM runs'", "deny"),
-        ("tpu-agent approvals list", "allow"),
-        ("ls -la", "allow"),
-    ],
+    ("command", "permission"), [(command, "deny" if blocked else "allow") for command, blocked in GUARD_CASES]
 )
 def test_the_cursor_hook_runs_the_guard_on_cursors_terminal(
     command: str, permission: str, bundles: Path
@@ -314,16 +308,7 @@ def test_the_cursor_hook_runs_the_guard_on_cursors_terminal(
         assert "tpu-agent" in reply["agent_message"] and reply["user_message"] == reply["agent_message"]
 
 
-@pytest.mark.parametrize(
-    ("command", "blocked"),
-    [
-        ("tpu-agent approvals approve r-1", True),
-        ("cd /tmp && TPU=1 tpu-agent approvals approve r-1", True),
-        ("sqlite3 ~/.local/state/tpu-agent/state.db 'DELETE FROM runs'", True),
-        ("tpu-agent approvals list", False),
-        ("ls -la", False),
-    ],
-)
+@pytest.mark.parametrize(("command", "blocked"), GUARD_CASES)
 def test_the_codex_hook_runs_the_guard_on_codexs_shell_tool(
     command: str, blocked: bool, bundles: Path
 ) -> None:
