@@ -1,5 +1,6 @@
 """`tpu-agent bundle`: every client's bundle is built from agents/, skills/, workflows/, the servers
-`tpu-agent serve` knows and the approval guard, and the checked-in copies never drift from that build.
+`tpu-agent serve` knows and the approval guard; the copies git keeps never drift from that build, and
+the generated bundles (`bundles/`, not kept in git) carry the guard byte for byte.
 
 The real clients check their own bundle when they are installed (scripts/test.sh installs them from npm
 into .npm-tools and exports their paths): `gemini extensions validate`, `gemini extensions install` and
@@ -31,7 +32,7 @@ from typer.testing import CliRunner
 from tests.conftest import REPO
 from tpu_runtime.agent_defs import ROUTER, SPECIALISTS
 from tpu_runtime.bundle import HARNESSES, BundleError, build_bundle, checked_in_files, load_source
-from tpu_runtime.bundle.build import CHECKED_IN_ROOT
+from tpu_runtime.bundle.build import GENERATED_DIR, write_bundle
 from tpu_runtime.bundle.guard import DENIED_COMMANDS, command_text
 from tpu_runtime.bundle.source import CanonicalSource, SourceError
 from tpu_runtime.cli.app import app
@@ -44,6 +45,15 @@ BIN_DIR = str(Path(sys.executable).parent)  # where `tpu-agent` is installed bes
 @pytest.fixture(scope="module")
 def source() -> CanonicalSource:
     return load_source(list(server_modules()))
+
+
+@pytest.fixture(scope="module")
+def bundles(source: CanonicalSource, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every harness's bundle written by `write_bundle` into `<folder>/<harness>/`, as a user gets it."""
+    folder = tmp_path_factory.mktemp("bundles")
+    for harness in HARNESSES:
+        write_bundle(harness, source, folder / harness)
+    return folder
 
 
 def _front_matter(text: str) -> dict[str, object]:
@@ -76,12 +86,38 @@ def test_checked_in_bundle_matches_the_build(harness: str, source: CanonicalSour
         assert on_disk.read_bytes() == content, (
             f"{path} differs from the build: run tpu-agent bundle --harness {harness}"
         )
-    root = CHECKED_IN_ROOT[harness]
-    if root:
-        stale = {p.relative_to(REPO).as_posix() for p in (REPO / root).rglob("*") if p.is_file()} - set(
-            expected
-        )
-        assert not stale, f"files the build no longer makes: {sorted(stale)}"
+
+
+def test_generated_bundles_are_not_kept_in_git() -> None:
+    """A copy of the guard in git could drift from hooks/ and tpu_runtime/bundle/; a build output cannot."""
+    git = shutil.which("git")
+    if git is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout")
+    listed = subprocess.run([git, "ls-files", GENERATED_DIR], cwd=REPO, capture_output=True, text=True)
+    assert listed.returncode == 0 and listed.stdout == "", listed.stdout
+    probe = f"{GENERATED_DIR}/codex/hooks/deny_approvals.py"
+    assert subprocess.run([git, "check-ignore", "-q", probe], cwd=REPO).returncode == 0
+
+
+GUARD_FILES = {
+    "claude-code": {"hooks/deny_approvals.py": "hooks/deny_approvals.py"},
+    "codex": {"hooks/deny_approvals.py": "hooks/deny_approvals.py"},
+    "gemini-cli": {
+        "hooks/deny_approvals.py": "hooks/deny_approvals.py",
+        "hooks/guard_hook.py": "tpu_runtime/bundle/guard_hook.py",
+    },
+    "cursor": {
+        ".cursor/hooks/deny_approvals.py": "hooks/deny_approvals.py",
+        ".cursor/hooks/guard_hook.py": "tpu_runtime/bundle/guard_hook.py",
+    },
+}
+"""Harness -> {guard file in its bundle: the one source file it is written from}."""
+
+
+@pytest.mark.parametrize("harness", list(GUARD_FILES))
+def test_every_written_guard_is_its_source_byte_for_byte(harness: str, bundles: Path) -> None:
+    for inside, origin in GUARD_FILES[harness].items():
+        assert (bundles / harness / inside).read_bytes() == (REPO / origin).read_bytes(), inside
 
 
 def test_drift_is_detected(source: CanonicalSource, tmp_path: Path) -> None:
@@ -93,8 +129,8 @@ def test_drift_is_detected(source: CanonicalSource, tmp_path: Path) -> None:
     agent.write_text(agent.read_text() + "\nOne more sentence.\n")
     edited = load_source([s.serve_name for s in source.servers], root=copy)
     for harness in ("gemini-cli", "codex", "cursor", "antigravity", "vscode", "claude-code"):
-        before = checked_in_files(harness, source)
-        after = checked_in_files(harness, edited)
+        before = build_bundle(harness, source)
+        after = build_bundle(harness, edited)
         assert before != after, harness
 
 
@@ -215,18 +251,21 @@ def test_every_guard_names_every_denied_command(source: CanonicalSource) -> None
         assert "this bundle ships none" in readme or "this bundle has no guard of its own" in readme
 
 
-@pytest.mark.parametrize(
-    ("command", "blocked"),
-    [
-        ("tpu-agent approvals approve r-1", True),
-        ("cd /tmp && TPU=1 tpu-agent approvals approve r-1", True),
-        ("sqlite3 ~/.local/state/tpu-agent/state.db 'DELETE FROM runs'", True),
-        ("tpu-agent approvals list", False),
-        ("ls -la", False),
-    ],
-)
-def test_the_gemini_hook_runs_the_guard_on_geminis_shell_tool(command: str, blocked: bool) -> None:
-    hook = REPO / "bundles" / "gemini-cli" / "hooks" / "guard_hook.py"
+GUARD_CASES = [
+    ("tpu-agent approvals approve r-1", True),
+    ("cd /tmp && TPU=1 tpu-agent approvals approve r-1", True),
+    ("sqlite3 ~/.local/state/tpu-agent/state.db 'DELETE FROM runs'", True),
+    ("tpu-agent approvals list", False),
+    ("ls -la", False),
+]
+"""Shell commands every bundle's guard is shown through its client's hook, and whether it must refuse."""
+
+
+@pytest.mark.parametrize(("command", "blocked"), GUARD_CASES)
+def test_the_gemini_hook_runs_the_guard_on_geminis_shell_tool(
+    command: str, blocked: bool, bundles: Path
+) -> None:
+    hook = bundles / "gemini-cli" / "hooks" / "guard_hook.py"
     hook_input = {"tool_name": "run_shell_command", "tool_input": {"command": command}}
     done = subprocess.run(
         [sys.executable, str(hook), "gemini"],
@@ -248,17 +287,12 @@ def test_the_gemini_hook_runs_the_guard_on_geminis_shell_tool(command: str, bloc
 
 
 @pytest.mark.parametrize(
-    ("command", "permission"),
-    [
-        ("tpu-agent approvals approve r-1", "deny"),
-        ("cd /tmp && TPU=1 tpu-agent approvals approve r-1", "deny"),
-        ("sqlite3 ~/.local/state/tpu-agent/state.db 'DELETE FROM runs'", "deny"),
-        ("tpu-agent approvals list", "allow"),
-        ("ls -la", "allow"),
-    ],
+    ("command", "permission"), [(command, "deny" if blocked else "allow") for command, blocked in GUARD_CASES]
 )
-def test_the_cursor_hook_runs_the_guard_on_cursors_terminal(command: str, permission: str) -> None:
-    hook = REPO / "bundles" / "cursor" / ".cursor" / "hooks" / "guard_hook.py"
+def test_the_cursor_hook_runs_the_guard_on_cursors_terminal(
+    command: str, permission: str, bundles: Path
+) -> None:
+    hook = bundles / "cursor" / ".cursor" / "hooks" / "guard_hook.py"
     hook_input = {"hook_event_name": "beforeShellExecution", "command": command, "cwd": "/tmp"}
     done = subprocess.run(
         [sys.executable, str(hook), "cursor"],
@@ -272,6 +306,19 @@ def test_the_cursor_hook_runs_the_guard_on_cursors_terminal(command: str, permis
     assert reply["permission"] == permission
     if permission == "deny":
         assert "tpu-agent" in reply["agent_message"] and reply["user_message"] == reply["agent_message"]
+
+
+@pytest.mark.parametrize(("command", "blocked"), GUARD_CASES)
+def test_the_codex_hook_runs_the_guard_on_codexs_shell_tool(
+    command: str, blocked: bool, bundles: Path
+) -> None:
+    hook = bundles / "codex" / "hooks" / "deny_approvals.py"
+    hook_input = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}}
+    done = subprocess.run(
+        [sys.executable, str(hook)], input=json.dumps(hook_input), capture_output=True, text=True, check=False
+    )
+    assert done.returncode == (2 if blocked else 0), done.stderr
+    assert ("tpu-agent guard" in done.stderr) is blocked
 
 
 def test_the_bundle_command_writes_a_bundle_and_lists_it(tmp_path: Path, source: CanonicalSource) -> None:
@@ -354,10 +401,10 @@ needs_claude = pytest.mark.skipif(
 @needs_gemini
 @pytest.mark.slow
 def test_gemini_validates_installs_and_connects_the_extension(
-    tmp_path: Path, source: CanonicalSource
+    tmp_path: Path, source: CanonicalSource, bundles: Path
 ) -> None:
     assert GEMINI is not None
-    bundle = REPO / "bundles" / "gemini-cli"
+    bundle = bundles / "gemini-cli"
     home = tmp_path / "home"
     (home / ".gemini").mkdir(parents=True)
     (home / ".gemini" / "trustedFolders.json").write_text(json.dumps({str(bundle): "TRUST_FOLDER"}))
@@ -389,9 +436,11 @@ def test_gemini_validates_installs_and_connects_the_extension(
 
 @pytest.mark.slow
 @needs_codex
-def test_codex_reads_the_config_rules_and_agents_file(tmp_path: Path, source: CanonicalSource) -> None:
+def test_codex_reads_the_config_rules_and_agents_file(
+    tmp_path: Path, source: CanonicalSource, bundles: Path
+) -> None:
     assert CODEX is not None
-    bundle = REPO / "bundles" / "codex"
+    bundle = bundles / "codex"
     codex_home = tmp_path / "codex-home"
     codex_home.mkdir()
     shutil.copy(bundle / "config.toml", codex_home / "config.toml")
@@ -462,11 +511,11 @@ def _codex_server_status(codex: str, env: dict[str, str], cwd: Path) -> list[dic
 
 @needs_codex
 @pytest.mark.slow
-def test_codex_connects_every_server(tmp_path: Path, source: CanonicalSource) -> None:
+def test_codex_connects_every_server(tmp_path: Path, source: CanonicalSource, bundles: Path) -> None:
     assert CODEX is not None
     codex_home = tmp_path / "codex-home"
     codex_home.mkdir()
-    shutil.copy(REPO / "bundles" / "codex" / "config.toml", codex_home / "config.toml")
+    shutil.copy(bundles / "codex" / "config.toml", codex_home / "config.toml")
     env = _env(tmp_path / "home", CODEX_HOME=str(codex_home))
     status = {entry["name"]: entry for entry in _codex_server_status(CODEX, env, tmp_path)}
     assert set(status) == {s.key for s in source.servers}, sorted(status)

@@ -33,6 +33,7 @@ README = """\
 Install (Google Antigravity):
 
 ```bash
+tpu-agent bundle --harness antigravity   # in the tpu-agent checkout: writes bundles/antigravity/ (not in git)
 cp -r bundles/antigravity/.agents /path/to/your/workspace/      # rules and workflows
 # merge bundles/antigravity/mcp_config.json into ~/.gemini/antigravity/mcp_config.json
 # (or paste it from the agent panel: ... > MCP Servers > Manage MCP Servers > View raw config)

@@ -1,9 +1,11 @@
 """Pick a harness, build its files from the canonical source, and write them.
 
 `build_bundle` gives a harness's files relative to the bundle's own root (what `--out DIR` receives);
-`checked_in_files` gives the same files where the repository keeps them: the Claude Code plugin at the
-root, every other bundle under `bundles/<harness>/`, and the VS Code and Cursor server lists once more in
-`clients/`. The drift test compares that map with the checkout.
+`checkout_files` gives the same files where a checkout keeps them: the Claude Code plugin at the root,
+every other bundle under `bundles/<harness>/`, and the VS Code and Cursor server lists once more in
+`clients/`. `bundles/` is build output, not kept in git: its files are copies (the approval guard among
+them), and one source with a build step cannot drift. `checked_in_files` is the part git keeps (the plugin
+and `clients/`); the drift test compares that map with the checkout.
 """
 
 from __future__ import annotations
@@ -28,8 +30,11 @@ HARNESSES: dict[str, Builder] = {
 }
 """`tpu-agent bundle --harness` name -> the module that builds that client's layout."""
 
-CHECKED_IN_ROOT: dict[str, str] = {name: f"bundles/{name}" for name in HARNESSES} | {"claude-code": ""}
-"""Where the repository keeps each bundle, relative to the checkout ('' is the root)."""
+GENERATED_DIR = "bundles"
+"""Where a checkout's bundles are written by default; ignored by git (see .gitignore)."""
+
+CHECKOUT_ROOT: dict[str, str] = {name: f"{GENERATED_DIR}/{name}" for name in HARNESSES} | {"claude-code": ""}
+"""Where a checkout keeps each bundle, relative to its root ('' is the root)."""
 
 MIRRORS: dict[str, dict[str, str]] = {
     "cursor": {cursor.MCP_CONFIG: "clients/cursor/mcp.json"},
@@ -52,9 +57,9 @@ def build_bundle(harness: str, source: CanonicalSource) -> list[BundleFile]:
     return files
 
 
-def checked_in_files(harness: str, source: CanonicalSource) -> dict[str, bytes]:
+def checkout_files(harness: str, source: CanonicalSource) -> dict[str, bytes]:
     """Repository path -> bytes, for every file of `harness`'s bundle as the checkout keeps it."""
-    root = CHECKED_IN_ROOT[harness]
+    root = CHECKOUT_ROOT[harness]
     placed: dict[str, bytes] = {}
     for item in build_bundle(harness, source):
         placed[f"{root}/{item.path}" if root else item.path] = item.content
@@ -62,6 +67,14 @@ def checked_in_files(harness: str, source: CanonicalSource) -> dict[str, bytes]:
         if mirror:
             placed[mirror] = item.content
     return placed
+
+
+def checked_in_files(harness: str, source: CanonicalSource) -> dict[str, bytes]:
+    """The part of `checkout_files` that git keeps: everything outside the generated `bundles/`."""
+    generated = f"{GENERATED_DIR}/"
+    return {
+        path: data for path, data in checkout_files(harness, source).items() if not path.startswith(generated)
+    }
 
 
 def write_files(files: dict[str, bytes], out: Path) -> list[Path]:
@@ -80,5 +93,5 @@ def write_files(files: dict[str, bytes], out: Path) -> list[Path]:
 def write_bundle(harness: str, source: CanonicalSource, out: Path | None = None) -> list[Path]:
     """Write `harness`'s bundle into `out`, or (no `out`) where the checkout keeps it."""
     if out is None:
-        return write_files(checked_in_files(harness, source), source.root)
+        return write_files(checkout_files(harness, source), source.root)
     return write_files({item.path: item.content for item in build_bundle(harness, source)}, out)

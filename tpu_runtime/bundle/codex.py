@@ -84,6 +84,7 @@ README = """\
 Install (Codex):
 
 ```bash
+tpu-agent bundle --harness codex   # in the tpu-agent checkout: writes bundles/codex/ (not in git)
 cat bundles/codex/config.toml >> ~/.codex/config.toml
 mkdir -p ~/.codex/rules ~/.codex/hooks
 cp bundles/codex/rules/tpu-agent.rules ~/.codex/rules/

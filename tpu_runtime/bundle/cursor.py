@@ -37,6 +37,7 @@ README = """\
 Install (Cursor):
 
 ```bash
+tpu-agent bundle --harness cursor   # in the tpu-agent checkout: writes bundles/cursor/ (not in git)
 cp -r bundles/cursor/.cursor /path/to/your/project/     # mcp.json and rules
 # or, for every project: merge bundles/cursor/.cursor/mcp.json into ~/.cursor/mcp.json
 ```

@@ -61,6 +61,7 @@ README = """\
 Install (Gemini CLI):
 
 ```bash
+tpu-agent bundle --harness gemini-cli   # in the tpu-agent checkout: writes bundles/gemini-cli/ (not in git)
 gemini extensions install bundles/gemini-cli     # or: gemini extensions link bundles/gemini-cli
 gemini mcp list                                  # the five tpu-* servers, each Connected
 ```

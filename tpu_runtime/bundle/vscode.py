@@ -22,6 +22,7 @@ README = """\
 Install (VS Code with GitHub Copilot):
 
 ```bash
+tpu-agent bundle --harness vscode   # in the tpu-agent checkout: writes bundles/vscode/ (not in git)
 mkdir -p /path/to/your/workspace/.vscode /path/to/your/workspace/.github
 cp bundles/vscode/.vscode/mcp.json /path/to/your/workspace/.vscode/
 cp bundles/vscode/.github/copilot-instructions.md /path/to/your/workspace/.github/   # or merge
