@@ -24,7 +24,6 @@ import importlib.util
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,6 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from tests.profiles_synth import synthesize_to_size  # noqa: E402
+from tests.profiles_xprof import run_quiet_python  # noqa: E402
 from tpu_runtime.diagnose.xspace import read_planes  # noqa: E402
 
 BASE = REPO.parent / "shared" / "fixtures" / "profiles" / "tpu_v6e_inference.xplane.pb"
@@ -47,51 +47,42 @@ def _status(key):
             return int(row.split()[1]) * 1024
 """
 
-OURS = (
-    _PEAK
-    + """
+
+def _measured(imports: str, call: str, result: str) -> str:
+    """A child script that times `imports`, then `call`, and prints both times, the RSS after the imports,
+    the peak RSS and `result` (one more `"key": value` of the output) as one JSON line."""
+    return (
+        _PEAK
+        + f"""
 import json, sys, time
 t0 = time.perf_counter()
-from pathlib import Path
-from tpu_runtime.diagnose.profile import analyze_profile
+{imports}
 imported = time.perf_counter() - t0
 rss_after_import = _status("VmRSS")
 t = time.perf_counter()
-summary = analyze_profile(Path(sys.argv[1]), top=10)
+{call}
 seconds = time.perf_counter() - t
-print(json.dumps({"import_s": imported, "seconds": seconds, "peak": _status("VmHWM"),
-                  "import_rss": rss_after_import, "top_op": summary.top_ops[0].name}))
+print(json.dumps({{"import_s": imported, "seconds": seconds, "peak": _status("VmHWM"),
+                  "import_rss": rss_after_import, {result}}}))
 """
+    )
+
+
+OURS = _measured(
+    "from pathlib import Path\nfrom tpu_runtime.diagnose.profile import analyze_profile",
+    "summary = analyze_profile(Path(sys.argv[1]), top=10)",
+    '"top_op": summary.top_ops[0].name',
 )
 
-XPROF = (
-    _PEAK
-    + """
-import json, sys, time
-t0 = time.perf_counter()
-from xprof.convert.raw_to_tool_data import xspace_to_tool_data
-imported = time.perf_counter() - t0
-rss_after_import = _status("VmRSS")
-t = time.perf_counter()
-data, _ = xspace_to_tool_data([sys.argv[1]], sys.argv[2], {"use_saved_result": False})
-seconds = time.perf_counter() - t
-print(json.dumps({"import_s": imported, "seconds": seconds, "peak": _status("VmHWM"),
-                  "import_rss": rss_after_import, "bytes_out": len(data or b"")}))
-"""
+XPROF = _measured(
+    "from xprof.convert.raw_to_tool_data import xspace_to_tool_data",
+    'data, _ = xspace_to_tool_data([sys.argv[1]], sys.argv[2], {"use_saved_result": False})',
+    '"bytes_out": len(data or b"")',
 )
 
 
 def child(script: str, *args: str, timeout: float = 900) -> dict[str, Any]:
-    env = dict(os.environ, TPU_SKIP_MDS_QUERY="1", JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
-    proc = subprocess.run(
-        [sys.executable, "-c", script, *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=env,
-        timeout=timeout,
-        check=False,
-    )
+    proc = run_quiet_python(script, *args, timeout=timeout)
     if proc.returncode != 0:
         raise SystemExit(f"child failed ({proc.returncode}): {proc.stderr[-3000:]}")
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])

@@ -18,6 +18,9 @@ import textwrap
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the KernelBench problems live with the tests
+
+from tests.kernelbench_problems import GIANT_MATMUL
 from tpu_runtime.onboard.job import OnboardRequest, run_onboard
 
 GPT2_SMALL = """
@@ -101,24 +104,6 @@ REAL_SIZE = [  # (config, numerics): the issue's budget is 120 s and 6 GB each
     ("deepseek_v3", False),
 ]
 
-GIANT_MATMUL = """
-import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def forward(self, a, b):
-        return torch.matmul(a, b)
-
-M = 32768
-K = 32768
-N = 32768
-
-def get_inputs():
-    return [torch.rand(M, K), torch.rand(K, N)]
-
-def get_init_inputs():
-    return []
-"""
 
 BIG_CONV = """
 import torch

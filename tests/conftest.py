@@ -25,10 +25,12 @@ SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
 
 @pytest.fixture
 def write_model(tmp_path: Path) -> Callable[[str, str], Path]:
-    """Write a model file (dedented source) into a fresh folder and return its path."""
+    """Write a model file (dedented source) into a fresh folder and return its path (`name` may hold
+    subfolders, made as needed)."""
 
     def write(source: str, name: str = "model.py") -> Path:
         path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(textwrap.dedent(source))
         return path
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tpu_runtime.kernels.report import KernelCheckReport
+from tpu_runtime.kernels.report import KernelCheckReport, StageResult
 
 KERNELS = Path(__file__).resolve().parent / "data" / "kernels"
 
@@ -15,3 +15,20 @@ def check_file(path: Path, stages: list[str], **options: object) -> KernelCheckR
     from tpu_runtime.kernels.convention import load_kernel_module
 
     return run_check(load_kernel_module(path), CheckOptions(file=str(path), stages=stages, **options))  # type: ignore[arg-type]
+
+
+def verdicts(report: KernelCheckReport) -> dict[str, str]:
+    """Each stage's verdict by stage name."""
+    return {s.stage: s.verdict for s in report.stages}
+
+
+def all_pass(*stages: str) -> dict[str, str]:
+    """The verdicts of a kernel passing every CPU stage it ran: timing needs a real TPU, so it is not run."""
+    return {stage: "pass" for stage in stages} | {"timing": "not_run"}
+
+
+def stage_with(report: KernelCheckReport, name: str, verdict: str) -> StageResult:
+    """The report's stage `name`, asserted to have run with `verdict`."""
+    stage = report.stage(name)
+    assert stage is not None and stage.verdict == verdict, stage.message if stage else report
+    return stage

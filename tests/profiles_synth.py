@@ -219,7 +219,8 @@ def _timeline_period(space: Any) -> int:
     return end + 1_000_000
 
 
-def _varint(value: int) -> bytes:
+def varint(value: int) -> bytes:
+    """Protobuf's base-128 varint encoding of a non-negative integer."""
     out = bytearray()
     while True:
         byte, value = value & 0x7F, value >> 7
@@ -231,7 +232,7 @@ def _varint(value: int) -> bytes:
 def core_details(index: int) -> bytes:
     """A serialized CoreDetails for the index-th chip: device_ordinal (field 2), local_chip_id (4),
     global_chip_id (5) and global_core_id (6) all set to `index` (xprof's op_stats.proto numbering)."""
-    return b"".join(bytes([number << 3]) + _varint(index) for number in (2, 4, 5, 6) if index)
+    return b"".join(bytes([number << 3]) + varint(index) for number in (2, 4, 5, 6) if index)
 
 
 def _set_core_details(plane: Any, index: int) -> None:

@@ -17,6 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from tests.subprocess_support import run_text
+
 _CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
@@ -80,6 +82,13 @@ def xprof_available() -> bool:
     return importlib.util.find_spec("xprof") is not None
 
 
+def run_quiet_python(script: str, *args: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """`python -c SCRIPT ARGS` from the checkout: JAX on the CPU, no metadata-server query, and TensorFlow's
+    C++ logging (which xprof writes through) off; a non-zero exit is the caller's to report."""
+    env = dict(os.environ, TPU_SKIP_MDS_QUERY="1", JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
+    return run_text([sys.executable, "-c", script, *args], env=env, timeout=timeout)
+
+
 def run_xprof(jobs: list[tuple[Path, list[str]]], timeout: float = 120.0) -> list[dict[str, Any]]:
     """For each (profile, tools): xprof's tool outputs, decoded from JSON, each profile on a copy."""
     with tempfile.TemporaryDirectory(prefix="xprof-") as tmp:
@@ -90,15 +99,7 @@ def run_xprof(jobs: list[tuple[Path, list[str]]], timeout: float = 120.0) -> lis
             copy = folder / path.name
             shutil.copyfile(path, copy)
             copies.append((str(copy), tools))
-        env = dict(os.environ, TPU_SKIP_MDS_QUERY="1", JAX_PLATFORMS="cpu", TF_CPP_MIN_LOG_LEVEL="3")
-        proc = subprocess.run(
-            [sys.executable, "-c", _CHILD, json.dumps(copies)],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            env=env,
-            check=False,
-        )
+        proc = run_quiet_python(_CHILD, json.dumps(copies), timeout=timeout)
         if proc.returncode != 0:
             raise RuntimeError(f"xprof child failed ({proc.returncode}): {proc.stderr[-2000:]}")
         results: list[dict[str, Any]] = json.loads(proc.stdout)["results"]

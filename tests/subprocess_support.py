@@ -7,12 +7,13 @@ non-zero exit is the caller's to assert (`check=True` raises instead).
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tests.conftest import REPO
 
-__all__ = ["run_text"]
+__all__ = ["python_output", "run_text"]
 
 
 def run_text(
@@ -35,3 +36,10 @@ def run_text(
         input=input,
         check=check,
     )
+
+
+def python_output(code: str, *, timeout: float = 120) -> str:
+    """The stripped stdout of `python -c CODE` run from the checkout, asserted to have exited cleanly."""
+    done = run_text([sys.executable, "-c", code], timeout=timeout)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()

@@ -30,6 +30,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.conftest import REPO
+from tests.subprocess_support import run_text
 from tpu_runtime.agent_defs import ROUTER, SPECIALISTS
 from tpu_runtime.bundle import HARNESSES, BundleError, build_bundle, checked_in_files, load_source
 from tpu_runtime.bundle.build import GENERATED_DIR, write_bundle
@@ -251,6 +252,11 @@ def test_every_guard_names_every_denied_command(source: CanonicalSource) -> None
         assert "this bundle ships none" in readme or "this bundle has no guard of its own" in readme
 
 
+def _run_hook(hook: Path, harness: str, event: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    """A bundle's guard hook run the way its harness runs it: the tool event as JSON on stdin."""
+    return run_text([sys.executable, str(hook), harness], input=json.dumps(event))
+
+
 GUARD_CASES = [
     ("tpu-agent approvals approve r-1", True),
     ("cd /tmp && TPU=1 tpu-agent approvals approve r-1", True),
@@ -267,22 +273,14 @@ def test_the_gemini_hook_runs_the_guard_on_geminis_shell_tool(
 ) -> None:
     hook = bundles / "gemini-cli" / "hooks" / "guard_hook.py"
     hook_input = {"tool_name": "run_shell_command", "tool_input": {"command": command}}
-    done = subprocess.run(
-        [sys.executable, str(hook), "gemini"],
-        input=json.dumps(hook_input),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = _run_hook(hook, "gemini", hook_input)
     assert done.returncode == (2 if blocked else 0), done.stderr
     if blocked:
         assert "tpu-agent guard" in done.stderr
     else:
         assert json.loads(done.stdout) == {}
     other = {"tool_name": "read_file", "tool_input": {"command": "tpu-agent approvals approve r-1"}}
-    done = subprocess.run(
-        [sys.executable, str(hook), "gemini"], input=json.dumps(other), capture_output=True, text=True
-    )
+    done = _run_hook(hook, "gemini", other)
     assert done.returncode == 0 and json.loads(done.stdout) == {}
 
 
@@ -294,13 +292,7 @@ def test_the_cursor_hook_runs_the_guard_on_cursors_terminal(
 ) -> None:
     hook = bundles / "cursor" / ".cursor" / "hooks" / "guard_hook.py"
     hook_input = {"hook_event_name": "beforeShellExecution", "command": command, "cwd": "/tmp"}
-    done = subprocess.run(
-        [sys.executable, str(hook), "cursor"],
-        input=json.dumps(hook_input),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    done = _run_hook(hook, "cursor", hook_input)
     assert done.returncode == 0, done.stderr
     reply = json.loads(done.stdout)
     assert reply["permission"] == permission
@@ -314,9 +306,7 @@ def test_the_codex_hook_runs_the_guard_on_codexs_shell_tool(
 ) -> None:
     hook = bundles / "codex" / "hooks" / "deny_approvals.py"
     hook_input = {"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": command}}
-    done = subprocess.run(
-        [sys.executable, str(hook)], input=json.dumps(hook_input), capture_output=True, text=True, check=False
-    )
+    done = run_text([sys.executable, str(hook)], input=json.dumps(hook_input))
     assert done.returncode == (2 if blocked else 0), done.stderr
     assert ("tpu-agent guard" in done.stderr) is blocked
 

@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,7 +25,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.remote_support import person
-from tests.remote_support.engine import write_lab_target
+from tests.remote_support.engine import collect, write_lab_target
 from tests.remote_support.sshd import SYSTEM_PYTHON, SshdFarm, farm_or_skip
 from tests.test_diagnose_detect import xspace_bytes
 from tpu_runtime.cli.app import app
@@ -40,7 +40,6 @@ from tpu_runtime.diagnose.profile_capture import (
     request_capture,
 )
 from tpu_runtime.remote.engine import RemoteEngine
-from tpu_runtime.remote.report import OutputLine, RunResult
 from tpu_runtime.remote.spec import file_sha256
 from tpu_runtime.remote.store import Store
 
@@ -85,11 +84,8 @@ def _stand_in_jax(folder: Path) -> Path:
 
 
 @pytest.fixture
-def script(tmp_path: Path) -> Path:
-    path = tmp_path / "src" / "train.py"
-    path.parent.mkdir()
-    path.write_text(SCRIPT)
-    return path
+def script(write_model: Callable[[str, str], Path]) -> Path:
+    return write_model(SCRIPT, "src/train.py")
 
 
 # --- the plan -----------------------------------------------------------------------------------------
@@ -330,23 +326,8 @@ def test_approved_capture_runs_the_wrapper_and_fetches_the_profile(
     request = request_capture(engine, "lo", plan)
     assert request.state == "pending" and engine.approval_for(request.id) is None  # only a person approves
     assert {u.dest for u in request.spec.uploads} >= {WRAPPER_NAME, "train.py", "jax/profiler.py"}
-
-    async def go() -> tuple[RunResult, list[str]]:
-        approval = person.approve(engine, request.id)
-        lines: list[str] = []
-        final: RunResult | None = None
-        try:
-            async for event in engine.execute(approval):
-                if isinstance(event, OutputLine):
-                    lines.append(event.text)
-                elif isinstance(event, RunResult):
-                    final = event
-        finally:
-            await engine.aclose()
-        assert final is not None
-        return final, lines
-
-    result, lines = asyncio.run(go())
+    result, output = asyncio.run(collect(engine, person.approve(engine, request.id)))
+    lines = [line.text for line in output]
     assert result.state == "succeeded", lines
     assert "script args ['--steps', '2']" in lines and any(
         "wrote profile/plugins/profile/" in x for x in lines

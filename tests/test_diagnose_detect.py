@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import REPO, SHARED_FIXTURES
+from tests.profiles_synth import varint
 from tpu_runtime.diagnose.detect import detect_input
 from tpu_runtime.diagnose.errors import BadInputError
 
@@ -20,22 +21,13 @@ METRICS = DATA / "diagnose" / "pytorch_xla_metrics.txt"
 V6E_PROFILE = SHARED_FIXTURES / "profiles" / "tpu_v6e_inference.xplane.pb"
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte, n = n & 0x7F, n >> 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
 def xspace_bytes(*plane_names: str) -> bytes:
     """A minimal but well-formed XSpace: planes with an id and a name, and a hostname."""
     out = b""
     for i, name in enumerate(plane_names):
-        plane = b"\x08" + _varint(i + 1) + b"\x12" + _varint(len(name)) + name.encode()
-        out += b"\x0a" + _varint(len(plane)) + plane
-    return out + b"\x22" + _varint(4) + b"host"
+        plane = b"\x08" + varint(i + 1) + b"\x12" + varint(len(name)) + name.encode()
+        out += b"\x0a" + varint(len(plane)) + plane
+    return out + b"\x22" + varint(4) + b"host"
 
 
 TRACE = {

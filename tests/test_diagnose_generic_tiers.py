@@ -11,10 +11,9 @@ XLA's rematerialisation and allocators, and tpu-inference's kernel block sizing.
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
+from tests.crashlog_support import UNFILLED, diagnosed_as
 from tpu_runtime.diagnose.crash_cues import load_cues, weak_vote
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions
 from tpu_runtime.diagnose.crashlog import FALLBACK_PREFIX, CrashRule, diagnose_log, load_rules
@@ -222,10 +221,8 @@ FALLBACKS += [
 
 @pytest.mark.parametrize(("text", "fix_rule", "named"), FALLBACKS)
 def test_fallbacks_name_this_logs_facts(text: str, fix_rule: str, named: str) -> None:
-    crash = diagnose_log(text, "-")
-    assert crash.evidence.fix_rule == fix_rule
+    crash = diagnosed_as(text, None, fix_rule)
     assert named in crash.fix
-    assert re.search(r"\{[a-z_]+\}", crash.fix) is None
 
 
 # Evidence-selected fallbacks: the log's wording class (phase, component, framework) picks one remedy of
@@ -408,7 +405,7 @@ def test_evidence_selects_the_fallback_remedy(text: str, category: str, sub_rule
     assert crash.category == category
     assert crash.evidence.fix_rule == f"{category}/{sub_rule}"
     assert named in crash.fix
-    assert re.search(r"\{[a-z_]+\}", crash.fix) is None
+    assert UNFILLED.search(crash.fix) is None
 
 
 def test_busy_tpu_is_not_taken_for_a_missing_wheel() -> None:
@@ -571,8 +568,7 @@ SOURCES: list[tuple[str, str, str, str]] = [
 
 @pytest.mark.parametrize(("text", "category", "fix_rule", "named"), SOURCES)
 def test_source_families(text: str, category: str, fix_rule: str, named: str) -> None:
-    crash = diagnose_log(text, "-")
-    assert (crash.category, crash.evidence.fix_rule) == (category, fix_rule)
+    crash = diagnosed_as(text, category, fix_rule)
     assert named in crash.fix
 
 

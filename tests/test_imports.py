@@ -11,13 +11,13 @@ from __future__ import annotations
 import ast
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
+from tests.subprocess_support import run_text
 
 PACKAGE = REPO / "tpu_runtime"
 #: Kernel files shipped as text for `kernel new`; never imported as part of the package.
@@ -149,15 +149,7 @@ def test_every_module_imports_on_its_own_in_a_fresh_interpreter() -> None:
     """Each module is imported with no other tpu_runtime module loaded (third-party ones stay cached)."""
     names = sorted(_modules())
     env = {**os.environ, "TORCH_DEVICE_BACKEND_AUTOLOAD": "0", "JAX_PLATFORMS": "cpu"}
-    done = subprocess.run(
-        [sys.executable, "-c", ISOLATED, json.dumps(names)],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
+    done = run_text([sys.executable, "-c", ISOLATED, json.dumps(names)], env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     failed = json.loads(done.stdout.strip().splitlines()[-1])
     assert failed == {}, failed

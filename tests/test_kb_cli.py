@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.kb_helpers import built_data_dir, write_docs
-from tests.subprocess_support import run_text
+from tests.subprocess_support import python_output, run_text
 
 
 def _cli(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
@@ -85,6 +85,4 @@ def test_cli_startup_imports_no_heavy_library() -> None:
         "import sys, tpu_runtime.cli.app; "
         "print([m for m in ('torch', 'jax', 'chromadb', 'bm25s', 'tokenizers') if m in sys.modules])"
     )
-    done = run_text([sys.executable, "-c", code], timeout=120)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "[]"
+    assert python_output(code) == "[]"

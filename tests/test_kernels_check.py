@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kernel_support import KERNELS, check_file
+from tests.kernel_support import KERNELS, all_pass, check_file, stage_with, verdicts
 from tpu_runtime.kernels.report import KernelCheckReport
 
 
@@ -30,20 +30,10 @@ def line_of(name: str, text: str) -> int:
     return next(i for i, line in enumerate(lines, start=1) if text in line)
 
 
-def verdicts(report: KernelCheckReport) -> dict[str, str]:
-    return {s.stage: s.verdict for s in report.stages}
-
-
 @pytest.mark.slow
 def test_a_correct_kernel_passes_every_cpu_stage() -> None:
     report = check("axpy", ["correctness", "honesty", "lowering", "compile"], generations=["v6e"])
-    assert verdicts(report) == {
-        "correctness": "pass",
-        "honesty": "pass",
-        "lowering": "pass",
-        "compile": "pass",
-        "timing": "not_run",
-    }
+    assert verdicts(report) == all_pass("correctness", "honesty", "lowering", "compile")
     assert report.verdict == "pass"
     timing = report.stage("timing")
     assert timing is not None and "needs a real TPU" in timing.message
@@ -52,8 +42,7 @@ def test_a_correct_kernel_passes_every_cpu_stage() -> None:
 @pytest.mark.slow
 def test_off_by_one_past_a_scalar_prefetch_array() -> None:
     report = check("oob_prefetch", ["correctness"])
-    stage = report.stage("correctness")
-    assert stage is not None and stage.verdict == "fail"
+    stage = stage_with(report, "correctness", "fail")
     message = stage.message
     assert "out-of-bounds read" in message
     assert (
@@ -67,8 +56,7 @@ def test_off_by_one_past_a_scalar_prefetch_array() -> None:
 @pytest.mark.slow
 def test_a_block_left_unwritten() -> None:
     report = check("unwritten_block", ["correctness"])
-    stage = report.stage("correctness")
-    assert stage is not None and stage.verdict == "fail"
+    stage = stage_with(report, "correctness", "fail")
     # the last of four 8-row blocks of a (32, 128) output
     assert "1024 of 4096 elements were never written" in stage.message
     assert "24..31 x 0..127" in stage.message
@@ -77,8 +65,7 @@ def test_a_block_left_unwritten() -> None:
 @pytest.mark.slow
 def test_a_data_race() -> None:
     report = check("race", ["correctness"])
-    stage = report.stage("correctness")
-    assert stage is not None and stage.verdict == "fail"
+    stage = stage_with(report, "correctness", "fail")
     assert "data race on a VMEM buffer" in stage.message
     assert f"race.py:{line_of('race', 'copy.start()')}" in stage.message
     assert f"race.py:{line_of('race', 'buf[...] + 1.0')}" in stage.message
@@ -87,8 +74,7 @@ def test_a_data_race() -> None:
 def test_a_kernel_that_calls_the_reference() -> None:
     report = check("calls_reference", ["correctness", "honesty"], held_out=False)
     assert verdicts(report)["correctness"] == "pass"  # the numbers are right: that is the point
-    honesty = report.stage("honesty")
-    assert honesty is not None and honesty.verdict == "fail"
+    honesty = stage_with(report, "honesty", "fail")
     assert "called the module's reference()" in honesty.message
     assert any("uses `reference`" in d for d in honesty.details)
 
@@ -109,8 +95,7 @@ def test_an_illegal_block_shape_passes_interpret_mode_but_not_lowering() -> None
 
 def test_too_big_for_vmem_on_one_generation_but_not_another() -> None:
     report = check("vmem_hog", ["compile"], generations=["v5e", "v5p"])
-    stage = report.stage("compile")
-    assert stage is not None and stage.verdict == "fail"
+    stage = stage_with(report, "compile", "fail")
     by_generation = {g.generation: g for g in stage.generations}
     assert by_generation["v5e"].verdict == "pass"
     assert by_generation["v5p"].verdict == "fail"
@@ -120,20 +105,16 @@ def test_too_big_for_vmem_on_one_generation_but_not_another() -> None:
 
 
 def test_swallowed_errors_and_plain_jnp_fallbacks_fail_honesty() -> None:
-    swallows = check("swallows", ["honesty"], held_out=False).stage("honesty")
-    assert swallows is not None and swallows.verdict == "fail"
+    swallows = stage_with(check("swallows", ["honesty"], held_out=False), "honesty", "fail")
     assert f"swallows.py:{line_of('swallows', 'except Exception')}" in swallows.message
-    fallback = check("jnp_fallback", ["honesty"], held_out=False).stage("honesty")
-    assert fallback is not None and fallback.verdict == "fail"
+    fallback = stage_with(check("jnp_fallback", ["honesty"], held_out=False), "honesty", "fail")
     assert "falls back to jnp" in fallback.message
 
 
 def test_wrong_output_shape_and_a_kernel_that_raises() -> None:
-    wrong = check("wrong_shape", ["correctness"]).stage("correctness")
-    assert wrong is not None and wrong.verdict == "fail"
+    wrong = stage_with(check("wrong_shape", ["correctness"]), "correctness", "fail")
     assert "has shape (8, 128); the reference returns (8, 256)" in wrong.message
-    raised = check("raises", ["correctness"]).stage("correctness")
-    assert raised is not None and raised.verdict == "fail"
+    raised = stage_with(check("raises", ["correctness"]), "correctness", "fail")
     assert "raised ValueError: row-major layouts are not supported yet" in raised.message
     assert f"raises.py:{line_of('raises', 'raise ValueError')}" in raised.message
 
@@ -142,8 +123,7 @@ def test_wrong_output_shape_and_a_kernel_that_raises() -> None:
 def test_special_cased_test_shapes_fail_honesty() -> None:
     report = check("special_case", ["correctness", "honesty"])
     assert verdicts(report)["correctness"] == "pass"
-    honesty = report.stage("honesty")
-    assert honesty is not None and honesty.verdict == "fail"
+    honesty = stage_with(report, "honesty", "fail")
     found = [honesty.message, *honesty.details]
     assert any("x.shape[1] == 128" in f and "branches on a declared test dimension" in f for f in found)
     assert any("fails the held-out shape (rows=64, cols=256)" in f and "never written" in f for f in found)

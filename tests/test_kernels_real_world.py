@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kernel_support import KERNELS, check_file
+from tests.kernel_support import KERNELS, all_pass, check_file, stage_with, verdicts
 from tpu_runtime.kernels.report import KernelCheckReport
 
 
@@ -27,30 +27,21 @@ def line_of(path: Path, text: str) -> int:
     return next(i for i, line in enumerate(path.read_text().splitlines(), start=1) if text in line)
 
 
-def verdicts(report: KernelCheckReport) -> dict[str, str]:
-    return {s.stage: s.verdict for s in report.stages}
-
-
 @pytest.mark.slow
 def test_lowering_runs_with_a_tpu_as_the_default_device() -> None:
     """A kernel whose lowering asks for the TPU generation lowers and compiles (it used to fail lowering with
     'Unsupported TPU device kind: cpu', and every later stage was skipped)."""
     report = check("sign_kernel", ["correctness", "lowering", "compile", "torch"], generations=["v5e"])
-    assert verdicts(report) == {
-        "correctness": "pass",
-        "lowering": "pass",
-        "compile": "pass",
-        "torch": "pass",
-        "timing": "not_run",
-    }, [s.message for s in report.stages]
+    assert verdicts(report) == all_pass("correctness", "lowering", "compile", "torch"), [
+        s.message for s in report.stages
+    ]
     lowering = report.stage("lowering")
     assert lowering is not None and "v5e as the default device" in lowering.message
 
 
 def test_an_interpreter_limit_is_not_a_kernel_failure() -> None:
     report = check("reshaped_ref", ["correctness", "honesty", "lowering"])
-    correctness = report.stage("correctness")
-    assert correctness is not None and correctness.verdict == "skip"
+    correctness = stage_with(report, "correctness", "skip")
     assert "cannot be checked in interpret mode" in correctness.message
     assert "AttributeError" in correctness.message and "interpreter" in correctness.message
     assert "the kernel raised" not in correctness.message
@@ -64,13 +55,9 @@ def test_an_interpreter_limit_is_not_a_kernel_failure() -> None:
 @pytest.mark.slow
 def test_a_reference_that_cannot_be_traced_runs_eagerly() -> None:
     report = check("ragged_reference", ["correctness", "honesty", "compile", "torch"], generations=["v6e"])
-    assert verdicts(report) == {
-        "correctness": "pass",
-        "honesty": "pass",
-        "compile": "pass",
-        "torch": "pass",
-        "timing": "not_run",
-    }, [s.message for s in report.stages]
+    assert verdicts(report) == all_pass("correctness", "honesty", "compile", "torch"), [
+        s.message for s in report.stages
+    ]
     honesty = report.stage("honesty")
     assert honesty is not None and any("its reference cannot be traced" in d for d in honesty.details)
 
@@ -84,16 +71,14 @@ def test_a_reference_that_raises_is_named_as_the_reference(tmp_path: Path) -> No
     from tpu_runtime.kernels.convention import load_kernel_module
 
     report = run_check(load_kernel_module(path), CheckOptions(file=str(path), stages=["correctness"], seed=1))
-    stage = report.stage("correctness")
-    assert stage is not None and stage.verdict == "fail"
+    stage = stage_with(report, "correctness", "fail")
     assert "the reference (not the kernel) raised TypeError" in stage.message
     assert f"broken_reference.py:{line_of(path, '* g[None])')}" in stage.message
 
 
 def test_an_out_of_bounds_read_in_a_helper_module_is_located_there() -> None:
     report = check("oob_in_helper", ["correctness"])
-    stage = report.stage("correctness")
-    assert stage is not None and stage.verdict == "fail"
+    stage = stage_with(report, "correctness", "fail")
     helper = KERNELS / "segment_helpers.py"
     assert f"segment_helpers.py:{line_of(helper, 'width = bounds_ref')}" in stage.message
     assert "`bounds_ref` (scalar-prefetch parameter 0" in stage.message
@@ -102,8 +87,7 @@ def test_an_out_of_bounds_read_in_a_helper_module_is_located_there() -> None:
 
 def test_two_prefetch_operands_of_equal_shape_are_told_apart() -> None:
     report = check("oob_twin_prefetch", ["correctness"])
-    stage = report.stage("correctness")
-    assert stage is not None and stage.verdict == "fail"
+    stage = stage_with(report, "correctness", "fail")
     assert "`ends_ref` (scalar-prefetch parameter 1" in stage.message
     assert "starts_ref" not in stage.message
     line = line_of(KERNELS / "oob_twin_prefetch.py", "end = ends_ref")
@@ -112,8 +96,7 @@ def test_two_prefetch_operands_of_equal_shape_are_told_apart() -> None:
 
 def test_a_mismatch_reports_its_statistics() -> None:
     report = check("wrong_values", ["correctness"])
-    stage = report.stage("correctness")
-    assert stage is not None and stage.verdict == "fail"
+    stage = stage_with(report, "correctness", "fail")
     message = stage.message
     # the last of four 8-row blocks misses its bias: 1024 of 4096 elements
     assert "1024 of 4096 elements (25.0%)" in message
@@ -126,8 +109,7 @@ def test_a_mismatch_reports_its_statistics() -> None:
 
 def test_an_integer_reference_is_exact() -> None:
     report = check("int_add", ["correctness"])
-    stage = report.stage("correctness")
-    assert stage is not None and stage.verdict == "pass", stage.message if stage else report
+    stage = stage_with(report, "correctness", "pass")
     (case,) = stage.cases
     assert "exact integer reference" in case.message and "float64" not in case.message
     assert case.tolerance == "exact"
@@ -140,8 +122,7 @@ def test_roofline_counts_the_kernels_own_work_at_its_dtype_peak() -> None:
     from tpu_runtime.kernels.convention import load_kernel_module
 
     report = check("block_diagonal", ["compile"], generations=["v6e"])
-    stage = report.stage("compile")
-    assert stage is not None and stage.verdict == "pass", stage.message if stage else report
+    stage = stage_with(report, "compile", "pass")
     (v6e,) = stage.generations
     target = load_kernel_module(KERNELS / "block_diagonal.py").target_shape
     n, size = target["blocks"] * target["size"], target["size"]
@@ -162,8 +143,7 @@ def test_roofline_counts_the_kernels_own_work_at_its_dtype_peak() -> None:
 def test_a_grid_sized_at_run_time_is_not_zero_steps() -> None:
     report = check("dynamic_grid", ["correctness", "compile"], generations=["v6e"])
     assert verdicts(report)["correctness"] == "pass", [s.message for s in report.stages]
-    stage = report.stage("compile")
-    assert stage is not None and stage.verdict == "pass", stage.message if stage else report
+    stage = stage_with(report, "compile", "pass")
     (v6e,) = stage.generations
     assert v6e.grid_steps is None
     assert "grid size known only at run time" in v6e.message and "0 grid steps" not in v6e.message
@@ -177,8 +157,7 @@ def test_flops_are_summed_per_pallas_call_not_taken_from_xla() -> None:
     from tpu_runtime.kernels.convention import load_kernel_module
 
     report = check("two_calls", ["compile"], generations=["v6e"])
-    stage = report.stage("compile")
-    assert stage is not None and stage.verdict == "pass", stage.message if stage else report
+    stage = stage_with(report, "compile", "pass")
     (v6e,) = stage.generations
     target = load_kernel_module(KERNELS / "two_calls.py").target_shape
     m, k, n = target["m"], target["k"], target["n"]

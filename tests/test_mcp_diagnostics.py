@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from mcp import Client, StdioServerParameters
-from mcp_types import TextContent
+from mcp import Client
 
 from mcp_servers import all as all_servers
 from mcp_servers.diagnostics import NAME, build_server
 from tests.conftest import REPO, SHARED_FIXTURES
+from tests.mcp_support import served, text_of
 from tests.profiles_synth import load_space, scale_op, write_space
+from tests.subprocess_support import python_output
 from tests.test_diagnose_detect import xspace_bytes
 from tpu_runtime.cli.serve_cmd import server_modules
 from tpu_runtime.diagnose.report import DiagnoseReport
@@ -24,7 +22,6 @@ DATA = REPO / "tests" / "data"
 HBM_LOG = DATA / "crash_logs" / "hbm_oom" / "jax_train_step_compile.log"
 VMEM_LOG = DATA / "crash_logs" / "vmem_oom" / "pallas_flash_scoped_vmem.log"
 V6E = SHARED_FIXTURES / "profiles" / "tpu_v6e_inference.xplane.pb"
-SAFE_ENV = {"TPU_SKIP_MDS_QUERY": "1", "JAX_PLATFORMS": "cpu", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
 
 
 @pytest.fixture
@@ -38,10 +35,6 @@ def roots_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     folders = [str(REPO), str(tmp_path), str(SHARED_FIXTURES)]
     monkeypatch.setenv("TPU_AGENT_ROOTS", os.pathsep.join(folders))
     return tmp_path
-
-
-def _text(result: Any) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
 
 
 @pytest.mark.anyio
@@ -73,12 +66,12 @@ async def test_diagnose_log_text_gives_the_category() -> None:
     async with Client(build_server()) as client:
         result = await client.call_tool("diagnose_log", {"text": VMEM_LOG.read_text()})
         empty = await client.call_tool("diagnose_log", {"text": "   \n"})
-    assert not result.is_error, _text(result)
+    assert not result.is_error, text_of(result)
     crash = result.structured_content["crashes"][0]
     assert crash["category"] == "vmem_oom" and crash["source"] == "-"
     assert crash["fix"] and crash["citations"][0]["url"].startswith("https://")
     assert result.structured_content["findings"][0]["kind"] == "vmem_oom"
-    assert empty.is_error and _text(empty) == "-: empty input"
+    assert empty.is_error and text_of(empty) == "-: empty input"
 
 
 @pytest.mark.anyio
@@ -109,14 +102,14 @@ async def test_bad_paths_are_one_line_errors_and_the_server_keeps_working(roots_
     assert all(result.is_error for result in schema_errors)
     for name, result in failures.items():
         assert result.is_error, name
-        assert "\n" not in _text(result).strip(), (name, _text(result))
-    assert _text(failures["outside"]).startswith("/etc/hostname is outside the allowed folders: ")
-    assert _text(failures["missing"]) == f"{(roots_env / 'nope.log').resolve()}: no such file or folder"
-    assert _text(failures["empty"]).endswith("empty file")
-    assert "truncated" in _text(failures["truncated"])
-    assert "diagnose_log" in _text(failures["stdin"])
-    assert "--compare takes an XProf profile" in _text(failures["compare a log"])
-    assert not alive.is_error, _text(alive)
+        assert "\n" not in text_of(result).strip(), (name, text_of(result))
+    assert text_of(failures["outside"]).startswith("/etc/hostname is outside the allowed folders: ")
+    assert text_of(failures["missing"]) == f"{(roots_env / 'nope.log').resolve()}: no such file or folder"
+    assert text_of(failures["empty"]).endswith("empty file")
+    assert "truncated" in text_of(failures["truncated"])
+    assert "diagnose_log" in text_of(failures["stdin"])
+    assert "--compare takes an XProf profile" in text_of(failures["compare a log"])
+    assert not alive.is_error, text_of(alive)
     assert alive.structured_content["crashes"][0]["category"] == "hbm_oom"
 
 
@@ -133,7 +126,7 @@ async def test_compare_profiles_on_the_shared_fixture(roots_env: Path) -> None:
         alone = await client.call_tool(
             "compare_profiles", {"before": str(V6E), "after": str(slowed), "top": 5}
         )
-    assert not both.is_error and not alone.is_error, _text(both) + _text(alone)
+    assert not both.is_error and not alone.is_error, text_of(both) + text_of(alone)
     report = both.structured_content
     assert report["profile"]["is_tpu"] and len(report["profile"]["top_ops"]) == 5
     assert report["comparison"] == alone.structured_content
@@ -144,23 +137,15 @@ async def test_compare_profiles_on_the_shared_fixture(roots_env: Path) -> None:
 @pytest.mark.slow
 def test_importing_the_server_does_not_import_torch_or_jax() -> None:
     code = "import sys, mcp_servers.diagnostics; print(sorted({'torch', 'jax'} & set(sys.modules)))"
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60, check=True
-    )
-    assert done.stdout.strip() == "[]"
+    assert python_output(code, timeout=60) == "[]"
 
 
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_serve_diagnostics_over_stdio() -> None:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "tpu_runtime.cli.app", "serve", "diagnostics"],
-        env={**SAFE_ENV, "TPU_AGENT_ROOTS": str(DATA)},
-        cwd=REPO,
-    )
+    params = served("diagnostics", str(DATA))
     async with Client(params, mode="legacy") as client:
         assert client.server_info is not None and client.server_info.name == NAME
         result = await client.call_tool("diagnose", {"paths": [f"crash_logs/hbm_oom/{HBM_LOG.name}"]})
-    assert not result.is_error, _text(result)
+    assert not result.is_error, text_of(result)
     assert result.structured_content["crashes"][0]["category"] == "hbm_oom"

@@ -7,27 +7,26 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp_types import TextContent
 
 from mcp_servers import all as all_servers
 from mcp_servers.kernels import CHECK_STAGES, NAME, KernelTemplate, NewKernel, build_server
 from tests.conftest import REPO
+from tests.mcp_support import served, text_of
+from tests.subprocess_support import python_output
 from tpu_runtime.cli.serve_cmd import server_modules
 from tpu_runtime.kernels.report import CPU_STAGES, KernelCheckReport, TuneReport
 from tpu_runtime.kernels.runlog import RunFolder
 from tpu_runtime.kernels.scaffold import list_templates
 
 KERNELS = REPO / "tests" / "data" / "kernels"
-SAFE_ENV = {"TPU_SKIP_MDS_QUERY": "1", "JAX_PLATFORMS": "cpu", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
 TOOLS = {"kernel_templates", "new_kernel", "check_kernel", "tune_kernel"}
 
 Events = list[tuple[float, float | None, str | None]]
@@ -47,10 +46,6 @@ def roots_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     return work
 
 
-def _text(result: Any) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
-
-
 def _recorder() -> tuple[Events, Any]:
     events: Events = []
 
@@ -61,8 +56,8 @@ def _recorder() -> tuple[Events, Any]:
 
 
 def _one_line_error(result: Any) -> str:
-    assert result.is_error, _text(result)
-    text = _text(result)
+    assert result.is_error, text_of(result)
+    text = text_of(result)
     assert text and "\n" not in text.strip(), text
     return text
 
@@ -147,7 +142,7 @@ async def test_templates_and_new_kernel_stay_inside_the_allowed_folders(roots_en
             "name": await client.call_tool("new_kernel", {"name": "../evil", "template": "matmul"}),
             "template": await client.call_tool("new_kernel", {"name": "x", "template": "conv3d"}),
         }
-    assert not listed.is_error, _text(listed)
+    assert not listed.is_error, text_of(listed)
     templates = [KernelTemplate.model_validate(t) for t in listed.structured_content["result"]]  # type: ignore[index]
     assert [t.name for t in templates] == [t.name for t in list_templates()]
     assert {"matmul", "matmul_bf16", "int8_matmul", "rmsnorm", "softmax", "flash_attention"} <= {
@@ -155,13 +150,13 @@ async def test_templates_and_new_kernel_stay_inside_the_allowed_folders(roots_en
     }
     assert all(t.summary for t in templates)
 
-    assert not created.is_error, _text(created)
+    assert not created.is_error, text_of(created)
     made = NewKernel.model_validate(created.structured_content)
     assert made.file == str(target) and not made.overwritten
     assert "reference(" in made.convention and str(target) in made.next_step
     rmsnorm = (REPO / "tpu_runtime" / "kernels" / "templates" / "rmsnorm.py").read_text()
     assert rmsnorm in edited and edited.endswith("# my edit\n")  # the refused call left the edit alone
-    assert "already exists" in _one_line_error(again) and "force=true" in _text(again)
+    assert "already exists" in _one_line_error(again) and "force=true" in text_of(again)
     assert not forced.is_error and NewKernel.model_validate(forced.structured_content).overwritten
     softmax = (REPO / "tpu_runtime" / "kernels" / "templates" / "softmax.py").read_text()
     assert softmax in target.read_text() and "# my edit" not in target.read_text()
@@ -181,7 +176,7 @@ async def test_check_kernel_passes_a_new_template_and_reports_progress_per_stage
     stages = ["correctness", "honesty", "lowering", "compile", "torch"]
     async with Client(build_server()) as client:
         created = await client.call_tool("new_kernel", {"name": "mm", "template": "matmul"})
-        assert not created.is_error, _text(created)
+        assert not created.is_error, text_of(created)
         result = await client.call_tool(
             "check_kernel",
             {
@@ -193,7 +188,7 @@ async def test_check_kernel_passes_a_new_template_and_reports_progress_per_stage
             },
             progress_callback=on_progress,
         )
-    assert not result.is_error, _text(result)
+    assert not result.is_error, text_of(result)
     report = KernelCheckReport.model_validate(result.structured_content)
     assert report.file == str(roots_env / "mm.py") and report.shapes == [{"m": 128, "k": 128, "n": 256}]
     assert {s.stage: s.verdict for s in report.stages} == {
@@ -222,7 +217,7 @@ async def test_a_planted_out_of_bounds_read_gets_a_fail_verdict(roots_env: Path)
         result = await client.call_tool(
             "check_kernel", {"path": str(KERNELS / "oob_prefetch.py"), "stages": ["correctness"]}
         )
-    assert not result.is_error, _text(result)  # a FAIL is a verdict, not a tool failure
+    assert not result.is_error, text_of(result)  # a FAIL is a verdict, not a tool failure
     report = KernelCheckReport.model_validate(result.structured_content)
     stage = report.stage("correctness")
     assert report.verdict == "fail" and stage is not None and stage.verdict == "fail"
@@ -261,7 +256,7 @@ async def test_kernels_that_cannot_run_are_error_results_and_the_server_lives_on
     assert "is outside the allowed folders" in _one_line_error(broken["outside"])
     assert "unknown TPU generation 'v9z'" in _one_line_error(broken["generation"])
     # a kernel that raises while it runs is checked: the verdict says where and why
-    assert not raised.is_error, _text(raised)
+    assert not raised.is_error, text_of(raised)
     stage = KernelCheckReport.model_validate(raised.structured_content).stage("correctness")
     assert stage is not None and stage.verdict == "fail"
     assert "raised ValueError: row-major layouts are not supported yet" in stage.message
@@ -290,7 +285,7 @@ async def test_tune_with_budget_two_records_two_attempts_and_resumes(roots_env: 
         again = await client.call_tool("tune_kernel", arguments)
     assert bad["budget"].is_error
     assert "is outside the allowed folders" in _one_line_error(bad["outside"])
-    assert not first.is_error, _text(first)
+    assert not first.is_error, text_of(first)
     report = TuneReport.model_validate(first.structured_content)
     assert report.run_dir == str(run_dir) and report.budget == 2 and report.attempts_used == 2
     assert [a.n for a in report.attempts] == [1, 2] and report.attempts[0].params == {"block_rows": 8}
@@ -306,7 +301,7 @@ async def test_tune_with_budget_two_records_two_attempts_and_resumes(roots_env: 
     values = [progress for progress, _, _ in events]
     assert values == sorted(set(values)) and events[-1][:2] == (3, 3)
     # calling again resumes the recorded run: the budget is spent, nothing more is tried
-    assert not again.is_error, _text(again)
+    assert not again.is_error, text_of(again)
     resumed = TuneReport.model_validate(again.structured_content)
     assert resumed.resumed and resumed.attempts == report.attempts
     assert len([r for r in RunFolder(run_dir).records() if r["event"] == "start"]) == 2
@@ -315,21 +310,13 @@ async def test_tune_with_budget_two_records_two_attempts_and_resumes(roots_env: 
 @pytest.mark.slow
 def test_importing_the_server_does_not_import_torch_or_jax() -> None:
     code = "import sys, mcp_servers.kernels; print(sorted({'torch', 'jax'} & set(sys.modules)))"
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60, check=True
-    )
-    assert done.stdout.strip() == "[]"
+    assert python_output(code, timeout=60) == "[]"
 
 
 @pytest.mark.slow
 @pytest.mark.anyio
 async def test_serve_kernels_over_stdio() -> None:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "tpu_runtime.cli.app", "serve", "kernels"],
-        env={**SAFE_ENV, "TPU_AGENT_ROOTS": str(KERNELS)},
-        cwd=REPO,
-    )
+    params = served("kernels", str(KERNELS))
     async with Client(params, mode="legacy") as client:
         assert client.server_info is not None and client.server_info.name == NAME
         names = {t.name for t in (await client.list_tools()).tools}

@@ -10,22 +10,22 @@ import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from mcp import Client, MCPError, StdioServerParameters
+from mcp import Client, MCPError
 from mcp.client import ClientRequestContext
-from mcp_types import ListRootsResult, ResourceLink, Root, TextContent
+from mcp_types import ListRootsResult, ResourceLink, Root
 
 from mcp_servers import all as all_servers
 from mcp_servers._paths import AllowedFolders, PathNotAllowed, allowed_folders, confine
 from mcp_servers._report_store import META_REPORT_ID, META_REPORT_URI
 from mcp_servers.onboarding import build_server
 from tests.conftest import REPO
+from tests.mcp_support import SAFE_ENV, served, text_of
+from tests.subprocess_support import python_output
 from tpu_runtime.cli.serve_cmd import ServeError, parse_http
 
 EXAMPLE = REPO / "examples" / "tiny_gpt.py"
-SAFE_ENV = {"TPU_SKIP_MDS_QUERY": "1", "JAX_PLATFORMS": "cpu", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
 
 RAISING_MODEL = """
     import torch
@@ -59,10 +59,6 @@ def roots_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """Allow the repository and this test's folder (the fallback when the client sends no roots)."""
     monkeypatch.setenv("TPU_AGENT_ROOTS", os.pathsep.join([str(REPO), str(tmp_path)]))
     return tmp_path
-
-
-def _text(result: Any) -> str:
-    return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
 
 
 # --- listing --------------------------------------------------------------------------------------
@@ -128,10 +124,7 @@ async def test_prompt_is_the_playbook() -> None:
 @pytest.mark.slow
 def test_importing_the_server_does_not_import_torch() -> None:
     code = "import sys, mcp_servers.onboarding, mcp_servers.all; print('torch' in sys.modules)"
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60, check=True
-    )
-    assert done.stdout.strip() == "False"
+    assert python_output(code, timeout=60) == "False"
 
 
 # --- op_status ------------------------------------------------------------------------------------
@@ -171,7 +164,7 @@ async def test_onboard_failure_then_success_with_progress_and_report_resource(
     async with Client(build_server()) as client:
         failed = await client.call_tool("onboard_model", {"model_file": str(bad), "numerics": False})
         assert failed.is_error
-        message = _text(failed)
+        message = text_of(failed)
         assert "\n" not in message
         assert "RuntimeError" in message and "the weights are gone" in message
 
@@ -181,7 +174,7 @@ async def test_onboard_failure_then_success_with_progress_and_report_resource(
             {"model_file": "examples/tiny_gpt.py", "numerics": False, "batch": 2},
             progress_callback=on_progress,
         )
-        assert not result.is_error, _text(result)
+        assert not result.is_error, text_of(result)
         report = result.structured_content
         assert report["model"]["file"].endswith("tiny_gpt.py")
         assert report["numerics"] is None
@@ -221,7 +214,7 @@ async def test_a_fault_of_the_runtime_is_one_line(roots_env: Path, monkeypatch: 
     async with Client(build_server()) as client:
         result = await client.call_tool("onboard_model", {"model_file": str(EXAMPLE)})
     assert result.is_error
-    assert _text(result) == "onboard_model failed inside tpu-agent: OSError: disk full"
+    assert text_of(result) == "onboard_model failed inside tpu-agent: OSError: disk full"
 
 
 @pytest.mark.slow
@@ -232,8 +225,8 @@ async def test_hf_config_outside_the_allowed_folders_or_broken(roots_env: Path) 
     async with Client(build_server()) as client:
         outside = await client.call_tool("onboard_hf_config", {"config_path": "/etc"})
         unknown = await client.call_tool("onboard_hf_config", {"config_path": str(roots_env)})
-    assert outside.is_error and "outside the allowed folders" in _text(outside)
-    assert unknown.is_error and "no built-in architecture 'no_such_architecture'" in _text(unknown)
+    assert outside.is_error and "outside the allowed folders" in text_of(outside)
+    assert unknown.is_error and "no built-in architecture 'no_such_architecture'" in text_of(unknown)
 
 
 @pytest.mark.anyio
@@ -242,9 +235,9 @@ async def test_paths_outside_the_allowed_folders_are_refused(roots_env: Path) ->
         outside = await client.call_tool("onboard_model", {"model_file": "/etc/hostname"})
         missing = await client.call_tool("onboard_model", {"model_file": str(roots_env / "nope.py")})
     assert outside.is_error
-    assert _text(outside).startswith("/etc/hostname is outside the allowed folders: ")
-    assert str(REPO) in _text(outside) and "TPU_AGENT_ROOTS" in _text(outside)
-    assert missing.is_error and _text(missing) == f"no such file: {roots_env.resolve() / 'nope.py'}"
+    assert text_of(outside).startswith("/etc/hostname is outside the allowed folders: ")
+    assert str(REPO) in text_of(outside) and "TPU_AGENT_ROOTS" in text_of(outside)
+    assert missing.is_error and text_of(missing) == f"no such file: {roots_env.resolve() / 'nope.py'}"
 
 
 @pytest.mark.anyio
@@ -260,8 +253,8 @@ async def test_client_roots_take_precedence(roots_env: Path, mode: str) -> None:
         outside = await client.call_tool("onboard_model", {"model_file": str(EXAMPLE)})
         relative = await client.call_tool("onboard_model", {"model_file": "model.py"})
     assert outside.is_error
-    assert f"outside the allowed folders: {root.resolve()} (the MCP client's roots)" in _text(outside)
-    assert relative.is_error and _text(relative) == f"no such file: {root.resolve() / 'model.py'}"
+    assert f"outside the allowed folders: {root.resolve()} (the MCP client's roots)" in text_of(outside)
+    assert relative.is_error and text_of(relative) == f"no such file: {root.resolve() / 'model.py'}"
 
 
 @pytest.mark.anyio
@@ -322,12 +315,7 @@ def test_parse_http() -> None:
 @pytest.mark.anyio
 async def test_serve_over_stdio(write_model: Callable[[str, str], Path]) -> None:
     model = write_model(LINEAR_MODEL, "linear.py")
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "tpu_runtime.cli.app", "serve", "onboarding"],
-        env={**SAFE_ENV, "TPU_AGENT_ROOTS": str(model.parent)},
-        cwd=REPO,
-    )
+    params = served("onboarding", str(model.parent))
     seen: list[float] = []
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
@@ -342,7 +330,7 @@ async def test_serve_over_stdio(write_model: Callable[[str, str], Path]) -> None
             "onboard_model", {"model_file": "linear.py", "numerics": False}, progress_callback=on_progress
         )
     assert status.structured_content["status"] == "missing"
-    assert not onboarded.is_error, _text(onboarded)
+    assert not onboarded.is_error, text_of(onboarded)
     assert onboarded.structured_content["model"]["class_name"] == "Linear"
     assert seen and seen[-1] == 6  # notifications/progress over the wire
 

@@ -15,7 +15,7 @@ import os
 import subprocess
 import sys
 import sysconfig
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -89,11 +89,8 @@ def _test_env() -> dict[str, str]:
 
 
 @pytest.fixture
-def model_file(tmp_path: Path) -> Path:
-    path = tmp_path / "src" / "net.py"
-    path.parent.mkdir()
-    path.write_text(MODEL)
-    return path
+def model_file(write_model: Callable[[str, str], Path]) -> Path:
+    return write_model(MODEL, "src/net.py")
 
 
 def _engine(home: Path) -> RemoteEngine:

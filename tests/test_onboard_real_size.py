@@ -14,6 +14,7 @@ import pytest
 import torch
 import yaml
 
+from tests.kernelbench_problems import GIANT_MATMUL
 from tpu_runtime.onboard import hf_config as hf
 from tpu_runtime.onboard.full_size import build_fake, fake_mode, forward_flops, parameter_stats
 from tpu_runtime.onboard.job import OnboardRequest, run_onboard
@@ -121,25 +122,6 @@ def kernelbench_file(tmp_path: Path) -> Callable[[str], Path]:
 
     return write
 
-
-GIANT_MATMUL = """
-import torch
-import torch.nn as nn
-
-class Model(nn.Module):
-    def forward(self, a, b):
-        return torch.matmul(a, b)
-
-M = 32768
-K = 32768
-N = 32768
-
-def get_inputs():
-    return [torch.rand(M, K), torch.rand(K, N)]
-
-def get_init_inputs():
-    return []
-"""
 
 BIG_CONV = """
 import torch

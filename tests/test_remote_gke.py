@@ -17,9 +17,10 @@ import pytest
 import yaml
 
 from tests.remote_support import person
+from tests.remote_support.engine import collect
 from tpu_runtime.remote.engine import RemoteEngine
 from tpu_runtime.remote.gke import build_manifest, hosts_for, workload_name
-from tpu_runtime.remote.report import OutputLine, RunResult
+from tpu_runtime.remote.report import RunResult
 from tpu_runtime.remote.store import Store
 from tpu_runtime.remote.targets import GkeTarget
 
@@ -119,20 +120,7 @@ def test_the_approved_manifest_bytes_are_what_kubectl_applies(
     request = engine.request_run("c1", ["python", "train.py"], time_limit_s=600)
     assert request.spec.gke is not None and request.state == "pending"
     approval = person.approve(engine, request.id, approver_name="alice@tty")
-
-    async def go() -> tuple[RunResult, list[OutputLine]]:
-        lines: list[OutputLine] = []
-        result: RunResult | None = None
-        async for event in engine.execute(approval):
-            if isinstance(event, OutputLine):
-                lines.append(event)
-            elif isinstance(event, RunResult):
-                result = event
-        await engine.aclose()
-        assert result is not None
-        return result, lines
-
-    result, lines = asyncio.run(go())
+    result, lines = asyncio.run(collect(engine, approval))
     assert result.state == "succeeded"
     assert [line.text for line in lines] == ["step 1 loss 2.5", "step 1 loss 2.5"]
     calls = json.loads(log.read_text())

@@ -30,6 +30,7 @@ import pytest
 import yaml
 
 from tests.remote_support import person
+from tests.remote_support.engine import collect
 from tpu_runtime.remote import audit
 from tpu_runtime.remote.approvals import Approval, ApprovalError
 from tpu_runtime.remote.engine import RemoteEngine
@@ -116,21 +117,6 @@ def _ray(address: str, **over: Any) -> dict[str, Any]:
     return {"kind": "ray", "address": address, "tpu_chips_per_host": 4, **over}
 
 
-async def _collect(engine: RemoteEngine, approval: Approval) -> tuple[RunResult, list[OutputLine]]:
-    lines: list[OutputLine] = []
-    result: RunResult | None = None
-    try:
-        async for event in engine.execute(approval):
-            if isinstance(event, OutputLine):
-                lines.append(event)
-            elif isinstance(event, RunResult):
-                result = event
-    finally:
-        await engine.aclose()
-    assert result is not None
-    return result, lines
-
-
 def _client(address: str) -> Any:
     return job_client_class()(address)
 
@@ -206,7 +192,7 @@ def test_a_dead_cluster_gives_one_clear_line(tmp_path: Path) -> None:
     address = f"http://127.0.0.1:{_free_port()}"  # nothing listens there
     engine = _engine(tmp_path, {"gone": _ray(address)})
     request = engine.request_run("gone", ["python", "-c", "print(1)"])
-    result, _ = asyncio.run(_collect(engine, person.approve(engine, request.id)))
+    result, _ = asyncio.run(collect(engine, person.approve(engine, request.id)))
     (worker,) = result.workers
     assert result.state == "failed" and worker.error_kind == "unreachable"
     assert worker.error is not None and "\n" not in worker.error
@@ -239,7 +225,7 @@ def test_submit_after_approval_streams_logs_and_records_the_job(cluster: str, tm
     assert job is not None and request.spec.target_kind == "ray" and request.state == "pending"
     dests = sorted(u.dest for u in request.spec.uploads)
     assert dests == [".gitignore", "pkg/__init__.py", "pkg/helper.py", "train.py"]
-    result, lines = asyncio.run(_collect(engine, person.approve(engine, request.id)))
+    result, lines = asyncio.run(collect(engine, person.approve(engine, request.id)))
     assert result.state == "succeeded", [line.text for line in lines]
     texts = [line.text for line in lines]
     assert [t for t in texts if t.startswith("step")] == ["step 0 x7", "step 1 x7", "step 2 x7"]
@@ -267,14 +253,14 @@ def test_no_job_without_approval_and_no_replay(cluster: str, tmp_path: Path) -> 
         created_at=time.time(), expires_at=time.time() + 600,
     )  # fmt: skip
     with pytest.raises(ApprovalError) as caught:
-        asyncio.run(_collect(engine, forged))
+        asyncio.run(collect(engine, forged))
     assert caught.value.reason == "unknown"
     assert request.spec.ray.submission_id not in _job_ids(cluster)
     approval = person.approve(engine, request.id)
-    result, _ = asyncio.run(_collect(engine, approval))
+    result, _ = asyncio.run(collect(engine, approval))
     assert result.state == "succeeded"
     with pytest.raises(ApprovalError) as again:
-        asyncio.run(_collect(engine, approval))
+        asyncio.run(collect(engine, approval))
     assert again.value.reason == "used"
     jobs = [j for j in _client(cluster).list_jobs() if j.submission_id == request.spec.ray.submission_id]
     assert len(jobs) == 1
@@ -289,7 +275,7 @@ def test_a_working_dir_changed_after_approval_is_refused(cluster: str, tmp_path:
     approval = person.approve(engine, request.id)
     (wd / "train.py").write_text("print('swapped in after approval')\n")
     with pytest.raises(ApprovalError) as caught:
-        asyncio.run(_collect(engine, approval))
+        asyncio.run(collect(engine, approval))
     assert caught.value.reason == "changed" and "changed after it was approved" in str(caught.value)
     assert request.spec.ray is not None and request.spec.ray.submission_id not in _job_ids(cluster)
     refused = [r for r in _audit(engine) if r.kind == "refused"]
@@ -331,7 +317,7 @@ def test_multi_host_runs_one_task_per_host_and_brings_files_back(cluster: str, t
     request = engine.request_run("slice", ["python", "work.py"], uploads=[(script, None)], downloads=["out"])
     dests = sorted(u.dest for u in request.spec.uploads)
     assert dests == ["tpu_agent_ray_launch.py", "work.py"]  # the launcher is approved by hash like any file
-    result, lines = asyncio.run(_collect(engine, person.approve(engine, request.id)))
+    result, lines = asyncio.run(collect(engine, person.approve(engine, request.id)))
     assert result.state == "succeeded", [line.text for line in lines]
     hellos = sorted((line.worker, line.text) for line in lines if line.text.startswith("hello"))
     assert hellos == [(0, "hello from host 0"), (1, "hello from host 1")]
@@ -426,7 +412,7 @@ def test_capture_profile_on_ray_brings_the_profile_folder_back(cluster: str, tmp
         staging_dir=tmp_path / "staging",
     )
     request = request_capture(engine, "my-ray", plan)
-    result, lines = asyncio.run(_collect(engine, person.approve(engine, request.id)))
+    result, lines = asyncio.run(collect(engine, person.approve(engine, request.id)))
     assert result.state == "succeeded", [line.text for line in lines]
     assert "script args ['--steps', '2']" in [line.text for line in lines]
     (profile,) = fetched_profiles(engine.state_path, engine.get_request(request.id))

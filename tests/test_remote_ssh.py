@@ -19,6 +19,7 @@ import pytest
 import yaml
 
 from tests.remote_support import person
+from tests.remote_support.engine import collect
 from tests.remote_support.sshd import SshdFarm, farm_or_skip
 from tpu_runtime.remote import audit
 from tpu_runtime.remote.approvals import ApprovalError
@@ -66,15 +67,7 @@ def make_engine(farm: SshdFarm, tmp_path: Path) -> EngineFactory:
 async def _run(engine: RemoteEngine, request_id: str) -> tuple[RunResult, list[OutputLine]]:
     request = engine.get_request(request_id)
     approval = engine.approval_for(request.id) or person.approve(engine, request.id)
-    lines: list[OutputLine] = []
-    final: RunResult | None = None
-    async for event in engine.execute(approval):
-        if isinstance(event, OutputLine):
-            lines.append(event)
-        elif isinstance(event, RunResult):
-            final = event
-    assert final is not None
-    return final, lines
+    return await collect(engine, approval, close=False)
 
 
 def _alive(pid: int) -> bool:

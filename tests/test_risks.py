@@ -12,17 +12,25 @@ def _op(op: str, text: str = "", source: str = "model.py:10", module: str = "enc
     return RawOp(op=op, phase="forward", count=1, module=module, source=source, source_text=text)
 
 
+def _ops_on_lines(cases: list[tuple[str, str]], step: int) -> list[RawOp]:
+    """One record per (op, source text), the n-th at line 10 + n * step of model.py."""
+    return [_op(op, text, source=f"model.py:{10 + n * step}") for n, (op, text) in enumerate(cases)]
+
+
 def test_dynamic_shape_ops() -> None:
     risks = find_risks(
-        [
-            _op("aten::nonzero", "idx = torch.nonzero(x)"),
-            _op("aten::_unique2", "u = torch.unique(labels)", source="model.py:11"),
-            _op("aten::unique_dim", "u = torch.unique(x, dim=0)", source="model.py:12"),
-            _op("aten::unique_consecutive", "torch.unique_consecutive(x)", source="model.py:13"),
-            _op("aten::masked_select", "torch.masked_select(x, m)", source="model.py:14"),
-            _op("aten::repeat_interleave.Tensor", "x.repeat_interleave(r)", source="model.py:15"),
-            _op("aten::nonzero_static", "torch.nonzero_static(x, size=4)", source="model.py:16"),
-        ]
+        _ops_on_lines(
+            [
+                ("aten::nonzero", "idx = torch.nonzero(x)"),
+                ("aten::_unique2", "u = torch.unique(labels)"),
+                ("aten::unique_dim", "u = torch.unique(x, dim=0)"),
+                ("aten::unique_consecutive", "torch.unique_consecutive(x)"),
+                ("aten::masked_select", "torch.masked_select(x, m)"),
+                ("aten::repeat_interleave.Tensor", "x.repeat_interleave(r)"),
+                ("aten::nonzero_static", "torch.nonzero_static(x, size=4)"),
+            ],
+            step=1,
+        )
     )
     by_op = {r.op: r for r in risks}
     assert set(by_op) == {
@@ -43,12 +51,15 @@ def test_dynamic_shape_ops() -> None:
 
 def test_boolean_mask_indexing() -> None:
     risks = find_risks(
-        [
-            _op("aten::index.Tensor", "y = x[x > 0]"),
-            _op("aten::index.Tensor", "y = scores[mask]", source="model.py:20"),
-            _op("aten::index.Tensor", "y = emb[token_ids]", source="model.py:30"),
-            _op("aten::index.Tensor", "", source="model.py:40"),
-        ]
+        _ops_on_lines(
+            [
+                ("aten::index.Tensor", "y = x[x > 0]"),
+                ("aten::index.Tensor", "y = scores[mask]"),
+                ("aten::index.Tensor", "y = emb[token_ids]"),
+                ("aten::index.Tensor", ""),
+            ],
+            step=10,
+        )
     )
     assert [(r.kind, r.source) for r in risks] == [
         ("dynamic_shape", "model.py:10"),
@@ -63,14 +74,17 @@ def test_boolean_mask_indexing() -> None:
 
 def test_host_sync_and_python_control_flow() -> None:
     risks = find_risks(
-        [
-            _op("aten::_local_scalar_dense", "loss_value = loss.item()"),
-            _op("aten::_local_scalar_dense", "if x.sum().item() > 0:", source="model.py:20"),
-            _op("aten::_local_scalar_dense", "    while (err > tol).any():", source="model.py:30"),
-            _op("aten::_local_scalar_dense", "assert torch.isfinite(x).all()", source="model.py:40"),
-            _op("aten::_local_scalar_dense", "elif flag:", source="model.py:50"),
-            _op("aten::equal", "same = torch.equal(a, b)", source="model.py:60"),
-        ]
+        _ops_on_lines(
+            [
+                ("aten::_local_scalar_dense", "loss_value = loss.item()"),
+                ("aten::_local_scalar_dense", "if x.sum().item() > 0:"),
+                ("aten::_local_scalar_dense", "    while (err > tol).any():"),
+                ("aten::_local_scalar_dense", "assert torch.isfinite(x).all()"),
+                ("aten::_local_scalar_dense", "elif flag:"),
+                ("aten::equal", "same = torch.equal(a, b)"),
+            ],
+            step=10,
+        )
     )
     kinds = [(r.kind, r.source) for r in risks]
     assert kinds == [
@@ -92,12 +106,15 @@ def test_if_inside_a_word_is_not_control_flow() -> None:
 
 def test_sparse_ops() -> None:
     risks = find_risks(
-        [
-            _op("aten::_to_sparse", "s = x.to_sparse()"),
-            _op("aten::_sparse_mm", "torch.sparse.mm(s, d)", source="model.py:11"),
-            _op("aten::_coalesce", "s.coalesce()", source="model.py:12"),
-            _op("aten::addmm", "h = self.fc(x)", source="model.py:13"),
-        ]
+        _ops_on_lines(
+            [
+                ("aten::_to_sparse", "s = x.to_sparse()"),
+                ("aten::_sparse_mm", "torch.sparse.mm(s, d)"),
+                ("aten::_coalesce", "s.coalesce()"),
+                ("aten::addmm", "h = self.fc(x)"),
+            ],
+            step=1,
+        )
     )
     assert [(r.kind, r.op) for r in risks] == [
         ("sparse", "aten::_to_sparse"),

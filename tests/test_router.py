@@ -15,6 +15,7 @@ import yaml
 from typer.testing import CliRunner
 
 from tests.conftest import REPO
+from tests.profiles_synth import varint
 from tests.subprocess_support import run_text
 from tpu_runtime.cli.app import app
 from tpu_runtime.router import (
@@ -35,23 +36,13 @@ MIN_ACCURACY = 0.95
 SAFE_ENV = {"TPU_SKIP_MDS_QUERY": "1", "JAX_PLATFORMS": "cpu", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
 
 
-def _varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        byte = n & 0x7F
-        n >>= 7
-        out.append(byte | (0x80 if n else 0))
-        if not n:
-            return bytes(out)
-
-
 def xspace_bytes(plane_names: list[str]) -> bytes:
     """A minimal XSpace protobuf: field 1 (planes), each an XPlane with id (1) and name (2)."""
     body = b""
     for index, name in enumerate(plane_names, 1):
         encoded = name.encode()
-        plane = b"\x08" + _varint(index) + b"\x12" + _varint(len(encoded)) + encoded
-        body += b"\x0a" + _varint(len(plane)) + plane
+        plane = b"\x08" + varint(index) + b"\x12" + varint(len(encoded)) + encoded
+        body += b"\x0a" + varint(len(plane)) + plane
     return body
 
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from tpu_runtime.onboard.loader import load_model
-from tpu_runtime.onboard.report import ModelInfo
+from tpu_runtime.onboard.report import ModelInfo, ServingPlan
 from tpu_runtime.onboard.serving import (
     EAGER_FIRST_RUN,
     load_vllm_catalog,
@@ -50,9 +50,15 @@ def _convnet() -> ModelInfo:
     return _model(class_name="ResNet18")
 
 
+def _plan_on(path: str, model: ModelInfo, missing_ops: list[str]) -> ServingPlan:
+    """The serving plan for `model`, asserted to take `path`."""
+    plan = plan_serving(model, missing_ops=missing_ops)
+    assert plan.path == path, plan.reason
+    return plan
+
+
 def test_llama_goes_to_vllm() -> None:
-    plan = plan_serving(_llama(), missing_ops=[])
-    assert plan.path == "vllm-torchtpu"
+    plan = _plan_on("vllm-torchtpu", _llama(), [])
     assert "LlamaForCausalLM" in plan.reason
     assert "vllm serve" in plan.snippet
     assert 'torch.device("tpu")' in plan.snippet
@@ -62,8 +68,7 @@ def test_llama_goes_to_vllm() -> None:
 
 
 def test_convnet_goes_to_torch_compile() -> None:
-    plan = plan_serving(_convnet(), missing_ops=[])
-    assert plan.path == "torch-compile"
+    plan = _plan_on("torch-compile", _convnet(), [])
     assert 'torch.compile(model, backend="tpu")' in plan.snippet
     assert 'torch.device("tpu")' in plan.snippet
     assert "ResNet18" in plan.reason
@@ -72,8 +77,7 @@ def test_convnet_goes_to_torch_compile() -> None:
 
 def test_unknown_hf_architecture_goes_to_torch_compile() -> None:
     model = _model(class_name="FancyForCausalLM", hf_architecture="FancyForCausalLM", is_decoder_lm=True)
-    plan = plan_serving(model, missing_ops=[])
-    assert plan.path == "torch-compile"
+    plan = _plan_on("torch-compile", model, [])
     assert "FancyForCausalLM" in plan.reason
 
 
@@ -89,8 +93,7 @@ def test_missing_ops_are_named_in_the_reason() -> None:
     ops = ["aten::foo.default", "aten::bar.Tensor"]
     plan = plan_serving(_convnet(), missing_ops=ops)
     assert "2 op(s)" in plan.reason and "aten::foo.default" in plan.reason
-    plan = plan_serving(_llama(), missing_ops=ops)
-    assert plan.path == "vllm-torchtpu"
+    plan = _plan_on("vllm-torchtpu", _llama(), ops)
     assert "aten::bar.Tensor" in plan.reason
 
 
@@ -256,16 +259,12 @@ def test_the_snippet_runs_for_every_loading_convention(case: str, tmp_path: Path
 @pytest.mark.slow
 def test_the_hf_checkpoint_smoke_test_runs(tmp_path: Path) -> None:
     transformers = pytest.importorskip("transformers")
-    config = transformers.LlamaConfig(
-        vocab_size=128,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-    )
+    from tests.models.zoo import build_llama
+
+    model, _ = build_llama()
+    assert isinstance(model, transformers.PreTrainedModel)
     checkpoint = tmp_path / "llama-tiny"
-    transformers.LlamaForCausalLM(config).save_pretrained(checkpoint)
+    model.save_pretrained(checkpoint)
     where = {"file": str(checkpoint / "config.json"), "convention": "--hf-config", "input_style": "keyword"}
     info = _llama().model_copy(update=where)
     snippet = plan_serving(info, missing_ops=[]).snippet

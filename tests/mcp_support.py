@@ -1,0 +1,29 @@
+"""What the MCP server tests share: the child environment, a tool result's text, a served server's command."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from mcp import StdioServerParameters
+from mcp_types import TextContent
+
+from tests.conftest import REPO
+
+#: The environment a served child needs here: no metadata-server query, JAX on the CPU, no torch backends.
+SAFE_ENV = {"TPU_SKIP_MDS_QUERY": "1", "JAX_PLATFORMS": "cpu", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
+
+
+def text_of(result: Any) -> str:
+    """The text parts of a tool result, one per line (for assertion messages)."""
+    return "\n".join(c.text for c in result.content if isinstance(c, TextContent))
+
+
+def served(server: str, roots: str) -> StdioServerParameters:
+    """`tpu-agent serve SERVER` over stdio from the checkout, allowed to read only `roots`."""
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "tpu_runtime.cli.app", "serve", server],
+        env={**SAFE_ENV, "TPU_AGENT_ROOTS": roots},
+        cwd=REPO,
+    )
