@@ -35,8 +35,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from tpu_runtime.errors import BadInput
-from tpu_runtime.remote.confine import PathEscapeError, safe_relative
-from tpu_runtime.remote.gated import staged_script
+from tpu_runtime.remote.gated import doubled_names, staged_script, worker_command_inputs
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.approvals import RunRequest
@@ -253,12 +252,7 @@ def capture_plan(
         raise CaptureError(
             f"duration must be more than 0 and at most {MAX_DURATION_S:g} s; got {duration_s:g}"
         )
-    try:
-        out = safe_relative(out_dir)
-    except PathEscapeError as exc:
-        raise CaptureError(str(exc).replace("upload destination", "profile folder")) from None
-    if not python or any(ch.isspace() for ch in python):
-        raise CaptureError(f"python must be one interpreter name or path; got {python!r}")
+    out = worker_command_inputs(out_dir, python, "profile folder", CaptureError)
     uploads = [PlannedUpload(source=str(path.resolve()), dest=path.name)]
     for extra in extra_uploads:
         item = extra.expanduser()
@@ -266,7 +260,7 @@ def capture_plan(
             raise CaptureError(f"no such file to upload: {extra}")
         uploads.append(PlannedUpload(source=str(item.resolve()), dest=item.resolve().name))
     names = [WRAPPER_NAME, *(u.dest for u in uploads), out.split("/")[0]]  # the profile folder last
-    doubled = sorted({name for name in names if names.count(name) > 1})
+    doubled = doubled_names(names)
     if doubled:
         raise CaptureError(
             f"two things would take the same name in the run folder: {', '.join(doubled)} "

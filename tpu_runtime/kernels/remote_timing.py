@@ -301,16 +301,9 @@ def _seconds(value: float) -> str:
 def _collect(
     state_path: Path, request: RunRequest, attempt: int = 0
 ) -> tuple[dict[int, KernelTiming], list[str]]:
-    from tpu_runtime.remote.gated import fetched
+    from tpu_runtime.remote.gated import read_fetched
 
-    found: dict[int, KernelTiming] = {}
-    problems: list[str] = []
-    for index, folder in fetched(state_path, request, attempt).items():
-        try:
-            found[index] = read_timing(folder, index)
-        except ValueError as exc:
-            problems.append(f"worker {index}: {exc}")
-    return found, problems
+    return read_fetched(state_path, request, read_timing, ValueError, attempt)
 
 
 def _headline(timings: dict[int, KernelTiming]) -> KernelTiming | None:
@@ -327,8 +320,7 @@ def _waiting_text(outcome: GateOutcome, rerun: str) -> str:
     if outcome.state == "waiting":
         return f"waiting for approval: request {rid} ({outcome.approve_hint}); then run {rerun} again"
     if outcome.state == "denied":
-        by = f" by {outcome.request.decided_by}" if outcome.request.decided_by else ""
-        return f"denied: request {rid} was denied{by}"
+        return outcome.denied_text
     return f"request {rid} is running elsewhere; run {rerun} again when it has ended"
 
 
@@ -350,13 +342,12 @@ def timing_stage(
     engine: RemoteEngine | None = None,
 ) -> StageResult:
     """Stage 6: time a checked kernel on `options.target` once the person approves; else say why not."""
-    from tpu_runtime.remote.gated import pass_gate
+    from tpu_runtime.remote.gated import settle_now
 
-    found: list[StageResult] = []
-    run = timing_run(report, file, options, found.append, progress, engine=engine)
-    if run is not None:
-        pass_gate(run, approver)
-    return found[0]
+    def run(done: Callable[[StageResult], None]) -> GatedRun | None:
+        return timing_run(report, file, options, done, progress, engine=engine)
+
+    return settle_now(run, approver)
 
 
 def timing_run(
@@ -422,12 +413,7 @@ def _timed(outcome: GateOutcome, remote: RemoteEngine, target: str) -> StageResu
 
     request = outcome.request
     timings, problems = _collect(remote.state_path, request)
-    if outcome.result is not None:
-        problems += [
-            f"worker {w.worker} ({w.worker_name}): {w.error_kind}: {w.error}"
-            for w in outcome.result.workers
-            if w.status != "ok"
-        ]
+    problems += outcome.worker_failures
     problems += [f"worker {i}: {t.error}" for i, t in sorted(timings.items()) if t.error]
     if outcome.note:
         problems.append(outcome.note)

@@ -35,8 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from tpu_runtime.errors import BadInput
 from tpu_runtime.onboard.report import LayerError, NumericsReport, PrecisionMode
-from tpu_runtime.remote.confine import PathEscapeError, safe_relative
-from tpu_runtime.remote.gated import RemoteWork, staged_script
+from tpu_runtime.remote.gated import RemoteWork, doubled_names, staged_script, worker_command_inputs
 
 if TYPE_CHECKING:
     from tpu_runtime.onboard.request import OnboardRequest
@@ -420,12 +419,7 @@ def device_numerics_plan(
     unknown = [m for m in modes if m not in PRECISION_CALLS]
     if unknown:
         raise DeviceRunError(f"unknown precision mode(s): {', '.join(unknown)}")
-    try:
-        out = safe_relative(out_dir)
-    except PathEscapeError as exc:
-        raise DeviceRunError(str(exc).replace("upload destination", "output folder")) from None
-    if not python or any(ch.isspace() for ch in python):
-        raise DeviceRunError(f"python must be one interpreter name or path; got {python!r}")
+    out = worker_command_inputs(out_dir, python, "output folder", DeviceRunError)
     bounds = dict(tolerances) if tolerances else _default_tolerances()
     missing = [m for m in modes if m not in bounds]
     if missing:
@@ -435,7 +429,7 @@ def device_numerics_plan(
         if not item.exists():
             raise DeviceRunError(f"no such file to upload: {item}")
     names = [RUNNER_NAME, LOADER_NAME, *(dest for _, dest in files), out.split("/")[0]]
-    doubled = sorted({n for n in names if names.count(n) > 1})
+    doubled = doubled_names(names)
     if doubled:
         raise DeviceRunError(f"two things would take the same name in the run folder: {', '.join(doubled)}")
     if staging_dir is None:
@@ -548,7 +542,7 @@ def _device_label(runs: dict[int, DeviceRun]) -> str:
 
 def _outcome_check(outcome: GateOutcome, target: str, state_path: Path) -> DeviceCheck:
     """Turn a gate outcome into the report's line and rows; never claims more than the files say."""
-    from tpu_runtime.remote.gated import approval_time, fetched, worker_names
+    from tpu_runtime.remote.gated import approval_time, read_fetched, worker_names
 
     request = outcome.request
     rid = request.id
@@ -560,29 +554,17 @@ def _outcome_check(outcome: GateOutcome, target: str, state_path: Path) -> Devic
             "then run the same onboard command again to run it and merge the device rows",
         )
     if outcome.state == "denied":
-        by = f" by {request.decided_by}" if request.decided_by else ""
-        return DeviceCheck(status="denied", request_id=rid, message=f"denied: request {rid} was denied{by}")
+        return DeviceCheck(status="denied", request_id=rid, message=outcome.denied_text)
     if outcome.state == "busy":
         return DeviceCheck(
             status="busy",
             request_id=rid,
             message=f"not run yet: request {rid} is running elsewhere; run onboard again when it has ended",
         )
-    runs: dict[int, DeviceRun] = {}
-    unreadable: list[str] = []
-    for index, folder in fetched(state_path, request).items():
-        try:
-            runs[index] = read_device_run(folder, index)
-        except DeviceRunError as exc:
-            unreadable.append(f"worker {index}: {exc}")
+    runs, unreadable = read_fetched(state_path, request, read_device_run, DeviceRunError)
     rows = merge_worker_rows(runs)
     problems = [f"worker {i}: {e}" for i, r in sorted(runs.items()) for e in r.errors] + unreadable
-    if outcome.result is not None:
-        problems += [
-            f"worker {w.worker} ({w.worker_name}): {w.error_kind}: {w.error}"
-            for w in outcome.result.workers
-            if w.status != "ok"
-        ]
+    problems += outcome.worker_failures
     if outcome.note:
         problems.append(outcome.note)
     when = approval_time(request)
@@ -627,13 +609,12 @@ def device_numerics_check(
     Runs nothing without the person's approval. Every outcome, including one that never reached the
     TPU, is a `DeviceCheck` whose message says exactly what happened.
     """
-    from tpu_runtime.remote.gated import pass_gate
+    from tpu_runtime.remote.gated import settle_now
 
-    found: list[DeviceCheck] = []
-    run = device_numerics_run(request, numerics, found.append, progress, engine=engine)
-    if run is not None:
-        pass_gate(run, approver)
-    return found[0]
+    def run(done: Callable[[DeviceCheck], None]) -> GatedRun | None:
+        return device_numerics_run(request, numerics, done, progress, engine=engine)
+
+    return settle_now(run, approver)
 
 
 def device_numerics_run(

@@ -22,15 +22,16 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from tpu_runtime.errors import BadInput, PendingApproval
 from tpu_runtime.remote.approvals import ApprovalError, RunRequest
+from tpu_runtime.remote.confine import PathEscapeError, safe_relative
 from tpu_runtime.remote.report import OutputLine, RunResult
 from tpu_runtime.remote.spec import LoopPlan, RunSpec, SpecError, plan_uploads
 from tpu_runtime.remote.staging import staged_script
@@ -49,12 +50,16 @@ __all__ = [
     "GatedRun",
     "RemoteWork",
     "approval_time",
+    "doubled_names",
     "fetched",
     "file_request",
     "find_reusable",
     "pass_gate",
+    "read_fetched",
     "settle",
+    "settle_now",
     "staged_script",
+    "worker_command_inputs",
     "worker_names",
 ]
 
@@ -64,6 +69,8 @@ approval, on their no call `engine.deny` and return None (or None to leave it pe
 
 GateState = Literal["waiting", "denied", "busy", "ran", "failed"]
 REUSABLE_STATES = ("pending", "approved", "running", "finished")
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 class GateError(BadInput):
@@ -83,6 +90,24 @@ class RemoteWork(BaseModel):
     loop: LoopPlan | None = None
 
 
+def worker_command_inputs(out_dir: str, python: str, folder: str, error: type[Exception]) -> str:
+    """Check two inputs of a job's worker command before it becomes `RemoteWork`: `out_dir` must stay
+    inside the run's files folder (returned normalised; `folder` names it in the message) and `python`
+    be one interpreter name or path. Raises `error` with one line."""
+    try:
+        out = safe_relative(out_dir)
+    except PathEscapeError as exc:
+        raise error(str(exc).replace("upload destination", folder)) from None
+    if not python or any(ch.isspace() for ch in python):
+        raise error(f"python must be one interpreter name or path; got {python!r}")
+    return out
+
+
+def doubled_names(names: Sequence[str]) -> list[str]:
+    """The names that more than one upload or folder would take in the run's files folder, sorted."""
+    return sorted({name for name in names if names.count(name) > 1})
+
+
 class GateOutcome(BaseModel):
     """Where the work stands after `settle`, and the run's result when it ran (now or before)."""
 
@@ -95,6 +120,19 @@ class GateOutcome(BaseModel):
     def approve_hint(self) -> str:
         return f"approve with `tpu-agent approvals approve {self.request.id}`"
 
+    @property
+    def denied_text(self) -> str:
+        """'denied: request ID was denied by WHO' (the person's name when the request records it)."""
+        by = f" by {self.request.decided_by}" if self.request.decided_by else ""
+        return f"denied: request {self.request.id} was denied{by}"
+
+    @property
+    def worker_failures(self) -> list[str]:
+        """One line per worker of the run that did not end ok (none when nothing ran)."""
+        if self.result is None:
+            return []
+        return [w.failure for w in self.result.workers if w.status != "ok"]
+
 
 class ApprovalPending(PendingApproval):
     """The work did not run: its request waits for the person, was denied, or runs elsewhere."""
@@ -104,8 +142,7 @@ class ApprovalPending(PendingApproval):
         if outcome.state == "waiting":
             text = f"waiting for approval: request {request.id} ({outcome.approve_hint})"
         elif outcome.state == "denied":
-            by = f" by {request.decided_by}" if request.decided_by else ""
-            text = f"denied: request {request.id} was denied{by}"
+            text = outcome.denied_text
         else:
             text = f"request {request.id} is running elsewhere"
         super().__init__(text)
@@ -150,6 +187,16 @@ def pass_gate(run: GatedRun, approver: Approver | None = None) -> None:
         run.refused(exc)
         return
     run.finish(outcome)
+
+
+def settle_now(make: Callable[[Callable[[T], None]], GatedRun | None], approver: Approver | None = None) -> T:
+    """A gated step run outside a workflow: `make(done)` builds its `GatedRun` (or calls `done` at once and
+    returns None when there is nothing to run); the run passes the gate and what `done` got is returned."""
+    found: list[T] = []
+    run = make(found.append)
+    if run is not None:
+        pass_gate(run, approver)
+    return found[0]
 
 
 def _wanted_workers(which: str) -> list[int] | None:
@@ -318,6 +365,25 @@ def fetched(state_path: Path, request: RunRequest, attempt: int = 0) -> dict[int
         if path.exists():
             found[index] = path
     return found
+
+
+def read_fetched(
+    state_path: Path,
+    request: RunRequest,
+    read: Callable[[Path, int], R],
+    error: type[Exception],
+    attempt: int = 0,
+) -> tuple[dict[int, R], list[str]]:
+    """`read(folder, index)` of each worker's fetched folder (`fetched`), and 'worker N: why' for each
+    one that raised `error` (other errors propagate)."""
+    found: dict[int, R] = {}
+    problems: list[str] = []
+    for index, folder in fetched(state_path, request, attempt).items():
+        try:
+            found[index] = read(folder, index)
+        except error as exc:
+            problems.append(f"worker {index}: {exc}")
+    return found, problems
 
 
 def _workers(request: RunRequest) -> list[tuple[int, str]]:

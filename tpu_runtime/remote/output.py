@@ -179,9 +179,7 @@ class RunOutput:
         failed = [w for w in self.workers if w.status != "ok"]
         message = f"run {self.run_id} {state}"
         if failed:
-            message += "; " + "; ".join(
-                f"worker {w.worker} ({w.worker_name}): {w.error_kind}: {w.error}" for w in failed[:8]
-            )
+            message += "; " + "; ".join(w.failure for w in failed[:8])
         return state, message
 
     async def next_page(self, engine: RemoteEngine, since: int, limit: int, wait_s: float) -> OutputPage:

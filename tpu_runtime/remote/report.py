@@ -85,6 +85,11 @@ class WorkerResult(BaseModel):
         default=None, description="after a cancel or time limit: whether the remote process group is gone"
     )
 
+    @property
+    def failure(self) -> str:
+        """How this worker failed, as one line for a report (meant for a worker whose status is not ok)."""
+        return f"worker {self.worker} ({self.worker_name}): {self.error_kind}: {self.error}"
+
 
 class RunResult(BaseModel):
     """The end of a run: every worker's result and the overall state."""
