@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
+from tpu_runtime.onboard.dispatch_mode import OpDispatchMode
 from tpu_runtime.onboard.noise import NoiseTape
 from tpu_runtime.onboard.report import DEVICE_CHECK_NOT_RUN, LayerError, NumericsReport, PrecisionMode
 
@@ -174,7 +174,7 @@ _BILINEAR_OPS: dict[Any, tuple[int, int, Callable[[Sequence[Any], Mapping[str, A
 _SDPA_CPU = aten._scaled_dot_product_flash_attention_for_cpu.default
 
 
-class EmulatedMatmulPrecision(TorchDispatchMode):
+class EmulatedMatmulPrecision(OpDispatchMode):
     """Run f32 matmuls, convolutions and CPU sdpa the way a TPU does at the given matmul precision.
 
     "default" rounds both operands to bf16 and accumulates in f32; "high" is bf16x3 (hi*hi + hi*lo +
@@ -193,14 +193,7 @@ class EmulatedMatmulPrecision(TorchDispatchMode):
         self.precision: MatmulPrecision = precision
         self.emulated: Counter[str] = Counter()
 
-    def __torch_dispatch__(
-        self,
-        func: Any,
-        types: Sequence[type],
-        args: Sequence[Any] = (),
-        kwargs: Mapping[str, Any] | None = None,
-    ) -> Any:
-        kwargs = dict(kwargs or {})
+    def on_op(self, func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         if self.precision == "highest":
             return func(*args, **kwargs)
         entry = _BILINEAR_OPS.get(func)
@@ -233,7 +226,7 @@ class EmulatedMatmulPrecision(TorchDispatchMode):
         )
 
 
-class Bf16MatmulOnF32(TorchDispatchMode):
+class Bf16MatmulOnF32(OpDispatchMode):
     """Run bf16 matmuls and convolutions as f32 products of the bf16 operands, rounded to bf16 once.
 
     That is a TPU's bf16 matmul (bf16 operands, f32 accumulation, a bf16 result) and what torch's CPU
@@ -242,14 +235,7 @@ class Bf16MatmulOnF32(TorchDispatchMode):
     sum's order can differ, below a bf16 step. Elementwise ops stay in bf16.
     """
 
-    def __torch_dispatch__(
-        self,
-        func: Any,
-        types: Sequence[type],
-        args: Sequence[Any] = (),
-        kwargs: Mapping[str, Any] | None = None,
-    ) -> Any:
-        kwargs = dict(kwargs or {})
+    def on_op(self, func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         entry = _BILINEAR_OPS.get(func)
         if entry is None or not _both_bf16(args[entry[0]], args[entry[1]]):
             return func(*args, **kwargs)
