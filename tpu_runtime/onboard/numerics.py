@@ -200,7 +200,7 @@ class EmulatedMatmulPrecision(OpDispatchMode):
         if entry is not None:
             i, j, make_cross = entry
             a, b = args[i], args[j]
-            if _both_f32(a, b):
+            if _both(a, b, torch.float32):
                 self.emulated[str(func)] += 1
 
                 def full(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -218,7 +218,7 @@ class EmulatedMatmulPrecision(OpDispatchMode):
         query, key, value = args[0], args[1], args[2]
         dropout_p = args[3] if len(args) > 3 else kwargs.get("dropout_p", 0.0)
         is_causal = bool(args[4] if len(args) > 4 else kwargs.get("is_causal", False))
-        if dropout_p or not (_both_f32(query, key) and _both_f32(query, value)):
+        if dropout_p or not (_both(query, key, torch.float32) and _both(query, value, torch.float32)):
             return func(*args, **kwargs)
         self.emulated[str(func)] += 1
         return _emulated_attention(
@@ -237,28 +237,15 @@ class Bf16MatmulOnF32(OpDispatchMode):
 
     def on_op(self, func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         entry = _BILINEAR_OPS.get(func)
-        if entry is None or not _both_bf16(args[entry[0]], args[entry[1]]):
+        if entry is None or not _both(args[entry[0]], args[entry[1]], torch.bfloat16):
             return func(*args, **kwargs)
         wide = [a.float() if isinstance(a, torch.Tensor) and a.dtype == torch.bfloat16 else a for a in args]
         return func(*wide, **kwargs).to(torch.bfloat16)
 
 
-def _both_bf16(a: Any, b: Any) -> bool:
-    return (
-        isinstance(a, torch.Tensor)
-        and isinstance(b, torch.Tensor)
-        and a.dtype == torch.bfloat16
-        and b.dtype == torch.bfloat16
-    )
-
-
-def _both_f32(a: Any, b: Any) -> bool:
-    return (
-        isinstance(a, torch.Tensor)
-        and isinstance(b, torch.Tensor)
-        and a.dtype == torch.float32
-        and b.dtype == torch.float32
-    )
+def _both(a: Any, b: Any, dtype: torch.dtype) -> bool:
+    """Both operands are tensors of `dtype` (the only products the modes here change)."""
+    return all(isinstance(t, torch.Tensor) and t.dtype == dtype for t in (a, b))
 
 
 @contextlib.contextmanager
