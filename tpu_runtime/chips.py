@@ -25,7 +25,8 @@ GIB = 1 << 30
 CHIPS_FILE = "chips.yaml"
 
 
-def _check_source(url: str) -> str:
+def check_source(url: str) -> str:
+    """Field validator of every fact sheet (here and `onboard/serving.py`): `source` is an https:// page."""
     if not url.startswith("https://"):
         raise ValueError(f"source must be an https:// URL, got {url!r}")
     return url
@@ -43,7 +44,7 @@ class Fact(BaseModel):
     note: str | None = None
     alternatives: tuple[Fact, ...] = ()
 
-    _source_ok = field_validator("source")(_check_source)
+    _source_ok = field_validator("source")(check_source)
 
 
 class CountFact(BaseModel):
@@ -56,7 +57,7 @@ class CountFact(BaseModel):
     checked: date
     note: str | None = None
 
-    _source_ok = field_validator("source")(_check_source)
+    _source_ok = field_validator("source")(check_source)
 
 
 class NamesFact(BaseModel):
@@ -68,7 +69,7 @@ class NamesFact(BaseModel):
     source: str
     checked: date
 
-    _source_ok = field_validator("source")(_check_source)
+    _source_ok = field_validator("source")(check_source)
 
 
 class HbmFact(BaseModel):
@@ -83,7 +84,7 @@ class HbmFact(BaseModel):
     note: str | None = None
     alternatives: tuple[Fact, ...] = ()
 
-    _source_ok = field_validator("source")(_check_source)
+    _source_ok = field_validator("source")(check_source)
 
     @model_validator(mode="after")
     def _bytes_match_gib(self) -> HbmFact:
@@ -104,7 +105,7 @@ class SliceShape(BaseModel):
     checked: date
     note: str | None = None
 
-    _source_ok = field_validator("source")(_check_source)
+    _source_ok = field_validator("source")(check_source)
 
     @model_validator(mode="after")
     def _chips_match_topology(self) -> SliceShape:

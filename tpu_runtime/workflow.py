@@ -13,7 +13,7 @@ import importlib
 import time
 from collections.abc import Callable, Collection
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -60,6 +60,16 @@ def load_workflow(name: str) -> Workflow:
         known = sorted(p.stem for p in workflows_dir().glob("*.yaml"))
         raise ValueError(f"no workflow named {name!r}; known: {', '.join(known)}")
     return Workflow.model_validate(safe_load(path.read_text()))
+
+
+_T = TypeVar("_T")
+
+
+def produced(value: _T | None, by: str) -> _T:
+    """What an earlier step put on a playbook's context; a bug in the playbook if that step has not run."""
+    if value is None:
+        raise RuntimeError(f"{by} has not run")
+    return value
 
 
 def resolve_step(target: str) -> Callable[..., Any]:

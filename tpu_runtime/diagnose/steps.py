@@ -24,7 +24,7 @@ from tpu_runtime.diagnose.report import (
     InputSummary,
 )
 from tpu_runtime.progress import ProgressFn
-from tpu_runtime.workflow import Step
+from tpu_runtime.workflow import Step, produced
 
 _SEVERITY_ORDER = {"high": 0, "medium": 1, "low": 2, "info": 3}
 
@@ -43,9 +43,7 @@ class DiagnoseContext:
     timings: dict[str, float] = field(default_factory=dict)
 
     def require_report(self) -> DiagnoseReport:
-        if self.report is None:
-            raise RuntimeError("the detect step has not run")
-        return self.report
+        return produced(self.report, "the detect step")
 
 
 def detect(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:

@@ -365,27 +365,33 @@ def check_case(
             f"the reference (not the kernel) raised {type(exc).__name__}: {first_line(exc)}"
             f"{where.render() if where else ''}; fix reference()",
         )
+    case = _Case(km, params, inputs, want, want_avals, precision, done)
     if km.devices == 1:
-        return _judge(km, params, inputs, want, want_avals, precision, run_kernel(km, params, inputs), done)
-    return _judge_both_orderings(km, params, inputs, want, want_avals, precision, done)
+        return _judge(case, run_kernel(km, params, inputs))
+    return _judge_both_orderings(case)
 
 
 _Done = Callable[..., CaseOutcome]
 
 
-def _judge_both_orderings(
-    km: KernelModule,
-    params: dict[str, Any],
-    inputs: tuple[Any, ...],
-    want: list[np.ndarray],
-    want_avals: list[Any],
-    precision: str,
-    done: _Done,
-) -> CaseOutcome:
+@dataclass(frozen=True)
+class _Case:
+    """One case with its reference computed: what judging any run of the kernel on it needs."""
+
+    km: KernelModule
+    params: dict[str, Any]
+    inputs: tuple[Any, ...]
+    want: list[np.ndarray]
+    want_avals: list[Any]
+    precision: str
+    done: _Done
+
+
+def _judge_both_orderings(case: _Case) -> CaseOutcome:
     """A multi-device kernel in both DMA models (see the module docstring); the case's verdict and why."""
-    late = _judge(km, params, inputs, want, want_avals, precision, run_kernel(km, params, inputs), done)
-    eager_run = run_kernel(km, params, inputs, dma_mode="eager")
-    eager = _judge(km, params, inputs, want, want_avals, precision, eager_run, done, dma_mode="eager")
+    km, params, inputs, precision, done = case.km, case.params, case.inputs, case.precision, case.done
+    late = _judge(case, run_kernel(km, params, inputs))
+    eager = _judge(case, run_kernel(km, params, inputs, dma_mode="eager"), dma_mode="eager")
     late_result, eager_result = late.result, eager.result
     calls = late.reference_calls + eager.reference_calls
     if late_result.verdict == "skip" or eager_result.verdict == "skip":
@@ -432,18 +438,10 @@ def _errors(result: CaseResult) -> dict[str, Any]:
     }
 
 
-def _judge(
-    km: KernelModule,
-    params: dict[str, Any],
-    inputs: tuple[Any, ...],
-    want: list[np.ndarray],
-    want_avals: list[Any],
-    precision: str,
-    run: KernelRun,
-    done: _Done,
-    dma_mode: DmaMode = "on_wait",
-) -> CaseOutcome:
+def _judge(case: _Case, run: KernelRun, dma_mode: DmaMode = "on_wait") -> CaseOutcome:
     """The verdict of one kernel run against the reference: the first thing wrong, or pass."""
+    km, params, inputs, want, want_avals = case.km, case.params, case.inputs, case.want, case.want_avals
+    precision, done = case.precision, case.done
     if run.error is not None:
         status = "skip" if run.error.kind == "interpreter" else "fail"
         return done(status, run.error.message, run.reference_calls, run.error.detail)

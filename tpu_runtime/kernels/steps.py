@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from tpu_runtime.kernels.child import CheckOptions
 from tpu_runtime.kernels.report import STAGE_TITLES, KernelCheckReport, StageName, StageResult, TuneReport
 from tpu_runtime.progress import ProgressFn
-from tpu_runtime.workflow import Step
+from tpu_runtime.workflow import Step, produced
 
 if TYPE_CHECKING:
     from tpu_runtime.kernels.convention import KernelModule
@@ -206,9 +206,7 @@ def timing(ctx: KernelContext, step: Step, progress: ProgressFn) -> GatedRun | N
     """Stage 6: the timing run on the user's TPU, handed to the runner's approval gate."""
     from tpu_runtime.kernels.remote_timing import TimingOptions, timing_run
 
-    report = ctx.report
-    if report is None:
-        raise RuntimeError("the check stages have not run")
+    report = produced(ctx.report, "the check stages")
     options = ctx.timing or TimingOptions()
     if options.target:
         progress(step.id, f"kernel check: timing on {options.target}", 0.0)

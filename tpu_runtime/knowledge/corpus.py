@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
+from tpu_runtime.knowledge.chunking import Piece
 from tpu_runtime.knowledge.models import SourceKind
 
 # Bump when chunking or rendering changes: every unit's hash changes with it, so the next build re-indexes.
@@ -75,6 +76,37 @@ class LoadedUnit:
 def chunk_id(unit: str, path: str, line: int, ordinal: int, text: str) -> str:
     digest = hashlib.sha1(f"{unit}\0{path}\0{line}\0{ordinal}\0{text}".encode()).hexdigest()
     return digest[:20]
+
+
+def passage_chunk(
+    unit: str,
+    kind: SourceKind,
+    rel: str,
+    ordinal: int,
+    piece: Piece,
+    *,
+    cited: str | None = None,
+    url: str | None = None,
+    checked: str | None = None,
+    package: str | None = None,
+    version: str | None = None,
+) -> ChunkRecord:
+    """The `ordinal`-th passage of file `rel` (cited as `cited`, default `rel`), titled 'file › section'."""
+    path = cited or rel
+    return ChunkRecord(
+        id=chunk_id(unit, rel, piece.line, ordinal, piece.text),
+        unit=unit,
+        kind=kind,
+        title=f"{path} › {piece.section}" if piece.section else path,
+        text=piece.text,
+        path=path,
+        line=piece.line,
+        section=piece.section,
+        package=package,
+        version=version,
+        url=url,
+        checked=checked,
+    )
 
 
 def first_url(text: str) -> str | None:

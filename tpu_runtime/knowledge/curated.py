@@ -17,13 +17,12 @@ import yaml
 
 from tpu_runtime.knowledge.chunking import MAX_TOKENS, Block, chunk_markdown, pack
 from tpu_runtime.knowledge.corpus import (
-    ChunkRecord,
     LoadedUnit,
     UnitSpec,
-    chunk_id,
     first_checked,
     first_url,
     hash_bytes,
+    passage_chunk,
 )
 from tpu_runtime.knowledge.folders import MAX_FILE_BYTES
 from tpu_runtime.resources import knowledge_dir
@@ -79,17 +78,13 @@ def load_sheet(path: Path, rel: str) -> LoadedUnit:
     )
     chunks = []
     for ordinal, piece in enumerate(pieces):
-        title = f"{rel} › {piece.section}" if piece.section else rel
         chunks.append(
-            ChunkRecord(
-                id=chunk_id(unit, rel, piece.line, ordinal, piece.text),
-                unit=unit,
-                kind="curated",
-                title=title,
-                text=piece.text,
-                path=rel,
-                line=piece.line,
-                section=piece.section,
+            passage_chunk(
+                unit,
+                "curated",
+                rel,
+                ordinal,
+                piece,
                 url=first_url(piece.text),
                 checked=first_checked(piece.text),
             )

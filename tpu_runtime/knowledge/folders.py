@@ -14,7 +14,7 @@ from pathlib import Path
 
 from tpu_runtime.errors import BadInput
 from tpu_runtime.knowledge.chunking import chunk_markdown, chunk_text, html_to_text
-from tpu_runtime.knowledge.corpus import ChunkRecord, LoadedUnit, UnitSpec, chunk_id, hash_bytes
+from tpu_runtime.knowledge.corpus import ChunkRecord, LoadedUnit, UnitSpec, hash_bytes, passage_chunk
 
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_FILES = 20_000
@@ -128,15 +128,13 @@ def load_folder(root: Path) -> LoadedUnit:
         url = f"{origin}/blob/HEAD/{rel}" if origin else None
         for ordinal, piece in enumerate(pieces):
             chunks.append(
-                ChunkRecord(
-                    id=chunk_id(unit, rel, piece.line, ordinal, piece.text),
-                    unit=unit,
-                    kind="folder",
-                    title=f"{cited} › {piece.section}" if piece.section else cited,
-                    text=piece.text,
-                    path=cited,
-                    line=piece.line,
-                    section=piece.section,
+                passage_chunk(
+                    unit,
+                    "folder",
+                    rel,
+                    ordinal,
+                    piece,
+                    cited=cited,
                     url=f"{url}#L{piece.line}" if url else None,
                 )
             )

@@ -23,7 +23,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from tpu_runtime.knowledge.chunking import Block, chunk_markdown, pack, text_blocks
-from tpu_runtime.knowledge.corpus import ChunkRecord, LoadedUnit, UnitSpec, chunk_id, hash_bytes
+from tpu_runtime.knowledge.corpus import (
+    ChunkRecord,
+    LoadedUnit,
+    UnitSpec,
+    chunk_id,
+    hash_bytes,
+    passage_chunk,
+)
 from tpu_runtime.resources import knowledge_dir
 from tpu_runtime.yaml_data import safe_load
 
@@ -364,15 +371,12 @@ def load_package(selection: _Selection) -> LoadedUnit:
             continue
         for ordinal, piece in enumerate(chunk_markdown(text)):
             chunks.append(
-                ChunkRecord(
-                    id=chunk_id(unit, rel, piece.line, ordinal, piece.text),
-                    unit=unit,
-                    kind="package",
-                    title=f"{rel} › {piece.section}" if piece.section else rel,
-                    text=piece.text,
-                    path=rel,
-                    line=piece.line,
-                    section=piece.section,
+                passage_chunk(
+                    unit,
+                    "package",
+                    rel,
+                    ordinal,
+                    piece,
                     package=config.dist,
                     version=selection.version,
                     url=_url_for(config, rel),

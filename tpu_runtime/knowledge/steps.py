@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tpu_runtime.progress import ProgressFn
-from tpu_runtime.workflow import Step
+from tpu_runtime.workflow import Step, produced
 
 if TYPE_CHECKING:
     from tpu_runtime.knowledge.models import Answer
@@ -33,9 +33,7 @@ class AskContext:
     timings_ms: dict[str, float] = field(default_factory=dict)
 
     def require_answer(self) -> Answer:
-        if self.answer is None:
-            raise RuntimeError("the answer step has not run")
-        return self.answer
+        return produced(self.answer, "the answer step")
 
 
 def _ms(since: float) -> float:
@@ -51,22 +49,20 @@ def open_index(ctx: AskContext, step: Step, progress: ProgressFn) -> None:
 
 
 def retrieve(ctx: AskContext, step: Step, progress: ProgressFn) -> None:
-    if ctx.index is None:
-        raise RuntimeError("the index step has not run")
+    index = produced(ctx.index, "the index step")
     from tpu_runtime.knowledge.answer import SUPPORT_PASSAGES
 
     started = time.perf_counter()
     # the answer weighs more passages than the caller lists: its line may come from below the top k
-    ctx.result = ctx.index.search(ctx.question, max(ctx.k, SUPPORT_PASSAGES))
+    ctx.result = index.search(ctx.question, max(ctx.k, SUPPORT_PASSAGES))
     ctx.timings_ms["search"] = _ms(started)
 
 
 def answer(ctx: AskContext, step: Step, progress: ProgressFn) -> None:
     from tpu_runtime.knowledge.answer import compose, listed_passages
 
-    if ctx.index is None or ctx.result is None:
-        raise RuntimeError("the retrieve step has not run")
+    index, result = produced(ctx.index, "the retrieve step"), produced(ctx.result, "the retrieve step")
     started = time.perf_counter()
-    ctx.answer = compose(ctx.question, ctx.index, ctx.result)
+    ctx.answer = compose(ctx.question, index, result)
     ctx.answer.passages = listed_passages(ctx.answer, ctx.k)
     ctx.timings_ms["answer"] = _ms(started)

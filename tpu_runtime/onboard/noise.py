@@ -14,8 +14,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
+
+from tpu_runtime.onboard.dispatch_mode import OpDispatchMode
 
 aten = torch.ops.aten
 _DROPOUT = aten.native_dropout.default
@@ -25,7 +26,7 @@ def _is_random(func: Any) -> bool:
     return torch.Tag.nondeterministic_seeded in getattr(func, "tags", ())
 
 
-class NoiseTape(TorchDispatchMode):
+class NoiseTape(OpDispatchMode):
     """`mode="record"` keeps the samples of each random op; `mode="replay"` hands them back.
 
     `drawn` counts the random ops seen by name; `mismatch` is set when a replayed run asks for a sample
@@ -40,14 +41,7 @@ class NoiseTape(TorchDispatchMode):
         self.drawn: Counter[str] = Counter()
         self.mismatch: str | None = None
 
-    def __torch_dispatch__(
-        self,
-        func: Any,
-        types: Sequence[type],
-        args: Sequence[Any] = (),
-        kwargs: Mapping[str, Any] | None = None,
-    ) -> Any:
-        kwargs = dict(kwargs or {})
+    def on_op(self, func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         if not _is_random(func):
             return func(*args, **kwargs)
         self.drawn[func._schema.name] += 1

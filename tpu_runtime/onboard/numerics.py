@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
 
+from tpu_runtime.onboard.dispatch_mode import OpDispatchMode
 from tpu_runtime.onboard.noise import NoiseTape
 from tpu_runtime.onboard.report import DEVICE_CHECK_NOT_RUN, LayerError, NumericsReport, PrecisionMode
 
@@ -174,7 +174,7 @@ _BILINEAR_OPS: dict[Any, tuple[int, int, Callable[[Sequence[Any], Mapping[str, A
 _SDPA_CPU = aten._scaled_dot_product_flash_attention_for_cpu.default
 
 
-class EmulatedMatmulPrecision(TorchDispatchMode):
+class EmulatedMatmulPrecision(OpDispatchMode):
     """Run f32 matmuls, convolutions and CPU sdpa the way a TPU does at the given matmul precision.
 
     "default" rounds both operands to bf16 and accumulates in f32; "high" is bf16x3 (hi*hi + hi*lo +
@@ -193,21 +193,14 @@ class EmulatedMatmulPrecision(TorchDispatchMode):
         self.precision: MatmulPrecision = precision
         self.emulated: Counter[str] = Counter()
 
-    def __torch_dispatch__(
-        self,
-        func: Any,
-        types: Sequence[type],
-        args: Sequence[Any] = (),
-        kwargs: Mapping[str, Any] | None = None,
-    ) -> Any:
-        kwargs = dict(kwargs or {})
+    def on_op(self, func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         if self.precision == "highest":
             return func(*args, **kwargs)
         entry = _BILINEAR_OPS.get(func)
         if entry is not None:
             i, j, make_cross = entry
             a, b = args[i], args[j]
-            if _both_f32(a, b):
+            if _both(a, b, torch.float32):
                 self.emulated[str(func)] += 1
 
                 def full(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
@@ -225,7 +218,7 @@ class EmulatedMatmulPrecision(TorchDispatchMode):
         query, key, value = args[0], args[1], args[2]
         dropout_p = args[3] if len(args) > 3 else kwargs.get("dropout_p", 0.0)
         is_causal = bool(args[4] if len(args) > 4 else kwargs.get("is_causal", False))
-        if dropout_p or not (_both_f32(query, key) and _both_f32(query, value)):
+        if dropout_p or not (_both(query, key, torch.float32) and _both(query, value, torch.float32)):
             return func(*args, **kwargs)
         self.emulated[str(func)] += 1
         return _emulated_attention(
@@ -233,7 +226,7 @@ class EmulatedMatmulPrecision(TorchDispatchMode):
         )
 
 
-class Bf16MatmulOnF32(TorchDispatchMode):
+class Bf16MatmulOnF32(OpDispatchMode):
     """Run bf16 matmuls and convolutions as f32 products of the bf16 operands, rounded to bf16 once.
 
     That is a TPU's bf16 matmul (bf16 operands, f32 accumulation, a bf16 result) and what torch's CPU
@@ -242,37 +235,17 @@ class Bf16MatmulOnF32(TorchDispatchMode):
     sum's order can differ, below a bf16 step. Elementwise ops stay in bf16.
     """
 
-    def __torch_dispatch__(
-        self,
-        func: Any,
-        types: Sequence[type],
-        args: Sequence[Any] = (),
-        kwargs: Mapping[str, Any] | None = None,
-    ) -> Any:
-        kwargs = dict(kwargs or {})
+    def on_op(self, func: Any, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
         entry = _BILINEAR_OPS.get(func)
-        if entry is None or not _both_bf16(args[entry[0]], args[entry[1]]):
+        if entry is None or not _both(args[entry[0]], args[entry[1]], torch.bfloat16):
             return func(*args, **kwargs)
         wide = [a.float() if isinstance(a, torch.Tensor) and a.dtype == torch.bfloat16 else a for a in args]
         return func(*wide, **kwargs).to(torch.bfloat16)
 
 
-def _both_bf16(a: Any, b: Any) -> bool:
-    return (
-        isinstance(a, torch.Tensor)
-        and isinstance(b, torch.Tensor)
-        and a.dtype == torch.bfloat16
-        and b.dtype == torch.bfloat16
-    )
-
-
-def _both_f32(a: Any, b: Any) -> bool:
-    return (
-        isinstance(a, torch.Tensor)
-        and isinstance(b, torch.Tensor)
-        and a.dtype == torch.float32
-        and b.dtype == torch.float32
-    )
+def _both(a: Any, b: Any, dtype: torch.dtype) -> bool:
+    """Both operands are tensors of `dtype` (the only products the modes here change)."""
+    return all(isinstance(t, torch.Tensor) and t.dtype == dtype for t in (a, b))
 
 
 @contextlib.contextmanager

@@ -222,8 +222,17 @@ def _run_real(
         capture="the model itself on CPU" + (" (a shallower copy)" if shrink_note else ""),
         build_note=build_note,
     )
-    probe = ModelProbe(
-        **_model_fields(payload, model, loaded, stats, lm, outputs, capture, tpu_ops, tpu_note, depth),
+    probe = _new_probe(
+        payload,
+        model,
+        loaded,
+        stats,
+        lm,
+        outputs,
+        capture,
+        tpu_ops,
+        tpu_note,
+        depth_ratio=depth,
         shrink_note=shrink_note,
         size=size,
         numerics=numerics,
@@ -317,8 +326,16 @@ def _run_full_size_fake(
             copy_output = copy.loaded.model.eval()(*copy.loaded.args, **copy.loaded.kwargs)
         behaviour = recognise(copy.loaded.model, copy.loaded, copy_output)
     lm = _decoder_lm(model, behaviour, outputs)
-    probe = ModelProbe(
-        **_model_fields(payload, model, fake, stats, lm, outputs, capture, tpu_ops, tpu_note),
+    probe = _new_probe(
+        payload,
+        model,
+        fake,
+        stats,
+        lm,
+        outputs,
+        capture,
+        tpu_ops,
+        tpu_note,
         size=size,
         numerics=numerics,
         numerics_error=numerics_error,
@@ -339,7 +356,7 @@ def _finished(probe: ModelProbe) -> dict[str, Any]:
     return probe.model_dump(mode="json")
 
 
-def _model_fields(
+def _new_probe(
     payload: dict[str, Any],
     model: torch.nn.Module,
     loaded: LoadedModel,
@@ -349,10 +366,23 @@ def _model_fields(
     capture: Capture,
     tpu_ops: list[RawOp],
     tpu_note: str,
+    *,
+    size: SizePlan,
+    numerics: dict[str, Any] | None,
+    numerics_error: str | None,
+    xla_notes: list[str],
+    timings: dict[str, float],
     depth_ratio: float = 1.0,
-) -> dict[str, Any]:
-    """The probe's fields that both paths (real weights, full size on fake tensors) fill the same way."""
-    return dict(
+    shrink_note: str | None = None,
+    input_shapes_vary: bool = False,
+    xla: dict[str, dict[str, Any]] | None = None,
+    notes: list[str] | None = None,
+) -> ModelProbe:
+    """The probe of both paths (real weights, full size on fake tensors), shared fields filled alike.
+
+    Keyword arguments throughout, so that mypy checks every field of `ModelProbe` by name.
+    """
+    return ModelProbe(
         convention=loaded.convention,
         input_style=loaded.input_style,
         class_name=type(model).__name__,
@@ -378,6 +408,15 @@ def _model_fields(
             seq=_seq_of(loaded),
             depth_ratio=depth_ratio,
         ),
+        shrink_note=shrink_note,
+        size=size,
+        numerics=numerics,
+        numerics_error=numerics_error,
+        input_shapes_vary=input_shapes_vary,
+        xla=xla or {},
+        xla_notes=xla_notes,
+        timings=timings,
+        notes=notes or [],
     )
 
 

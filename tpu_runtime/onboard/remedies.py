@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -43,6 +44,12 @@ class GenericRemedy(BaseModel):
     summary: str
     code: str
     cost: str
+
+    def for_op(self, op: str, kind: Literal["cpu_fallback", "pallas_kernel"]) -> Remedy:
+        """This remedy as offered for one op: `{op}` and `{name}` in its summary and code filled in."""
+        return Remedy(
+            op=op, kind=kind, summary=_fill(self.summary, op), code=_fill(self.code, op), cost=self.cost
+        )
 
 
 class RemedyBook(BaseModel):
@@ -95,23 +102,7 @@ def remedies_for(op: str, table: OpTable) -> list[Remedy]:
         )
         for r in rewrites_for(name)
     ]
-    out.append(
-        Remedy(
-            op=name,
-            kind="cpu_fallback",
-            summary=_fill(book.cpu_fallback.summary, name),
-            code=_fill(book.cpu_fallback.code, name),
-            cost=book.cpu_fallback.cost,
-        )
-    )
+    out.append(book.cpu_fallback.for_op(name, "cpu_fallback"))
     if needs_pallas(name) or (verdict.tpu_op is not None and needs_pallas(verdict.tpu_op)):
-        out.append(
-            Remedy(
-                op=name,
-                kind="pallas_kernel",
-                summary=_fill(book.pallas.summary, name),
-                code=_fill(book.pallas.code, name),
-                cost=book.pallas.cost,
-            )
-        )
+        out.append(book.pallas.for_op(name, "pallas_kernel"))
     return out

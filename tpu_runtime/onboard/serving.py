@@ -32,6 +32,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from tpu_runtime.chips import check_source
 from tpu_runtime.onboard.report import ModelInfo, ServingPlan
 from tpu_runtime.resources import knowledge_dir
 from tpu_runtime.yaml_data import safe_load
@@ -67,12 +68,7 @@ class VllmEvidence(BaseModel):
     checked: date
     note: str | None = None
 
-    @field_validator("source")
-    @classmethod
-    def _https(cls, url: str) -> str:
-        if not url.startswith("https://"):
-            raise ValueError(f"source must be an https:// URL, got {url!r}")
-        return url
+    _source_ok = field_validator("source")(check_source)
 
 
 class VllmArchitecture(BaseModel):

@@ -22,7 +22,7 @@ from tpu_runtime.onboard.report import (
 from tpu_runtime.onboard.request import KV_DTYPE_BYTES, OnboardRequest
 from tpu_runtime.progress import ProgressFn
 from tpu_runtime.sandbox import Limits, describe_isolation, run_child
-from tpu_runtime.workflow import Step
+from tpu_runtime.workflow import Step, produced
 
 if TYPE_CHECKING:
     from tpu_runtime.onboard.op_table import OpTable
@@ -243,9 +243,7 @@ def _dtype_bytes(dtype: str) -> float:
 
 
 def _probe(ctx: OnboardContext) -> ModelProbe:
-    if ctx.probe is None:
-        raise RuntimeError("the probe step has not run")
-    return ctx.probe
+    return produced(ctx.probe, "the probe step")
 
 
 def model_info(ctx: OnboardContext) -> ModelInfo:
