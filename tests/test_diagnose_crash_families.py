@@ -43,6 +43,21 @@ FORMS: list[tuple[str, str, str, str]] = [
         "tpu_driver",
     ),
     (
+        # jax >= 0.4 on the old TPU-node runtime: jaxlib has no TPU-node client any more (not a package skew).
+        "RuntimeError: Unable to initialize backend 'tpu': module 'jaxlib.xla_extension' has no attribute "
+        "'get_tpu_client' (set JAX_PLATFORMS='' to automatically choose an available backend)\n",
+        "runtime_init_failure",
+        "runtime_init_failure/tpu_node_runtime_unsupported",
+        "TPU VM",
+    ),
+    (
+        "AttributeError: module 'jax.tree_util' has no attribute 'register_pytree_with_keys_class'\n"
+        "RuntimeError: \nAs of JAX 0.5.0, JAX only supports TPU VMs, not the older Colab TPUs.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/tpu_node_runtime_unsupported",
+        "0.5.0 or later",
+    ),
+    (
         "RuntimeError: Unable to initialize backend 'tpu': INTERNAL: Failed to establish SliceBuilder grpc "
         "channel to 10.0.0.12:8471.\n",
         "runtime_init_failure",
