@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -31,8 +32,15 @@ SHAPE = {"m": 512, "k": 512, "n": 512}
 UPSTREAM = Path(__file__).resolve().parents[1] / "tests" / "data" / "kernels" / "upstream"
 
 
-def bench_check(template: Path) -> dict[str, Any]:
-    start = time.perf_counter()
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and every finished child it waited for (the check's child and the
+    PyTorch stage's process under it): on a shared machine a steadier figure than wall time."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def bench_check(template: Path, no_torch: bool = False) -> dict[str, Any]:
+    start, cpu = time.perf_counter(), _cpu_seconds()
     report = run_kernel_check(
         KernelCheckRequest(
             file=template,
@@ -40,11 +48,13 @@ def bench_check(template: Path) -> dict[str, Any]:
             target_shape=SHAPE,
             generations=["v5e", "v5p", "v6e", "tpu7x"],
             stages=["correctness", "honesty", "lowering", "compile", "torch"],
+            no_torch=no_torch,
         )
     )
     wall = time.perf_counter() - start
     return {
         "wall_seconds": round(wall, 2),
+        "cpu_seconds": round(_cpu_seconds() - cpu, 2),
         "verdict": report.verdict,
         "child_seconds": report.seconds,
         "stages": {s.stage: {"verdict": s.verdict, "seconds": s.seconds} for s in report.stages},
@@ -156,6 +166,7 @@ def main() -> None:
         "machine": {"cpus": os.cpu_count(), "load_average_1m_before": round(load_before[0], 2)},
         "anchor_import_jax_torch_torch_tpu": bench_imports(),
         "check_512_matmul_all_cpu_stages": bench_check(template),
+        "check_512_matmul_no_torch": bench_check(template, no_torch=True),
     }
     # the anchor again after the check: the check is set against the mean of the two runs
     figures["anchor_import_jax_torch_torch_tpu"] = round(
@@ -173,10 +184,16 @@ def main() -> None:
     print(f"anchor: a fresh process importing jax, torch and torch_tpu: {anchor} s (before and after)")
     print(
         "kernel check, 512x512x512 f32 tiled matmul, stages 1-5, 4 generations: "
-        f"{check['wall_seconds']} s ({check['verdict']}), {check['wall_seconds'] / anchor:.2f}x the anchor"
+        f"{check['wall_seconds']} s ({check['verdict']}), {check['wall_seconds'] / anchor:.2f}x the anchor; "
+        f"{check['cpu_seconds']} s of CPU in all its processes"
     )
     for stage, row in check["stages"].items():
         print(f"  {stage:12s} {row['verdict']:8s} {row['seconds']:.2f} s")
+    bare = figures["check_512_matmul_no_torch"]
+    print(
+        f"the same with --no-torch (stage 5 not run): {bare['wall_seconds']} s ({bare['verdict']}), "
+        f"{bare['wall_seconds'] / anchor:.2f}x the anchor; {bare['cpu_seconds']} s of CPU"
+    )
     if not args.budget:
         return
     tune = figures[f"tune_{args.budget}_candidates_offline"]

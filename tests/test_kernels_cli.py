@@ -74,3 +74,17 @@ def test_check_exits_1_on_a_failing_stage_and_2_on_bad_input() -> None:
         app, ["kernel", "tune", str(KERNELS / "axpy.py"), "--budget", "2", "--space", "{bad"]
     )
     assert space.exit_code == 2 and "not valid JSON" in space.output
+
+
+@pytest.mark.slow
+def test_no_torch_leaves_stage_5_out_and_says_so() -> None:
+    template = TEMPLATES_DIR / "matmul.py"
+    result = _cli("check", str(template), "--stages", "lowering,torch", "--no-torch", "--json", "-g", "v6e")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    stages = {s["stage"]: s for s in report["stages"]}
+    assert [s["stage"] for s in report["stages"]] == ["lowering", "torch", "timing"]
+    assert stages["lowering"]["verdict"] == "pass", stages["lowering"]["message"]
+    assert stages["torch"]["verdict"] == "skip"
+    assert "--no-torch" in stages["torch"]["message"]
+    assert not any("process of its own" in note for note in report["notes"])  # no PyTorch process ran

@@ -139,6 +139,14 @@ def kernel_check(
     stages: Annotated[
         str, typer.Option(help="comma-separated subset of: correctness,honesty,lowering,compile,torch")
     ] = ",".join(_STAGE_NAMES),
+    no_torch: Annotated[
+        bool,
+        typer.Option(
+            "--no-torch",
+            help="leave out stage 5 (PyTorch: imports torch_tpu, most of a check's time); "
+            "the report says it was not run",
+        ),
+    ] = False,
     seed: Annotated[
         int | None, typer.Option(help="seed for the random inputs (default: fresh each run)")
     ] = None,
@@ -187,6 +195,7 @@ def kernel_check(
         target_shape=parse_shape(target_shape, "--target-shape") if target_shape else None,
         generations=_split(generation) if generation else list(DEFAULT_GENERATIONS),
         stages=chosen,  # type: ignore[arg-type]
+        no_torch=no_torch,
         seed=seed,
         timeout_s=timeout,
         memory_gb=memory_gb,

@@ -146,7 +146,7 @@ def start_torch_stage(options: CheckOptions) -> Callable[[], StageResult | None]
             box["result"] = run_child(
                 "tpu_runtime.kernels.torch_integration:torch_stage_entry",
                 options.model_dump(mode="json"),
-                Limits(timeout_s=24 * 3600.0),
+                Limits(timeout_s=24 * 3600.0, watch_memory=False),
             )
         except ChildFailure as failure:
             box["failure"] = failure

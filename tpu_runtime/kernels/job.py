@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from tpu_runtime.kernels.remote_timing import TimingOptions
-from tpu_runtime.kernels.report import CPU_STAGES, KernelCheckReport, StageName
+from tpu_runtime.kernels.report import CPU_STAGES, STAGE_TITLES, KernelCheckReport, StageName, StageResult
 from tpu_runtime.kernels.sandbox_run import (
     KernelToolError,
     canonical_generations,
@@ -39,6 +39,13 @@ __all__ = [
 
 DEFAULT_GENERATIONS = ["v5e", "v5p", "v6e", "tpu7x"]
 
+#: What the report says for stage 5 when the person left it out with --no-torch.
+NO_TORCH = (
+    "not run: left out with --no-torch. This stage imports torch and torch_tpu in a process of its own "
+    "(4-7 s of CPU, most of a check on 2 cores); without it nothing shows that torch.tpu.pallas.jax_op "
+    "accepts the kernel or that its fake-tensor output shapes match the kernel's"
+)
+
 
 class KernelCheckRequest(BaseModel):
     file: Path
@@ -48,6 +55,7 @@ class KernelCheckRequest(BaseModel):
     generations: list[str] = Field(default_factory=lambda: list(DEFAULT_GENERATIONS))
     stages: list[StageName] = Field(default_factory=lambda: list(CPU_STAGES))
     seed: int | None = None
+    no_torch: bool = Field(default=False, description="leave out stage 5 and say so in the report")
     timeout_s: float = Field(default=600.0, gt=0)
     memory_gb: float = Field(default=0.0, ge=0)
     timing: TimingOptions = Field(
@@ -73,7 +81,10 @@ def run_kernel_check(
     payload.pop("timeout_s")
     payload.pop("memory_gb")
     payload.pop("timing")
+    payload.pop("no_torch")
     payload.update({"file": str(path), "generations": generations or ["v6e"]})
+    if request.no_torch:
+        payload["stages"] = [s for s in payload["stages"] if s != "torch"]
 
     def on_progress(stage: str, fraction: float) -> None:
         if progress:
@@ -85,6 +96,10 @@ def run_kernel_check(
     report = KernelCheckReport.model_validate(result)
     if not generations:
         report.generations = []
+    if request.no_torch and "torch" in request.stages:
+        skipped = StageResult(stage="torch", title=STAGE_TITLES["torch"], verdict="skip", message=NO_TORCH)
+        at = next((i for i, s in enumerate(report.stages) if s.stage == "timing"), len(report.stages))
+        report.stages.insert(at, skipped)
     if request.timing.target:
         from tpu_runtime.kernels.child import CheckOptions
         from tpu_runtime.kernels.steps import KernelContext
