@@ -220,9 +220,10 @@ def approval_to_start(
     request = engine.get_request(request.id)
     if request.state in ("running", "finished"):
         return Refusal("already_run", request=request, run_id=run_for_request(engine.store, request.id))
-    if request.state in ("denied", "expired"):
-        state: RefusedStatus = "denied" if request.state == "denied" else "expired"
-        return Refusal(state, state, request)
+    if request.state == "denied":
+        return Refusal("denied", "denied", request)
+    if request.state == "expired":
+        return Refusal("expired", "expired", request)
     if request.effective_state() == "expired":  # still pending in the store, past its expiry
         return Refusal("lapsed", "expired", request)
     return Refusal("no_usable_approval", request=request)
