@@ -39,8 +39,29 @@ def model_result(model: BaseModel) -> CallToolResult:
     )
 
 
-def read_only(title: str) -> ToolAnnotations:
-    """A tool that only reads: safe to call again, touches nothing outside this machine."""
+def outcome_result(outcome: BaseModel | CallToolResult) -> CallToolResult:
+    """A tool's answer from a step that returns either its report or the error result it already built."""
+    return outcome if isinstance(outcome, CallToolResult) else model_result(outcome)
+
+
+def tool_hints(
+    title: str | None,
+    *,
+    read_only: bool,
+    destructive: bool = False,
+    idempotent: bool = True,
+    open_world: bool = False,
+) -> ToolAnnotations:
+    """A tool's hints for the client; the defaults describe a tool that stays on this machine."""
     return ToolAnnotations(
-        title=title, read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+        title=title,
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=open_world,
     )
+
+
+def read_only(title: str | None) -> ToolAnnotations:
+    """A tool that only reads: safe to call again, touches nothing outside this machine."""
+    return tool_hints(title, read_only=True)

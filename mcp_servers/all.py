@@ -14,7 +14,7 @@ from types import ModuleType
 
 from mcp.server.mcpserver import MCPServer
 
-from tpu_runtime import __version__
+from mcp_servers._server import make_server, serve_stdio
 
 NAME = "tpu-agent"
 
@@ -23,7 +23,7 @@ SPECIALISTS: dict[str, str] = {
     "diagnostics": "mcp_servers.diagnostics",
     "kernels": "mcp_servers.kernels",
     "knowledge": "mcp_servers.knowledge",
-    "runs": "mcp_servers.runs",
+    "runs": "mcp_servers.remote_runs",
 }
 """`tpu-agent serve` name -> module exposing NAME, INSTRUCTIONS, register(server) and build_server()."""
 
@@ -42,15 +42,8 @@ def build_server() -> MCPServer:
     """A server named `tpu-agent` that serves all specialists' tools."""
     parts = [f"{module.NAME}: {module.INSTRUCTIONS}" for module in specialist_modules()]
     instructions = "Tools for moving PyTorch models onto Google Cloud TPUs.\n" + "\n".join(parts)
-    server = MCPServer(NAME, instructions=instructions, version=__version__, log_level="WARNING")
-    register(server)
-    return server
-
-
-def main() -> None:
-    """Serve over stdio (what `tpu-agent serve all` does)."""
-    build_server().run("stdio")
+    return make_server(NAME, instructions, register)
 
 
 if __name__ == "__main__":
-    main()
+    serve_stdio(build_server)

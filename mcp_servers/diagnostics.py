@@ -39,8 +39,8 @@ from mcp_servers._results import error_result as _error
 from mcp_servers._results import model_result as _result
 from mcp_servers._results import read_only as _read_only
 from mcp_servers._results import tool_error
+from mcp_servers._server import make_server, serve_stdio
 from mcp_servers._workflow_prompt import playbook_text
-from tpu_runtime import __version__
 from tpu_runtime.diagnose.profile_model import ProfileComparison
 from tpu_runtime.diagnose.report import DiagnoseReport
 
@@ -290,15 +290,8 @@ def _playbook_text(paths: str) -> str:
 
 def build_server() -> MCPServer:
     """A stand-alone `tpu-diagnostics` server."""
-    server = MCPServer(NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
-    register(server)
-    return server
-
-
-def main() -> None:
-    """Serve over stdio (what `tpu-agent serve diagnostics` does)."""
-    build_server().run("stdio")
+    return make_server(NAME, INSTRUCTIONS, register)
 
 
 if __name__ == "__main__":
-    main()
+    serve_stdio(build_server)

@@ -34,15 +34,15 @@ import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
 from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine
 from mcp_servers._report_store import ReportStore
-from mcp_servers._results import error_result, tool_error
+from mcp_servers._results import error_result, tool_error, tool_hints
 from mcp_servers._results import model_result as _result
+from mcp_servers._server import make_server, serve_stdio
 from mcp_servers._workflow_prompt import playbook_text
-from tpu_runtime import __version__
 from tpu_runtime.kernels.report import STAGE_TITLES, KernelCheckReport, StageName, TuneReport
 
 if TYPE_CHECKING:
@@ -151,16 +151,6 @@ def _templates() -> tuple[KernelTemplate, ...]:
     return tuple(KernelTemplate(name=t.name, summary=t.summary) for t in list_templates())
 
 
-def _annotations(title: str, *, read_only: bool, destructive: bool = False) -> ToolAnnotations:
-    return ToolAnnotations(
-        title=title,
-        read_only_hint=read_only,
-        destructive_hint=destructive,
-        idempotent_hint=True,
-        open_world_hint=False,
-    )
-
-
 def _error_line(text: str) -> CallToolResult:
     return error_result(text, first_line_only=True)
 
@@ -252,7 +242,7 @@ def register(server: MCPServer) -> None:
         name="kernel_templates",
         title="List Pallas kernel templates",
         description=TEMPLATES_DESCRIPTION,
-        annotations=_annotations("List Pallas kernel templates", read_only=True),
+        annotations=tool_hints("List Pallas kernel templates", read_only=True),
     )
     def kernel_templates() -> list[KernelTemplate]:
         return list(_templates())
@@ -261,7 +251,7 @@ def register(server: MCPServer) -> None:
         name="new_kernel",
         title="Create a Pallas kernel module from a template",
         description=NEW_KERNEL_DESCRIPTION,
-        annotations=_annotations(
+        annotations=tool_hints(
             "Create a Pallas kernel module from a template", read_only=False, destructive=True
         ),
     )
@@ -322,7 +312,7 @@ def register(server: MCPServer) -> None:
         name="check_kernel",
         title="Check a Pallas TPU kernel (correctness, honesty, lowering, compile, PyTorch)",
         description=CHECK_DESCRIPTION,
-        annotations=_annotations(
+        annotations=tool_hints(
             "Check a Pallas TPU kernel (correctness, honesty, lowering, compile, PyTorch)", read_only=True
         ),
     )
@@ -401,7 +391,7 @@ def register(server: MCPServer) -> None:
         name="tune_kernel",
         title="Autotune a Pallas TPU kernel within a budget",
         description=TUNE_DESCRIPTION,
-        annotations=_annotations("Autotune a Pallas TPU kernel within a budget", read_only=False),
+        annotations=tool_hints("Autotune a Pallas TPU kernel within a budget", read_only=False),
     )
     async def tune_kernel(
         path: Annotated[
@@ -483,15 +473,8 @@ def _playbook_text(goal: str) -> str:
 
 def build_server() -> MCPServer:
     """A stand-alone `tpu-kernels` server."""
-    server = MCPServer(NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
-    register(server)
-    return server
-
-
-def main() -> None:
-    """Serve over stdio (what `tpu-agent serve kernels` does)."""
-    build_server().run("stdio")
+    return make_server(NAME, INSTRUCTIONS, register)
 
 
 if __name__ == "__main__":
-    main()
+    serve_stdio(build_server)

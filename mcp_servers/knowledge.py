@@ -31,14 +31,14 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
 from mcp_servers._results import model_result as _result
 from mcp_servers._results import read_only as _read_only
-from mcp_servers._results import tool_error
+from mcp_servers._results import tool_error, tool_hints
+from mcp_servers._server import make_server, serve_stdio
 from mcp_servers._workflow_prompt import playbook_text
-from tpu_runtime import __version__
 from tpu_runtime.knowledge.models import Answer, BuildReport, KbStatus, Passage, RetrievalMode
 
 if TYPE_CHECKING:
@@ -276,13 +276,7 @@ def register(server: MCPServer, corpus: BuildRequest | None = None) -> None:
         name="kb_build",
         title="Build the knowledge index",
         description=BUILD_DESCRIPTION,
-        annotations=ToolAnnotations(
-            title="Build the knowledge index",
-            read_only_hint=False,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
+        annotations=tool_hints("Build the knowledge index", read_only=False),
     )
     async def kb_build(
         ctx: Context,
@@ -314,15 +308,8 @@ def _playbook_text(question: str) -> str:
 
 def build_server(corpus: BuildRequest | None = None) -> MCPServer:
     """A stand-alone `tpu-knowledge` server."""
-    server = MCPServer(NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
-    register(server, corpus)
-    return server
-
-
-def main() -> None:
-    """Serve over stdio (what `tpu-agent serve knowledge` does)."""
-    build_server().run("stdio")
+    return make_server(NAME, INSTRUCTIONS, lambda server: register(server, corpus))
 
 
 if __name__ == "__main__":
-    main()
+    serve_stdio(build_server)

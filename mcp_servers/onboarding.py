@@ -25,15 +25,15 @@ import anyio
 import anyio.from_thread
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
 from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine
 from mcp_servers._report_store import ReportStore
 from mcp_servers._results import error_result as _error
-from mcp_servers._results import tool_error
+from mcp_servers._results import read_only, tool_error
+from mcp_servers._server import make_server, serve_stdio
 from mcp_servers._workflow_prompt import playbook_text
-from tpu_runtime import __version__
 from tpu_runtime.onboard.report import KVDtype, OnboardReport, Remedy, WeightDtype
 from tpu_runtime.onboard.report import OpStatus as StatusValue
 
@@ -151,13 +151,7 @@ def register(server: MCPServer) -> None:
         name="onboard_model",
         title="Onboard a PyTorch model onto TorchTPU",
         description=ONBOARD_DESCRIPTION,
-        annotations=ToolAnnotations(
-            title="Onboard a PyTorch model onto TorchTPU",
-            read_only_hint=True,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
+        annotations=read_only("Onboard a PyTorch model onto TorchTPU"),
     )
     async def onboard_model(
         model_file: Annotated[
@@ -212,12 +206,7 @@ def register(server: MCPServer) -> None:
         "(no weights, no network, no remote code): parameter count, every ATen op forward and backward "
         "with TorchTPU coverage, HBM fit per TPU generation with the KV cache at the requested batch and "
         "context, chips and slice per generation, and numerics on a shrunk copy (fewer layers and heads).",
-        annotations=ToolAnnotations(
-            read_only_hint=True,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
+        annotations=read_only(None),
     )
     async def onboard_hf_config(
         config_path: Annotated[
@@ -271,13 +260,7 @@ def register(server: MCPServer) -> None:
         name="op_status",
         title="Look up one ATen op in TorchTPU's op table",
         description=OP_STATUS_DESCRIPTION,
-        annotations=ToolAnnotations(
-            title="Look up one ATen op in TorchTPU's op table",
-            read_only_hint=True,
-            destructive_hint=False,
-            idempotent_hint=True,
-            open_world_hint=False,
-        ),
+        annotations=read_only("Look up one ATen op in TorchTPU's op table"),
     )
     def op_status(
         op: Annotated[
@@ -334,15 +317,8 @@ def _playbook_text(model_file: str) -> str:
 
 def build_server() -> MCPServer:
     """A stand-alone `tpu-onboarding` server."""
-    server = MCPServer(NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
-    register(server)
-    return server
-
-
-def main() -> None:
-    """Serve over stdio (what `tpu-agent serve onboarding` does)."""
-    build_server().run("stdio")
+    return make_server(NAME, INSTRUCTIONS, register)
 
 
 if __name__ == "__main__":
-    main()
+    serve_stdio(build_server)

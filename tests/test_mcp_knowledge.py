@@ -174,7 +174,7 @@ async def test_bad_questions_and_a_busy_build_are_one_line_errors(
 @pytest.mark.slow
 def test_importing_the_servers_loads_no_heavy_library() -> None:
     code = (
-        "import sys, mcp_servers.knowledge, mcp_servers.runs, mcp_servers.all; "
+        "import sys, mcp_servers.knowledge, mcp_servers.remote_runs, mcp_servers.all; "
         "heavy = ('torch', 'chromadb', 'bm25s', 'asyncssh', 'numpy', 'jax'); "
         "print(sorted(m for m in heavy if m in sys.modules))"
     )

@@ -19,7 +19,7 @@ from mcp.client import ClientRequestContext
 from mcp_types import ElicitRequestParams, ElicitResult, TextContent
 
 from mcp_servers import all as all_servers
-from mcp_servers.runs import NAME, build_server
+from mcp_servers.remote_runs import NAME, build_server
 from tests.remote_support.person import approve as person_approve
 from tests.remote_support.person import farm_key_dir, share_key, unlocked
 from tests.remote_support.sshd import SshdFarm, farm_or_skip

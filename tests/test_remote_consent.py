@@ -84,7 +84,7 @@ def test_to_ask_says_why_no_question_is_asked() -> None:
 def test_only_an_accept_with_the_digest_approves() -> None:
     engine = _Engine()
     wrong = decide(_e(engine), engine.request, "accept", "deadbeef", approver="me")
-    assert isinstance(wrong, Refusal) and wrong.status == "not_approved" and "deadbeef" in wrong.message
+    assert isinstance(wrong, Refusal) and wrong.status == "not_approved" and wrong.detail == "deadbeef"
     assert engine.calls == [("approve", "deadbeef")] and engine.approval is None  # refused, and audited
     assert decide(_e(engine), engine.request, None, approver="me") is None and engine.approval is None
     ready = approval_to_start(_e(engine), "r-abc123", unasked=None, answer="accept", typed="0123456789")
@@ -96,7 +96,7 @@ def test_only_an_accept_with_the_digest_approves() -> None:
 def test_decline_denies_and_nothing_starts() -> None:
     engine = _Engine()
     refused = approval_to_start(_e(engine), "r-abc123", unasked=None, answer="decline")
-    assert isinstance(refused, Refusal) and refused.status == "denied" and "declined" in refused.message
+    assert isinstance(refused, Refusal) and refused.status == "denied" and refused.reason == "declined"
     assert engine.calls[0][0] == "deny" and engine.approval is None
 
 
@@ -104,9 +104,9 @@ def test_without_a_dialog_the_person_approves_in_their_terminal() -> None:
     engine = _Engine()
     refused = approval_to_start(_e(engine), "r-abc123", unasked="no_elicitation")
     assert isinstance(refused, Refusal) and refused.status == "awaiting_approval"
-    assert "tpu-agent approvals approve r-abc123" in refused.message and engine.calls == []
+    assert refused.reason == "no_dialog" and refused.request is engine.request and engine.calls == []
     unknown = approval_to_start(_e(engine), "r-000000", unasked="no_request")
-    assert isinstance(unknown, Refusal) and unknown.status is None and "request_run" in unknown.message
+    assert isinstance(unknown, Refusal) and unknown.status is None and unknown.reason == "unknown_request"
     expired = approval_to_start(_e(_Engine(expires_at=1.0)), "r-abc123", unasked="not_pending")
     assert isinstance(expired, Refusal) and expired.status == "expired"
 
@@ -149,11 +149,7 @@ def test_standing_says_where_the_decision_stands() -> None:
     def request(state: str, expires_at: float = 1e12) -> RunRequest:
         return RunRequest.model_construct(id="r-abc123", state=state, expires_at=expires_at)
 
-    assert standing(request("approved"))[0] == "approved"
-    status, message = standing(request("pending"))
-    assert status == "awaiting_approval" and "tpu-agent approvals approve r-abc123" in message
-    assert standing(request("pending", expires_at=1.0))[0] == "expired"
-    assert standing(request("denied")) == (
-        "denied",
-        "request r-abc123 is denied; nothing ran. File a new request",
-    )
+    assert standing(request("approved")) == "approved"
+    assert standing(request("pending")) == "awaiting_approval"
+    assert standing(request("pending", expires_at=1.0)) == "expired"
+    assert standing(request("denied")) == "denied"

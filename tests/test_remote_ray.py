@@ -331,7 +331,7 @@ def test_multi_host_runs_one_task_per_host_and_brings_files_back(cluster: str, t
 def test_mcp_lists_files_and_runs_a_ray_request(cluster: str, tmp_path: Path) -> None:
     from mcp import Client
 
-    from mcp_servers.runs import build_server
+    from mcp_servers.remote_runs import build_server
 
     engine = _engine(tmp_path, {"my-ray": _ray(cluster)})
 

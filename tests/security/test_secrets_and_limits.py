@@ -131,7 +131,7 @@ def test_secrets_go_by_name_and_never_show(
             assert TOKEN.encode() not in path.read_bytes(), path
     from typer.testing import CliRunner
 
-    from mcp_servers.runs import request_view
+    from mcp_servers.remote_runs import request_view
     from tpu_runtime.cli.app import app
 
     shown = CliRunner().invoke(app, ["approvals", "show", request.id]).output

@@ -115,7 +115,7 @@ async def test_an_mcp_client_answering_its_own_dialog_runs_nothing(
     from mcp.client.context import ClientRequestContext
     from mcp_types import ElicitRequestParams, ElicitResult
 
-    from mcp_servers.runs import build_server
+    from mcp_servers.remote_runs import build_server
 
     marker = farm.session / f"marker-mcp-{os.getpid()}-{time.monotonic_ns()}"
 

@@ -100,7 +100,7 @@ def test_a_swapped_host_key_is_refused(home: Path, farm: SshdFarm) -> None:
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_malformed_mcp_arguments_get_one_line_errors(engine: RemoteEngine, anyio_backend: str) -> None:
-    from mcp_servers.runs import build_server
+    from mcp_servers.remote_runs import build_server
 
     async with Client(build_server(engine)) as client:
         for tool, args in (

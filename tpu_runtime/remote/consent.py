@@ -1,7 +1,8 @@
-"""Approval in a dialog, for a front end that asks the person itself (the MCP runs server): whether to
-ask about a request, how the person's answer becomes an approval or a denial, and whether a request
-may start. The front end only shows the question and shapes the outcome; no approval passes through it
-as an argument (`RemoteEngine.approve_elicited` is usable only by the engine that recorded it).
+"""Approval in a dialog, for a front end that asks the person itself: whether to ask about a request,
+how the person's answer becomes an approval or a denial, and whether a request may start. Outcomes are
+reason codes with their facts; the front end words them for its own users and shapes the answer. No
+approval passes through it as an argument (`RemoteEngine.approve_elicited` is usable only by the engine
+that recorded it).
 """
 
 from __future__ import annotations
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-APPROVAL_VIA = "mcp-elicitation"
 DIGEST_PREFIX_CHARS = 8
 
 Answer = Literal["accept", "decline", "cancel"]
@@ -30,15 +30,31 @@ Unasked = Literal["no_request", "not_pending", "no_elicitation", "terminal_only"
 """Why no question was asked: no such request, not pending, the client has no dialog, the person's
 policy wants terminal approval, or the request could not be filed."""
 RefusedStatus = Literal["awaiting_approval", "not_approved", "denied", "expired"]
+RefusalReason = Literal[
+    "unknown_request",  # no such request id (detail: the store's error)
+    "no_dialog",  # the front end cannot show a dialog: the person approves in their terminal
+    "terminal_only",  # the person's policy wants approval in their terminal
+    "declined",  # the person declined in the dialog (the request is now denied)
+    "cancelled",  # the person cancelled the dialog (the request is now denied)
+    "approval_failed",  # the engine refused the dialog's approval (detail: its error)
+    "wrong_digest",  # what the person typed is not the digest's start (detail: what they typed)
+    "already_run",  # the request's approval was used by run `run_id`
+    "denied",  # the request was denied before
+    "expired",  # the request expired before it was decided
+    "lapsed",  # the request is still pending in the store but past its expiry
+    "no_usable_approval",  # approved once, but the approval expired or was used
+]
 
 
 @dataclass(frozen=True)
 class Refusal:
-    """Why a request does not start now; `status` None is an error (unknown id, used approval)."""
+    """Why a request does not start now, as a reason code and the facts a front end words it with."""
 
-    message: str
-    status: RefusedStatus | None = None
+    reason: RefusalReason
+    status: RefusedStatus | None = None  # None: an error (unknown id, used approval)
     request: RunRequest | None = None
+    detail: str = ""
+    run_id: str | None = None
 
 
 def utc_text(ts: float) -> str:
@@ -131,27 +147,27 @@ def to_ask(engine: RemoteEngine, request_id: str, *, can_ask: bool) -> RunReques
 
 
 def decide(
-    engine: RemoteEngine, request: RunRequest, answer: Answer | None, typed: str = "", approver: str = ""
+    engine: RemoteEngine,
+    request: RunRequest,
+    answer: Answer | None,
+    typed: str = "",
+    approver: str = "",
+    dialog: str = "the approval dialog",
 ) -> Refusal | None:
     """Record the person's answer from the dialog (None: no answer came); a Refusal when the run must
     not start. Only an accept with the digest's first characters approves; a wrong digest is refused
-    and audited by the engine."""
-    from tpu_runtime.remote.approvals import ApprovalError
+    and audited by the engine. `dialog` names the dialog in the audit log's denial reason."""
+    from tpu_runtime.remote.approvals import ELICITATION_VIA, ApprovalError
     from tpu_runtime.remote.engine import whoami
 
-    approver = approver or whoami(APPROVAL_VIA)
+    approver = approver or whoami(ELICITATION_VIA)
     if answer in ("decline", "cancel"):
-        word = "declined" if answer == "decline" else "cancelled"
+        word: RefusalReason = "declined" if answer == "decline" else "cancelled"
         try:
-            engine.deny(request.id, approver, f"{word} in the MCP client's approval dialog")
+            engine.deny(request.id, approver, f"{word} in {dialog}")
         except ApprovalError as exc:
             logger.info("could not record the denial of %s: %s", request.id, exc)
-        return Refusal(
-            f"the person {word} request {request.id} in the approval dialog; nothing ran. Do not retry "
-            "it unless they ask; file a new request for a changed command",
-            "denied",
-            request,
-        )
+        return Refusal(word, "denied", request)
     if answer != "accept":
         return None
     if digest_confirmed(typed, request.digest):
@@ -159,16 +175,11 @@ def decide(
             engine.approve_elicited(request.id, approver, request.digest)
         except ApprovalError as exc:
             if engine.approval_for(request.id) is None:  # approved elsewhere meanwhile: use that
-                return Refusal(f"not approved: {exc}", "not_approved", request)
+                return Refusal("approval_failed", "not_approved", request, str(exc))
         return None
     with contextlib.suppress(ApprovalError):  # refused and audited by the engine
         engine.approve_elicited(request.id, approver, typed.strip()[:80])
-    return Refusal(
-        f"not approved: the characters typed ({typed.strip()[:20]!r}) are not the start of the "
-        f"digest {request.digest}; nothing ran. Call run again to ask the person again",
-        "not_approved",
-        request,
-    )
+    return Refusal("wrong_digest", "not_approved", request, typed.strip()[:20])
 
 
 def approval_to_start(
@@ -178,6 +189,7 @@ def approval_to_start(
     unasked: Unasked | None,
     answer: Answer | None = None,
     typed: str = "",
+    dialog: str = "the approval dialog",
 ) -> tuple[RunRequest, Approval] | Refusal:
     """The request and its usable approval, after acting on the dialog's answer; else why not.
 
@@ -189,25 +201,17 @@ def approval_to_start(
     try:
         request = engine.get_request(request_id)
     except ApprovalError as exc:
-        return Refusal(f"{exc}: file one with request_run first")
+        return Refusal("unknown_request", detail=str(exc))
     if request.state == "pending":
         if unasked in ("no_elicitation", "terminal_only"):
             if engine.approval_for(request.id) is None:
-                why = (
-                    "this MCP client cannot show an approval dialog"
-                    if unasked == "no_elicitation"
-                    else "the person's policy requires approval in their own terminal"
-                )
                 return Refusal(
-                    f"{why}, so nothing ran. Ask the person to run, in their own terminal:  "
-                    f"tpu-agent approvals approve {request.id}  (it shows the request and its digest and "
-                    "asks for their passphrase), then call run again with the same request_id. Never "
-                    "run that command yourself",
+                    "no_dialog" if unasked == "no_elicitation" else "terminal_only",
                     "awaiting_approval",
                     request,
                 )
         elif unasked is None:
-            refused = decide(engine, request, answer, typed)
+            refused = decide(engine, request, answer, typed, dialog=dialog)
             if refused is not None:
                 return refused
     approval = engine.approval_for(request.id)
@@ -215,24 +219,14 @@ def approval_to_start(
         return request, approval
     request = engine.get_request(request.id)
     if request.state in ("running", "finished"):
-        run_id = run_for_request(engine.store, request.id)
-        return Refusal(
-            f"request {request.id} was already run as {run_id}; an approval is used once. "
-            f"See run_status({run_id!r}), or file a new request to run it again"
-        )
-    if request.state in ("denied", "expired"):
-        state: RefusedStatus = "denied" if request.state == "denied" else "expired"
-        return Refusal(
-            f"request {request.id} is {request.state}; nothing ran. File a new request to run it",
-            state,
-            request,
-        )
+        return Refusal("already_run", request=request, run_id=run_for_request(engine.store, request.id))
+    if request.state == "denied":
+        return Refusal("denied", "denied", request)
+    if request.state == "expired":
+        return Refusal("expired", "expired", request)
     if request.effective_state() == "expired":  # still pending in the store, past its expiry
-        return Refusal(f"request {request.id} expired; file a new one", "expired", request)
-    return Refusal(
-        f"request {request.id} is {request.state} and has no usable approval (approvals expire "
-        "after 10 minutes and are used once): file a new request"
-    )
+        return Refusal("lapsed", "expired", request)
+    return Refusal("no_usable_approval", request=request)
 
 
 FetchKey = tuple[str, tuple[str, ...], str, int]
@@ -277,15 +271,10 @@ class LogReads:
 Standing = Literal["approved", "awaiting_approval", "denied", "expired"]
 
 
-def standing(request: RunRequest) -> tuple[Standing, str]:
-    """Where the person's decision on a request that has not started a run stands, and what to do next."""
+def standing(request: RunRequest) -> Standing:
+    """Where the person's decision on a request that has not started a run stands."""
     if request.state == "approved":
-        return "approved", f"request {request.id} is approved and not started: call run"
+        return "approved"
     if request.effective_state() == "pending":
-        return (
-            "awaiting_approval",
-            f"request {request.id}: the person has not decided yet; call run to ask them (or they run "
-            f"`tpu-agent approvals approve {request.id}` in their own terminal)",
-        )
-    status: Standing = "denied" if request.state == "denied" else "expired"
-    return status, f"request {request.id} is {status}; nothing ran. File a new request"
+        return "awaiting_approval"
+    return "denied" if request.state == "denied" else "expired"

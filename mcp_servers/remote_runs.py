@@ -1,7 +1,9 @@
-"""The `tpu-runs` MCP server: approval-gated commands on the user's TPU VMs, SSH hosts, GKE and Ray clusters.
+"""The `tpu-runs` MCP server, the MCP front end of `tpu_runtime.remote`: approval-gated commands on the
+user's TPU VMs, SSH hosts, GKE and Ray clusters.
 
 Thin by design: each tool calls `tpu_runtime.remote.engine.RemoteEngine` and shapes the answer; the
-dialog approval flow is `tpu_runtime.remote.consent`, paging and stopping runs `tpu_runtime.remote.output`.
+dialog approval flow is `tpu_runtime.remote.consent` (its refusals are reason codes, worded here for the
+model), paging and stopping runs `tpu_runtime.remote.output`.
 
 - `list_targets` -> `TargetList`: the targets in the user's targets file.
 - `request_run` -> `RunRequestView`: files a request and shows exactly what would run where, with the
@@ -47,13 +49,14 @@ from mcp.server.mcpserver import (
     MCPServer,
     Resolve,
 )
-from mcp_types import CallToolResult, ToolAnnotations
+from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
 from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine
 from mcp_servers._results import error_result as _error
 from mcp_servers._results import model_result as _result
-from tpu_runtime import __version__
+from mcp_servers._results import outcome_result, tool_hints
+from mcp_servers._server import make_server, serve_stdio
 from tpu_runtime.remote.consent import (
     DIGEST_PREFIX_CHARS,
     Answer,
@@ -74,6 +77,8 @@ if TYPE_CHECKING:
 
 NAME = "tpu-runs"
 REQUESTED_BY = "mcp"
+DIALOG = "the MCP client's approval dialog"
+"""Where the person answered, as the audit log's denial reason names it."""
 RESULT_LINES = 200  # output lines a `run` result carries (the last ones); run_output pages through all
 MAX_PAGE_LINES = 5000
 PROGRESS_EVERY_S = 0.5  # at most one progress message per this many seconds
@@ -435,7 +440,9 @@ class _Runs:
         elif isinstance(consent, AcceptedElicitation) and isinstance(consent.data, RunConsent):
             answer, typed = "accept", consent.data.digest
         unasked = consent.why if isinstance(consent, _NoQuestion) else None
-        ready = approval_to_start(self.engine(), request_id, unasked=unasked, answer=answer, typed=typed)
+        ready = approval_to_start(
+            self.engine(), request_id, unasked=unasked, answer=answer, typed=typed, dialog=DIALOG
+        )
         if isinstance(ready, Refusal):
             return _refused(ready)
         return await self.start(*ready, ctx, wait_s)
@@ -549,9 +556,56 @@ class _Runs:
 
 
 def _refused(refusal: Refusal) -> RunView | CallToolResult:
+    message = _refusal_text(refusal)
     if refusal.status is None or refusal.request is None:
-        return _error(refusal.message)
-    return _view(refusal.request, refusal.status, refusal.message)
+        return _error(message)
+    return _view(refusal.request, refusal.status, message)
+
+
+def _refusal_text(refusal: Refusal) -> str:
+    """What the model is told about a refusal: what happened, and what it (or the person) does next."""
+    reason, request_id = refusal.reason, refusal.request.id if refusal.request is not None else ""
+    if reason == "unknown_request":
+        return f"{refusal.detail}: file one with request_run first"
+    if reason in ("no_dialog", "terminal_only"):
+        why = (
+            "this MCP client cannot show an approval dialog"
+            if reason == "no_dialog"
+            else "the person's policy requires approval in their own terminal"
+        )
+        return (
+            f"{why}, so nothing ran. Ask the person to run, in their own terminal:  "
+            f"tpu-agent approvals approve {request_id}  (it shows the request and its digest and "
+            "asks for their passphrase), then call run again with the same request_id. Never "
+            "run that command yourself"
+        )
+    if reason in ("declined", "cancelled"):
+        return (
+            f"the person {reason} request {request_id} in the approval dialog; nothing ran. Do not retry "
+            "it unless they ask; file a new request for a changed command"
+        )
+    if reason == "approval_failed":
+        return f"not approved: {refusal.detail}"
+    if reason == "wrong_digest":
+        digest = refusal.request.digest if refusal.request is not None else ""
+        return (
+            f"not approved: the characters typed ({refusal.detail!r}) are not the start of the "
+            f"digest {digest}; nothing ran. Call run again to ask the person again"
+        )
+    if reason == "already_run":
+        return (
+            f"request {request_id} was already run as {refusal.run_id}; an approval is used once. "
+            f"See run_status({refusal.run_id!r}), or file a new request to run it again"
+        )
+    if reason in ("denied", "expired"):
+        return f"request {request_id} is {reason}; nothing ran. File a new request to run it"
+    if reason == "lapsed":
+        return f"request {request_id} expired; file a new one"
+    state = refusal.request.state if refusal.request is not None else "unknown"
+    return (
+        f"request {request_id} is {state} and has no usable approval (approvals expire "
+        "after 10 minutes and are used once): file a new request"
+    )
 
 
 def _view(request: RunRequest, status: RunViewStatus, message: str) -> RunView:
@@ -569,7 +623,16 @@ def _request_status(request: RunRequest) -> RunView:
     """A request that has not started a run: where the person's decision stands."""
     from tpu_runtime.remote.consent import standing
 
-    return _view(request, *standing(request))
+    status = standing(request)
+    if status == "approved":
+        return _view(request, status, f"request {request.id} is approved and not started: call run")
+    if status == "awaiting_approval":
+        message = (
+            f"request {request.id}: the person has not decided yet; call run to ask them (or they run "
+            f"`tpu-agent approvals approve {request.id}` in their own terminal)"
+        )
+        return _view(request, status, message)
+    return _view(request, status, f"request {request.id} is {status}; nothing ran. File a new request")
 
 
 def _targets(engine: RemoteEngine) -> TargetList:
@@ -628,16 +691,6 @@ RunAnswer = Annotated[ElicitationResult[RunConsent], Resolve(_ask_about_request)
 FetchAnswer = Annotated[ElicitationResult[RunConsent], Resolve(_ask_about_fetch)]
 
 
-def _annotations(title: str, *, read_only: bool, destructive: bool, idempotent: bool) -> ToolAnnotations:
-    return ToolAnnotations(
-        title=title,
-        read_only_hint=read_only,
-        destructive_hint=destructive,
-        idempotent_hint=idempotent,
-        open_world_hint=True,
-    )
-
-
 class UploadItem(BaseModel):
     """A local file or folder to copy into the run's folder on every worker."""
 
@@ -661,7 +714,9 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         name="list_targets",
         title="List run targets",
         description=LIST_TARGETS_DESCRIPTION,
-        annotations=_annotations("List run targets", read_only=True, destructive=False, idempotent=True),
+        annotations=tool_hints(
+            "List run targets", read_only=True, destructive=False, idempotent=True, open_world=True
+        ),
     )
     async def list_targets() -> Annotated[CallToolResult, TargetList]:
         from tpu_runtime.remote.targets import TargetError
@@ -675,11 +730,12 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         name="request_run",
         title="Request a run on TPU workers (runs nothing)",
         description=REQUEST_RUN_DESCRIPTION,
-        annotations=_annotations(
+        annotations=tool_hints(
             "Request a run on TPU workers (runs nothing)",
             read_only=False,
             destructive=False,
             idempotent=False,
+            open_world=True,
         ),
     )
     async def request_run(
@@ -763,8 +819,12 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         name="run",
         title="Run an approved request on TPU workers",
         description=RUN_DESCRIPTION,
-        annotations=_annotations(
-            "Run an approved request on TPU workers", read_only=False, destructive=True, idempotent=False
+        annotations=tool_hints(
+            "Run an approved request on TPU workers",
+            read_only=False,
+            destructive=True,
+            idempotent=False,
+            open_world=True,
         ),
         meta=user_interaction,
     )
@@ -778,14 +838,14 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
     ) -> Annotated[CallToolResult, RunView]:
         outcome = _unwrap_plain(consent)
         view = await runs.run_request(request_id, outcome, ctx, wait_s)
-        return view if isinstance(view, CallToolResult) else _result(view)
+        return outcome_result(view)
 
     @server.tool(
         name="run_status",
         title="Status of a run or request",
         description=RUN_STATUS_DESCRIPTION,
-        annotations=_annotations(
-            "Status of a run or request", read_only=True, destructive=False, idempotent=True
+        annotations=tool_hints(
+            "Status of a run or request", read_only=True, destructive=False, idempotent=True, open_world=True
         ),
     )
     async def run_status(
@@ -798,13 +858,15 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         ],
     ) -> Annotated[CallToolResult, RunView]:
         view = await in_thread(lambda: runs.status(run_id))
-        return view if isinstance(view, CallToolResult) else _result(view)
+        return outcome_result(view)
 
     @server.tool(
         name="run_output",
         title="Output lines of a run",
         description=RUN_OUTPUT_DESCRIPTION,
-        annotations=_annotations("Output lines of a run", read_only=True, destructive=False, idempotent=True),
+        annotations=tool_hints(
+            "Output lines of a run", read_only=True, destructive=False, idempotent=True, open_world=True
+        ),
     )
     async def run_output(
         run_id: Annotated[str, Field(pattern=RUN_ID, description="the run id run returned")],
@@ -817,26 +879,32 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         ] = 10.0,
     ) -> Annotated[CallToolResult, OutputPage]:
         page = await runs.output_page(run_id, since_line, max_lines, wait_s)
-        return page if isinstance(page, CallToolResult) else _result(page)
+        return outcome_result(page)
 
     @server.tool(
         name="cancel_run",
         title="Cancel a running run",
         description=CANCEL_DESCRIPTION,
-        annotations=_annotations("Cancel a running run", read_only=False, destructive=True, idempotent=True),
+        annotations=tool_hints(
+            "Cancel a running run", read_only=False, destructive=True, idempotent=True, open_world=True
+        ),
     )
     async def cancel_run(
         run_id: Annotated[str, Field(pattern=RUN_ID, description="the run id to stop")],
     ) -> Annotated[CallToolResult, CancelView]:
         view = await runs.cancel(run_id)
-        return view if isinstance(view, CallToolResult) else _result(view)
+        return outcome_result(view)
 
     @server.tool(
         name="fetch_logs",
         title="Read log files on TPU workers",
         description=FETCH_LOGS_DESCRIPTION,
-        annotations=_annotations(
-            "Read log files on TPU workers", read_only=True, destructive=False, idempotent=False
+        annotations=tool_hints(
+            "Read log files on TPU workers",
+            read_only=True,
+            destructive=False,
+            idempotent=False,
+            open_world=True,
         ),
         meta=user_interaction,
     )
@@ -863,7 +931,7 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         if request_id is None:
             return _error("fetch_logs could not file its request")
         view = await runs.run_request(request_id, outcome, ctx, wait_s)
-        return view if isinstance(view, CallToolResult) else _result(view)
+        return outcome_result(view)
 
 
 def _unwrap_plain(consent: Any) -> Any:
@@ -875,15 +943,8 @@ def _unwrap_plain(consent: Any) -> Any:
 
 def build_server(engine: RemoteEngine | None = None) -> MCPServer:
     """A stand-alone `tpu-runs` server."""
-    server = MCPServer(NAME, instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
-    register(server, engine)
-    return server
-
-
-def main() -> None:
-    """Serve over stdio (what `tpu-agent serve runs` does)."""
-    build_server().run("stdio")
+    return make_server(NAME, INSTRUCTIONS, lambda server: register(server, engine))
 
 
 if __name__ == "__main__":
-    main()
+    serve_stdio(build_server)
