@@ -10,8 +10,9 @@ import pytest
 from tests.kb_helpers import write_corpus, write_docs
 from tpu_runtime.knowledge import embedder as embedder_module
 from tpu_runtime.knowledge.api import answer, search, status
-from tpu_runtime.knowledge.build import BuildRequest, run_kb_build
-from tpu_runtime.knowledge.embedder import ModelUnavailable
+from tpu_runtime.knowledge.build import PACKAGE_EMBED_TOKENS, BuildRequest, embed_text, run_kb_build
+from tpu_runtime.knowledge.corpus import ChunkRecord
+from tpu_runtime.knowledge.embedder import MAX_TOKENS, ModelUnavailable, load_embedder
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 from tpu_runtime.knowledge.store import BuildLocked, KbIndexError, Store
 
@@ -250,3 +251,19 @@ def test_rebuild_reuses_the_vectors_of_unchanged_passages(
     (corpus.folder / "vector-cache.npz").write_bytes(b"not a zip file")
     third = run_kb_build(corpus.model_copy(update={"rebuild": True}))
     assert third.reused_vectors == 0 and len(encoded) == first.chunks and third.dense_ready
+
+
+def _record(kind: str, text: str) -> ChunkRecord:
+    return ChunkRecord(id=f"{kind}-1", unit=kind, kind=kind, title="mod.fn", text=text, path="mod.py", line=1)
+
+
+def test_package_passages_are_embedded_from_their_first_word_pieces_and_sheets_whole() -> None:
+    tokenizer = load_embedder().tokenizer
+    text = " ".join(f"block shape {i} must divide the array" for i in range(40))  # far past MAX_TOKENS
+    package = embed_text(_record("package", text), tokenizer)
+    assert _record("package", text).index_text().startswith(package)
+    assert len(tokenizer.encode(package).ids) == PACKAGE_EMBED_TOKENS  # a word-piece boundary, not less
+    assert embed_text(_record("curated", text), tokenizer) == _record("curated", text).index_text()
+    assert len(tokenizer.encode(_record("curated", text).index_text()).ids) == MAX_TOKENS
+    short = "grid steps run in order"
+    assert embed_text(_record("package", short), tokenizer) == _record("package", short).index_text()

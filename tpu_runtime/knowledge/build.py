@@ -28,6 +28,12 @@ from tpu_runtime.progress import ProgressFn
 # whole group by length (little padding), and a build stopped mid-way loses at most one group's work.
 EMBED_GROUP = 512
 STORE_BATCH = 1000  # vectors per chromadb add (its limit is about 5,000)
+# Installed packages' docs are embedded from their first this many word pieces, fact sheets and added
+# folders whole (up to MAX_TOKENS); BM25 still indexes every passage whole. Why: package passages were
+# 60 % of the build's word pieces but the cited source of 3 of the 122 answered dev questions; cut to 64
+# pieces the build encodes a quarter fewer pieces (250k -> 187k) and the dev half lost nothing (answered
+# 0.898, refused 1.000, recall@5 0.993 at 64 and at 128; benchmarks/kb_eval.py --half dev).
+PACKAGE_EMBED_TOKENS = 64
 
 
 class BuildRequest(BaseModel):
@@ -155,6 +161,18 @@ def all_chunks(store: Store, manifest: Manifest, problems: list[str]) -> list[Ch
     return chunks
 
 
+def embed_text(chunk: ChunkRecord, tokenizer: Any) -> str:
+    """The text a passage's vector is computed from: a package passage's first PACKAGE_EMBED_TOKENS word
+    pieces (counting [CLS] and [SEP]), cut at a word-piece boundary; any other passage whole."""
+    text = chunk.index_text()
+    if chunk.kind != "package":
+        return text
+    encoding = tokenizer.encode(text)
+    if len(encoding.ids) <= PACKAGE_EMBED_TOKENS:
+        return text
+    return text[: encoding.offsets[PACKAGE_EMBED_TOKENS - 2][1]]  # the last piece kept before [SEP]
+
+
 def _write_lexical(store: Store, manifest: Manifest, report: BuildReport) -> None:
     chunks = all_chunks(store, manifest, report.problems)
     ids = [c.id for c in chunks]
@@ -192,9 +210,9 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
     except ModelUnavailable as exc:
         report.problems.append(f"{exc}; vectors not built, answers use lexical search")
         return
-    described = embedder.describe()
+    described = {**embedder.describe(), "package_tokens": PACKAGE_EMBED_TOKENS}
     if manifest.model is not None and any(
-        manifest.model.get(key) != described[key] for key in ("sha256", "max_tokens")
+        manifest.model.get(key) != described[key] for key in ("sha256", "max_tokens", "package_tokens")
     ):
         store.quarantine_chroma()
         for state in manifest.units.values():
@@ -219,7 +237,7 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
             report.problems.append(f"{exc}; its passages answer lexically until `tpu-agent kb build`")
         if sum(len(c) for _, c in group) < EMBED_GROUP and number + 1 < len(todo):
             continue
-        texts = [c.index_text() for _, chunks in group for c in chunks]
+        texts = [embed_text(c, embedder.tokenizer) for _, chunks in group for c in chunks]
         notify("embed", f"embedding {len(texts)} passages ({done}/{total} done)", 0.1 + 0.9 * done / total)
         try:
             vectors = cache.embed(texts, lambda missing: embedder.embed_many(missing, store.folder))
@@ -250,7 +268,7 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
     store.write_manifest(manifest)
     report.reused_vectors = cache.hits
     if todo:
-        cache.keep_only(c.index_text() for c in all_chunks(store, manifest, []))
+        cache.keep_only(embed_text(c, embedder.tokenizer) for c in all_chunks(store, manifest, []))
         try:
             cache.save()
         except OSError as exc:
