@@ -17,6 +17,51 @@ from tests.crashlog_support import diagnosed_as
 from tpu_runtime.diagnose.crashlog import diagnose_log
 
 FORMS: list[tuple[str, str, str, str]] = [
+    (
+        # A libtpu flag put in XLA_FLAGS: the framework's XLA rejects it; it belongs in LIBTPU_INIT_ARGS.
+        "parse_flags_from_env.cc:226] Unknown flags in XLA_FLAGS: "
+        "--xla_tpu_enable_latency_hiding_scheduler=true\n"
+        "Perhaps you meant to specify these on the TF_XLA_FLAGS envvar?\n",
+        "runtime_init_failure",
+        "runtime_init_failure/tpu_flag_in_xla_flags",
+        'LIBTPU_INIT_ARGS="--xla_tpu_enable_latency_hiding_scheduler=true"',
+    ),
+    (
+        # A flag XLA itself does not know (not a TPU flag) stays a release question.
+        "Unknown flags in XLA_FLAGS: --xla_gpu_enable_made_up_pass=true\n",
+        "version_mismatch",
+        "version_mismatch/flag_from_another_release",
+        "--xla_gpu_enable_made_up_pass=true",
+    ),
+    (
+        "ERROR: Accessing retired flag 'xla_tpu_enable_made_up_offload'\n",
+        "runtime_init_failure",
+        "runtime_init_failure/retired_flag",
+        "--xla_tpu_enable_made_up_offload",
+    ),
+    (
+        # Mosaic E2002 on a 32-bit operand: the fix names the tiling the message gives.
+        "jax.errors.JaxRuntimeError: INVALID_ARGUMENT: Mosaic failed to compile TPU kernel: Failed to set "
+        "window params for input 1: E2002: CompileTimeMosaicMisalignedBlockAndTiling:\n"
+        "Operand of shape (..., 8, 512) has tiling (8, 128), but its block shape (..., 4, 512) is not "
+        "divisible by tiling evenly nor matches the full shape\n",
+        "mosaic_compile_error",
+        "mosaic_compile_error/block_against_operand_tiling",
+        "multiple of 8",
+    ),
+    (
+        "RuntimeError: Bad StatusOr access: INTERNAL: Mosaic failed to compile TPU kernel: Slice shape along "
+        "dimension 2 must be aligned to tiling (8), but is 2.\n",
+        "mosaic_compile_error",
+        "mosaic_compile_error/slice_against_tiling",
+        "multiple of 8",
+    ),
+    (
+        "AssertionError: Partition spec length (3) should be equal to the input rank (2).\n",
+        "shape_dtype_error",
+        "shape_dtype_error/partition_spec_rank",
+        "tensor of rank 2",
+    ),
     # (text, category, sub-rule, a word of the evidence the fix must name)
     (
         "/usr/lib/python3/site-packages/jax/_src/xla_bridge.py:146: UserWarning: TPU backend "
