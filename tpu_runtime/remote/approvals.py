@@ -29,6 +29,7 @@ from tpu_runtime.errors import BadInput
 from tpu_runtime.remote import approver as keys
 from tpu_runtime.remote import audit
 from tpu_runtime.remote.policy import LoadedPolicy, Policy, auto_approval_rule
+from tpu_runtime.remote.rows import row_model
 from tpu_runtime.remote.spec import (
     RunSpec,
     canonical_json,
@@ -201,22 +202,11 @@ def new_id(prefix: str) -> str:
 
 
 def _request(row: sqlite3.Row) -> RunRequest:
-    return RunRequest(
-        id=row["id"],
-        created_at=row["created_at"],
-        expires_at=row["expires_at"],
-        state=row["state"],
-        digest=row["digest"],
-        spec=spec_from_json(row["spec"]),
-        requested_by=row["requested_by"],
-        decided_by=row["decided_by"],
-        decided_at=row["decided_at"],
-        note=row["note"],
-    )
+    return row_model(RunRequest, row, spec=spec_from_json(row["spec"]))
 
 
 def _approval(row: sqlite3.Row) -> Approval:
-    return Approval(**{key: row[key] for key in Approval.model_fields})
+    return row_model(Approval, row)
 
 
 def summary(spec: RunSpec) -> dict[str, object]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from tpu_runtime.remote.rows import row_model
 from tpu_runtime.remote.spec import canonical_json
 
 GENESIS = "0" * 64
@@ -85,19 +86,7 @@ def rows(conn: sqlite3.Connection, subject: str | None = None, limit: int | None
     if limit:
         query += " LIMIT ?"
         args.append(limit)
-    found = [
-        AuditRow(
-            seq=r["seq"],
-            ts=r["ts"],
-            kind=r["kind"],
-            subject=r["subject"],
-            actor=r["actor"],
-            payload=json.loads(r["payload"]),
-            prev=r["prev"],
-            hash=r["hash"],
-        )
-        for r in conn.execute(query, args)
-    ]
+    found = [row_model(AuditRow, r, payload=json.loads(r["payload"])) for r in conn.execute(query, args)]
     return list(reversed(found))
 
 

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from tpu_runtime.errors import TpuAgentError
 from tpu_runtime.remote import audit
+from tpu_runtime.remote.rows import row_model
 from tpu_runtime.remote.spec import LoopPlan
 from tpu_runtime.remote.store import Store
 
@@ -163,14 +164,7 @@ def progress(store: Store, request_id: str, plan: LoopPlan) -> LoopProgress | No
         if loop is None:
             return None
         found = [
-            AttemptRecord(
-                n=r["n"],
-                plan_index=r["plan_index"],
-                state=r["state"],
-                started_at=r["started_at"],
-                finished_at=r["finished_at"],
-                detail=r["detail"],
-            )
+            row_model(AttemptRecord, r)
             for r in conn.execute("SELECT * FROM attempts WHERE request_id = ? ORDER BY n", (request_id,))
         ]
     return LoopProgress(
