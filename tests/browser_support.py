@@ -7,8 +7,10 @@ Test modules call `require_browser()` at import, so they skip with the reason wh
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -45,3 +47,21 @@ def launch(executable: str) -> Iterator[Any]:
         chromium = driver.chromium.launch(executable_path=executable, args=["--no-sandbox"])
         yield chromium
         chromium.close()
+
+
+def open_and_measure(
+    browser: Any, report: Path, width: int, script: str, shot: str, tmp_path: Path
+) -> tuple[list[str], Any]:
+    """Open `report` at `width` pixels, save a full-page screenshot named `shot` (in $TPU_AGENT_SCREENSHOTS
+    when set, else `tmp_path`) and run `script` on the page: the page's errors and the script's result."""
+    page = browser.new_page(viewport={"width": width, "height": 1000})
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(report.as_uri())
+    shots = Path(os.environ.get("TPU_AGENT_SCREENSHOTS") or tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(shots / shot), full_page=True)
+    measured = page.evaluate(script)
+    page.close()
+    return errors, measured

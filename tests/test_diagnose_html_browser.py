@@ -8,7 +8,6 @@ person can look at them. scripts/test.sh installs chromium with apt; `playwright
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tests.browser_support import launch, require_browser
+from tests.browser_support import launch, open_and_measure, require_browser
 from tests.conftest import SHARED_FIXTURES
 from tests.profiles_synth import load_space, scale_op, write_space
 from tpu_runtime.cli.app import app
@@ -97,16 +96,9 @@ def test_report_fits_its_cards_in_a_browser(
 ) -> None:
     if name not in reports:
         pytest.skip(f"shared fixture {GPU} is absent")
-    page = browser.new_page(viewport={"width": width, "height": 1000})
-    errors: list[str] = []
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(reports[name].as_uri())
-    shots = Path(os.environ.get("TPU_AGENT_SCREENSHOTS") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shots / f"diagnose-{name}-{width}.png"), full_page=True)
-    measured = page.evaluate(MEASURE)
-    page.close()
+    errors, measured = open_and_measure(
+        browser, reports[name], width, MEASURE, f"diagnose-{name}-{width}.png", tmp_path
+    )
 
     assert errors == []
     assert measured["pageWidth"] <= width  # no horizontal scrolling of the page itself

@@ -59,7 +59,11 @@ def _test_env() -> dict[str, str]:
     }
 
 
-def _engine(home: Path) -> RemoteEngine:
+def _engine(home: Path, monkeypatch: pytest.MonkeyPatch | None = None) -> RemoteEngine:
+    """The engine of tpu-agent home `home`; with `monkeypatch`, $TPU_AGENT_HOME sends the code under test
+    (the CLI, the tuner) to that home too."""
+    if monkeypatch is not None:
+        monkeypatch.setenv("TPU_AGENT_HOME", str(home))
     return engine_at(home)
 
 
@@ -221,8 +225,7 @@ def test_stage_six_without_target_or_approval_is_not_run_with_the_reason(home: P
 def test_tune_files_one_loop_for_the_passing_candidates_and_ranks_by_estimate_until_it_runs(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TPU_AGENT_HOME", str(home))
-    engine = _engine(home)
+    engine = _engine(home, monkeypatch)
     run = _tuned_run(tmp_path / "run")
     args = ["kernel", "tune", str(KERNEL), "--budget", "3", "--run-dir", str(run.path), "--target", "lab"]
     result = CliRunner().invoke(app, [*args, "--json"])  # no terminal here: nobody is asked
@@ -286,8 +289,7 @@ def test_kernel_check_with_a_target_times_the_kernel_after_approval(
 ) -> None:
     """The flow of a client that cannot ask: the check files the request and says it waits; the person
     approves it in their own terminal; the same check run again picks the approved request up and runs it."""
-    monkeypatch.setenv("TPU_AGENT_HOME", str(lo_home))
-    engine = _engine(lo_home)
+    engine = _engine(lo_home, monkeypatch)
     options = _options(repeats=4, warmup=1)
     waiting = timing_stage(_checked(), KERNEL, options, engine=engine)
     (pending,) = engine.list_requests(("pending",))
@@ -321,8 +323,7 @@ def test_kernel_check_with_a_target_times_the_kernel_after_approval(
 def test_tune_with_a_target_times_passing_candidates_in_one_approved_loop(
     lo_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("TPU_AGENT_HOME", str(lo_home))
-    engine = _engine(lo_home)
+    engine = _engine(lo_home, monkeypatch)
     run = _tuned_run(tmp_path / "run")
     asker = _Person()
     timing = _options(repeats=3, warmup=1)

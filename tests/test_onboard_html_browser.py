@@ -3,7 +3,6 @@ identifiers (op, module, source) are not broken mid-name, and the page logs no c
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from tests.browser_support import launch, require_browser
+from tests.browser_support import launch, open_and_measure, require_browser
 from tests.conftest import REPO
 from tpu_runtime.cli.app import app
 
@@ -50,16 +49,7 @@ def browser() -> Iterator[Any]:
 def test_onboard_report_reads_whole_in_a_browser(
     browser: Any, report: Path, width: int, tmp_path: Path
 ) -> None:
-    page = browser.new_page(viewport={"width": width, "height": 1000})
-    errors: list[str] = []
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.goto(report.as_uri())
-    shots = Path(os.environ.get("TPU_AGENT_SCREENSHOTS") or tmp_path)
-    shots.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(shots / f"onboard-{width}.png"), full_page=True)
-    measured = page.evaluate(MEASURE)
-    page.close()
+    errors, measured = open_and_measure(browser, report, width, MEASURE, f"onboard-{width}.png", tmp_path)
 
     assert errors == []
     assert measured["pageWidth"] <= width

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,96 +20,62 @@ def _probe(path: Path, limits: Limits | None = None, **extra: object) -> dict[st
     return run_child(PROBE, {"model_file": str(path), **FAST, **extra}, limits or Limits(timeout_s=60))
 
 
-@pytest.mark.slow
-def test_model_that_raises_gives_one_line(write_model: Callable[..., Path]) -> None:
+def _forward_fails(
+    write_model: Callable[..., Path], imports: str, forward: str, limits: Limits | None = None
+) -> ChildFailure:
+    """How the probe fails on a model (after `import IMPORTS`) whose forward on `torch.ones(2)` runs the
+    statements `forward`."""
+    body = textwrap.indent(forward, " " * 8)
+    source = f"import {imports}\nclass Model(torch.nn.Module):\n    def forward(self, x):\n{body}\n"
     path = write_model(
-        """
-        import torch
-        class Boom(torch.nn.Module):
-            def forward(self, x):
-                raise RuntimeError("shape mismatch in my layer\\nsecond line")
-        def get_model(): return Boom()
-        def get_inputs(): return (torch.ones(2),)
-        """
+        source + "def get_model(): return Model()\ndef get_inputs(): return (torch.ones(2),)\n"
     )
     with pytest.raises(ChildFailure) as info:
-        _probe(path)
-    assert info.value.kind == "raised"
-    assert "shape mismatch in my layer" in info.value.message and "\n" not in info.value.message
-    assert "Traceback" in info.value.detail
+        _probe(path, limits)
+    return info.value
+
+
+@pytest.mark.slow
+def test_model_that_raises_gives_one_line(write_model: Callable[..., Path]) -> None:
+    failure = _forward_fails(
+        write_model, "torch", 'raise RuntimeError("shape mismatch in my layer\\nsecond line")'
+    )
+    assert failure.kind == "raised"
+    assert "shape mismatch in my layer" in failure.message and "\n" not in failure.message
+    assert "Traceback" in failure.detail
 
 
 @pytest.mark.slow
 def test_hanging_model_is_stopped(write_model: Callable[..., Path]) -> None:
-    path = write_model(
-        """
-        import time, torch
-        class Slow(torch.nn.Module):
-            def forward(self, x):
-                time.sleep(600)
-        def get_model(): return Slow()
-        def get_inputs(): return (torch.ones(2),)
-        """
-    )
-    with pytest.raises(ChildFailure) as info:
-        _probe(path, Limits(timeout_s=8))
-    assert info.value.kind == "timeout"
-    assert "8 s" in info.value.message
+    failure = _forward_fails(write_model, "time, torch", "time.sleep(600)", Limits(timeout_s=8))
+    assert failure.kind == "timeout"
+    assert "8 s" in failure.message
 
 
 @pytest.mark.slow
 def test_memory_hog_is_stopped(write_model: Callable[..., Path]) -> None:
-    path = write_model(
-        """
-        import torch
-        class Hog(torch.nn.Module):
-            def forward(self, x):
-                keep = [torch.ones(2**28 // 4) for _ in range(64)]  # 16 GiB, touched
-                return x
-        def get_model(): return Hog()
-        def get_inputs(): return (torch.ones(2),)
-        """
+    failure = _forward_fails(
+        write_model,
+        "torch",
+        "keep = [torch.ones(2**28 // 4) for _ in range(64)]  # 16 GiB, touched\nreturn x",
+        Limits(timeout_s=60, memory_bytes=2 * 2**30),
     )
-    with pytest.raises(ChildFailure) as info:
-        _probe(path, Limits(timeout_s=60, memory_bytes=2 * 2**30))
-    assert info.value.kind in ("memory",)
-    assert "GiB" in info.value.message
+    assert failure.kind in ("memory",)
+    assert "GiB" in failure.message
 
 
 @pytest.mark.slow
 def test_crash_is_reported(write_model: Callable[..., Path]) -> None:
-    path = write_model(
-        """
-        import os, torch
-        class Crash(torch.nn.Module):
-            def forward(self, x):
-                os._exit(3)
-        def get_model(): return Crash()
-        def get_inputs(): return (torch.ones(2),)
-        """
-    )
-    with pytest.raises(ChildFailure) as info:
-        _probe(path)
-    assert info.value.kind == "crashed"
-    assert "exit code 3" in info.value.message
+    failure = _forward_fails(write_model, "os, torch", "os._exit(3)")
+    assert failure.kind == "crashed"
+    assert "exit code 3" in failure.message
 
 
 @pytest.mark.slow
 def test_no_tensor_output(write_model: Callable[..., Path]) -> None:
-    path = write_model(
-        """
-        import torch
-        class Nothing(torch.nn.Module):
-            def forward(self, x):
-                return {"label": "cat"}
-        def get_model(): return Nothing()
-        def get_inputs(): return (torch.ones(2),)
-        """
-    )
-    with pytest.raises(ChildFailure) as info:
-        _probe(path)
-    assert info.value.kind == "bad_output"
-    assert "no tensor" in info.value.message
+    failure = _forward_fails(write_model, "torch", 'return {"label": "cat"}')
+    assert failure.kind == "bad_output"
+    assert "no tensor" in failure.message
 
 
 @pytest.mark.slow
