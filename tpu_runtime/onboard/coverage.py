@@ -148,39 +148,9 @@ def _judge(op: str, table: OpTable, seen: frozenset[str]) -> OpVerdict:
             detail=f"autograd-level TorchTPU kernel registered in {rel}: {op} runs as one TPU op, "
             "forward and backward, instead of decomposing",
         )
-    if kind == "tpu_kernel":
-        return OpVerdict(op=op, status="supported", kind=kind, detail=f"TorchTPU kernel registered in {rel}")
-    if kind == "tpu_fallback":
-        return OpVerdict(
-            op=op,
-            status="missing",
-            kind=kind,
-            detail=f"no kernel registered in {rel}: {op} reaches TorchTPU's missing-op fallback, which "
-            "raises 'not implemented for TPU' unless the opt-in CPU fallback is enabled",
-        )
-    if kind == "none":
-        return OpVerdict(
-            op=op,
-            status="missing",
-            kind=kind,
-            detail=f"nothing registered for TPU (PrivateUse1) in {rel}, not even the missing-op fallback",
-        )
-    if kind == "composite_implicit":
-        return OpVerdict(
-            op=op,
-            status="composite",
-            kind=kind,
-            detail=f"no kernel of its own in {rel}; PyTorch decomposes it (CompositeImplicitAutograd) "
-            "into other ATen ops, which are judged on their own",
-        )
-    if kind == "python_kernel":
-        return OpVerdict(
-            op=op,
-            status="composite",
-            kind=kind,
-            detail=f"no TorchTPU kernel in {rel}; a Python kernel PyTorch registers for every device "
-            "runs it by calling other ops",
-        )
+    if kind in _SETTLED:
+        status, detail = _SETTLED[kind]
+        return OpVerdict(op=op, status=status, kind=kind, detail=detail.format(rel=rel, op=op))
     target = _callee(op, table)
     if target and target not in seen:
         sub = _judge(target, table, seen | {op})
@@ -218,6 +188,31 @@ def _judge(op: str, table: OpTable, seen: frozenset[str]) -> OpVerdict:
         "(CompositeExplicitAutograd) runs it by calling other ATen ops",
     )
 
+
+# Kinds whose verdict the table entry settles on its own: the status, and the detail ({rel}: the
+# torch_tpu release, {op}: the overload).
+_SETTLED: dict[str, tuple[OpStatus, str]] = {
+    "tpu_kernel": ("supported", "TorchTPU kernel registered in {rel}"),
+    "tpu_fallback": (
+        "missing",
+        "no kernel registered in {rel}: {op} reaches TorchTPU's missing-op fallback, which "
+        "raises 'not implemented for TPU' unless the opt-in CPU fallback is enabled",
+    ),
+    "none": (
+        "missing",
+        "nothing registered for TPU (PrivateUse1) in {rel}, not even the missing-op fallback",
+    ),
+    "composite_implicit": (
+        "composite",
+        "no kernel of its own in {rel}; PyTorch decomposes it (CompositeImplicitAutograd) "
+        "into other ATen ops, which are judged on their own",
+    ),
+    "python_kernel": (
+        "composite",
+        "no TorchTPU kernel in {rel}; a Python kernel PyTorch registers for every device "
+        "runs it by calling other ops",
+    ),
+}
 
 _MISSING_TAIL = {
     False: "reaches TorchTPU's missing-op fallback",
