@@ -256,12 +256,17 @@ def create_request(
     return get_request(store, rid)
 
 
+def _known_row(conn: sqlite3.Connection, table: Literal["requests", "approvals"], row_id: str) -> sqlite3.Row:
+    """The row of `table` with this id; an id it does not hold is refused as unknown ("no request 'x'")."""
+    row = conn.execute(f"SELECT * FROM {table} WHERE id = ?", (row_id,)).fetchone()
+    if row is None:
+        raise ApprovalError("unknown", f"no {table.removesuffix('s')} {row_id!r}")
+    return row
+
+
 def get_request(store: Store, request_id: str) -> RunRequest:
     with store.read() as conn:
-        row = conn.execute("SELECT * FROM requests WHERE id = ?", (request_id,)).fetchone()
-    if row is None:
-        raise ApprovalError("unknown", f"no request {request_id!r}")
-    return _request(row)
+        return _request(_known_row(conn, "requests", request_id))
 
 
 def list_requests(store: Store, states: tuple[str, ...] = ()) -> list[RunRequest]:
@@ -276,10 +281,7 @@ def list_requests(store: Store, states: tuple[str, ...] = ()) -> list[RunRequest
 
 def get_approval(store: Store, approval_id: str) -> Approval:
     with store.read() as conn:
-        row = conn.execute("SELECT * FROM approvals WHERE id = ?", (approval_id,)).fetchone()
-    if row is None:
-        raise ApprovalError("unknown", f"no approval {approval_id!r}")
-    return _approval(row)
+        return _approval(_known_row(conn, "approvals", approval_id))
 
 
 def usable_approval(store: Store, request_id: str, now: float) -> Approval | None:
@@ -295,9 +297,7 @@ def usable_approval(store: Store, request_id: str, now: float) -> Approval | Non
 
 def _pending_row(conn: sqlite3.Connection, request_id: str, now: float) -> sqlite3.Row:
     """The request row if it can still be decided on; an expired one is marked so (and audited)."""
-    row = conn.execute("SELECT * FROM requests WHERE id = ?", (request_id,)).fetchone()
-    if row is None:
-        raise ApprovalError("unknown", f"no request {request_id!r}")
+    row = _known_row(conn, "requests", request_id)
     if row["state"] == "pending" and row["expires_at"] <= now:
         conn.execute("UPDATE requests SET state = 'expired' WHERE id = ?", (request_id,))
         audit.append(conn, "expired", request_id, "tpu-agent", {"digest": row["digest"]})

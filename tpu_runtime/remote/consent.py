@@ -69,6 +69,11 @@ def digest_confirmed(typed: str, digest: str) -> bool:
     return len(text) >= DIGEST_PREFIX_CHARS and full.startswith(text)
 
 
+def _counted(title: str, rows: list[str]) -> list[str]:
+    """A dialog section that says how many rows follow, so a long list cannot pass for a short one."""
+    return [f"{title} ({len(rows)}):", *rows]
+
+
 def approval_message(request: RunRequest) -> str:
     """The approval dialog's text: everything that will run where. Depends only on the stored request,
     so it renders identically on every round of a 2026-07-28 input-required exchange. Every field the
@@ -81,21 +86,25 @@ def approval_message(request: RunRequest) -> str:
         f"Command: {shell_line(spec.command)}",
     ]
     if spec.workers:
-        lines.append(f"Workers ({len(spec.workers)}):")
-        lines += [
-            f"  {w.index} {printable(w.name)}: {printable(w.user)}@{printable(w.host)}:{w.port}, host key "
-            f"{host_key_fingerprint(w.host_keys[0]) if w.host_keys else 'none'}"
-            for w in spec.workers
-        ]
+        lines += _counted(
+            "Workers",
+            [
+                f"  {w.index} {printable(w.name)}: {printable(w.user)}@{printable(w.host)}:{w.port}, "
+                f"host key {host_key_fingerprint(w.host_keys[0]) if w.host_keys else 'none'}"
+                for w in spec.workers
+            ],
+        )
     env = ", ".join(f"{k}={v}" for k, v in display_env(spec).items())
     lines.append(f"Environment: {env or 'none added'}")
     if spec.uploads:
-        lines.append(f"Uploads ({len(spec.uploads)}):")
-        lines += [
-            f"  {printable(u.source)} -> files/{printable(u.dest)} "
-            f"({u.size} bytes, sha256 {u.sha256[:16]}...)"
-            for u in spec.uploads
-        ]
+        lines += _counted(
+            "Uploads",
+            [
+                f"  {printable(u.source)} -> files/{printable(u.dest)} "
+                f"({u.size} bytes, sha256 {u.sha256[:16]}...)"
+                for u in spec.uploads
+            ],
+        )
     else:
         lines.append("Uploads: none")
     if spec.downloads:

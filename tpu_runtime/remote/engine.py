@@ -674,17 +674,14 @@ class RemoteEngine:
             state = "failed"
         finally:
             gate.snapshot.close()
-        result = RunResult(
-            run_id=handle.run_id,
-            request_id=request.id,
-            state=state,
-            duration_s=round(time.monotonic() - begun, 3),
-            workers=results,
-            attempt=attempt,
-        )
+        result = _result(handle, request, state, begun, results, attempt)
         runs.finish_run(self.store, result, actor, self.clock())
         handle.emit(result)
         handle.close(result, self.clock())
+
+    def _downloads_dir(self, request: RunRequest, attempt: int) -> Path:
+        """Where an attempt's downloads land: attempt 0 (a plain run) directly in the request's folder."""
+        return self.state_path / "downloads" / request.id / (f"a{attempt}" if attempt else "")
 
     async def _attempt(
         self, request: RunRequest, handle: _RunHandle, attempt: int, argv: tuple[str, ...], gate: GateInputs
@@ -707,7 +704,7 @@ class RemoteEngine:
             argv=argv,
             max_concurrency=concurrency,
             connect_timeout_s=timeout,
-            downloads_dir=self.state_path / "downloads" / request.id / (f"a{attempt}" if attempt else ""),
+            downloads_dir=self._downloads_dir(request, attempt),
             gate=gate,
         )
         return await runner.run()
@@ -748,7 +745,7 @@ class RemoteEngine:
             emit=handle.emit,
             cancel=handle.cancel,
             time_limit_s=spec.time_limit_s,
-            downloads_dir=self.state_path / "downloads" / request.id / (f"a{attempt}" if attempt else ""),
+            downloads_dir=self._downloads_dir(request, attempt),
             environ=self.environ,
             on_submitted=submitted,
         )
@@ -780,16 +777,7 @@ class RemoteEngine:
                 "ok" if outcome == "succeeded" else "interrupted" if outcome == "cancelled" else "failed"
             )
             loops.finish_attempt(self.store, request.id, n, attempt_state, outcome, self.clock())
-            handle.emit(
-                RunResult(
-                    run_id=handle.run_id,
-                    request_id=request.id,
-                    state=outcome,
-                    duration_s=round(time.monotonic() - begun, 3),
-                    workers=results,
-                    attempt=n,
-                )
-            )
+            handle.emit(_result(handle, request, outcome, begun, results, n))
         return "cancelled", results, n
 
     async def execute(self, approval: Approval, actor: str = "tpu-agent") -> AsyncIterator[RunEvent]:
@@ -919,6 +907,25 @@ class RemoteEngine:
 
             assert isinstance(self._pool, SshPool)
             await self._pool.close()
+
+
+def _result(
+    handle: _RunHandle,
+    request: RunRequest,
+    state: RunState,
+    begun: float,
+    results: list[WorkerResult],
+    attempt: int,
+) -> RunResult:
+    """A run's (or one loop attempt's) result, timed from `begun` (a time.monotonic() reading)."""
+    return RunResult(
+        run_id=handle.run_id,
+        request_id=request.id,
+        state=state,
+        duration_s=round(time.monotonic() - begun, 3),
+        workers=results,
+        attempt=attempt,
+    )
 
 
 def _overall(results: list[WorkerResult], cancelled: bool) -> RunState:

@@ -427,15 +427,17 @@ class SshRun:
             return finish(status="failed", error_kind=failure.kind, error=str(failure))
         exit_status: int | None = status["exit"]
         exit_signal = status["signal"]
+
+        def command_failed(error: str, signal: str | None, **fields: Any) -> WorkerResult:
+            """The command ended on its own terms and failed (a signal or a nonzero exit): its downloads
+            still come back."""
+            return finish(
+                status="failed", signal=signal, error_kind="exit", error=error, downloads=downloads, **fields
+            )
+
         if exit_signal:
             name = exit_signal[0]
-            return finish(
-                status="failed",
-                signal=name,
-                error_kind="exit",
-                error=f"killed by signal {name}",
-                downloads=downloads,
-            )
+            return command_failed(f"killed by signal {name}", name)
         if exit_status is None:
             return finish(
                 status="failed",
@@ -458,13 +460,8 @@ class SshRun:
                 downloads=downloads,
             )
         sig = _signal_name(exit_status)
-        return finish(
-            status="failed",
-            exit_status=exit_status,
-            signal=sig,
-            error_kind="exit",
-            error=f"exit status {exit_status}" + (f" ({sig})" if sig else ""),
-            downloads=downloads,
+        return command_failed(
+            f"exit status {exit_status}" + (f" ({sig})" if sig else ""), sig, exit_status=exit_status
         )
 
 
