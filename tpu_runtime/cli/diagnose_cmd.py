@@ -124,7 +124,8 @@ def capture_profile(
     if not target:
         raise BadInput("--target is required (see `tpu-agent targets list`)")
     engine = RemoteEngine()
-    # a capture, spec, target or Cloud TPU API error is the caller's to fix: exit 2 at the CLI's boundary
+    # a capture, spec or target error is the caller's to fix (exit 2 at the CLI's boundary); a Cloud TPU API
+    # failure is external (exit 1)
     plan = capture_plan(
         framework.value,
         script,
