@@ -136,3 +136,12 @@ def confine(path: str, allowed: AllowedFolders) -> Path:
         return resolved
     folders = ", ".join(str(f) for f in allowed.folders)
     raise PathNotAllowed(f"{path} is outside the allowed folders: {folders} ({allowed.source})")
+
+
+def confine_input(path: str, allowed: AllowedFolders, missing: str, *, folder_ok: bool = False) -> Path:
+    """`confine` for a path the tool reads: BadInput "`missing`: PATH" when no file (or, with
+    `folder_ok`, no folder either) is there, so every reading tool refuses a missing input alike."""
+    resolved = confine(path, allowed)
+    if not (resolved.exists() if folder_ok else resolved.is_file()):
+        raise BadInput(f"{missing}: {resolved}")
+    return resolved

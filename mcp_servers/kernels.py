@@ -37,12 +37,13 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine
+from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine, confine_input
 from mcp_servers._report_store import ReportStore
 from mcp_servers._results import error_result, tool_error, tool_hints
 from mcp_servers._results import model_result as _result
 from mcp_servers._server import make_server, serve_stdio
 from mcp_servers._workflow_prompt import playbook_text
+from tpu_runtime.errors import BadInput
 from tpu_runtime.kernels.report import STAGE_TITLES, KernelCheckReport, StageName, TuneReport
 
 if TYPE_CHECKING:
@@ -361,11 +362,9 @@ def register(server: MCPServer) -> None:
         ] = 600.0,
     ) -> Annotated[CallToolResult, KernelCheckReport]:
         try:
-            file = confine(path, allowed_folders(roots))
-        except PathNotAllowed as exc:
+            file = confine_input(path, allowed_folders(roots), "no such kernel file")
+        except BadInput as exc:
             return _error_line(str(exc))
-        if not file.is_file():
-            return _error_line(f"no such kernel file: {file}")
         from tpu_runtime.kernels.job import KernelCheckRequest, run_kernel_check
 
         chosen: list[StageName] = [stage for stage in CHECK_STAGES if stage in stages]

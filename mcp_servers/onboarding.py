@@ -28,12 +28,13 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine
+from mcp_servers._paths import ClientRoots, allowed_folders, confine_input
 from mcp_servers._report_store import ReportStore
 from mcp_servers._results import error_result as _error
 from mcp_servers._results import read_only, tool_error
 from mcp_servers._server import make_server, serve_stdio
 from mcp_servers._workflow_prompt import playbook_text
+from tpu_runtime.errors import BadInput
 from tpu_runtime.onboard.report import KVDtype, OnboardReport, Remedy, WeightDtype
 from tpu_runtime.onboard.report import OpStatus as StatusValue
 
@@ -186,11 +187,9 @@ def register(server: MCPServer) -> None:
         ] = 600.0,
     ) -> Annotated[CallToolResult, OnboardReport]:
         try:
-            path = confine(model_file, allowed_folders(roots))
-        except PathNotAllowed as exc:
+            path = confine_input(model_file, allowed_folders(roots), "no such file")
+        except BadInput as exc:
             return _error(str(exc))
-        if not path.is_file():
-            return _error(f"no such file: {path}")
 
         from tpu_runtime.onboard.job import OnboardRequest
 
@@ -227,11 +226,10 @@ def register(server: MCPServer) -> None:
         ] = 600.0,
     ) -> Annotated[CallToolResult, OnboardReport]:
         try:
-            path = confine(config_path, allowed_folders(roots))
-        except PathNotAllowed as exc:
+            allowed = allowed_folders(roots)
+            path = confine_input(config_path, allowed, "no such file or folder", folder_ok=True)
+        except BadInput as exc:
             return _error(str(exc))
-        if not path.exists():
-            return _error(f"no such file or folder: {path}")
 
         from tpu_runtime.onboard.job import OnboardRequest
 

@@ -14,7 +14,7 @@ import typer
 from tpu_runtime import __version__
 from tpu_runtime.cli import lean_help
 from tpu_runtime.cli.boundary import ErrorBoundary
-from tpu_runtime.cli.consoles import make_console
+from tpu_runtime.cli.consoles import make_console, print_json
 from tpu_runtime.cli.progress_bar import ProgressBar
 from tpu_runtime.errors import BadInput, TpuAgentError
 
@@ -155,7 +155,7 @@ def onboard(
     except TargetError as exc:
         raise BadInput(f"--target: {exc}") from None
     if as_json:
-        sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+        print_json(report)
     else:
         from tpu_runtime.cli.render.onboard.terminal import render_onboard_terminal
 
@@ -239,7 +239,7 @@ def doctor(as_json: Annotated[bool, typer.Option("--json", help="print the check
 
     report = run_doctor()
     if as_json:
-        sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+        print_json(report)
     else:
         style = {"ok": "green", "warn": "yellow", "problem": "bold red", "info": "cyan"}
         table = Table("check", "", "what was found", "what to do", box=None, pad_edge=False)

@@ -8,11 +8,15 @@ stay whole. The width is worked out at each print, as rich's own is, so `COLUMNS
 
 from __future__ import annotations
 
+import json
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, ConsoleDimensions
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 #: Width for output that reaches no terminal at all: wide enough that sentences and table rows stay whole.
 UNBOUNDED_WIDTH = 240
@@ -45,3 +49,8 @@ class _WideWhenNoTerminal(Console):
 def make_console(stderr: bool = False, **options: Any) -> Console:
     """A console for stdout (or stderr) that folds lines only where a terminal or `$COLUMNS` says so."""
     return _WideWhenNoTerminal(stderr=stderr, **options)
+
+
+def print_json(model: BaseModel) -> None:
+    """A report as indented JSON on stdout (`--json`), past rich so that no width or markup touches it."""
+    sys.stdout.write(json.dumps(model.model_dump(mode="json"), indent=2) + "\n")

@@ -19,7 +19,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from tpu_runtime.cli.consoles import make_console
+from tpu_runtime.cli.consoles import make_console, print_json
 
 __all__ = ["capture_profile", "diagnose"]
 
@@ -68,7 +68,7 @@ def diagnose(
     with ProgressBar(err, with_step=True, enabled=err.is_terminal and not as_json) as progress:
         report = run_diagnose(paths, top, progress, compare=compare)
     if as_json:
-        sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+        print_json(report)
     else:
         from tpu_runtime.cli.render.diagnose.terminal import render_diagnose_terminal
 

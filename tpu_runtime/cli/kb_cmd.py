@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from tpu_runtime.cli.consoles import make_console
+from tpu_runtime.cli.consoles import make_console, print_json
 from tpu_runtime.cli.progress_bar import ProgressBar
 from tpu_runtime.cli.render.ask.terminal import render_answer, render_build, render_status
 from tpu_runtime.errors import BadInput
 
 if TYPE_CHECKING:
-    from tpu_runtime.knowledge.models import Answer, BuildReport, KbStatus
     from tpu_runtime.router import RouteDecision
 
 kb_app = typer.Typer(
@@ -28,10 +27,6 @@ kb_app = typer.Typer(
 )
 out = make_console()
 err = make_console(stderr=True)
-
-
-def _dump(model: Answer | BuildReport | KbStatus) -> None:
-    sys.stdout.write(json.dumps(model.model_dump(mode="json"), indent=2) + "\n")
 
 
 def ask(
@@ -114,7 +109,7 @@ def kb_build(
 
     with ProgressBar(err, first="knowledge index", percent=True) as progress:  # KbIndexError: exit 1
         report = run_kb_build(BuildRequest(rebuild=rebuild, dense=not lexical), progress)
-    _dump(report) if as_json else render_build(report, out, err)
+    print_json(report) if as_json else render_build(report, out, err)
 
 
 @kb_app.command("add")
@@ -137,7 +132,7 @@ def kb_add(
             report = add_folder(folder, progress=progress, dense=not lexical)
     except KbIndexError as exc:  # the folder cannot be indexed as given: bad input here
         raise BadInput(str(exc)) from None
-    _dump(report) if as_json else render_build(report, out, err)
+    print_json(report) if as_json else render_build(report, out, err)
 
 
 @kb_app.command("status")
@@ -149,7 +144,7 @@ def kb_status(
 
     result = status()
     if as_json:
-        _dump(result)
+        print_json(result)
         return
     render_status(result, out, err)
 

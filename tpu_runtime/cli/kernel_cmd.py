@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from tpu_runtime.cli.consoles import make_console
+from tpu_runtime.cli.consoles import make_console, print_json
 from tpu_runtime.cli.progress_bar import ProgressBar
 from tpu_runtime.cli.render.kernel.terminal import render_check, render_templates, render_tune
 from tpu_runtime.errors import BadInput
@@ -211,7 +211,7 @@ def kernel_check(
             exc.message + ("" if debug or not exc.detail else " (--debug shows the log)")
         ) from None
     if as_json:
-        sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+        print_json(report)
     else:
         render_check(report, out, debug=debug)
     raise typer.Exit(_EXIT[report.verdict])
@@ -278,7 +278,7 @@ def kernel_tune(
     with ProgressBar(err, transient=False) as progress:  # KernelToolError: exit 2 at the boundary
         report = run_kernel_tune(request, progress, tty_approver(progress) if target else None)
     if as_json:
-        sys.stdout.write(json.dumps(report.model_dump(mode="json"), indent=2) + "\n")
+        print_json(report)
     else:
         render_tune(report, out)
     raise typer.Exit(0 if report.best is not None else 1)

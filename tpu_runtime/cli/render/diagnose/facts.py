@@ -10,7 +10,7 @@ from typing import Any
 
 from tpu_runtime.cli.render.diagnose.profile_rows import VERDICT_WORDS
 from tpu_runtime.cli.render.units import fmt_bytes
-from tpu_runtime.diagnose.report import CrashDiagnosis, DiagnoseReport
+from tpu_runtime.diagnose.report import CrashDiagnosis, DiagnoseReport, StallStat
 
 __all__ = [
     "crash_fact_rows",
@@ -18,6 +18,7 @@ __all__ = [
     "fmt_ms",
     "fmt_us",
     "headline",
+    "loader_waits",
 ]
 
 # Facts shown first, in this order; the source line is one row built from its four facts.
@@ -36,6 +37,11 @@ def fmt_us(us: float) -> str:
 
 def fmt_ms(ms: float | None) -> str:
     return "—" if ms is None else fmt_us(ms * 1e3)
+
+
+def loader_waits(stat: StallStat) -> str:
+    """The data loader's waits in a trace, worded alike by each renderer (which adds the step share)."""
+    return f"{stat.count} waits, {fmt_ms(stat.total_ms)} total, max {fmt_ms(stat.max_ms)}"
 
 
 def fmt_fact(key: str, value: Any) -> str:

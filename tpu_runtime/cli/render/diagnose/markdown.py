@@ -138,7 +138,7 @@ def _trace(s: TorchTraceSummary, top: int) -> list[str]:
         rows.append(
             [
                 "data loader",
-                f"{d.count} waits, {facts.fmt_ms(d.total_ms)} total, max {facts.fmt_ms(d.max_ms)}, {share}",
+                f"{facts.loader_waits(d)}, {share}",
             ]
         )
     out += _table(["", ""], rows)

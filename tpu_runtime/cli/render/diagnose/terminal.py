@@ -153,7 +153,7 @@ def _trace(s: TorchTraceSummary, console: Console, top: int) -> None:
         rows.append(
             (
                 "data loader",
-                f"{d.count} waits, {facts.fmt_ms(d.total_ms)} total, max {facts.fmt_ms(d.max_ms)}{share}",
+                f"{facts.loader_waits(d)}{share}",
             )
         )
     console.print(_kv(rows))
