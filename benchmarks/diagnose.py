@@ -1,6 +1,6 @@
 """Profile parsing: `analyze_profile` against xprof's converter on the same 1-100 MB profiles, one run.
 
-The profiles are derived from the real v6e fixture (`../shared/fixtures/profiles/`) by
+The profiles are derived from the real v6e profile fixture (kept beside the repository, not in it) by
 `tests/profiles_synth.py`: 8 TPU planes, the timeline repeated with jittered durations until the file
 reaches the size asked for. Each measurement runs in a child process of its own:
 
