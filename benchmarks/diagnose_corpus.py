@@ -21,18 +21,14 @@ cause-specific sub-rule removed). It estimates what they do for logs in wordings
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-for key, value in {
-    "TPU_SKIP_MDS_QUERY": "1",
-    "JAX_PLATFORMS": "cpu",
-    "TORCH_DEVICE_BACKEND_AUTOLOAD": "0",
-}.items():
-    os.environ.setdefault(key, value)
+from bench_env import use_quiet_env
+
+use_quiet_env()
 
 from tpu_runtime.diagnose.crash_corpus import (  # noqa: E402
     CORPUS_DIR,

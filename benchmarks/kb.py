@@ -22,15 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
-ENV = {
-    "TPU_SKIP_MDS_QUERY": "1",
-    "JAX_PLATFORMS": "cpu",
-    "TORCH_DEVICE_BACKEND_AUTOLOAD": "0",
-    "HF_HUB_OFFLINE": "1",
-    "ANONYMIZED_TELEMETRY": "False",
-}
-for key, value in ENV.items():
-    os.environ.setdefault(key, value)
+from bench_env import QUIET_ENV, use_quiet_env
+
+use_quiet_env()
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -94,7 +88,7 @@ def _child(code: str, *args: str) -> dict[str, object]:
         capture_output=True,
         text=True,
         cwd=REPO,
-        env={**os.environ, **ENV},
+        env={**os.environ, **QUIET_ENV},
     )
     if done.returncode != 0:
         raise SystemExit(f"child failed: {done.stderr.strip().splitlines()[-1:]}")

@@ -14,18 +14,12 @@ the dev half alone, so tuning runs never see the held-back figures.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
-for key, value in {
-    "TPU_SKIP_MDS_QUERY": "1",
-    "JAX_PLATFORMS": "cpu",
-    "TORCH_DEVICE_BACKEND_AUTOLOAD": "0",
-    "HF_HUB_OFFLINE": "1",
-    "ANONYMIZED_TELEMETRY": "False",
-}.items():
-    os.environ.setdefault(key, value)
+from bench_env import use_quiet_env
+
+use_quiet_env()
 
 from tpu_runtime.knowledge.build import BuildRequest, run_kb_build  # noqa: E402
 from tpu_runtime.knowledge.evaluate import EvalReport, load_cases, score  # noqa: E402

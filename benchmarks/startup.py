@@ -28,16 +28,11 @@ import sys
 import time
 from pathlib import Path
 
+from bench_env import QUIET_ENV
+
 REPO = Path(__file__).resolve().parents[1]
 CRASH_LOG = REPO / "tests" / "data" / "crash_logs" / "hbm_oom" / "torch_tpu_program_load.log"
-ENV = {
-    **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
-    "TPU_SKIP_MDS_QUERY": "1",
-    "JAX_PLATFORMS": "cpu",
-    "TORCH_DEVICE_BACKEND_AUTOLOAD": "0",
-    "HF_HUB_OFFLINE": "1",
-    "ANONYMIZED_TELEMETRY": "False",
-}
+ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, **QUIET_ENV}
 CLI = [sys.executable, "-c", "import sys; from tpu_runtime.cli.app import main; sys.exit(main())"]
 #: The real v6e profile (0.86 MB) in the shared fixtures beside the checkout, when present.
 V6E = REPO.parent / "shared" / "fixtures" / "profiles" / "tpu_v6e_inference.xplane.pb"
