@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -109,30 +110,19 @@ def _make_wrapper(original: Callable[..., Any]) -> Callable[..., Any]:
     return pallas_call
 
 
+@dataclass
 class _Plan:
     """What the wrapper needs to know about one pallas_call."""
 
-    def __init__(
-        self,
-        grid: tuple[Any, ...],
-        in_specs: Any,
-        out_specs: Any,
-        scratch: list[Any],
-        n_prefetch: int,
-        specs: list[Any],
-        poisoned: list[int],
-        index_lengths: list[int],
-        grid_spec_kind: str,
-    ) -> None:
-        self.grid = grid
-        self.in_specs = in_specs
-        self.out_specs = out_specs
-        self.scratch = scratch
-        self.n_prefetch = n_prefetch
-        self.specs = specs
-        self.poisoned = poisoned
-        self.index_lengths = index_lengths
-        self.grid_spec_kind = grid_spec_kind
+    grid: tuple[Any, ...]
+    in_specs: Any
+    out_specs: Any
+    scratch: list[Any]
+    n_prefetch: int
+    specs: list[Any]
+    poisoned: list[int]
+    index_lengths: list[int]
+    grid_spec_kind: str
 
 
 def _plan(
