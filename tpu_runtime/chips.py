@@ -25,66 +25,52 @@ GIB = 1 << 30
 CHIPS_FILE = "chips.yaml"
 
 
-def check_source(url: str) -> str:
-    """Field validator of every fact sheet (here and `onboard/serving.py`): `source` is an https:// page."""
-    if not url.startswith("https://"):
-        raise ValueError(f"source must be an https:// URL, got {url!r}")
-    return url
-
-
-class Fact(BaseModel):
-    """One sourced number, plus the other values other sources print for the same quantity."""
+class Sourced(BaseModel):
+    """What every fact-sheet entry carries (here and `onboard/serving.py`): the https:// page it was taken
+    from and the date that page was checked. Entries are frozen and refuse unknown keys."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str
+    checked: date
+
+    @field_validator("source")
+    @classmethod
+    def _source_ok(cls, url: str) -> str:
+        if not url.startswith("https://"):
+            raise ValueError(f"source must be an https:// URL, got {url!r}")
+        return url
+
+
+class Fact(Sourced):
+    """One sourced number, plus the other values other sources print for the same quantity."""
 
     value: float
     unit: str | None = None
-    source: str
-    checked: date
     note: str | None = None
     alternatives: tuple[Fact, ...] = ()
 
-    _source_ok = field_validator("source")(check_source)
 
-
-class CountFact(BaseModel):
+class CountFact(Sourced):
     """A sourced whole number (TensorCores per chip, chips per host, ...)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     value: int = Field(ge=1)
-    source: str
-    checked: date
     note: str | None = None
 
-    _source_ok = field_validator("source")(check_source)
 
-
-class NamesFact(BaseModel):
+class NamesFact(Sourced):
     """Sourced names, e.g. the `device_kind` strings JAX/libtpu report for a generation."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
     values: tuple[str, ...]
-    source: str
-    checked: date
-
-    _source_ok = field_validator("source")(check_source)
 
 
-class HbmFact(BaseModel):
+class HbmFact(Sourced):
     """HBM capacity per chip, in GiB and bytes (binary units)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     gib: float = Field(gt=0)
     bytes: int = Field(gt=0)
-    source: str
-    checked: date
     note: str | None = None
     alternatives: tuple[Fact, ...] = ()
-
-    _source_ok = field_validator("source")(check_source)
 
     @model_validator(mode="after")
     def _bytes_match_gib(self) -> HbmFact:
@@ -93,19 +79,13 @@ class HbmFact(BaseModel):
         return self
 
 
-class SliceShape(BaseModel):
+class SliceShape(Sourced):
     """One slice topology a generation offers, e.g. v6e '2x4' (8 chips)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     topology: str
     chips: int = Field(ge=1)
     hosts: float | None = Field(default=None, gt=0)
-    source: str
-    checked: date
     note: str | None = None
-
-    _source_ok = field_validator("source")(check_source)
 
     @model_validator(mode="after")
     def _chips_match_topology(self) -> SliceShape:

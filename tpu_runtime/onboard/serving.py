@@ -26,13 +26,12 @@ from __future__ import annotations
 import functools
 import keyword
 from collections.abc import Mapping
-from datetime import date
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, field_validator
+from pydantic import BaseModel, ConfigDict
 
-from tpu_runtime.chips import check_source
+from tpu_runtime.chips import Sourced
 from tpu_runtime.onboard.report import ModelInfo, ServingPlan
 from tpu_runtime.resources import knowledge_dir
 from tpu_runtime.yaml_data import safe_load
@@ -57,18 +56,12 @@ _STATUS_TEXT: dict[str, str] = {
 }
 
 
-class VllmEvidence(BaseModel):
+class VllmEvidence(Sourced):
     """One source's word on one architecture."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     status: Status
     models: tuple[str, ...] = ()
-    source: str
-    checked: date
     note: str | None = None
-
-    _source_ok = field_validator("source")(check_source)
 
 
 class VllmArchitecture(BaseModel):
