@@ -37,9 +37,8 @@ from mcp_servers._paths import ClientRoots, allowed_folders, confine
 from mcp_servers._report_store import ReportStore
 from mcp_servers._results import error_result as _error
 from mcp_servers._results import model_result as _result
-from mcp_servers._results import read_only as _read_only
 from mcp_servers._results import tool_error
-from mcp_servers._server import make_server, serve_stdio
+from mcp_servers._server import declare_tool, make_server, serve_stdio
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime.diagnose.profile_model import ProfileComparison
 from tpu_runtime.diagnose.report import DiagnoseReport
@@ -164,11 +163,8 @@ def register(server: MCPServer) -> None:
     # Profiles and traces are parsed in memory-bounded passes; two at a time keeps a server responsive.
     work = anyio.CapacityLimiter(2)
 
-    @server.tool(
-        name="diagnose",
-        title="Diagnose TPU crash logs, profiles, traces and XLA dumps",
-        description=DIAGNOSE_DESCRIPTION,
-        annotations=_read_only("Diagnose TPU crash logs, profiles, traces and XLA dumps"),
+    @declare_tool(
+        server, "diagnose", "Diagnose TPU crash logs, profiles, traces and XLA dumps", DIAGNOSE_DESCRIPTION
     )
     async def diagnose(
         paths: Annotated[
@@ -202,12 +198,7 @@ def register(server: MCPServer) -> None:
         first = Path(resolved[0])
         return reports.result(first.stem, report, f"diagnose report for {first.name}")
 
-    @server.tool(
-        name="diagnose_log",
-        title="Diagnose a pasted TPU crash log",
-        description=DIAGNOSE_LOG_DESCRIPTION,
-        annotations=_read_only("Diagnose a pasted TPU crash log"),
-    )
+    @declare_tool(server, "diagnose_log", "Diagnose a pasted TPU crash log", DIAGNOSE_LOG_DESCRIPTION)
     async def diagnose_log(
         text: Annotated[
             str,
@@ -228,12 +219,7 @@ def register(server: MCPServer) -> None:
             return report
         return reports.result("log", report, "diagnose report for the pasted log")
 
-    @server.tool(
-        name="compare_profiles",
-        title="Compare two XProf profiles",
-        description=COMPARE_DESCRIPTION,
-        annotations=_read_only("Compare two XProf profiles"),
-    )
+    @declare_tool(server, "compare_profiles", "Compare two XProf profiles", COMPARE_DESCRIPTION)
     async def compare_profiles(
         before: Annotated[str, Field(min_length=1, description="the baseline profile (file or run folder)")],
         after: Annotated[str, Field(min_length=1, description="the profile after the change")],

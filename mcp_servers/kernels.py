@@ -39,9 +39,9 @@ from pydantic import BaseModel, Field
 
 from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine, confine_input
 from mcp_servers._report_store import ReportStore
-from mcp_servers._results import error_result, tool_error, tool_hints
+from mcp_servers._results import error_result, tool_error
 from mcp_servers._results import model_result as _result
-from mcp_servers._server import make_server, serve_stdio
+from mcp_servers._server import declare_tool, make_server, serve_stdio
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime.errors import BadInput
 from tpu_runtime.kernels.report import STAGE_TITLES, KernelCheckReport, StageName, TuneReport
@@ -239,22 +239,17 @@ def register(server: MCPServer) -> None:
     # A tune already runs its attempts one after another; a second tune waits rather than competing.
     tunes = anyio.CapacityLimiter(1)
 
-    @server.tool(
-        name="kernel_templates",
-        title="List Pallas kernel templates",
-        description=TEMPLATES_DESCRIPTION,
-        annotations=tool_hints("List Pallas kernel templates", read_only=True),
-    )
+    @declare_tool(server, "kernel_templates", "List Pallas kernel templates", TEMPLATES_DESCRIPTION)
     def kernel_templates() -> list[KernelTemplate]:
         return list(_templates())
 
-    @server.tool(
-        name="new_kernel",
-        title="Create a Pallas kernel module from a template",
-        description=NEW_KERNEL_DESCRIPTION,
-        annotations=tool_hints(
-            "Create a Pallas kernel module from a template", read_only=False, destructive=True
-        ),
+    @declare_tool(
+        server,
+        "new_kernel",
+        "Create a Pallas kernel module from a template",
+        NEW_KERNEL_DESCRIPTION,
+        read_only=False,
+        destructive=True,
     )
     def new_kernel(
         name: Annotated[
@@ -309,13 +304,11 @@ def register(server: MCPServer) -> None:
             )
         )
 
-    @server.tool(
-        name="check_kernel",
-        title="Check a Pallas TPU kernel (correctness, honesty, lowering, compile, PyTorch)",
-        description=CHECK_DESCRIPTION,
-        annotations=tool_hints(
-            "Check a Pallas TPU kernel (correctness, honesty, lowering, compile, PyTorch)", read_only=True
-        ),
+    @declare_tool(
+        server,
+        "check_kernel",
+        "Check a Pallas TPU kernel (correctness, honesty, lowering, compile, PyTorch)",
+        CHECK_DESCRIPTION,
     )
     async def check_kernel(
         path: Annotated[
@@ -386,11 +379,12 @@ def register(server: MCPServer) -> None:
         await ctx.report_progress(float(len(chosen)), float(len(chosen)), f"verdict: {report.verdict}")
         return reports.result(f"check-{file.stem}", report, f"kernel check report for {file.name}")
 
-    @server.tool(
-        name="tune_kernel",
-        title="Autotune a Pallas TPU kernel within a budget",
-        description=TUNE_DESCRIPTION,
-        annotations=tool_hints("Autotune a Pallas TPU kernel within a budget", read_only=False),
+    @declare_tool(
+        server,
+        "tune_kernel",
+        "Autotune a Pallas TPU kernel within a budget",
+        TUNE_DESCRIPTION,
+        read_only=False,
     )
     async def tune_kernel(
         path: Annotated[

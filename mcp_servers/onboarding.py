@@ -32,7 +32,7 @@ from mcp_servers._paths import ClientRoots, allowed_folders, confine_input
 from mcp_servers._report_store import ReportStore
 from mcp_servers._results import error_result as _error
 from mcp_servers._results import read_only, tool_error
-from mcp_servers._server import make_server, serve_stdio
+from mcp_servers._server import declare_tool, make_server, serve_stdio
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime.errors import BadInput
 from tpu_runtime.onboard.report import KVDtype, OnboardReport, Remedy, WeightDtype
@@ -148,12 +148,7 @@ def register(server: MCPServer) -> None:
     # One model run at a time per server: each child may use up to 3/4 of the machine's memory.
     runs = anyio.CapacityLimiter(1)
 
-    @server.tool(
-        name="onboard_model",
-        title="Onboard a PyTorch model onto TorchTPU",
-        description=ONBOARD_DESCRIPTION,
-        annotations=read_only("Onboard a PyTorch model onto TorchTPU"),
-    )
+    @declare_tool(server, "onboard_model", "Onboard a PyTorch model onto TorchTPU", ONBOARD_DESCRIPTION)
     async def onboard_model(
         model_file: Annotated[
             str,
@@ -254,12 +249,7 @@ def register(server: MCPServer) -> None:
             return tool_error(exc, f"{tool}", logger)
         return reports.result(path.stem, report, f"onboard report for {path.name}")
 
-    @server.tool(
-        name="op_status",
-        title="Look up one ATen op in TorchTPU's op table",
-        description=OP_STATUS_DESCRIPTION,
-        annotations=read_only("Look up one ATen op in TorchTPU's op table"),
-    )
+    @declare_tool(server, "op_status", "Look up one ATen op in TorchTPU's op table", OP_STATUS_DESCRIPTION)
     def op_status(
         op: Annotated[
             str,
