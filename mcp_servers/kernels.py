@@ -30,16 +30,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import anyio
-import anyio.from_thread
 import anyio.lowlevel
-import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
 from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine, confine_input
+from mcp_servers._progress import send_progress
 from mcp_servers._report_store import ReportStore
-from mcp_servers._results import error_result, tool_error
+from mcp_servers._results import error_result, worker_call
 from mcp_servers._results import model_result as _result
 from mcp_servers._server import declare_tool, make_server, serve_stdio
 from mcp_servers._workflow_prompt import playbook_text
@@ -178,10 +177,7 @@ class _Progress:
             if self.closed.is_set() or done <= self.last:
                 return
             self.last = done
-        try:
-            anyio.from_thread.run(self.ctx.report_progress, done, self.total, message, token=self.token)
-        except Exception as exc:  # progress is best effort: never fail the call over it
-            logger.debug("progress notification dropped: %s", exc)
+        send_progress(self.ctx, done, self.total, message, token=self.token)
 
     def close(self) -> None:
         self.closed.set()
@@ -218,9 +214,7 @@ async def _call(
 ) -> T | CallToolResult:
     """Run an engine call on a worker thread; unusable kernels and internal faults become one-line errors."""
     try:
-        return await anyio.to_thread.run_sync(fn, limiter=limiter)
-    except Exception as exc:
-        return tool_error(exc, what, logger, first_line_only=True)
+        return await worker_call(fn, what, logger, limiter, first_line_only=True)
     finally:
         progress.close()
 

@@ -21,6 +21,7 @@ chromadb, bm25s or torch until a tool runs).
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -28,14 +29,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import anyio
-import anyio.from_thread
-import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from mcp_servers._results import model_result as _result
-from mcp_servers._results import tool_error
+from mcp_servers._progress import send_progress
+from mcp_servers._results import outcome_result, worker_call
 from mcp_servers._server import declare_tool, make_server, serve_stdio
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime.knowledge.models import Answer, BuildReport, KbStatus, Passage, RetrievalMode
@@ -125,10 +124,7 @@ def _progress_bridge(ctx: Context) -> ProgressFn:
         if done <= last:
             return
         last = done
-        try:
-            anyio.from_thread.run(ctx.report_progress, done, 1.0, message or step)
-        except Exception as exc:  # progress is best effort: never fail the call over it
-            logger.debug("progress notification dropped: %s", exc)
+        send_progress(ctx, done, 1.0, message or step)
 
     return notify
 
@@ -227,11 +223,7 @@ def register(server: MCPServer, corpus: BuildRequest | None = None) -> None:
     async def call(
         fn: Callable[..., BaseModel], *args: object, limiter: anyio.CapacityLimiter, what: str
     ) -> CallToolResult:
-        try:
-            result = await anyio.to_thread.run_sync(fn, *args, limiter=limiter)
-        except Exception as exc:
-            return tool_error(exc, what, logger)
-        return _result(result)
+        return outcome_result(await worker_call(functools.partial(fn, *args), what, logger, limiter))
 
     @declare_tool(server, "answer", "Answer from the TPU docs with citations", ANSWER_DESCRIPTION)
     async def answer(

@@ -32,6 +32,7 @@ Style as in `mcp_servers.onboarding`: `register(server)` adds the tools to a giv
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import weakref
 from collections.abc import Callable, Sequence
@@ -708,6 +709,10 @@ class UploadItem(BaseModel):
     )
 
 
+run_tool = functools.partial(declare_tool, open_world=True)
+"""Every run tool reaches past this machine: the user's TPU VMs, SSH hosts and clusters."""
+
+
 def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
     """Add the run tools to `server`. `engine` defaults to one over the user's config and state."""
     runs = _Runs(engine)
@@ -718,7 +723,7 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
     async def in_thread(fn: Callable[[], T]) -> T:
         return await anyio.to_thread.run_sync(fn)
 
-    @declare_tool(server, "list_targets", "List run targets", LIST_TARGETS_DESCRIPTION, open_world=True)
+    @run_tool(server, "list_targets", "List run targets", LIST_TARGETS_DESCRIPTION)
     async def list_targets() -> Annotated[CallToolResult, TargetList]:
         from tpu_runtime.remote.targets import TargetError
 
@@ -727,14 +732,13 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         except TargetError as exc:
             return _error(str(exc))
 
-    @declare_tool(
+    @run_tool(
         server,
         "request_run",
         "Request a run on TPU workers (runs nothing)",
         REQUEST_RUN_DESCRIPTION,
         read_only=False,
         idempotent=False,
-        open_world=True,
     )
     async def request_run(
         target: TargetName,
@@ -811,7 +815,7 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
             return _error(f"bad request: {_one_line(exc)}")
         return _result(request_view(request))
 
-    @declare_tool(
+    @run_tool(
         server,
         "run",
         "Run an approved request on TPU workers",
@@ -819,7 +823,6 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         read_only=False,
         destructive=True,
         idempotent=False,
-        open_world=True,
         meta=user_interaction,
     )
     async def run(
@@ -834,7 +837,7 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         view = await runs.run_request(request_id, outcome, ctx, wait_s)
         return outcome_result(view)
 
-    @declare_tool(server, "run_status", "Status of a run or request", RUN_STATUS_DESCRIPTION, open_world=True)
+    @run_tool(server, "run_status", "Status of a run or request", RUN_STATUS_DESCRIPTION)
     async def run_status(
         run_id: Annotated[
             str,
@@ -847,7 +850,7 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         view = await in_thread(lambda: runs.status(run_id))
         return outcome_result(view)
 
-    @declare_tool(server, "run_output", "Output lines of a run", RUN_OUTPUT_DESCRIPTION, open_world=True)
+    @run_tool(server, "run_output", "Output lines of a run", RUN_OUTPUT_DESCRIPTION)
     async def run_output(
         run_id: Annotated[str, Field(pattern=RUN_ID, description="the run id run returned")],
         since_line: Annotated[int, Field(ge=0, description="first line to return (0-based)")] = 0,
@@ -861,14 +864,8 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         page = await runs.output_page(run_id, since_line, max_lines, wait_s)
         return outcome_result(page)
 
-    @declare_tool(
-        server,
-        "cancel_run",
-        "Cancel a running run",
-        CANCEL_DESCRIPTION,
-        read_only=False,
-        destructive=True,
-        open_world=True,
+    @run_tool(
+        server, "cancel_run", "Cancel a running run", CANCEL_DESCRIPTION, read_only=False, destructive=True
     )
     async def cancel_run(
         run_id: Annotated[str, Field(pattern=RUN_ID, description="the run id to stop")],
@@ -876,13 +873,12 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         view = await runs.cancel(run_id)
         return outcome_result(view)
 
-    @declare_tool(
+    @run_tool(
         server,
         "fetch_logs",
         "Read log files on TPU workers",
         FETCH_LOGS_DESCRIPTION,
         idempotent=False,
-        open_world=True,
         meta=user_interaction,
     )
     async def fetch_logs(
