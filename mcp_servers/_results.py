@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import TypeVar
 
+import anyio.to_thread
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from tpu_runtime.errors import TpuAgentError
+
+T = TypeVar("T")
 
 
 def error_result(text: str, *, first_line_only: bool = False) -> CallToolResult:
@@ -29,6 +34,22 @@ def tool_error(
     first_line = (str(exc).strip().splitlines() or [""])[0]
     text = f"{what} failed inside tpu-agent: {type(exc).__name__}: {first_line}"
     return error_result(text, first_line_only=first_line_only)
+
+
+async def worker_call(
+    fn: Callable[[], T],
+    what: str,
+    logger: logging.Logger,
+    limiter: anyio.CapacityLimiter,
+    *,
+    first_line_only: bool = False,
+) -> T | CallToolResult:
+    """Run an engine call on a worker thread (at most `limiter`'s number at a time): its value, or the
+    `tool_error` for what it raised."""
+    try:
+        return await anyio.to_thread.run_sync(fn, limiter=limiter)
+    except Exception as exc:
+        return tool_error(exc, what, logger, first_line_only=first_line_only)
 
 
 def model_result(model: BaseModel) -> CallToolResult:

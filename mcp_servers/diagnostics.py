@@ -22,32 +22,27 @@ from __future__ import annotations
 import functools
 import io
 import logging
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TypeVar
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
-import anyio.from_thread
-import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import Field
 
 from mcp_servers._paths import ClientRoots, allowed_folders, confine
+from mcp_servers._progress import workflow_progress
 from mcp_servers._report_store import ReportStore
 from mcp_servers._results import error_result as _error
 from mcp_servers._results import model_result as _result
-from mcp_servers._results import read_only as _read_only
-from mcp_servers._results import tool_error
-from mcp_servers._server import make_server, serve_stdio
+from mcp_servers._results import worker_call
+from mcp_servers._server import declare_tool, make_server, serve_stdio
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime.diagnose.profile_model import ProfileComparison
 from tpu_runtime.diagnose.report import DiagnoseReport
 
 if TYPE_CHECKING:
     from mcp_types import ListRootsResult
-
-    from tpu_runtime.progress import ProgressFn
 
 NAME = "tpu-diagnostics"
 MAX_PATHS = 32
@@ -102,38 +97,6 @@ slower, faster, added, removed or unchanged by its average self time per run. Re
 
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
-
-
-def _progress_bridge(ctx: Context) -> ProgressFn:
-    """A workflow `ProgressFn` (called on the worker thread) that forwards to `ctx.report_progress`.
-
-    Progress counts the diagnose workflow's steps (index + fraction of the step) and only increases, as
-    MCP requires; the readers' own sub-step ids count as the step they run in.
-    """
-    from tpu_runtime.workflow import load_workflow
-
-    steps = load_workflow(WORKFLOW).steps
-    order = {step.id: i for i, step in enumerate(steps)}
-    titles = {step.id: step.title for step in steps}
-    total = float(len(steps))
-    last = -1.0
-
-    def notify(step_id: str, message: str, fraction: float) -> None:
-        nonlocal last
-        index = order.get(step_id, max(int(last), 0))
-        done = index + min(max(fraction, 0.0), 0.99)
-        if done <= last:
-            return
-        last = done
-        title = titles.get(step_id, step_id)
-        text = title if message in ("", title) else f"{title}: {message}"
-        try:
-            anyio.from_thread.run(ctx.report_progress, done, total, text)
-        except Exception as exc:  # progress is best effort: never fail the call over it
-            logger.debug("progress notification dropped: %s", exc)
-
-    return notify
 
 
 def _confined(paths: list[str], roots: ListRootsResult | None) -> list[str]:
@@ -147,14 +110,6 @@ def _confined(paths: list[str], roots: ListRootsResult | None) -> list[str]:
     return out
 
 
-async def _call(fn: Callable[[], T], what: str, limiter: anyio.CapacityLimiter) -> T | CallToolResult:
-    """Run a runtime call on a worker thread; bad input and internal faults become one-line errors."""
-    try:
-        return await anyio.to_thread.run_sync(fn, limiter=limiter)
-    except Exception as exc:
-        return tool_error(exc, what, logger)
-
-
 def register(server: MCPServer) -> None:
     """Add the diagnostics tools, the report resource template and the `diagnose` prompt to `server`."""
     reports: ReportStore[DiagnoseReport] = ReportStore(REPORT_SCHEME, "diagnose report")
@@ -164,11 +119,8 @@ def register(server: MCPServer) -> None:
     # Profiles and traces are parsed in memory-bounded passes; two at a time keeps a server responsive.
     work = anyio.CapacityLimiter(2)
 
-    @server.tool(
-        name="diagnose",
-        title="Diagnose TPU crash logs, profiles, traces and XLA dumps",
-        description=DIAGNOSE_DESCRIPTION,
-        annotations=_read_only("Diagnose TPU crash logs, profiles, traces and XLA dumps"),
+    @declare_tool(
+        server, "diagnose", "Diagnose TPU crash logs, profiles, traces and XLA dumps", DIAGNOSE_DESCRIPTION
     )
     async def diagnose(
         paths: Annotated[
@@ -195,19 +147,16 @@ def register(server: MCPServer) -> None:
             return _error(str(exc))
         from tpu_runtime.diagnose.job import run_diagnose
 
-        call = functools.partial(run_diagnose, resolved, top, _progress_bridge(ctx), compare=baseline)
-        report = await _call(call, "diagnose", work)
+        call = functools.partial(
+            run_diagnose, resolved, top, workflow_progress(ctx, WORKFLOW), compare=baseline
+        )
+        report = await worker_call(call, "diagnose", logger, work)
         if isinstance(report, CallToolResult):
             return report
         first = Path(resolved[0])
         return reports.result(first.stem, report, f"diagnose report for {first.name}")
 
-    @server.tool(
-        name="diagnose_log",
-        title="Diagnose a pasted TPU crash log",
-        description=DIAGNOSE_LOG_DESCRIPTION,
-        annotations=_read_only("Diagnose a pasted TPU crash log"),
-    )
+    @declare_tool(server, "diagnose_log", "Diagnose a pasted TPU crash log", DIAGNOSE_LOG_DESCRIPTION)
     async def diagnose_log(
         text: Annotated[
             str,
@@ -223,17 +172,12 @@ def register(server: MCPServer) -> None:
 
         data = io.BytesIO(text.encode("utf-8"))
         call = functools.partial(run_diagnose, ["-"], top, None, data)
-        report = await _call(call, "diagnose_log", work)
+        report = await worker_call(call, "diagnose_log", logger, work)
         if isinstance(report, CallToolResult):
             return report
         return reports.result("log", report, "diagnose report for the pasted log")
 
-    @server.tool(
-        name="compare_profiles",
-        title="Compare two XProf profiles",
-        description=COMPARE_DESCRIPTION,
-        annotations=_read_only("Compare two XProf profiles"),
-    )
+    @declare_tool(server, "compare_profiles", "Compare two XProf profiles", COMPARE_DESCRIPTION)
     async def compare_profiles(
         before: Annotated[str, Field(min_length=1, description="the baseline profile (file or run folder)")],
         after: Annotated[str, Field(min_length=1, description="the profile after the change")],
@@ -247,7 +191,7 @@ def register(server: MCPServer) -> None:
         from tpu_runtime.diagnose.job import run_diagnose
 
         call = functools.partial(run_diagnose, [current], top, None, compare=baseline)
-        report = await _call(call, "compare_profiles", work)
+        report = await worker_call(call, "compare_profiles", logger, work)
         if isinstance(report, CallToolResult):
             return report
         if report.comparison is None:  # run_diagnose refuses non-profiles, so this is a fault of ours

@@ -30,18 +30,17 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 import anyio
-import anyio.from_thread
 import anyio.lowlevel
-import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
 from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine, confine_input
+from mcp_servers._progress import send_progress
 from mcp_servers._report_store import ReportStore
-from mcp_servers._results import error_result, tool_error, tool_hints
+from mcp_servers._results import error_result, worker_call
 from mcp_servers._results import model_result as _result
-from mcp_servers._server import make_server, serve_stdio
+from mcp_servers._server import declare_tool, make_server, serve_stdio
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime.errors import BadInput
 from tpu_runtime.kernels.report import STAGE_TITLES, KernelCheckReport, StageName, TuneReport
@@ -178,10 +177,7 @@ class _Progress:
             if self.closed.is_set() or done <= self.last:
                 return
             self.last = done
-        try:
-            anyio.from_thread.run(self.ctx.report_progress, done, self.total, message, token=self.token)
-        except Exception as exc:  # progress is best effort: never fail the call over it
-            logger.debug("progress notification dropped: %s", exc)
+        send_progress(self.ctx, done, self.total, message, token=self.token)
 
     def close(self) -> None:
         self.closed.set()
@@ -218,9 +214,7 @@ async def _call(
 ) -> T | CallToolResult:
     """Run an engine call on a worker thread; unusable kernels and internal faults become one-line errors."""
     try:
-        return await anyio.to_thread.run_sync(fn, limiter=limiter)
-    except Exception as exc:
-        return tool_error(exc, what, logger, first_line_only=True)
+        return await worker_call(fn, what, logger, limiter, first_line_only=True)
     finally:
         progress.close()
 
@@ -239,22 +233,17 @@ def register(server: MCPServer) -> None:
     # A tune already runs its attempts one after another; a second tune waits rather than competing.
     tunes = anyio.CapacityLimiter(1)
 
-    @server.tool(
-        name="kernel_templates",
-        title="List Pallas kernel templates",
-        description=TEMPLATES_DESCRIPTION,
-        annotations=tool_hints("List Pallas kernel templates", read_only=True),
-    )
+    @declare_tool(server, "kernel_templates", "List Pallas kernel templates", TEMPLATES_DESCRIPTION)
     def kernel_templates() -> list[KernelTemplate]:
         return list(_templates())
 
-    @server.tool(
-        name="new_kernel",
-        title="Create a Pallas kernel module from a template",
-        description=NEW_KERNEL_DESCRIPTION,
-        annotations=tool_hints(
-            "Create a Pallas kernel module from a template", read_only=False, destructive=True
-        ),
+    @declare_tool(
+        server,
+        "new_kernel",
+        "Create a Pallas kernel module from a template",
+        NEW_KERNEL_DESCRIPTION,
+        read_only=False,
+        destructive=True,
     )
     def new_kernel(
         name: Annotated[
@@ -309,13 +298,11 @@ def register(server: MCPServer) -> None:
             )
         )
 
-    @server.tool(
-        name="check_kernel",
-        title="Check a Pallas TPU kernel (correctness, honesty, lowering, compile, PyTorch)",
-        description=CHECK_DESCRIPTION,
-        annotations=tool_hints(
-            "Check a Pallas TPU kernel (correctness, honesty, lowering, compile, PyTorch)", read_only=True
-        ),
+    @declare_tool(
+        server,
+        "check_kernel",
+        "Check a Pallas TPU kernel (correctness, honesty, lowering, compile, PyTorch)",
+        CHECK_DESCRIPTION,
     )
     async def check_kernel(
         path: Annotated[
@@ -386,11 +373,12 @@ def register(server: MCPServer) -> None:
         await ctx.report_progress(float(len(chosen)), float(len(chosen)), f"verdict: {report.verdict}")
         return reports.result(f"check-{file.stem}", report, f"kernel check report for {file.name}")
 
-    @server.tool(
-        name="tune_kernel",
-        title="Autotune a Pallas TPU kernel within a budget",
-        description=TUNE_DESCRIPTION,
-        annotations=tool_hints("Autotune a Pallas TPU kernel within a budget", read_only=False),
+    @declare_tool(
+        server,
+        "tune_kernel",
+        "Autotune a Pallas TPU kernel within a budget",
+        TUNE_DESCRIPTION,
+        read_only=False,
     )
     async def tune_kernel(
         path: Annotated[

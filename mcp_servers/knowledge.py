@@ -21,6 +21,7 @@ chromadb, bm25s or torch until a tool runs).
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -28,16 +29,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import anyio
-import anyio.from_thread
-import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
-from mcp_servers._results import model_result as _result
-from mcp_servers._results import read_only as _read_only
-from mcp_servers._results import tool_error, tool_hints
-from mcp_servers._server import make_server, serve_stdio
+from mcp_servers._progress import send_progress
+from mcp_servers._results import outcome_result, worker_call
+from mcp_servers._server import declare_tool, make_server, serve_stdio
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime.knowledge.models import Answer, BuildReport, KbStatus, Passage, RetrievalMode
 
@@ -126,10 +124,7 @@ def _progress_bridge(ctx: Context) -> ProgressFn:
         if done <= last:
             return
         last = done
-        try:
-            anyio.from_thread.run(ctx.report_progress, done, 1.0, message or step)
-        except Exception as exc:  # progress is best effort: never fail the call over it
-            logger.debug("progress notification dropped: %s", exc)
+        send_progress(ctx, done, 1.0, message or step)
 
     return notify
 
@@ -228,18 +223,9 @@ def register(server: MCPServer, corpus: BuildRequest | None = None) -> None:
     async def call(
         fn: Callable[..., BaseModel], *args: object, limiter: anyio.CapacityLimiter, what: str
     ) -> CallToolResult:
-        try:
-            result = await anyio.to_thread.run_sync(fn, *args, limiter=limiter)
-        except Exception as exc:
-            return tool_error(exc, what, logger)
-        return _result(result)
+        return outcome_result(await worker_call(functools.partial(fn, *args), what, logger, limiter))
 
-    @server.tool(
-        name="answer",
-        title="Answer from the TPU docs with citations",
-        description=ANSWER_DESCRIPTION,
-        annotations=_read_only("Answer from the TPU docs with citations"),
-    )
+    @declare_tool(server, "answer", "Answer from the TPU docs with citations", ANSWER_DESCRIPTION)
     async def answer(
         question: Annotated[
             str,
@@ -250,12 +236,7 @@ def register(server: MCPServer, corpus: BuildRequest | None = None) -> None:
     ) -> Annotated[CallToolResult, Answer]:
         return await call(kb.answer, question, k, _progress_bridge(ctx), limiter=queries, what="answer")
 
-    @server.tool(
-        name="search",
-        title="Search the TPU docs",
-        description=SEARCH_DESCRIPTION,
-        annotations=_read_only("Search the TPU docs"),
-    )
+    @declare_tool(server, "search", "Search the TPU docs", SEARCH_DESCRIPTION)
     async def search(
         query: Annotated[str, Field(min_length=1, description="words, a flag, an env var or an API symbol")],
         ctx: Context,
@@ -263,21 +244,11 @@ def register(server: MCPServer, corpus: BuildRequest | None = None) -> None:
     ) -> Annotated[CallToolResult, SearchResults]:
         return await call(kb.search, query, k, _progress_bridge(ctx), limiter=queries, what="search")
 
-    @server.tool(
-        name="kb_status",
-        title="Knowledge index status",
-        description=STATUS_DESCRIPTION,
-        annotations=_read_only("Knowledge index status"),
-    )
+    @declare_tool(server, "kb_status", "Knowledge index status", STATUS_DESCRIPTION)
     async def kb_status() -> Annotated[CallToolResult, KbStatus]:
         return await call(kb.status, limiter=queries, what="kb_status")
 
-    @server.tool(
-        name="kb_build",
-        title="Build the knowledge index",
-        description=BUILD_DESCRIPTION,
-        annotations=tool_hints("Build the knowledge index", read_only=False),
-    )
+    @declare_tool(server, "kb_build", "Build the knowledge index", BUILD_DESCRIPTION, read_only=False)
     async def kb_build(
         ctx: Context,
         lexical_only: Annotated[

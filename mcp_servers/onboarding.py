@@ -18,21 +18,21 @@ no runtime modules beyond the report models: those load on the first call).
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import TYPE_CHECKING, Annotated
 
 import anyio
-import anyio.from_thread
-import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult
 from pydantic import BaseModel, Field
 
 from mcp_servers._paths import ClientRoots, allowed_folders, confine_input
+from mcp_servers._progress import workflow_progress
 from mcp_servers._report_store import ReportStore
 from mcp_servers._results import error_result as _error
-from mcp_servers._results import read_only, tool_error
-from mcp_servers._server import make_server, serve_stdio
+from mcp_servers._results import read_only, worker_call
+from mcp_servers._server import declare_tool, make_server, serve_stdio
 from mcp_servers._workflow_prompt import playbook_text
 from tpu_runtime.errors import BadInput
 from tpu_runtime.onboard.report import KVDtype, OnboardReport, Remedy, WeightDtype
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from tpu_runtime.onboard.job import OnboardRequest
-    from tpu_runtime.progress import ProgressFn
 
 NAME = "tpu-onboarding"
 REPORT_SCHEME = "onboard-report"
@@ -107,40 +106,6 @@ class OpStatus(BaseModel):
     remedies: list[Remedy] = Field(description="what to do about a missing op; empty otherwise")
 
 
-def _progress_bridge(ctx: Context) -> ProgressFn:
-    """A workflow `ProgressFn` (called on the worker thread) that forwards to `ctx.report_progress`.
-
-    Progress counts workflow steps (step index + fraction of the step, out of the number of steps) and
-    only ever increases, as MCP requires; each message names the step.
-    """
-    from tpu_runtime.workflow import load_workflow
-
-    steps = load_workflow("onboard").steps
-    order = {step.id: i for i, step in enumerate(steps)}
-    titles = {step.id: step.title for step in steps}
-    total = float(len(steps))
-    last = -1.0
-
-    def notify(step_id: str, message: str, fraction: float) -> None:
-        nonlocal last
-        index = order.get(step_id, max(int(last), 0))
-        done = index + min(max(fraction, 0.0), 1.0)
-        if done <= last or (fraction >= 1.0 and index < len(steps) - 1):
-            return  # the end of one step is announced by the start of the next
-        last = done
-        title = titles.get(step_id, step_id)
-        if fraction >= 1.0:
-            text = "report ready"
-        else:
-            text = title if message in ("", title) else f"{title}: {message}"
-        try:
-            anyio.from_thread.run(ctx.report_progress, done, total, text)
-        except Exception as exc:  # progress is best effort: never fail the run over it
-            logger.debug("progress notification dropped: %s", exc)
-
-    return notify
-
-
 def register(server: MCPServer) -> None:
     """Add the onboarding tools, the report resource template and the `onboard` prompt to `server`."""
     reports: ReportStore[OnboardReport] = ReportStore(REPORT_SCHEME, "onboard report")
@@ -148,12 +113,7 @@ def register(server: MCPServer) -> None:
     # One model run at a time per server: each child may use up to 3/4 of the machine's memory.
     runs = anyio.CapacityLimiter(1)
 
-    @server.tool(
-        name="onboard_model",
-        title="Onboard a PyTorch model onto TorchTPU",
-        description=ONBOARD_DESCRIPTION,
-        annotations=read_only("Onboard a PyTorch model onto TorchTPU"),
-    )
+    @declare_tool(server, "onboard_model", "Onboard a PyTorch model onto TorchTPU", ONBOARD_DESCRIPTION)
     async def onboard_model(
         model_file: Annotated[
             str,
@@ -247,19 +207,14 @@ def register(server: MCPServer) -> None:
     async def _onboard(tool: str, request: OnboardRequest, ctx: Context, path: Path) -> CallToolResult:
         from tpu_runtime.onboard.job import run_onboard
 
-        progress = _progress_bridge(ctx)
-        try:
-            report = await anyio.to_thread.run_sync(run_onboard, request, progress, limiter=runs)
-        except Exception as exc:  # the model's failure (ChildFailure) or a fault of tpu-agent's own
-            return tool_error(exc, f"{tool}", logger)
+        progress = workflow_progress(ctx, "onboard", finished="report ready")
+        # the model's failure (ChildFailure) or a fault of tpu-agent's own comes back as a tool error
+        report = await worker_call(functools.partial(run_onboard, request, progress), tool, logger, runs)
+        if isinstance(report, CallToolResult):
+            return report
         return reports.result(path.stem, report, f"onboard report for {path.name}")
 
-    @server.tool(
-        name="op_status",
-        title="Look up one ATen op in TorchTPU's op table",
-        description=OP_STATUS_DESCRIPTION,
-        annotations=read_only("Look up one ATen op in TorchTPU's op table"),
-    )
+    @declare_tool(server, "op_status", "Look up one ATen op in TorchTPU's op table", OP_STATUS_DESCRIPTION)
     def op_status(
         op: Annotated[
             str,

@@ -32,6 +32,7 @@ Style as in `mcp_servers.onboarding`: `register(server)` adds the tools to a giv
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import weakref
 from collections.abc import Callable, Sequence
@@ -55,8 +56,8 @@ from pydantic import BaseModel, Field
 from mcp_servers._paths import ClientRoots, PathNotAllowed, allowed_folders, confine
 from mcp_servers._results import error_result as _error
 from mcp_servers._results import model_result as _result
-from mcp_servers._results import outcome_result, tool_hints
-from mcp_servers._server import make_server, serve_stdio
+from mcp_servers._results import outcome_result
+from mcp_servers._server import declare_tool, make_server, serve_stdio
 from tpu_runtime.remote.consent import (
     DIGEST_PREFIX_CHARS,
     Answer,
@@ -691,6 +692,14 @@ RunAnswer = Annotated[ElicitationResult[RunConsent], Resolve(_ask_about_request)
 FetchAnswer = Annotated[ElicitationResult[RunConsent], Resolve(_ask_about_fetch)]
 
 
+TargetName = Annotated[str, Field(min_length=1, max_length=200, description="a name from list_targets")]
+"""The `target` argument of the tools that run on one."""
+Workers = Annotated[
+    str, Field(pattern=r"^(all|\d+(,\d+)*)$", description="all, one index, or a comma list like 0,2")
+]
+"""Which of a target's workers a command runs on (`all` unless given)."""
+
+
 class UploadItem(BaseModel):
     """A local file or folder to copy into the run's folder on every worker."""
 
@@ -698,6 +707,10 @@ class UploadItem(BaseModel):
     dest: str | None = Field(
         default=None, description="path inside the run's files/ folder (default: the file's own name)"
     )
+
+
+run_tool = functools.partial(declare_tool, open_world=True)
+"""Every run tool reaches past this machine: the user's TPU VMs, SSH hosts and clusters."""
 
 
 def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
@@ -710,14 +723,7 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
     async def in_thread(fn: Callable[[], T]) -> T:
         return await anyio.to_thread.run_sync(fn)
 
-    @server.tool(
-        name="list_targets",
-        title="List run targets",
-        description=LIST_TARGETS_DESCRIPTION,
-        annotations=tool_hints(
-            "List run targets", read_only=True, destructive=False, idempotent=True, open_world=True
-        ),
-    )
+    @run_tool(server, "list_targets", "List run targets", LIST_TARGETS_DESCRIPTION)
     async def list_targets() -> Annotated[CallToolResult, TargetList]:
         from tpu_runtime.remote.targets import TargetError
 
@@ -726,20 +732,16 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         except TargetError as exc:
             return _error(str(exc))
 
-    @server.tool(
-        name="request_run",
-        title="Request a run on TPU workers (runs nothing)",
-        description=REQUEST_RUN_DESCRIPTION,
-        annotations=tool_hints(
-            "Request a run on TPU workers (runs nothing)",
-            read_only=False,
-            destructive=False,
-            idempotent=False,
-            open_world=True,
-        ),
+    @run_tool(
+        server,
+        "request_run",
+        "Request a run on TPU workers (runs nothing)",
+        REQUEST_RUN_DESCRIPTION,
+        read_only=False,
+        idempotent=False,
     )
     async def request_run(
-        target: Annotated[str, Field(min_length=1, max_length=200, description="a name from list_targets")],
+        target: TargetName,
         argv: Annotated[
             list[str],
             Field(
@@ -749,9 +751,7 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
             ),
         ],
         roots: ClientRoots,
-        workers: Annotated[
-            str, Field(pattern=r"^(all|\d+(,\d+)*)$", description="all, one index, or a comma list like 0,2")
-        ] = "all",
+        workers: Workers = "all",
         env: Annotated[
             dict[str, str],
             Field(max_length=64, description="plain environment variables for the command (no credentials)"),
@@ -815,17 +815,14 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
             return _error(f"bad request: {_one_line(exc)}")
         return _result(request_view(request))
 
-    @server.tool(
-        name="run",
-        title="Run an approved request on TPU workers",
-        description=RUN_DESCRIPTION,
-        annotations=tool_hints(
-            "Run an approved request on TPU workers",
-            read_only=False,
-            destructive=True,
-            idempotent=False,
-            open_world=True,
-        ),
+    @run_tool(
+        server,
+        "run",
+        "Run an approved request on TPU workers",
+        RUN_DESCRIPTION,
+        read_only=False,
+        destructive=True,
+        idempotent=False,
         meta=user_interaction,
     )
     async def run(
@@ -840,14 +837,7 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         view = await runs.run_request(request_id, outcome, ctx, wait_s)
         return outcome_result(view)
 
-    @server.tool(
-        name="run_status",
-        title="Status of a run or request",
-        description=RUN_STATUS_DESCRIPTION,
-        annotations=tool_hints(
-            "Status of a run or request", read_only=True, destructive=False, idempotent=True, open_world=True
-        ),
-    )
+    @run_tool(server, "run_status", "Status of a run or request", RUN_STATUS_DESCRIPTION)
     async def run_status(
         run_id: Annotated[
             str,
@@ -860,14 +850,7 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         view = await in_thread(lambda: runs.status(run_id))
         return outcome_result(view)
 
-    @server.tool(
-        name="run_output",
-        title="Output lines of a run",
-        description=RUN_OUTPUT_DESCRIPTION,
-        annotations=tool_hints(
-            "Output lines of a run", read_only=True, destructive=False, idempotent=True, open_world=True
-        ),
-    )
+    @run_tool(server, "run_output", "Output lines of a run", RUN_OUTPUT_DESCRIPTION)
     async def run_output(
         run_id: Annotated[str, Field(pattern=RUN_ID, description="the run id run returned")],
         since_line: Annotated[int, Field(ge=0, description="first line to return (0-based)")] = 0,
@@ -881,13 +864,8 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         page = await runs.output_page(run_id, since_line, max_lines, wait_s)
         return outcome_result(page)
 
-    @server.tool(
-        name="cancel_run",
-        title="Cancel a running run",
-        description=CANCEL_DESCRIPTION,
-        annotations=tool_hints(
-            "Cancel a running run", read_only=False, destructive=True, idempotent=True, open_world=True
-        ),
+    @run_tool(
+        server, "cancel_run", "Cancel a running run", CANCEL_DESCRIPTION, read_only=False, destructive=True
     )
     async def cancel_run(
         run_id: Annotated[str, Field(pattern=RUN_ID, description="the run id to stop")],
@@ -895,21 +873,16 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         view = await runs.cancel(run_id)
         return outcome_result(view)
 
-    @server.tool(
-        name="fetch_logs",
-        title="Read log files on TPU workers",
-        description=FETCH_LOGS_DESCRIPTION,
-        annotations=tool_hints(
-            "Read log files on TPU workers",
-            read_only=True,
-            destructive=False,
-            idempotent=False,
-            open_world=True,
-        ),
+    @run_tool(
+        server,
+        "fetch_logs",
+        "Read log files on TPU workers",
+        FETCH_LOGS_DESCRIPTION,
+        idempotent=False,
         meta=user_interaction,
     )
     async def fetch_logs(
-        target: Annotated[str, Field(min_length=1, max_length=200, description="a name from list_targets")],
+        target: TargetName,
         paths: Annotated[
             list[
                 Annotated[str, Field(min_length=1, max_length=1024, pattern=r"^[^-\x00-\x1f][^\x00-\x1f]*$")]
@@ -918,9 +891,7 @@ def register(server: MCPServer, engine: RemoteEngine | None = None) -> None:
         ],
         ctx: Context,
         consent: FetchAnswer,
-        workers: Annotated[
-            str, Field(pattern=r"^(all|\d+(,\d+)*)$", description="all, one index, or a comma list like 0,2")
-        ] = "all",
+        workers: Workers = "all",
         lines: Annotated[int, Field(ge=1, le=100_000, description="lines from the end of each file")] = 200,
         wait_s: Annotated[float, Field(ge=0, le=600, description="seconds to wait for the read")] = 60.0,
     ) -> Annotated[CallToolResult, RunView]:

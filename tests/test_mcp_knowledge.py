@@ -6,7 +6,6 @@ kb_build adds the vectors, after which answers are hybrid. Then `serve knowledge
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -20,10 +19,10 @@ from mcp_servers import all as all_servers
 from mcp_servers.knowledge import NAME, build_server
 from tests.conftest import REPO
 from tests.kb_helpers import write_corpus
+from tests.mcp_support import SAFE_ENV
 from tpu_runtime.knowledge.build import BuildRequest
 from tpu_runtime.knowledge.store import Store
 
-SAFE_ENV = {"TPU_SKIP_MDS_QUERY": "1", "JAX_PLATFORMS": "cpu", "TORCH_DEVICE_BACKEND_AUTOLOAD": "0"}
 Events = list[tuple[float, float | None, str | None]]
 
 
@@ -169,19 +168,6 @@ async def test_bad_questions_and_a_busy_build_are_one_line_errors(
     assert (
         not alive.is_error and alive.structured_content["passages"][0]["url"] == "https://example.org/pallas"
     )
-
-
-@pytest.mark.slow
-def test_importing_the_servers_loads_no_heavy_library() -> None:
-    code = (
-        "import sys, mcp_servers.knowledge, mcp_servers.remote_runs, mcp_servers.all; "
-        "heavy = ('torch', 'chromadb', 'bm25s', 'asyncssh', 'numpy', 'jax'); "
-        "print(sorted(m for m in heavy if m in sys.modules))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=60, check=True
-    )
-    assert done.stdout.strip() == "[]"
 
 
 @pytest.mark.slow
