@@ -425,6 +425,20 @@ FORMS: list[tuple[str, str, str, str]] = [
         "hbm_oom/offline_tool_on_device",
         "convert_to_safetensors.py",
     ),
+    (
+        # Only the shell's report of a SIGKILL: the host-RAM fallback names the check and the knobs.
+        "step 120 loss 2.1\nKilled\n",
+        "host_oom",
+        "host_oom/from_facts_killed",
+        "dmesg",
+    ),
+    (
+        # The kill happens while a checkpoint is read: the loading fallback names mmap loading.
+        '  File "train.py", line 80, in <module>\n    state = torch.load(ckpt_path)\nKilled\n',
+        "host_oom",
+        "host_oom/from_facts_loading_weights",
+        "mmap=True",
+    ),
 ]
 
 
