@@ -383,6 +383,62 @@ FORMS: list[tuple[str, str, str, str]] = [
         "shape_dtype_error/dot_batch_mismatch",
         "[8 1]",
     ),
+    (
+        # torch.load restoring storages saved from XLA tensors (torch/serialization.py's location tags).
+        "RuntimeError: don't know how to restore data location of torch.storage.UntypedStorage "
+        "(tagged with xla:1)\n",
+        "unsupported_op",
+        "unsupported_op/xla_tensors_in_checkpoint",
+        "tagged xla:1",
+    ),
+    (
+        # The same checkpoint unpickled where no XLA backend exists (torch/_utils.py's _rebuild_xla_tensor).
+        '  File "/opt/conda/lib/python3.10/site-packages/torch/_utils.py", line 177, in _rebuild_xla_tensor\n'
+        "    tensor = torch.from_numpy(data).to(dtype=dtype, device=device)\n"
+        "RuntimeError: Could not run 'aten::empty_strided' with arguments from the 'XLA' backend.\n",
+        "unsupported_op",
+        "unsupported_op/xla_tensors_in_checkpoint_unnamed",
+        'map_location="cpu"',
+    ),
+    (
+        # A notebook host restarting its kernel when its RAM runs out (Kaggle's wording).
+        "Your notebook tried to allocate more memory than is available. It has restarted.\n",
+        "host_oom",
+        "host_oom/notebook_host_ram",
+        "high-RAM runtime",
+    ),
+    (
+        # libtpu's TPU client finding no chip (the driver name varies with the release).
+        "jaxlib.xla_extension.XlaRuntimeError: NOT_FOUND: No tpu7 device found.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/no_tpu_device_found",
+        "ls /dev/accel*",
+    ),
+    (
+        # An offline conversion script of the user's own placing the whole model on one TPU core.
+        "Traceback (most recent call last):\n"
+        '  File "/home/me/tools/convert_to_safetensors.py", line 41, in <module>\n'
+        "    params = jax.device_put(params)\n"
+        "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for 1.00GiB "
+        "(1073741824B) on device ordinal 0\n",
+        "hbm_oom",
+        "hbm_oom/offline_tool_on_device",
+        "convert_to_safetensors.py",
+    ),
+    (
+        # Only the shell's report of a SIGKILL: the host-RAM fallback names the check and the knobs.
+        "step 120 loss 2.1\nKilled\n",
+        "host_oom",
+        "host_oom/from_facts_killed",
+        "dmesg",
+    ),
+    (
+        # The kill happens while a checkpoint is read: the loading fallback names mmap loading.
+        '  File "train.py", line 80, in <module>\n    state = torch.load(ckpt_path)\nKilled\n',
+        "host_oom",
+        "host_oom/from_facts_loading_weights",
+        "mmap=True",
+    ),
 ]
 
 
@@ -390,6 +446,18 @@ FORMS: list[tuple[str, str, str, str]] = [
 def test_family_form_gets_its_sub_rule(text: str, category: str, fix_rule: str, evidence: str) -> None:
     crash = diagnosed_as(text, category, fix_rule)
     assert evidence in crash.fix  # the fix names what this log shows, not the category's paragraph
+
+
+def test_a_library_file_named_like_a_conversion_tool_is_not_the_users_tool() -> None:
+    """Only the user's own script counts: a converter inside site-packages is part of the training run."""
+    text = (
+        '  File "/usr/local/lib/python3.10/site-packages/flax/training/convert_checkpoint.py", line 9, in f\n'
+        "XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for 1.00GiB (1073741824B) on device "
+        "ordinal 0\n"
+    )
+    crash = diagnose_log(text, "-")
+    assert crash.category == "hbm_oom"
+    assert crash.evidence.fix_rule != "hbm_oom/offline_tool_on_device"
 
 
 def test_unnamed_variant_when_the_evidence_is_missing() -> None:
