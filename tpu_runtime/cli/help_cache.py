@@ -1,7 +1,7 @@
 """The top-level help as typer last printed it, kept per user, so `tpu-agent --help` (and a bare
 `tpu-agent`, which prints the same help) answers without importing typer, rich or pydantic.
 
-typer builds the whole command tree and loads rich before it prints any help: about nine times the
+typer builds the whole command tree and loads rich before it prints any help: 12-18 times the
 interpreter's own start-up (benchmarks/startup.py). That text changes only when something it was made
 from changes, so the first run renders it with typer as always, keeping exactly what typer wrote to
 stdout and its exit code, and a later run prints that text when nothing it was made from has changed:
