@@ -1,15 +1,17 @@
 """What a command imports decides how long a person waits before it answers (issue: speed where users
 wait): `--help` and `diagnose` on a crash log load neither the ML stacks nor what only other commands use.
 
-Each case runs the real entry point in a fresh interpreter and lists, at exit, which of the watched
-modules got imported. `TORCH_DEVICE_BACKEND_AUTOLOAD` is left unset, as in a person's shell: were torch
-imported, torch_tpu and libtpu would load with it.
+Each case runs the console script's entry point (`tpu_runtime.cli.launcher`) in a fresh interpreter, with
+a cache folder of its own, and lists, at exit, which of the watched modules got imported.
+`TORCH_DEVICE_BACKEND_AUTOLOAD` is left unset, as in a person's shell: were torch imported, torch_tpu and
+libtpu would load with it.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -45,13 +47,19 @@ def report():
     sys.stderr.write("IMPORTED " + ",".join(m for m in watched if m in sys.modules) + "\\n")
 atexit.register(report)
 sys.argv = ["tpu-agent", *sys.argv[2:]]
-from tpu_runtime.cli.app import main
+from tpu_runtime.cli.launcher import main
 main()
 """
 
 
-def _imported(watched: list[str], *args: str) -> tuple[int, list[str]]:
+def _imported(watched: list[str], *args: str, home: Path | None = None) -> tuple[int, list[str]]:
     env = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}
+    with tempfile.TemporaryDirectory() as fresh:
+        env["TPU_AGENT_HOME"] = str(home or fresh)
+        return _run_probe(watched, args, env)
+
+
+def _run_probe(watched: list[str], args: tuple[str, ...], env: dict[str, str]) -> tuple[int, list[str]]:
     done = run_text(
         [sys.executable, "-c", _PROBE, ",".join(watched), *args],
         env=env,
@@ -63,9 +71,10 @@ def _imported(watched: list[str], *args: str) -> tuple[int, list[str]]:
     return done.returncode, names.split(",") if names else []
 
 
-def test_help_imports_only_the_cli() -> None:
-    """`--help` needs typer and rich; not even pydantic, yaml or the report models, nor the parts of
-    rich that typer's renderer imports for features tpu-agent leaves off."""
+def test_help_imports_only_the_cli(tmp_path: Path) -> None:
+    """The first `--help` renders with typer and rich: not even pydantic, yaml or the report models,
+    nor the parts of rich that typer's renderer imports for features tpu-agent leaves off. Once that
+    help is kept (tpu_runtime.cli.help_cache), `--help` imports neither typer, rich nor pydantic."""
     watched = [
         *ML,
         *OTHER_COMMANDS,
@@ -77,9 +86,12 @@ def test_help_imports_only_the_cli() -> None:
         "tpu_runtime.onboard",
         "typer.rich_utils",
     ]
-    code, imported = _imported(watched, "--help")
+    code, imported = _imported(watched, "--help", home=tmp_path)
     assert code == 0
     assert imported == ["typer.rich_utils"]  # the renderer itself is loaded: the probe sees it
+    code, imported = _imported([*watched, "typer", "rich", "click"], "--help", home=tmp_path)
+    assert code == 0
+    assert imported == []
 
 
 def test_a_usage_error_renders_without_the_deferred_modules() -> None:
