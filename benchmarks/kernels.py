@@ -151,7 +151,7 @@ def main() -> None:
     template = TEMPLATES_DIR / "matmul.py"
     load_before = os.getloadavg()
     if args.upstream is not None:
-        names = args.upstream or sorted(p.stem for p in UPSTREAM.glob("*.py"))
+        names = args.upstream or sorted(p.stem for p in UPSTREAM.glob("[!_]*.py"))
         rows = bench_upstream(names, args.generations.split(","))
         load = {
             "cpus": os.cpu_count(),

@@ -19,6 +19,19 @@ from jax.experimental import pallas as pl
 from jax.experimental.pallas import tpu as pltpu
 from jax.sharding import PartitionSpec as P
 
+__all__ = [
+    "DEFAULTS",
+    "DTYPES",
+    "MESH",
+    "SHAPES",
+    "SPACE",
+    "TARGET_SHAPE",
+    "build",
+    "kernel",
+    "make_inputs",
+    "reference",
+]
+
 MESH = {"x": 4}
 SPACE: dict[str, list[Any]] = {}
 DEFAULTS: dict[str, Any] = {}

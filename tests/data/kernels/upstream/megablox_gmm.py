@@ -10,23 +10,15 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.experimental.pallas.ops.tpu import megablox as upstream
+
+from tpu_runtime.kernels.templates.grouped_matmul import make_inputs  # noqa: F401 (the template's inputs)
 
 SPACE: dict[str, list[Any]] = {"tile_m": [128, 256], "tile_k": [128, 256], "tile_n": [128, 256]}
 DEFAULTS: dict[str, Any] = {"tile_m": 128, "tile_k": 128, "tile_n": 128}
 SHAPES: list[dict[str, int]] = [{"m": 256, "k": 128, "n": 128, "groups": 3}]
 DTYPES: list[str] = ["float32"]
 TARGET_SHAPE: dict[str, int] = {"m": 2048, "k": 1024, "n": 1024, "groups": 8}
-
-
-def make_inputs(rng: np.random.Generator, shape: dict[str, int], dtype: str) -> tuple[jax.Array, ...]:
-    m, groups = shape["m"], shape["groups"]
-    lhs = rng.standard_normal((m, shape["k"]), np.float32)
-    rhs = rng.standard_normal((groups, shape["k"], shape["n"]), np.float32)
-    cuts = np.sort(rng.integers(0, m + 1, size=groups - 1))
-    sizes = np.diff(np.concatenate([[0], cuts, [m]])).astype(np.int32)
-    return jnp.asarray(lhs, dtype), jnp.asarray(rhs, dtype), jnp.asarray(sizes)
 
 
 def kernel(

@@ -11,7 +11,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
+from _adapter_inputs import normal_arrays
 from jax.experimental.pallas.ops.tpu import splash_attention as upstream
 
 SPACE: dict[str, list[Any]] = {"block_q": [128, 256], "block_kv": [128, 256]}
@@ -21,9 +21,7 @@ DTYPES: list[str] = ["float32"]
 TARGET_SHAPE: dict[str, int] = {"heads": 8, "seq": 2048, "head_dim": 128}
 
 
-def make_inputs(rng: np.random.Generator, shape: dict[str, int], dtype: str) -> tuple[jax.Array, ...]:
-    dims = (shape["heads"], shape["seq"], shape["head_dim"])
-    return tuple(jnp.asarray(rng.standard_normal(dims, np.float32), dtype) for _ in range(3))
+make_inputs = normal_arrays(3, "heads", "seq", "head_dim")
 
 
 def kernel(q: jax.Array, k: jax.Array, v: jax.Array, *, block_q: int = 128, block_kv: int = 128) -> jax.Array:
