@@ -18,6 +18,7 @@ from tpu_runtime.knowledge.answer import (
     listed_passages,
     names_attribute,
     stem,
+    value_units,
 )
 from tpu_runtime.knowledge.build import run_kb_build
 from tpu_runtime.knowledge.models import Answer, Citation, Passage
@@ -90,6 +91,27 @@ def test_stemming_meets_plural_and_verb_forms() -> None:
     # applied until nothing changes, so noun and verb forms of one word meet
     assert stem("preempted") == stem("preemption") == stem("preempt")
     assert stem("sizes") == stem("size") and stem("versions") == stem("version")
+    # short plurals of acronyms and verbs meet their singular: a question about TPUs matches a TPU line
+    assert stem("tpus") == "tpu" and stem("mxus") == "mxu" and stem("runs") == stem("run")
+
+
+def test_a_line_giving_a_value_in_the_unit_names_the_attribute_asked_for() -> None:
+    # 'which version' is answered by the line giving one, though the other line says 'version'
+    passage = _passage(
+        "- Run `prof -h` to list the subcommands of the installed version. ([source](https://a.example/1), checked 2026-12-02)\n"
+        "- The viewer needs tool 2.20.0 or later. ([source](https://a.example/2), checked 2026-12-02)"
+    )
+    question = "Which tool version do I need?"
+    weights = {"tool": 1.7, "version": 3.7}
+    assert value_units(question).keys() == {"version"}
+    span = best_span(weights, [passage], units=value_units(question))
+    assert span is not None and "2.20.0" in span.text
+    plain = best_span(weights, [passage])  # the word alone would pick the line that only says 'version'
+    assert plain is not None and "installed version" in plain.text
+    # a memory is a thing too: a size names it only when the question asks how big
+    assert "vmem" not in value_units("How do I give a Pallas kernel more VMEM than the default?")
+    assert "vmem" not in value_units("Which memory space is VMEM?")
+    assert "hbm" in value_units("How much HBM does a v6e chip have?")
 
 
 def test_focus_term_is_the_attribute_a_quantity_question_asks_for() -> None:

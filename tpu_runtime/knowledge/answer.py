@@ -14,6 +14,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - unknown names: a question naming a specific term that no source mentions (a 'v9') is not covered;
 - focus: the attribute a "how many X / what is the X of" question asks for must appear in the quoted
   line or its heading (a line giving a chip's HBM size does not answer how many HBM stacks it has);
+- values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
+  for "which version", '900 GBps' for "what bandwidth") counts as naming it, when spans are ranked as
+  in the focus check;
 - a quote is checked to occur in its passage.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
@@ -90,9 +93,14 @@ ATTRIBUTE_UNITS: dict[str, re.Pattern[str]] = {
         (("power", "watts", "wattage"), r"\d[\d.,]*\s*(?:W|kW|watts)\b"),
         (("clock", "frequency"), r"\d[\d.,]*\s*(?:[MG]Hz)\b"),
         (("latency",), r"\d[\d.,]*\s*(?:ns|us|µs|ms)\b"),
+        (("version", "versions", "release"), r"\b\d+\.\d+\.\d+\b"),
     )
     for name in names
 }
+# memories are things as well as attributes: a size names them only when the question asks how big
+MEMORY_NOUNS = frozenset(("memory", "hbm", "dram", "vmem", "smem"))
+_ASKS_SIZE_RE = re.compile(r"\bhow\s+(?:much|big|large)\b|\bsize\b|\bcapacity\b", re.I)
+_PROCEDURAL_RE = re.compile(r"\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\b|\bhow\s+to\b", re.I)
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\[*])")
 _LEAD_RE = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+|\|\s*)*")
 # a source note that ends a line: "([source](URL), checked DATE)", "(source: URL, ...)", "(see ...)"
@@ -122,9 +130,11 @@ _SUFFIXES = (
 @functools.lru_cache(maxsize=65536)
 def stem(token: str) -> str:
     """A light English stemmer, applied until nothing changes, so that 'topologies' meets 'topology',
-    'offers' 'offer', 'preempted' 'preemption' and 'sizes' 'size'."""
+    'offers' 'offer', 'preempted' 'preemption', 'sizes' 'size' and 'TPUs' 'TPU'."""
     if not token.isalpha():
         return token
+    if len(token) == 4 and token.endswith("s") and not token.endswith("ss"):
+        return token[:-1]  # a short plural: 'tpus' is 'tpu', 'mxus' 'mxu', 'runs' 'run'
     while len(token) > 4:
         for suffix, repl in _SUFFIXES:
             if token.endswith(suffix) and len(token) - len(suffix) >= 4:
@@ -151,7 +161,9 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
     for token in tokenize(question):
         if token in QUESTION_WORDS or len(token) < 2 or token in weights:
             continue
-        weights[token] = math.log((total + 1) / (_df(index, token) + 0.5))
+        # rarity of the word's family: 'TPUs' is as common as 'TPU', though the plural is rarer
+        family = max(_df(index, token), index.document_frequency(stem(token)))
+        weights[token] = math.log((total + 1) / (family + 0.5))
         if is_specific(token) and _df(index, token) > 0:
             weights[token] *= SPECIFIC_WEIGHT
     return weights
@@ -184,12 +196,14 @@ def _present(terms: frozenset[str], token: str) -> bool:
     return len(parts) > 1 and all(p in terms or stem(p) in terms for p in parts)
 
 
-def _coverage(weights: dict[str, float], text: str) -> float:
-    """Share of the question's weighted terms that occur in `text` (after light stemming)."""
+def _coverage(weights: dict[str, float], text: str, extra: float = 0.0) -> float:
+    """Share of the question's weighted terms that occur in `text` (after light stemming); `extra` is
+    the weight of terms `text` names otherwise (an attribute by a value in its unit), when absent."""
     if not weights:
         return 0.0
     present = _terms(text)
-    return sum(w for t, w in weights.items() if _present(present, t)) / sum(weights.values())
+    found = sum(w for t, w in weights.items() if _present(present, t))
+    return min(found + extra, sum(weights.values())) / sum(weights.values())
 
 
 def focus_term(question: str) -> str | None:
@@ -279,12 +293,43 @@ def _sentences(unit: str) -> list[str]:
     return pieces
 
 
+def value_units(question: str) -> dict[str, re.Pattern[str]]:
+    """Attributes the question names (version, bandwidth, clock...) with the pattern of a value in their
+    unit: a line giving such a value names the attribute as well as the word would ('XProf needs
+    2.20.0 or later' answers 'which version'). A memory (HBM, VMEM) is a thing as well as an attribute,
+    so a size names it only when the question asks how big; 'how do I give a kernel more VMEM' asks
+    for a setting."""
+    if _PROCEDURAL_RE.search(question):
+        return {}
+    asks_size = bool(_ASKS_SIZE_RE.search(question))
+    units: dict[str, re.Pattern[str]] = {}
+    for word in (w.lower() for w in _WORD_RE.findall(question)):
+        unit = ATTRIBUTE_UNITS.get(word)
+        if unit is not None and (asks_size or word not in MEMORY_NOUNS):
+            units[word] = unit
+    return units
+
+
 def best_span(
-    weights: dict[str, float], passages: list[Passage], specific: list[str] | None = None
+    weights: dict[str, float],
+    passages: list[Passage],
+    specific: list[str] | None = None,
+    units: dict[str, re.Pattern[str]] | None = None,
 ) -> Span | None:
     """The span that best covers the question; one lacking a specific term of it (in the span or its
     heading) is discounted, so a line about v3 does not answer a question about v4."""
-    best: Span | None = None
+    ranked = ranked_spans(weights, passages, specific, units)
+    return ranked[0] if ranked else None
+
+
+def ranked_spans(
+    weights: dict[str, float],
+    passages: list[Passage],
+    specific: list[str] | None = None,
+    units: dict[str, re.Pattern[str]] | None = None,
+) -> list[Span]:
+    """Every candidate span of the weighed passages with its score, best first."""
+    spans: list[Span] = []
     cosines = [p.cosine for p in passages[:SUPPORT_PASSAGES] if p.cosine is not None]
     top_cosine = max(cosines, default=None)
     for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
@@ -292,8 +337,14 @@ def best_span(
         for span in candidate_spans(passage.text):
             # the span's own words count fully, terms only its heading names count part: every line under
             # a matching heading shares the heading, so it must not decide between them
-            own = _coverage(weights, span)
-            overlap = own + HEADING_SHARE * (_coverage(weights, f"{heading}\n{span}") - own)
+            # an attribute the span names by a value in its unit counts as named
+            by_value = sum(
+                weights.get(w, 0.0)
+                for w, unit in (units or {}).items()
+                if unit.search(span) and not _present(_terms(f"{heading}\n{span}"), w)
+            )
+            own = _coverage(weights, span, by_value)
+            overlap = own + HEADING_SHARE * (_coverage(weights, f"{heading}\n{span}", by_value) - own)
             if top_cosine is not None and passage.cosine is not None:
                 # a line from a passage further in meaning from the question than the closest one pays
                 overlap *= max(0.0, 1.0 - COSINE_PENALTY * (top_cosine - passage.cosine))
@@ -305,9 +356,10 @@ def best_span(
             overlap *= 1.0 + DENSITY_BONUS * _density(weights, span)
             if passage.kind == "curated":  # vetted restatements win near ties
                 overlap *= CURATED_SPAN_BONUS
-            if best is None or overlap > best.overlap:
-                best = Span(span, passage, overlap)
-    return best
+            spans.append(Span(span, passage, overlap))
+    # stable: among equal scores the earlier (higher-ranked) span stays first
+    spans.sort(key=lambda sp: -sp.overlap)
+    return spans
 
 
 def _url_near(passage: Passage, quote: str) -> str | None:
@@ -357,7 +409,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     best_at = max(range(len(top)), key=lambda i: supports[i])
     best_support = supports[best_at]
     specific = [t for t in weights if is_specific(t) and _df(index, t) > 0]
-    span = best_span(weights, passages, specific)
+    span = best_span(weights, passages, specific, value_units(question))
     if result.mode != "hybrid":
         need = LEXICAL_MIN_SUPPORT
     elif cos_best is not None and cos_best >= CLOSE_COSINE:
