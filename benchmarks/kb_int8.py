@@ -77,7 +77,7 @@ def main() -> None:
 
     embedder = load_embedder()
     specs, _ = discover_all(BuildRequest(), Manifest())
-    chunks = [c for s in specs for c in s.load().chunks][:: args.every]
+    chunks = [c for s in specs if s.load is not None for c in s.load().chunks][:: args.every]
     texts = [embed_text(c, embedder.tokenizer) for c in chunks]
     encodings = embedder.tokenizer.encode_batch(texts)
     pieces = sum(len(e.ids) for e in encodings)
