@@ -267,3 +267,20 @@ def test_package_passages_are_embedded_from_their_first_word_pieces_and_sheets_w
     assert len(tokenizer.encode(_record("curated", text).index_text()).ids) == MAX_TOKENS
     short = "grid steps run in order"
     assert embed_text(_record("package", short), tokenizer) == _record("package", short).index_text()
+
+
+def test_package_passage_vectors_leave_out_the_location_the_citation_gives() -> None:
+    """A symbol's title ends with "[package version path]": its vector is computed without it (the
+    citation still names them), so the window holds the symbol, its signature and its docstring."""
+    tokenizer = load_embedder().tokenizer
+    record = _record("package", "Runs the grid steps in order on one core.").model_copy(
+        update={
+            "title": "jax.experimental.pallas.tpu.f — f(x) [jax 0.10.2 jax/experimental/pallas/tpu.py]",
+            "package": "jax",
+            "version": "0.10.2",
+            "path": "jax/experimental/pallas/tpu.py",
+        }
+    )
+    expected = "jax.experimental.pallas.tpu.f — f(x)\nRuns the grid steps in order on one core."
+    assert embed_text(record, tokenizer) == expected
+    assert "[jax 0.10.2" in record.index_text() and "0.10.2" in record.citation()  # BM25 and citing keep it

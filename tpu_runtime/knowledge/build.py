@@ -28,12 +28,18 @@ from tpu_runtime.progress import ProgressFn
 # whole group by length (little padding), and a build stopped mid-way loses at most one group's work.
 EMBED_GROUP = 512
 STORE_BATCH = 1000  # vectors per chromadb add (its limit is about 5,000)
-# Installed packages' docs are embedded from their first this many word pieces, fact sheets and added
+# Installed packages' docs are embedded from their first this many word pieces, their title without the
+# "[package version path]" location that ends it (the citation still names it), fact sheets and added
 # folders whole (up to MAX_TOKENS); BM25 still indexes every passage whole. Why: package passages were
-# 60 % of the build's word pieces but the cited source of 3 of the 122 answered dev questions; cut to 64
-# pieces the build encodes a quarter fewer pieces (250k -> 187k) and the dev half lost nothing (answered
-# 0.898, refused 1.000, recall@5 0.993 at 64 and at 128; benchmarks/kb_eval.py --half dev).
-PACKAGE_EMBED_TOKENS = 64
+# 60 % of the build's word pieces but the cited source of 3 of the 122 answered dev questions, and a
+# symbol's title (dotted path, signature, location) is about 65 word pieces, so a 64-piece window held
+# little else. Dev half (benchmarks/kb_eval.py --half dev; answered / refused / recall@5 / MRR): whole
+# titles at 64 pieces 0.898 / 1.000 / 0.993 / 0.936; at 32 0.898 / 1.000 / 0.985 / 0.934; without the
+# location at 32 (adopted) 0.898 / 1.000 / 0.993 / 0.938, half the package word pieces (86k -> 43k).
+PACKAGE_EMBED_TOKENS = 32
+# Bump when embed_text changes what a passage's vector is computed from: the manifest records it, so an
+# index built by the old rule re-embeds instead of mixing vectors of two rules.
+EMBED_RULE = 2
 
 
 class BuildRequest(BaseModel):
@@ -162,11 +168,13 @@ def all_chunks(store: Store, manifest: Manifest, problems: list[str]) -> list[Ch
 
 
 def embed_text(chunk: ChunkRecord, tokenizer: Any) -> str:
-    """The text a passage's vector is computed from: a package passage's first PACKAGE_EMBED_TOKENS word
-    pieces (counting [CLS] and [SEP]), cut at a word-piece boundary; any other passage whole."""
-    text = chunk.index_text()
+    """The text a passage's vector is computed from: for a package passage, its title without the
+    trailing "[package version path]" and its text, cut to the first PACKAGE_EMBED_TOKENS word pieces
+    (counting [CLS] and [SEP]) at a word-piece boundary; any other passage whole."""
     if chunk.kind != "package":
-        return text
+        return chunk.index_text()
+    title = chunk.title.removesuffix(f" [{chunk.package} {chunk.version} {chunk.path}]")
+    text = f"{title}\n{chunk.text}"
     encoding = tokenizer.encode(text)
     if len(encoding.ids) <= PACKAGE_EMBED_TOKENS:
         return text
@@ -210,9 +218,10 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
     except ModelUnavailable as exc:
         report.problems.append(f"{exc}; vectors not built, answers use lexical search")
         return
-    described = {**embedder.describe(), "package_tokens": PACKAGE_EMBED_TOKENS}
+    described = {**embedder.describe(), "package_tokens": PACKAGE_EMBED_TOKENS, "embed_rule": EMBED_RULE}
     if manifest.model is not None and any(
-        manifest.model.get(key) != described[key] for key in ("sha256", "max_tokens", "package_tokens")
+        manifest.model.get(key) != described[key]
+        for key in ("sha256", "max_tokens", "package_tokens", "embed_rule")
     ):
         store.quarantine_chroma()
         for state in manifest.units.values():

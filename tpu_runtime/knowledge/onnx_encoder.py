@@ -10,7 +10,10 @@ under the weights' sha256: a changed or re-installed model gets a new file, neve
 
 The graph includes mean pooling over the attention mask and L2 normalisation, so its output is the
 same vector sentence-transformers and the numpy query path produce (cosine 0.99999 measured). Dynamic
-int8 quantisation was measured and rejected: no faster without VNNI, and cosine only 0.95 to float32.
+int8 quantisation (onnxruntime's quantize_dynamic of the weight matmuls) was measured and rejected
+(benchmarks/kb_int8.py): without VNNI, ONNX Runtime's int8 matmuls took 0.90-1.09x float32's CPU in two
+runs, and quantising per channel (which keeps cosine 0.993 to float32; per tensor only 0.95) took 36-68 s,
+more than a from-scratch build could save.
 """
 
 from __future__ import annotations
