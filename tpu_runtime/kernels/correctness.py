@@ -242,10 +242,11 @@ def reference_outputs(km: KernelModule, inputs: tuple[Any, ...]) -> tuple[list[n
 
     def upcast(x: Any) -> Any:
         # widened in numpy, exactly: `x.astype` would compile one XLA convert per input shape (0.25-0.4 s
-        # each on 2 busy cores), and this runs for every case
+        # each on 2 busy cores), and this runs for every case; `device_put` copies the result as it is,
+        # where `jnp.asarray` would compile a staging computation for each new shape
         if not jnp.issubdtype(x.dtype, jnp.floating):
             return x
-        return jnp.asarray(np.asarray(x).astype(np.float64))
+        return jax.device_put(np.asarray(x).astype(np.float64))
 
     def label(leaves: list[Any], wide: bool) -> str:
         integer = [jnp.issubdtype(leaf.dtype, jnp.integer) or leaf.dtype == jnp.bool_ for leaf in leaves]
