@@ -8,18 +8,16 @@ reference, and reads at exit which of typer, rich and pydantic were imported.
 
 from __future__ import annotations
 
-import fcntl
 import os
 import re
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
 from pathlib import Path
 
 import pytest
 
+from tests.remote_support.pty_person import PtySession
 from tpu_runtime.cli import help_cache
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,31 +69,16 @@ def _run_on_terminal(
     entry: str, args: tuple[str, ...], env: dict[str, str], columns: int
 ) -> tuple[bytes, int, list[str]]:
     """The same with stdin and stdout on a pseudo-terminal `columns` wide (stderr to a file)."""
-    primary, secondary = os.openpty()
-    fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 30, columns, 0, 0))
     with tempfile.TemporaryFile() as errors:
-        child = subprocess.Popen(
-            [sys.executable, "-c", _ENTRY, entry, *args],
-            stdin=secondary,
-            stdout=secondary,
-            stderr=errors,
-            cwd=REPO,
-            env=env,
+        term = PtySession(
+            [sys.executable, "-c", _ENTRY, entry, *args], env, REPO, columns=columns, stderr=errors
         )
-        os.close(secondary)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(primary, 65536)
-            except OSError:  # EIO: the child has closed the terminal
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        os.close(primary)
-        code = child.wait(timeout=120)
+        try:
+            code = term.finish(timeout_s=120)
+        finally:
+            term.close()
         errors.seek(0)
-        return b"".join(chunks), code, _imported(errors.read())
+        return term.seen, code, _imported(errors.read())
 
 
 def _entry_file(home: Path) -> Path:

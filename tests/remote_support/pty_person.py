@@ -8,10 +8,12 @@ import contextlib
 import fcntl
 import os
 import select
+import struct
 import subprocess
 import termios
 import time
 from pathlib import Path
+from typing import IO
 
 
 def _take_terminal() -> None:
@@ -23,13 +25,24 @@ def _take_terminal() -> None:
 class PtySession:
     """One command on its own pty; `expect` reads until a text shows up, `send` types."""
 
-    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+    def __init__(
+        self,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: Path,
+        *,
+        columns: int | None = None,
+        stderr: IO[bytes] | None = None,
+    ) -> None:
+        """`columns`: the terminal's width (30 rows); `stderr`: a file for it instead of the terminal."""
         self.primary, secondary = os.openpty()
+        if columns is not None:
+            fcntl.ioctl(secondary, termios.TIOCSWINSZ, struct.pack("HHHH", 30, columns, 0, 0))
         self.proc = subprocess.Popen(
             argv,
             stdin=secondary,
             stdout=secondary,
-            stderr=secondary,
+            stderr=secondary if stderr is None else stderr,
             cwd=cwd,
             env=env,
             close_fds=True,
