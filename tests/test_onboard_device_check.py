@@ -38,12 +38,12 @@ from tpu_runtime.onboard.device_check import (
     merge_worker_rows,
     read_device_rows,
     read_device_run,
-    request_device_numerics,
 )
 from tpu_runtime.onboard.job import OnboardRequest, run_onboard
 from tpu_runtime.onboard.report import DEVICE_CHECK_NOT_RUN, LayerError, NumericsReport
 from tpu_runtime.remote.approvals import Approval, RunRequest
 from tpu_runtime.remote.engine import RemoteEngine
+from tpu_runtime.remote.gated import file_request
 
 SITE_PACKAGES = sysconfig.get_paths()["purelib"]
 LOADER = Path(__file__).resolve().parents[1] / "tpu_runtime" / "onboard" / "loader.py"
@@ -377,7 +377,7 @@ def test_the_terminal_prompt_approves_or_denies(
     plan = device_numerics_plan(model_file, None, MODES, tolerances=BOUNDS, staging_dir=home / "s")
     for answer, approved in (("yes", True), ("no", False)):
         monkeypatch.setattr(approval_prompt.typer, "prompt", lambda *a, answer=answer, **k: answer)
-        request = request_device_numerics(engine, "lab", plan)
+        request = file_request(engine, "lab", plan.work, requested_by="onboard")
         ask = approval_prompt.tty_approver()
         assert ask is not None
         approval = ask(engine, request)

@@ -39,7 +39,6 @@ from tpu_runtime.remote.gated import RemoteWork, doubled_names, staged_script, w
 
 if TYPE_CHECKING:
     from tpu_runtime.onboard.request import OnboardRequest
-    from tpu_runtime.remote.approvals import RunRequest
     from tpu_runtime.remote.engine import RemoteEngine
     from tpu_runtime.remote.gated import Approver, GatedRun, GateOutcome
 
@@ -56,7 +55,6 @@ __all__ = [
     "merge_worker_rows",
     "read_device_rows",
     "read_device_run",
-    "request_device_numerics",
 ]
 
 RUNNER_NAME = "tpu_agent_device_numerics.py"
@@ -474,20 +472,6 @@ def device_numerics_plan(
         work=work,
         runner_sha256=hashlib.sha256(RUNNER_SOURCE.encode()).hexdigest(),
     )
-
-
-def request_device_numerics(
-    engine: RemoteEngine,
-    target: str,
-    plan: DevicePlan,
-    *,
-    workers: str = "all",
-    requested_by: str = "onboard",
-) -> RunRequest:
-    """File the comparison as a new run request, pending the person's approval. Raises GateError."""
-    from tpu_runtime.remote.gated import file_request
-
-    return file_request(engine, target, plan.work, workers=workers, requested_by=requested_by)
 
 
 def read_device_run(folder: Path, worker: int | None = None) -> DeviceRun:
