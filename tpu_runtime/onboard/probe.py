@@ -199,7 +199,6 @@ def _run_real(
         shrink_note = shrink.describe() if shrink.lists else None
         depth = shrink.depth_ratio
     model = full or model
-    lm = _decoder_lm(model, behaviour, outputs)
 
     xla: dict[str, dict[str, Any]] = {}
     xla_notes: list[str] = []
@@ -214,7 +213,6 @@ def _run_real(
             f"XLA memory analysis skipped for a model of {params / 1e6:.0f}M parameters (compiling takes "
             "about 10 s per generation at GPT-2 size): ask for it with --xla v6e or --xla all"
         )
-    stats = parameter_stats(model)
     size = SizePlan(
         full_size="real tensors",
         input_shapes=shapes((loaded.args, loaded.kwargs)),
@@ -226,8 +224,7 @@ def _run_real(
         payload,
         model,
         loaded,
-        stats,
-        lm,
+        behaviour,
         outputs,
         capture,
         tpu_ops,
@@ -317,21 +314,17 @@ def _run_full_size_fake(
             tpu_note += " (traced on the smaller copy: the op set does not depend on width or depth)"
     else:
         numerics_error = "no smaller copy fits this machine: " + ("; ".join(tried) or "nothing to shrink")
-    model = fake.model
-    stats = parameter_stats(model)
     outputs = _outputs(output)
     behaviour = None
     if copy is not None:
         with torch.no_grad():
             copy_output = copy.loaded.model.eval()(*copy.loaded.args, **copy.loaded.kwargs)
         behaviour = recognise(copy.loaded.model, copy.loaded, copy_output)
-    lm = _decoder_lm(model, behaviour, outputs)
     probe = _new_probe(
         payload,
-        model,
+        fake.model,
         fake,
-        stats,
-        lm,
+        behaviour,
         outputs,
         capture,
         tpu_ops,
@@ -360,8 +353,7 @@ def _new_probe(
     payload: dict[str, Any],
     model: torch.nn.Module,
     loaded: LoadedModel,
-    stats: tuple[int, int, int, str],
-    lm: _DecoderLM,
+    behaviour: LMRecognition | None,
     outputs: list[torch.Tensor],
     capture: Capture,
     tpu_ops: list[RawOp],
@@ -378,10 +370,13 @@ def _new_probe(
     xla: dict[str, dict[str, Any]] | None = None,
     notes: list[str] | None = None,
 ) -> ModelProbe:
-    """The probe of both paths (real weights, full size on fake tensors), shared fields filled alike.
+    """The probe of both paths (real weights, full size on fake tensors), shared fields filled alike:
+    sizes and the decoder-LM reading come from `model` at full size, `behaviour` from real tensors.
 
     Keyword arguments throughout, so that mypy checks every field of `ModelProbe` by name.
     """
+    stats = parameter_stats(model)
+    lm = _decoder_lm(model, behaviour, outputs)
     return ModelProbe(
         convention=loaded.convention,
         input_style=loaded.input_style,
