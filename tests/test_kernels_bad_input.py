@@ -10,7 +10,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tpu_runtime.kernels.job import KernelCheckRequest, KernelToolError, describe_kernel, run_kernel_check
+from tpu_runtime.kernels.job import KernelCheckRequest, KernelToolError, run_kernel_check
+from tpu_runtime.kernels.sandbox_run import describe_kernel
 
 KERNELS = Path(__file__).resolve().parent / "data" / "kernels"
 

@@ -17,7 +17,6 @@ from tpu_runtime.kernels.report import CPU_STAGES, STAGE_TITLES, KernelCheckRepo
 from tpu_runtime.kernels.sandbox_run import (
     KernelToolError,
     canonical_generations,
-    describe_kernel,
     require_timing_target,
     run_in_child,
 )
@@ -31,7 +30,6 @@ __all__ = [
     "KernelCheckRequest",
     "KernelToolError",
     "canonical_generations",
-    "describe_kernel",
     "require_timing_target",
     "run_in_child",
     "run_kernel_check",
