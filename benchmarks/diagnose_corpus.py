@@ -64,8 +64,10 @@ def time_big_log(size_mb: int = 100) -> None:
         print(f"{mb:.0f} MB log, error at the end: {crash.evidence.fix_rule} in {elapsed:.1f} s\n")
 
 
-def ablate() -> None:
-    """Dev half only: the weak cues alone decide the category; the generic fixes alone choose the remedy."""
+def ablate(show: bool = False) -> None:
+    """Dev half only: the weak cues alone decide the category; the generic fixes alone choose the remedy.
+
+    With `show`, each dev file's two ablated verdicts are listed (held-back files never are)."""
     rules = load_rules()
     cues_only = [r.model_copy(update={"patterns": [], "fact_votes": []}) for r in rules]
     generic_fixes = [
@@ -83,7 +85,13 @@ def ablate() -> None:
             undecided += 1
         else:
             wrong += 1
-        remedies += score_file(name, entry, diagnose_log(text, name, generic_fixes)).remedy_ok
+        scored = score_file(name, entry, diagnose_log(text, name, generic_fixes))
+        remedies += scored.remedy_ok
+        if show:
+            cue_mark = "ok " if got == entry.category else "BAD"
+            fix_mark = "ok" if scored.remedy_ok else "--"
+            verdict = f"cues {cue_mark} ({got}) fix {fix_mark} ({scored.fix_rule})"
+            print(f"  {verdict} {name}: expected {entry.category}")
     n = len(corpus)
     print(f"## ablation (dev, {n} files)")
     print(f"  weak cues alone: category right {right}, wrong {wrong}, left unknown {undecided}")
@@ -99,7 +107,7 @@ def main() -> int:
     parser.add_argument("--ablate", action="store_true", help="dev only: the general mechanisms alone")
     args = parser.parse_args()
     if args.ablate:
-        ablate()
+        ablate(show=args.show)
         return 0
     if args.big_log:
         time_big_log()

@@ -4,7 +4,8 @@ The crash rules (crash_rules/*.yaml) match the exact wording of known errors. A 
 collected (a newer release, a wrapper's own exception) matches none of them, yet usually still says what
 kind of failure it is: out-of-memory words next to HBM or host-RAM words, a Mosaic/Pallas frame, a
 deadline or heartbeat, "incompatible ... version", shape or dtype words in the exception. The cues
-(`tpu_runtime/data/crash_cues.yaml`) read only the log's error lines (plus the line after each, and for
+(`tpu_runtime/data/crash_cues.yaml`, plus the message families in `tpu_runtime/data/crash_cues/*.yaml`, whose
+cues join the same categories) read only the log's error lines (plus the line after each, and for
 `scope: any` cues every line, e.g. traceback frames), so progress output does not vote.
 
 A category is given only when its cues clearly beat every other category's (`threshold`, `margin`), and
@@ -30,14 +31,26 @@ from tpu_runtime.diagnose.report import Category
 __all__ = ["CUES_FILE", "CueConfig", "WeakVote", "load_cues", "weak_vote"]
 
 CUES_FILE = Path(__file__).resolve().parents[1] / "data" / "crash_cues.yaml"
+CUES_DIR = CUES_FILE.with_suffix("")
 MAX_EVIDENCE = 6
 _ERRORISH = re.compile(
     r"\b(?:error|fatal|failed|failure|exception|abort(?:ed)?|killed|panic|unable|cannot|could not|"
     r"couldn't|not supported|unsupported|not implemented|unimplemented|invalid|incompatible|exceeded|"
-    r"exhausted|timed out|timeout|mismatch)\b|\*\*\* SIG[A-Z]+|(?-i:\b[A-Z][A-Z_]{3,}: )|Check failed|"
-    r"RET_CHECK|Traceback \(most recent|\w+(?:Error|Exception|Exhausted)\b",
+    r"exhausted|timed out|timeout|mismatch|out of memory|crashed|already in use|too frequent)\b|"
+    r"\*\*\* SIG[A-Z]+|(?-i:\b[A-Z][A-Z_]{3,}: )|Check failed|RET_CHECK|Traceback \(most recent|"
+    r"\w+(?:Error|Exception|Exhausted)\b|terminate called|must be called (?:before|after)|"
+    # "no TPU found", "libtpu is not installed", "falling back to cpu": start-up failures worded as notices
+    r"\bno (?:\S+ ){0,3}(?:found|available|detected)\b|\bnot (?:found|available|installed)\b|"
+    r"fall(?:ing|s)? ?back to (?:the )?cpu|"
+    # glog/absl severity E (error) and F (fatal) lines, with or without the date prefix of TF's logger
+    r"(?-i:^\s*[EF]\d{4} \d\d:\d\d|\d: [EF] \S+\.(?:cc|h|inc):\d+\])",
     re.IGNORECASE,
 )
+# Source-file paths in an error line ("tensorflow/compiler/xla/xla_client/mesh_service.cc:294") name where the
+# message was raised, not what failed, so error-scope cues read the line with them blanked out.
+_SOURCE_PATH = re.compile(r"(?:[\w.+-]*/)+[\w.+-]+\.(?:cc|cpp|c|h|hpp|inc|py|pyx|so)\b(?::\d+)?")
+# Two scores this close count as a tie (floating-point sums such as 0.5 - 0.4 are not exactly 0.1).
+_EPSILON = 1e-9
 
 
 class Cue(BaseModel):
@@ -93,8 +106,22 @@ class WeakVote:
 
 
 @functools.cache
-def load_cues(path: Path = CUES_FILE) -> CueConfig:
-    return CueConfig.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+def load_cues(path: Path = CUES_FILE, families: Path | None = CUES_DIR) -> CueConfig:
+    """The cue config of `path`, with the cues of each `families/*.yaml` joined to their categories."""
+    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    extra = sorted(families.glob("*.yaml")) if families is not None and families.is_dir() else []
+    by_category = {group["category"]: group for group in raw["categories"]}
+    for file in extra:
+        for group in yaml.safe_load(file.read_text(encoding="utf-8")).get("categories", []):
+            name = group["category"]
+            target = by_category.get(name)
+            if target is None:
+                target = by_category.setdefault(name, {"category": name, "cues": []})
+                raw["categories"].append(target)
+            target["cues"] = [*target.get("cues", []), *group.get("cues", [])]
+            suppressed = [*target.get("suppresses", []), *group.get("suppresses", [])]
+            target["suppresses"] = list(dict.fromkeys(suppressed))
+    return CueConfig.model_validate(raw)
 
 
 def _error_indexes(lines: Sequence[str]) -> set[int]:
@@ -114,6 +141,7 @@ def weak_vote(lines: Sequence[str], config: CueConfig | None = None) -> WeakVote
     if any(v.search(line) for v in config.compiled_veto for line in lines):
         return None
     errors = _error_indexes(lines)
+    masked = {i: _SOURCE_PATH.sub(" ", lines[i]) for i in errors}
     scored: list[tuple[float, int, Category, list[str], list[str]]] = []
     for group in config.categories:
         weights: list[float] = []
@@ -124,13 +152,8 @@ def weak_vote(lines: Sequence[str], config: CueConfig | None = None) -> WeakVote
             regex, also, context = cue.compiled
             if context is not None and not any(context.search(line) for line in lines):
                 continue
-            hits = [
-                i
-                for i, line in enumerate(lines)
-                if (cue.scope == "any" or i in errors)
-                and regex.search(line)
-                and (also is None or also.search(line))
-            ]
+            candidates = list(enumerate(lines)) if cue.scope == "any" else sorted(masked.items())
+            hits = [i for i, line in candidates if regex.search(line) and (also is None or also.search(line))]
             if not hits:
                 continue
             weights.append(cue.weight)
@@ -151,7 +174,9 @@ def weak_vote(lines: Sequence[str], config: CueConfig | None = None) -> WeakVote
     scored.sort(key=lambda s: (s[0], s[1]), reverse=True)
     best = scored[0]
     second = scored[1] if len(scored) > 1 else None
-    if best[0] < config.threshold or (second is not None and best[0] - second[0] < config.margin):
+    if best[0] < config.threshold - _EPSILON or (
+        second is not None and best[0] - second[0] < config.margin - _EPSILON
+    ):
         return None
     return WeakVote(
         category=best[2],

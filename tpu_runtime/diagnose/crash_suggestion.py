@@ -25,7 +25,8 @@ ERROR_TAIL = 3
 _ERRORISH = re.compile(
     r"\b(?:error|fatal|failed|failure|exception|abort(?:ed)?|unable|cannot|could not|not supported|"
     r"unsupported|not implemented|unimplemented|invalid|incompatible|exceed\w*|exhausted|timed out|"
-    r"mismatch|out of memory|OOM)\b|(?-i:\b[A-Z][A-Z_]{3,}: )|\w+(?:Error|Exception)\b",
+    r"mismatch|out of memory|OOM|already in use|not found|crashed)\b|(?-i:\b[A-Z][A-Z_]{3,}: )|"
+    r"\w+(?:Error|Exception)\b",
     re.IGNORECASE,
 )
 _ADVICE = (
@@ -33,11 +34,17 @@ _ADVICE = (
     r"to (?:fix|avoid|resolve|work around|silence|suppress) (?:this|it|that)|set|use|increase|raise|reduce|"
     r"setting|lower|decrease|upgrade|downgrade|install|reinstall|pass|add|enable|disable|specify|make sure|"
     r"ensure|rerun|re-run|call|switch to|did you mean|perhaps|maybe|hint|suggestion|recommended|"
-    r"it is recommended to|either"
+    r"it is recommended to|either|run(?! time)|kill|unset|remove|restart|replace|wrap|cast|move"
 )
 # Advice begins a line or a sentence (after . : ; ! ? or an opening bracket).
 _SUGGESTION = re.compile(
     rf"(?:^|(?<=[.:;!?(\[]\s)|(?<=[.:;!?]\s\s)|(?<=^[\s>*-])|(?<=\w: ))"
+    rf"(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
+    re.IGNORECASE,
+)
+# ... or follows a purpose clause ("To use Pallas on TPU, install jaxlib TPU and libtpu.") ...
+_PURPOSE = re.compile(
+    rf"(?:^|(?<=[.:;!?]\s))To (?:use|run|enable|get|fix|avoid|resolve|support|see) [^.,;\n]{{1,80}}, "
     rf"(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
     re.IGNORECASE,
 )
@@ -60,10 +67,14 @@ _NOT_A_REMEDY = re.compile(
     r"JAX_PLATFORMS|skip this backend|uninstall the failing plugin|feature request|preemption service|"
     # a hint printed for every failure of a step, conditional on a symptom ("if you are seeing memory
     # errors ..., try lowering NUM_PRECOMPILE_WORKERS": tpu_inference/runner/compilation_manager.py)
-    r"if you (?:are )?(?:seeing|see|hit|get|run into)",
+    r"if you (?:are )?(?:seeing|see|hit|get|run into)|"
+    # XLA's hint for every unknown flag in XLA_FLAGS points TensorFlow users to TF_XLA_FLAGS; TPU flags belong
+    # in LIBTPU_INIT_ARGS instead (xla/parse_flags_from_env.cc, https://github.com/openxla/xla)
+    r"specify these on the TF_XLA_FLAGS",
     re.IGNORECASE,
 )
 _NAMED = (
+    ("command", re.compile(r"(?<=\")\$\s*[^\"]{2,80}(?=\")|(?<=`)\$\s*[^`]{2,80}(?=`)")),
     ("flag", re.compile(r"(?<![\w-])--[A-Za-z][\w-]*(?:=[^\s,;)'\"`]+)?")),
     ("environment variable", re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b(?:=[^\s,;)'\"`]+)?")),
     (
@@ -109,7 +120,7 @@ def _named(text: str) -> tuple[str, ...]:
         for m in pattern.finditer(text):
             if any(m.start() < end and start < m.end() for start, end in taken):
                 continue
-            value = m.group(0).strip("`'\".,")
+            value = m.group(0).strip("`'\".,").removeprefix("$").strip()
             if len(value) < 3 or value.lower() in {"e.g", "i.e", "etc"} or re.fullmatch(r"[\d.]+", value):
                 continue
             taken.append((m.start(), m.end()))
@@ -137,7 +148,7 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             continue
         if len(line) > 4000 or line.lstrip().startswith(('File "', "#", "//")):
             continue
-        for m in [*_SUGGESTION.finditer(line), *_HELPS.finditer(line)]:
+        for m in [*_SUGGESTION.finditer(line), *_PURPOSE.finditer(line), *_HELPS.finditer(line)]:
             text = _sentence(m["text"])
             if len(text.split()) < 3 or _NOT_A_REMEDY.search(text):
                 continue

@@ -110,14 +110,44 @@ class CrashRule(BaseModel):
         return value
 
 
+class ExtraFallbacks(BaseModel):
+    """More `from_facts_*` fallbacks for a category, kept in their own file (crash_rules/fallbacks/*.yaml)."""
+
+    category: Category
+    fixes: list[SubRule]
+
+    @field_validator("fixes")
+    @classmethod
+    def _fallbacks_only(cls, value: list[SubRule]) -> list[SubRule]:
+        if not all(sub.id.startswith(FALLBACK_PREFIX) for sub in value):
+            raise ValueError(f"extra fallbacks must have ids starting with {FALLBACK_PREFIX}")
+        return value
+
+
+def _with_extra_fallbacks(rule: CrashRule, extra: Sequence[SubRule]) -> CrashRule:
+    """The rule with `extra` tried after its cause-specific sub-rules and before its own fallbacks (the
+    extra ones key on one message family each, the category's own ones on frameworks or bare facts)."""
+    if not extra:
+        return rule
+    starts = [i for i, sub in enumerate(rule.fixes) if sub.id.startswith(FALLBACK_PREFIX)]
+    first = starts[0] if starts else len(rule.fixes)
+    return rule.model_copy(update={"fixes": [*rule.fixes[:first], *extra, *rule.fixes[first:]]})
+
+
 @functools.cache
 def load_rules(folder: Path = RULES_DIR) -> tuple[CrashRule, ...]:
-    """Every `<category>.yaml` in the rules folder, validated; the file name must be the category."""
+    """Every `<category>.yaml` in the rules folder, validated; the file name must be the category. The
+    `fallbacks/*.yaml` files add `from_facts_*` sub-rules to the categories they name."""
+    extra: dict[str, list[SubRule]] = {}
+    for path in sorted((folder / "fallbacks").glob("*.yaml")):
+        more = ExtraFallbacks.model_validate(safe_load(path.read_text(encoding="utf-8")))
+        extra.setdefault(more.category, []).extend(more.fixes)
     rules: list[CrashRule] = []
     for path in sorted(folder.glob("*.yaml")):
         rule = CrashRule.model_validate(safe_load(path.read_text(encoding="utf-8")))
         if rule.category != path.stem or rule.category == "unknown":
             raise ValueError(f"{path}: category {rule.category!r} does not match the file name")
+        rule = _with_extra_fallbacks(rule, extra.get(rule.category, []))
         ids = [sub.id for sub in rule.fixes]
         if len(ids) != len(set(ids)):
             raise ValueError(f"{path}: sub-rule ids repeat")

@@ -1,0 +1,105 @@
+"""The message-family tier: cue files joined to the base cues, extra fallbacks per family, wider suggestions.
+
+Each case is one machine-written wording of a family (not a corpus file's text); the assertions check the
+category the cues give, the sub-rule the fallbacks choose and what the suggestion extraction keeps.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+from tpu_runtime.diagnose.crash_cues import CUES_DIR, load_cues, weak_vote
+from tpu_runtime.diagnose.crash_suggestion import find_suggestions
+from tpu_runtime.diagnose.crashlog import FALLBACK_PREFIX, ExtraFallbacks, diagnose_log, load_rules
+
+
+def test_family_cues_join_the_base_categories() -> None:
+    config = load_cues()
+    labels = {cue.label for group in config.categories for cue in group.cues}
+    assert "the kernel's OOM killer ended a process" in labels  # from crash_cues/message_families.yaml
+    assert "a deadline, heartbeat or barrier in a multi-process job" in labels  # from crash_cues.yaml
+    assert len({group.category for group in config.categories}) == len(config.categories)
+    without = load_cues(families=None)
+    assert sum(len(g.cues) for g in without.categories) < sum(len(g.cues) for g in config.categories)
+    assert any(CUES_DIR.glob("*.yaml"))
+
+
+@pytest.mark.parametrize(
+    ("lines", "category"),
+    [
+        (["[91.2] Out of memory: Killed process 4101 (python) total-vm:79905000kB"], "host_oom"),
+        (
+            ["UnimplementedError: File system scheme '[local]' not implemented (file: 'x')"],
+            "runtime_init_failure",
+        ),
+        (
+            [
+                "NotFoundError: 'Foo' is neither a type of a primitive operation nor a name of a function "
+                "registered in binary running on n-1-w-0."
+            ],
+            "version_mismatch",
+        ),
+        (["RuntimeError: Could not run 'foo::bar' with arguments from the 'XLA' backend."], "unsupported_op"),
+        (["pt-xla-profiler: CompileTime too frequent: 40 counts during 12 steps"], "recompilation"),
+    ],
+)
+def test_family_cues_give_the_category(lines: list[str], category: str) -> None:
+    vote = weak_vote(lines)
+    assert vote is not None and vote.category == category
+
+
+def test_source_paths_are_not_evidence_and_close_scores_still_decide() -> None:
+    # "compiler/xla/..." is where the message was raised; unmasked, the XLA cue ties the rendezvous one.
+    line = (
+        "E0621 06:57:22.603 1 tf_logging.cc:11] tensorflow/compiler/xla/xla_client/mesh_service.cc:294 : "
+        "Failed to meet rendezvous 'init': Socket closed (14)"
+    )
+    vote = weak_vote([line])
+    assert vote is not None and vote.category == "collective_timeout"
+    assert vote.runner_up != "xla_compile_error"
+
+
+def test_extra_fallbacks_come_before_the_category_fallbacks() -> None:
+    rule = next(r for r in load_rules() if r.category == "runtime_init_failure")
+    ids = [sub.id for sub in rule.fixes]
+    assert ids.index("from_facts_local_files") < ids.index("from_facts_tensorflow_tpu")
+    specific = [i for i, sub in enumerate(ids) if not sub.startswith(FALLBACK_PREFIX)]
+    assert max(specific) < ids.index("from_facts_local_files")
+    with pytest.raises(ValidationError):
+        ExtraFallbacks.model_validate(
+            {"category": "host_oom", "fixes": [{"id": "swap", "when": {}, "fix": "x"}]}
+        )
+
+
+def test_a_family_fallback_names_the_remedy() -> None:
+    rules = [
+        r.model_copy(update={"fixes": [f for f in r.fixes if f.id.startswith(FALLBACK_PREFIX)]})
+        for r in load_rules()
+    ]
+    text = "InvalidArgumentError: indices[4,7] = 50311 is not in [0, 50257)\n"
+    crash = diagnose_log(text, "-", rules)
+    assert crash.category == "shape_dtype_error"
+    assert crash.evidence.fix_rule == "shape_dtype_error/from_facts_index_beyond_table"
+    assert "vocab" in crash.fix
+
+
+def test_suggestions_read_purpose_clauses_and_quoted_commands() -> None:
+    purpose = [
+        "ValueError: Cannot lower pallas_call on tpu. To use Pallas on TPU, install jaxlib TPU and libtpu."
+    ]
+    assert [s.text for s in find_suggestions(purpose)] == ["install jaxlib TPU and libtpu."]
+    busy = ['E0 libtpu.so already in use by another process. Run "$ sudo lsof -w /dev/accel0" to find it.']
+    (found,) = find_suggestions(busy)
+    assert found.named == ("sudo lsof -w /dev/accel0",)
+    xla_hint = [
+        "F0101 00:00:00.0 1 parse_flags_from_env.cc:226] Unknown flags in XLA_FLAGS: --xla_tpu_foo=1",
+        "Perhaps you meant to specify these on the TF_XLA_FLAGS envvar?",
+    ]
+    assert find_suggestions(xla_hint) == []
+
+
+def test_cue_files_are_in_the_package_data() -> None:
+    assert CUES_DIR.parent.name == "data" and Path(CUES_DIR, "message_families.yaml").is_file()
