@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tpu_runtime.diagnose.crash_dtype_facts import narrow_dtype_facts, tiling_facts
 from tpu_runtime.diagnose.units import parse_size
 
 if TYPE_CHECKING:
@@ -443,6 +444,8 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
                 tasks.setdefault(task, None)
     if tasks and "missing_tasks" not in facts:
         out["missing_tasks"] = ", ".join(list(tasks)[:8])
+    for found in (narrow_dtype_facts(lines), tiling_facts(lines)):
+        out.update({k: v for k, v in found.items() if k not in facts})
     return out
 
 

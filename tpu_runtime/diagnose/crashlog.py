@@ -43,6 +43,7 @@ from tpu_runtime.diagnose.crash_facts import (
     render_template,
     user_frame,
 )
+from tpu_runtime.diagnose.crash_fix_packs import merge_fix_packs
 from tpu_runtime.diagnose.crash_specs import FactSpec, FixCondition, PatternSpec
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions, suggestion_fix
 from tpu_runtime.diagnose.logtext import focus, normalise, strip_prefix
@@ -125,7 +126,7 @@ def load_rules(folder: Path = RULES_DIR) -> tuple[CrashRule, ...]:
     missing = set(CATEGORIES) - {"unknown"} - {r.category for r in rules}
     if missing:
         raise ValueError(f"{folder}: no rule file for {', '.join(sorted(missing))}")
-    return tuple(rules)
+    return merge_fix_packs(rules) if folder == RULES_DIR else tuple(rules)
 
 
 # ----------------------------------------------------------------------------------------- matching

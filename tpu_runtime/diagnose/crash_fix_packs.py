@@ -1,0 +1,63 @@
+"""Fix packs: `from_facts_*` fallbacks that reason on facts any wording of a category shares.
+
+A category's own file (crash_rules/<category>.yaml) holds its signatures and the sub-rules written for
+known messages. A fix pack (tpu_runtime/data/crash_fix_packs/*.yaml: a list of `{category, fixes}`) adds
+fallbacks keyed on generic facts (the element type of a failing op, the kind of operand mismatch), so one
+mechanism serves every category it fits and new packs do not edit the category files. Pack fallbacks are
+tried before the category's own `from_facts_*` sub-rules (they need more specific evidence than those
+catch-alls) and after its cause-specific sub-rules and the message's own suggestion (crashlog.choose_fix).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tpu_runtime.yaml_data import safe_load
+
+if TYPE_CHECKING:
+    from tpu_runtime.diagnose.crashlog import CrashRule, SubRule
+
+__all__ = ["PACKS_DIR", "merge_fix_packs"]
+
+PACKS_DIR = Path(__file__).resolve().parents[1] / "data" / "crash_fix_packs"
+FALLBACK_PREFIX = "from_facts"
+
+
+def merge_fix_packs(rules: Sequence[CrashRule], folder: Path = PACKS_DIR) -> tuple[CrashRule, ...]:
+    """The rules with every pack's fallbacks placed before each category's own `from_facts_*` sub-rules.
+
+    Raises ValueError for a pack naming an unknown category, a sub-rule id that is not a `from_facts_*`
+    fallback, or an id the category already has.
+    """
+    from tpu_runtime.diagnose.crashlog import SubRule
+
+    added: dict[str, list[SubRule]] = {}
+    for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
+        entries = safe_load(path.read_text(encoding="utf-8"))
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise ValueError(f"{path}: a fix pack is a list of {{category, fixes}} entries")
+        for entry in entries:
+            fixes = [SubRule.model_validate(raw) for raw in entry.get("fixes") or []]
+            for sub in fixes:
+                if not sub.id.startswith(FALLBACK_PREFIX):
+                    raise ValueError(f"{path}: {sub.id}: fix packs hold only {FALLBACK_PREFIX}_* fallbacks")
+            added.setdefault(str(entry.get("category")), []).extend(fixes)
+    known = {rule.category for rule in rules}
+    unknown = set(added) - known
+    if unknown:
+        raise ValueError(f"{folder}: fix packs name unknown categories: {', '.join(sorted(unknown))}")
+    merged: list[CrashRule] = []
+    for rule in rules:
+        extra = added.get(rule.category, [])
+        if not extra:
+            merged.append(rule)
+            continue
+        clash = {s.id for s in extra} & {s.id for s in rule.fixes}
+        if clash or len({s.id for s in extra}) != len(extra):
+            raise ValueError(f"{rule.category}: fix pack sub-rule ids repeat: {', '.join(sorted(clash))}")
+        specific = [s for s in rule.fixes if not s.id.startswith(FALLBACK_PREFIX)]
+        own = [s for s in rule.fixes if s.id.startswith(FALLBACK_PREFIX)]
+        merged.append(rule.model_copy(update={"fixes": [*specific, *extra, *own]}))
+    return tuple(merged)
