@@ -94,7 +94,11 @@ class WeakVote:
 
 @functools.cache
 def load_cues(path: Path = CUES_FILE) -> CueConfig:
-    return CueConfig.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    """The cues of `path`; for the shipped file, with the cue packs' cues added (crash_cue_packs)."""
+    from tpu_runtime.diagnose.crash_cue_packs import merge_cue_packs
+
+    config = CueConfig.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    return merge_cue_packs(config) if path == CUES_FILE else config
 
 
 def _error_indexes(lines: Sequence[str]) -> set[int]:

@@ -1,0 +1,55 @@
+"""Cue packs (crash_cue_packs): extra weak-evidence cues merged into crash_cues.yaml's categories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tpu_runtime.diagnose.crash_cue_packs import merge_cue_packs
+from tpu_runtime.diagnose.crash_cues import CUES_FILE, CueConfig, load_cues, weak_vote
+
+
+def _plain(tmp_path: Path) -> CueConfig:  # the main file alone: a copy elsewhere gets no packs
+    copy = tmp_path / "crash_cues.yaml"
+    copy.write_text(CUES_FILE.read_text(encoding="utf-8"), encoding="utf-8")
+    return load_cues(copy)
+
+
+def test_shipped_packs_join_the_main_file_categories(tmp_path: Path) -> None:
+    plain = _plain(tmp_path)
+    merged = load_cues()
+    assert [g.category for g in plain.categories] == [g.category for g in merged.categories]
+    host_plain = next(g for g in plain.categories if g.category == "host_oom")
+    host = next(g for g in merged.categories if g.category == "host_oom")
+    assert len(host.cues) > len(host_plain.cues)
+    assert host.cues[: len(host_plain.cues)] == host_plain.cues
+
+
+@pytest.mark.parametrize(
+    ("lines", "category"),
+    [
+        (["[12.3] Out of memory: Killed process 77 (python3) total-vm:1kB, anon-rss:9kB"], "host_oom"),
+        (["pt-xla-profiler: CompileTime too frequent: 40 counts during 12 steps"], "recompilation"),
+        (["RuntimeError: No visible TPU devices were found on this host."], "runtime_init_failure"),
+        (["F0101 fns.inc:99] TpuCompile_NewThing not available in this library."], "version_mismatch"),
+        (["INTERNAL: during context [hlo verifier]: operand 1 has the wrong layout"], "xla_compile_error"),
+    ],
+)
+def test_generic_cues_decide_unseen_wordings(lines: list[str], category: str) -> None:
+    vote = weak_vote(lines)
+    assert vote is not None and vote.category == category
+
+
+def test_pack_cue_labels_must_be_new(tmp_path: Path) -> None:
+    config = _plain(tmp_path)
+    label = next(g for g in config.categories if g.category == "host_oom").cues[0].label
+    (tmp_path / "dup.yaml").write_text(
+        "categories:\n  - category: host_oom\n    cues:\n"
+        f"      - label: '{label}'\n        regex: 'x'\n        weight: 0.5\n"
+    )
+    packs = tmp_path / "packs"
+    packs.mkdir()
+    (tmp_path / "dup.yaml").rename(packs / "dup.yaml")
+    with pytest.raises(ValueError, match="already used"):
+        merge_cue_packs(config, packs)
