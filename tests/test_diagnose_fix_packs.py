@@ -96,3 +96,33 @@ def test_pack_may_hold_only_fallbacks_for_known_categories(tmp_path: Path) -> No
     )
     with pytest.raises(ValueError, match="unknown categories"):
         merge_fix_packs(base, tmp_path)
+
+
+def test_index_outside_table_named_from_either_framework_wording() -> None:
+    from tpu_runtime.diagnose.crash_dtype_facts import index_range_facts
+
+    torch_line = "IndexError: index 50260 is out of bounds for dimension 0 with size 50257"
+    assert index_range_facts([torch_line]) == {"bad_index": 50260, "table_size": 50257}
+    crash = diagnose_log(torch_line, "x.log", _fallbacks_only())
+    assert crash.category == "shape_dtype_error"
+    assert crash.evidence.fix_rule == "shape_dtype_error/from_facts_index_outside_table"
+    assert "50260" in crash.fix and "50257" in crash.fix and "vocab" in crash.fix
+
+
+def test_op_without_backend_kernel_is_named() -> None:
+    log = (
+        "NotImplementedError: Could not run 'torchvision::roi_align' with arguments from the 'XLA' backend. "
+        "'torchvision::roi_align' is only available for these backends: [CPU, CUDA]."
+    )
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.category == "unsupported_op"
+    assert crash.evidence.fix_rule == "unsupported_op/from_facts_no_backend_kernel"
+    assert "torchvision::roi_align" in crash.fix and ".cpu()" in crash.fix
+
+
+def test_tpu_held_by_another_process_names_lsof() -> None:
+    log = "RuntimeError: TPU initialization failed: open(/dev/vfio/0): Device or resource busy"
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule == "runtime_init_failure/from_facts_tpu_held_by_process"
+    assert "lsof" in crash.fix

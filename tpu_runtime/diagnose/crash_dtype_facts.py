@@ -1,5 +1,6 @@
-"""The operand facts of a failing kernel op: its narrow element type (and the type to cast it to), the
-tiling its blocks must divide by, and the multiple an index must be proven to be.
+"""The operand facts of a failing op: its narrow element type (and the type to cast it to), the tiling its
+blocks must divide by, the multiple an index must be proven to be, an index outside the table it indexes,
+and an op the device backend has no kernel for.
 
 Mosaic (the Pallas TPU compiler) rejects many ops on 8- and 16-bit vectors that it compiles on 32-bit
 ones, and the remedy maintainers give is the same across wordings ("failed to legalize 'arith.shrui'",
@@ -18,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["narrow_dtype_facts", "tiling_facts"]
+__all__ = ["backend_op_facts", "index_range_facts", "narrow_dtype_facts", "tiling_facts"]
 
 # the element type at the end of an MLIR vector or memref type: vector<8x128x4xi8>, memref<1x1024xf16, ...>
 _MLIR_ELEMENT = re.compile(r"\b(?:vector|memref)<(?:[\d?]+x)*(?P<dtype>[a-z]+\d*(?:E\d+M\d+\w*)?)[,>\s]")
@@ -82,3 +83,34 @@ def tiling_facts(lines: Sequence[str]) -> dict[str, str]:
         if prove is not None and "index_multiple" not in out:
             out["index_multiple"], out["index_dim"] = prove["multiple"], prove["dim"]
     return out
+
+
+# "indices[85,26] = 33764 is not in [0, 33708)" (TensorFlow/XLA gather), "index 33764 is out of bounds for
+# dimension 0 with size 33708" (PyTorch, NumPy)
+_INDEX_RANGE = (
+    re.compile(r"indices\[[\d, ]*\] = (?P<index>-?\d+) is not in \[0, (?P<size>\d+)\)"),
+    re.compile(r"index (?P<index>-?\d+) is out of bounds for (?:dimension|axis) \d+ with size (?P<size>\d+)"),
+)
+# "Could not run 'torchvision::nms' with arguments from the 'XLA' backend"
+_NO_BACKEND_KERNEL = re.compile(
+    r"Could not run '(?P<op>[\w:.]+)' with arguments from the '(?P<backend>\w+)' backend"
+)
+
+
+def index_range_facts(lines: Sequence[str]) -> dict[str, int]:
+    """`bad_index` and `table_size` where a gather or indexing error states both."""
+    for line in reversed(lines[-MAX_LINES:]):
+        for pattern in _INDEX_RANGE:
+            m = pattern.search(line)
+            if m is not None:
+                return {"bad_index": int(m["index"]), "table_size": int(m["size"])}
+    return {}
+
+
+def backend_op_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`missing_kernel_op` and `missing_kernel_backend` where PyTorch's dispatcher found no kernel."""
+    for line in reversed(lines[-MAX_LINES:]):
+        m = _NO_BACKEND_KERNEL.search(line)
+        if m is not None:
+            return {"missing_kernel_op": m["op"], "missing_kernel_backend": m["backend"]}
+    return {}
