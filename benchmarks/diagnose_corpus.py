@@ -74,6 +74,7 @@ def ablate() -> None:
     ]
     corpus = {n: e for n, e in load_corpus().items() if entry_split(n, e) == "dev"}
     right = wrong = undecided = remedies = 0
+    by_round: dict[str, list[int]] = {}  # round -> [files, category right, remedy right]
     for name, entry in sorted(corpus.items()):
         text = (CORPUS_DIR / name).read_bytes().decode("utf-8", "replace")
         got = diagnose_log(text, name, cues_only).category
@@ -83,11 +84,19 @@ def ablate() -> None:
             undecided += 1
         else:
             wrong += 1
-        remedies += score_file(name, entry, diagnose_log(text, name, generic_fixes)).remedy_ok
+        remedy_ok = score_file(name, entry, diagnose_log(text, name, generic_fixes)).remedy_ok
+        remedies += remedy_ok
+        counts = by_round.setdefault(entry.added or "first", [0, 0, 0])
+        counts[0] += 1
+        counts[1] += got == entry.category
+        counts[2] += remedy_ok
     n = len(corpus)
     print(f"## ablation (dev, {n} files)")
     print(f"  weak cues alone: category right {right}, wrong {wrong}, left unknown {undecided}")
-    print(f"  message suggestion + from_facts fallbacks alone: remedy right {remedies}/{n}\n")
+    print(f"  message suggestion + from_facts fallbacks alone: remedy right {remedies}/{n}")
+    for round_name, (files, cues_right, fixed) in sorted(by_round.items()):
+        print(f"  round {round_name}: {files} files, cues right {cues_right}, fallback remedies {fixed}")
+    print()
 
 
 def main() -> int:
