@@ -34,6 +34,16 @@ def test_shipped_packs_join_the_main_file_categories(tmp_path: Path) -> None:
         (["RuntimeError: No visible TPU devices were found on this host."], "runtime_init_failure"),
         (["F0101 fns.inc:99] TpuCompile_NewThing not available in this library."], "version_mismatch"),
         (["INTERNAL: during context [hlo verifier]: operand 1 has the wrong layout"], "xla_compile_error"),
+        (
+            ["terminate called after throwing an instance of 'std::bad_alloc'", "  what():  std::bad_alloc"],
+            "host_oom",
+        ),
+        (
+            ["NotImplementedError: Could not run 'aten::_foo' with arguments from the 'XLA' backend."],
+            "unsupported_op",
+        ),
+        (["InvalidArgumentError: indices[3,1] = 70000 is not in [0, 32000)"], "shape_dtype_error"),
+        (["ValueError: Cannot store scalars to VMEM"], "mosaic_compile_error"),
     ],
 )
 def test_generic_cues_decide_unseen_wordings(lines: list[str], category: str) -> None:
