@@ -126,3 +126,26 @@ def test_tpu_held_by_another_process_names_lsof() -> None:
     assert crash.category == "runtime_init_failure"
     assert crash.evidence.fix_rule == "runtime_init_failure/from_facts_tpu_held_by_process"
     assert "lsof" in crash.fix
+
+
+def test_unlowered_pallas_primitive_is_named_for_any_primitive() -> None:
+    log = "NotImplementedError: Unimplemented primitive in Pallas TPU lowering for KernelType.TC: argsort."
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.category == "mosaic_compile_error"
+    assert crash.evidence.fix_rule == "mosaic_compile_error/from_facts_unlowered_primitive"
+    assert "argsort" in crash.fix and "outside the pallas_call" in crash.fix
+
+
+def test_position_last_goes_after_the_category_own_fallbacks(tmp_path: Path) -> None:
+    (tmp_path / "late.yaml").write_text(
+        "- category: host_oom\n  position: last\n  fixes:\n"
+        "    - id: from_facts_late_one\n      when: {}\n      fix: late\n"
+    )
+    rule = next(r for r in merge_fix_packs(load_rules(RULES_DIR), tmp_path) if r.category == "host_oom")
+    assert rule.fixes[-1].id == "from_facts_late_one"
+    (tmp_path / "late.yaml").write_text(
+        "- category: host_oom\n  position: middle\n  fixes:\n"
+        "    - id: from_facts_x\n      when: {}\n      fix: x\n"
+    )
+    with pytest.raises(ValueError, match="position"):
+        merge_fix_packs(load_rules(RULES_DIR), tmp_path)

@@ -107,10 +107,20 @@ def index_range_facts(lines: Sequence[str]) -> dict[str, int]:
     return {}
 
 
+# "Unimplemented primitive in Pallas TPU lowering for KernelType.TC: cumsum." (older jax: no "for ...")
+_NO_PALLAS_LOWERING = re.compile(
+    r"Unimplemented primitive in Pallas (?P<backend>\w+) lowering(?: for [\w.]+)?: (?P<op>\w+)"
+)
+
+
 def backend_op_facts(lines: Sequence[str]) -> dict[str, str]:
-    """`missing_kernel_op` and `missing_kernel_backend` where PyTorch's dispatcher found no kernel."""
+    """`missing_kernel_op` and `missing_kernel_backend` where PyTorch's dispatcher found no kernel for an op
+    or Pallas found no lowering rule for a primitive (backend `Pallas TPU`)."""
     for line in reversed(lines[-MAX_LINES:]):
         m = _NO_BACKEND_KERNEL.search(line)
         if m is not None:
             return {"missing_kernel_op": m["op"], "missing_kernel_backend": m["backend"]}
+        m = _NO_PALLAS_LOWERING.search(line)
+        if m is not None:
+            return {"missing_kernel_op": m["op"], "missing_kernel_backend": f"Pallas {m['backend']}"}
     return {}

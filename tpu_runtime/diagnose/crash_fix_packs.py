@@ -4,8 +4,10 @@ A category's own file (crash_rules/<category>.yaml) holds its signatures and the
 known messages. A fix pack (tpu_runtime/data/crash_fix_packs/*.yaml: a list of `{category, fixes}`) adds
 fallbacks keyed on generic facts (the element type of a failing op, the kind of operand mismatch), so one
 mechanism serves every category it fits and new packs do not edit the category files. Pack fallbacks are
-tried before the category's own `from_facts_*` sub-rules (they need more specific evidence than those
-catch-alls) and after its cause-specific sub-rules and the message's own suggestion (crashlog.choose_fix).
+tried after the category's cause-specific sub-rules and the message's own suggestion (crashlog.choose_fix),
+and before the category's own `from_facts_*` sub-rules (they need more specific evidence than those
+catch-alls); an entry with `position: last` goes after them instead, for a broad catch-all that must not
+pre-empt the category's evidence-chosen fallbacks.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ FALLBACK_PREFIX = "from_facts"
 
 
 def merge_fix_packs(rules: Sequence[CrashRule], folder: Path = PACKS_DIR) -> tuple[CrashRule, ...]:
-    """The rules with every pack's fallbacks placed before each category's own `from_facts_*` sub-rules.
+    """The rules with every pack's fallbacks placed before (or, `position: last`, after) each category's own
+    `from_facts_*` sub-rules.
 
     Raises ValueError for a pack naming an unknown category, a sub-rule id that is not a `from_facts_*`
     fallback, or an id the category already has.
@@ -34,6 +37,7 @@ def merge_fix_packs(rules: Sequence[CrashRule], folder: Path = PACKS_DIR) -> tup
     from tpu_runtime.diagnose.crashlog import SubRule
 
     added: dict[str, list[SubRule]] = {}
+    appended: dict[str, list[SubRule]] = {}
     for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
         entries = safe_load(path.read_text(encoding="utf-8"))
         if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
@@ -43,21 +47,26 @@ def merge_fix_packs(rules: Sequence[CrashRule], folder: Path = PACKS_DIR) -> tup
             for sub in fixes:
                 if not sub.id.startswith(FALLBACK_PREFIX):
                     raise ValueError(f"{path}: {sub.id}: fix packs hold only {FALLBACK_PREFIX}_* fallbacks")
-            added.setdefault(str(entry.get("category")), []).extend(fixes)
+            position = entry.get("position", "first")
+            if position not in ("first", "last"):
+                raise ValueError(f"{path}: position must be 'first' or 'last', not {position!r}")
+            target = added if position == "first" else appended
+            target.setdefault(str(entry.get("category")), []).extend(fixes)
     known = {rule.category for rule in rules}
-    unknown = set(added) - known
+    unknown = (set(added) | set(appended)) - known
     if unknown:
         raise ValueError(f"{folder}: fix packs name unknown categories: {', '.join(sorted(unknown))}")
     merged: list[CrashRule] = []
     for rule in rules:
-        extra = added.get(rule.category, [])
-        if not extra:
+        first, last = added.get(rule.category, []), appended.get(rule.category, [])
+        if not first and not last:
             merged.append(rule)
             continue
-        clash = {s.id for s in extra} & {s.id for s in rule.fixes}
-        if clash or len({s.id for s in extra}) != len(extra):
+        ids = [s.id for s in [*first, *last]]
+        clash = set(ids) & {s.id for s in rule.fixes}
+        if clash or len(set(ids)) != len(ids):
             raise ValueError(f"{rule.category}: fix pack sub-rule ids repeat: {', '.join(sorted(clash))}")
         specific = [s for s in rule.fixes if not s.id.startswith(FALLBACK_PREFIX)]
         own = [s for s in rule.fixes if s.id.startswith(FALLBACK_PREFIX)]
-        merged.append(rule.model_copy(update={"fixes": [*specific, *extra, *own]}))
+        merged.append(rule.model_copy(update={"fixes": [*specific, *first, *own, *last]}))
     return tuple(merged)
