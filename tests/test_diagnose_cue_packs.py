@@ -44,6 +44,7 @@ def test_shipped_packs_join_the_main_file_categories(tmp_path: Path) -> None:
         ),
         (["InvalidArgumentError: indices[3,1] = 70000 is not in [0, 32000)"], "shape_dtype_error"),
         (["ValueError: Cannot store scalars to VMEM"], "mosaic_compile_error"),
+        (["  1. Size: 2.00M", "     Allocation type: scoped", "     Shape: bf16[8,512]"], "vmem_oom"),
     ],
 )
 def test_generic_cues_decide_unseen_wordings(lines: list[str], category: str) -> None:
