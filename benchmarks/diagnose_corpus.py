@@ -76,6 +76,7 @@ def ablate(show: bool = False) -> None:
     ]
     corpus = {n: e for n, e in load_corpus().items() if entry_split(n, e) == "dev"}
     right = wrong = undecided = remedies = 0
+    by_round: dict[str, list[int]] = {}  # round -> [files, category right, remedy right]
     for name, entry in sorted(corpus.items()):
         text = (CORPUS_DIR / name).read_bytes().decode("utf-8", "replace")
         got = diagnose_log(text, name, cues_only).category
@@ -87,6 +88,10 @@ def ablate(show: bool = False) -> None:
             wrong += 1
         scored = score_file(name, entry, diagnose_log(text, name, generic_fixes))
         remedies += scored.remedy_ok
+        counts = by_round.setdefault(entry.added or "first", [0, 0, 0])
+        counts[0] += 1
+        counts[1] += got == entry.category
+        counts[2] += scored.remedy_ok
         if show:
             cue_mark = "ok " if got == entry.category else "BAD"
             fix_mark = "ok" if scored.remedy_ok else "--"
@@ -95,7 +100,10 @@ def ablate(show: bool = False) -> None:
     n = len(corpus)
     print(f"## ablation (dev, {n} files)")
     print(f"  weak cues alone: category right {right}, wrong {wrong}, left unknown {undecided}")
-    print(f"  message suggestion + from_facts fallbacks alone: remedy right {remedies}/{n}\n")
+    print(f"  message suggestion + from_facts fallbacks alone: remedy right {remedies}/{n}")
+    for round_name, (files, cues_right, fixed) in sorted(by_round.items()):
+        print(f"  round {round_name}: {files} files, cues right {cues_right}, fallback remedies {fixed}")
+    print()
 
 
 def main() -> int:

@@ -28,7 +28,7 @@ from pydantic import BaseModel, Field
 
 from tpu_runtime.diagnose.report import Category
 
-__all__ = ["CUES_FILE", "CueConfig", "WeakVote", "load_cues", "weak_vote"]
+__all__ = ["CUES_DIR", "CUES_FILE", "CueConfig", "WeakVote", "load_cues", "merge_cue_files", "weak_vote"]
 
 CUES_FILE = Path(__file__).resolve().parents[1] / "data" / "crash_cues.yaml"
 CUES_DIR = CUES_FILE.with_suffix("")
@@ -107,21 +107,37 @@ class WeakVote:
 
 @functools.cache
 def load_cues(path: Path = CUES_FILE, families: Path | None = CUES_DIR) -> CueConfig:
-    """The cue config of `path`, with the cues of each `families/*.yaml` joined to their categories."""
-    raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    extra = sorted(families.glob("*.yaml")) if families is not None and families.is_dir() else []
-    by_category = {group["category"]: group for group in raw["categories"]}
-    for file in extra:
-        for group in yaml.safe_load(file.read_text(encoding="utf-8")).get("categories", []):
-            name = group["category"]
-            target = by_category.get(name)
-            if target is None:
-                target = by_category.setdefault(name, {"category": name, "cues": []})
-                raw["categories"].append(target)
-            target["cues"] = [*target.get("cues", []), *group.get("cues", [])]
-            suppressed = [*target.get("suppresses", []), *group.get("suppresses", [])]
-            target["suppresses"] = list(dict.fromkeys(suppressed))
-    return CueConfig.model_validate(raw)
+    """The cue config of `path`, with the cues of each `families/*.yaml` file joined to their categories."""
+    config = CueConfig.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    return merge_cue_files(config, families) if families is not None else config
+
+
+def merge_cue_files(config: CueConfig, folder: Path) -> CueConfig:
+    """The config with every file's cues (and suppressions) added to their categories.
+
+    Why separate files: cues for new wording families grow without editing crash_cues.yaml; each file has
+    its schema (`categories: [{category, cues, suppresses}]`). Raises ValueError for a label a category
+    already has, so two files cannot silently shadow each other's cue."""
+    groups = {g.category: g for g in config.categories}
+    order = [g.category for g in config.categories]
+    for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for entry in raw.get("categories", []):
+            group = CategoryCues.model_validate(entry)
+            old = groups.get(group.category)
+            if old is None:
+                groups[group.category] = group
+                order.append(group.category)
+                continue
+            labels = {c.label for c in old.cues}
+            clash = [c.label for c in group.cues if c.label in labels]
+            if clash:
+                raise ValueError(f"{path}: cue labels already used for {group.category}: {', '.join(clash)}")
+            suppresses = list(dict.fromkeys([*old.suppresses, *group.suppresses]))
+            groups[group.category] = old.model_copy(
+                update={"cues": [*old.cues, *group.cues], "suppresses": suppresses}
+            )
+    return config.model_copy(update={"categories": [groups[c] for c in order]})
 
 
 def _error_indexes(lines: Sequence[str]) -> set[int]:

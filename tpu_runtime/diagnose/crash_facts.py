@@ -14,6 +14,12 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tpu_runtime.diagnose.crash_dtype_facts import (
+    backend_op_facts,
+    index_range_facts,
+    narrow_dtype_facts,
+    tiling_facts,
+)
 from tpu_runtime.diagnose.units import parse_size
 
 if TYPE_CHECKING:
@@ -443,6 +449,9 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
                 tasks.setdefault(task, None)
     if tasks and "missing_tasks" not in facts:
         out["missing_tasks"] = ", ".join(list(tasks)[:8])
+    operand_facts = (narrow_dtype_facts, tiling_facts, index_range_facts, backend_op_facts)
+    for found in (extract(lines) for extract in operand_facts):
+        out.update({k: v for k, v in found.items() if k not in facts})
     return out
 
 

@@ -13,9 +13,22 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
-__all__ = ["FactSpec", "FixCondition", "PatternSpec"]
+from tpu_runtime.diagnose.report import Category, Citation
+
+__all__ = [
+    "FALLBACK_PREFIX",
+    "CrashRule",
+    "FactSpec",
+    "FactVote",
+    "FixCondition",
+    "PatternSpec",
+    "SubRule",
+]
+
+FALLBACK_PREFIX = "from_facts"
+"""Sub-rules whose id starts so are the category's fallbacks: tried after the message's own suggestion."""
 
 
 class PatternSpec(BaseModel):
@@ -115,3 +128,41 @@ class FixCondition(BaseModel):
 
 def _missing(value: Any) -> bool:
     return value is None or value == "" or value == [] or value == {}
+
+
+class SubRule(BaseModel):
+    """A cause within a category, with the fix for it; the fix names the facts that show the cause."""
+
+    id: str = Field(pattern=r"^[a-z0-9_]+$")
+    when: FixCondition
+    cause: str | None = Field(default=None, description="replaces the category's cause when given")
+    fix: str = Field(description="a template over facts: `{name}` placeholders")
+    citations: list[Citation] = []
+
+
+class FactVote(BaseModel):
+    """A vote from what the rule's facts add up to (e.g. a metrics report's compile count), not one line."""
+
+    when: FixCondition
+    weight: float = Field(gt=0.0, le=1.0)
+
+
+class CrashRule(BaseModel):
+    category: Category
+    title: str
+    priority: int = Field(default=0, description="breaks ties between equally strong matches")
+    patterns: list[PatternSpec]
+    fact_votes: list[FactVote] = Field(default=[], description="votes on the rule's extracted facts")
+    facts: list[FactSpec] = []
+    summary: list[str] = Field(default=[], description="templates over facts; the first complete one is used")
+    cause: str
+    fix: str
+    fixes: list[SubRule] = Field(default=[], description="cause-specific fixes, first applicable wins")
+    citations: list[Citation]
+
+    @field_validator("citations")
+    @classmethod
+    def _needs_a_source(cls, value: list[Citation]) -> list[Citation]:
+        if not value or not all(c.url.startswith("https://") for c in value):
+            raise ValueError("each rule needs at least one https citation")
+        return value

@@ -32,8 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field, field_validator
-
 from tpu_runtime.diagnose.crash_cues import WeakVote, weak_vote
 from tpu_runtime.diagnose.crash_facts import (
     derive_facts,
@@ -43,7 +41,14 @@ from tpu_runtime.diagnose.crash_facts import (
     render_template,
     user_frame,
 )
-from tpu_runtime.diagnose.crash_specs import FactSpec, FixCondition, PatternSpec
+from tpu_runtime.diagnose.crash_fix_packs import merge_fix_packs
+from tpu_runtime.diagnose.crash_specs import (
+    FALLBACK_PREFIX,
+    CrashRule,
+    FixCondition,
+    PatternSpec,
+    SubRule,
+)
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions, suggestion_fix
 from tpu_runtime.diagnose.logtext import focus, normalise, strip_prefix
 from tpu_runtime.diagnose.report import CATEGORIES, Category, Citation, CrashDiagnosis, CrashEvidence
@@ -72,82 +77,15 @@ logger = logging.getLogger(__name__)
 # ------------------------------------------------------------------------------------------ the rules
 
 
-class SubRule(BaseModel):
-    """A cause within a category, with the fix for it; the fix names the facts that show the cause."""
-
-    id: str = Field(pattern=r"^[a-z0-9_]+$")
-    when: FixCondition
-    cause: str | None = Field(default=None, description="replaces the category's cause when given")
-    fix: str = Field(description="a template over facts: `{name}` placeholders")
-    citations: list[Citation] = []
-
-
-class FactVote(BaseModel):
-    """A vote from what the rule's facts add up to (e.g. a metrics report's compile count), not one line."""
-
-    when: FixCondition
-    weight: float = Field(gt=0.0, le=1.0)
-
-
-class CrashRule(BaseModel):
-    category: Category
-    title: str
-    priority: int = Field(default=0, description="breaks ties between equally strong matches")
-    patterns: list[PatternSpec]
-    fact_votes: list[FactVote] = Field(default=[], description="votes on the rule's extracted facts")
-    facts: list[FactSpec] = []
-    summary: list[str] = Field(default=[], description="templates over facts; the first complete one is used")
-    cause: str
-    fix: str
-    fixes: list[SubRule] = Field(default=[], description="cause-specific fixes, first applicable wins")
-    citations: list[Citation]
-
-    @field_validator("citations")
-    @classmethod
-    def _needs_a_source(cls, value: list[Citation]) -> list[Citation]:
-        if not value or not all(c.url.startswith("https://") for c in value):
-            raise ValueError("each rule needs at least one https citation")
-        return value
-
-
-class ExtraFallbacks(BaseModel):
-    """More `from_facts_*` fallbacks for a category, kept in their own file (crash_rules/fallbacks/*.yaml)."""
-
-    category: Category
-    fixes: list[SubRule]
-
-    @field_validator("fixes")
-    @classmethod
-    def _fallbacks_only(cls, value: list[SubRule]) -> list[SubRule]:
-        if not all(sub.id.startswith(FALLBACK_PREFIX) for sub in value):
-            raise ValueError(f"extra fallbacks must have ids starting with {FALLBACK_PREFIX}")
-        return value
-
-
-def _with_extra_fallbacks(rule: CrashRule, extra: Sequence[SubRule]) -> CrashRule:
-    """The rule with `extra` tried after its cause-specific sub-rules and before its own fallbacks (the
-    extra ones key on one message family each, the category's own ones on frameworks or bare facts)."""
-    if not extra:
-        return rule
-    starts = [i for i, sub in enumerate(rule.fixes) if sub.id.startswith(FALLBACK_PREFIX)]
-    first = starts[0] if starts else len(rule.fixes)
-    return rule.model_copy(update={"fixes": [*rule.fixes[:first], *extra, *rule.fixes[first:]]})
-
-
 @functools.cache
 def load_rules(folder: Path = RULES_DIR) -> tuple[CrashRule, ...]:
-    """Every `<category>.yaml` in the rules folder, validated; the file name must be the category. The
-    `fallbacks/*.yaml` files add `from_facts_*` sub-rules to the categories they name."""
-    extra: dict[str, list[SubRule]] = {}
-    for path in sorted((folder / "fallbacks").glob("*.yaml")):
-        more = ExtraFallbacks.model_validate(safe_load(path.read_text(encoding="utf-8")))
-        extra.setdefault(more.category, []).extend(more.fixes)
+    """Every `<category>.yaml` in the rules folder, validated; the file name must be the category. For the
+    shipped folder, the fix packs (crash_fix_packs) add their `from_facts_*` fallbacks."""
     rules: list[CrashRule] = []
     for path in sorted(folder.glob("*.yaml")):
         rule = CrashRule.model_validate(safe_load(path.read_text(encoding="utf-8")))
         if rule.category != path.stem or rule.category == "unknown":
             raise ValueError(f"{path}: category {rule.category!r} does not match the file name")
-        rule = _with_extra_fallbacks(rule, extra.get(rule.category, []))
         ids = [sub.id for sub in rule.fixes]
         if len(ids) != len(set(ids)):
             raise ValueError(f"{path}: sub-rule ids repeat")
@@ -155,7 +93,7 @@ def load_rules(folder: Path = RULES_DIR) -> tuple[CrashRule, ...]:
     missing = set(CATEGORIES) - {"unknown"} - {r.category for r in rules}
     if missing:
         raise ValueError(f"{folder}: no rule file for {', '.join(sorted(missing))}")
-    return tuple(rules)
+    return merge_fix_packs(rules) if folder == RULES_DIR else tuple(rules)
 
 
 # ----------------------------------------------------------------------------------------- matching
@@ -232,8 +170,6 @@ def diagnose_log(text: str, source: str, rules: Sequence[CrashRule] | None = Non
 
 
 FixChoice = tuple[str, str, list[Citation], str, str]
-FALLBACK_PREFIX = "from_facts"
-"""Sub-rules whose id starts so are the category's fallbacks: tried after the message's own suggestion."""
 
 
 def choose_fix(rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str]) -> FixChoice:

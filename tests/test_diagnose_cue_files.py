@@ -1,0 +1,65 @@
+"""Cue files (crash_cues/*.yaml): extra weak-evidence cues merged into crash_cues.yaml's categories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tpu_runtime.diagnose.crash_cues import CUES_FILE, CueConfig, load_cues, merge_cue_files, weak_vote
+
+
+def _plain(tmp_path: Path) -> CueConfig:  # the main file alone, without the cue files beside it
+    copy = tmp_path / "crash_cues.yaml"
+    copy.write_text(CUES_FILE.read_text(encoding="utf-8"), encoding="utf-8")
+    return load_cues(copy, families=None)
+
+
+def test_shipped_packs_join_the_main_file_categories(tmp_path: Path) -> None:
+    plain = _plain(tmp_path)
+    merged = load_cues()
+    assert [g.category for g in plain.categories] == [g.category for g in merged.categories]
+    host_plain = next(g for g in plain.categories if g.category == "host_oom")
+    host = next(g for g in merged.categories if g.category == "host_oom")
+    assert len(host.cues) > len(host_plain.cues)
+    assert host.cues[: len(host_plain.cues)] == host_plain.cues
+
+
+@pytest.mark.parametrize(
+    ("lines", "category"),
+    [
+        (["[12.3] Out of memory: Killed process 77 (python3) total-vm:1kB, anon-rss:9kB"], "host_oom"),
+        (["pt-xla-profiler: CompileTime too frequent: 40 counts during 12 steps"], "recompilation"),
+        (["RuntimeError: No visible TPU devices were found on this host."], "runtime_init_failure"),
+        (["F0101 fns.inc:99] TpuCompile_NewThing not available in this library."], "version_mismatch"),
+        (["INTERNAL: during context [hlo verifier]: operand 1 has the wrong layout"], "xla_compile_error"),
+        (
+            ["terminate called after throwing an instance of 'std::bad_alloc'", "  what():  std::bad_alloc"],
+            "host_oom",
+        ),
+        (
+            ["NotImplementedError: Could not run 'aten::_foo' with arguments from the 'XLA' backend."],
+            "unsupported_op",
+        ),
+        (["InvalidArgumentError: indices[3,1] = 70000 is not in [0, 32000)"], "shape_dtype_error"),
+        (["ValueError: Cannot store scalars to VMEM"], "mosaic_compile_error"),
+        (["  1. Size: 2.00M", "     Allocation type: scoped", "     Shape: bf16[8,512]"], "vmem_oom"),
+    ],
+)
+def test_generic_cues_decide_unseen_wordings(lines: list[str], category: str) -> None:
+    vote = weak_vote(lines)
+    assert vote is not None and vote.category == category
+
+
+def test_pack_cue_labels_must_be_new(tmp_path: Path) -> None:
+    config = _plain(tmp_path)
+    label = next(g for g in config.categories if g.category == "host_oom").cues[0].label
+    (tmp_path / "dup.yaml").write_text(
+        "categories:\n  - category: host_oom\n    cues:\n"
+        f"      - label: '{label}'\n        regex: 'x'\n        weight: 0.5\n"
+    )
+    packs = tmp_path / "packs"
+    packs.mkdir()
+    (tmp_path / "dup.yaml").rename(packs / "dup.yaml")
+    with pytest.raises(ValueError, match="already used"):
+        merge_cue_files(config, packs)
