@@ -162,6 +162,10 @@ GENERATIONS = """\
 - Multislice joins two or more slices that talk over the data-center network; all slices must have the same TPU type, size and topology. ([source](https://example.org/ms), checked 2026-12-02)
 - On a preemption or hardware failure of one slice, Cloud TPU recreates it and then restarts the other slices of the Multislice job from its last checkpoint. ([source](https://example.org/ms2), checked 2026-12-02)
 - TPU v3 memory: 32 GiB of HBM2 per chip at 900 GBps. ([source](https://example.org/v3mem), checked 2026-12-02)
+
+## Scan
+
+- `scan_layers` replaces a Python loop over identical decoder layers: it traces the first layer and reuses it for the others. ([source](https://example.org/scan), checked 2026-12-03)
 """
 
 
@@ -217,6 +221,8 @@ def test_a_question_whose_answer_is_in_a_passage_is_answered_with_it(
         "What clock frequency does the MXU of a TPU v4 chip run at?",
         # a made-up flag: its common parts ('tpu', 'enable') must not carry it
         "What is the default value of the XLA flag --xla_tpu_enable_turbo_all_reduce?",
+        # a count is asked for: the line names the layers scan_layers loops over but gives no number
+        "What is the maximum number of layers scan_layers can loop over?",
     ],
 )
 def test_a_question_the_sources_do_not_answer_is_refused(tiny: KnowledgeIndex, question: str) -> None:

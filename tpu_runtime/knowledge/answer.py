@@ -17,6 +17,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
   for "which version", '900 GBps' for "what bandwidth") counts as naming it, when spans are ranked as
   in the focus check;
+- counts: a "how many / number of" question needs a number (a digit or a number word) in the quoted
+  line; a line that only names what is counted does not say how many;
 - a quote is checked to occur in its passage.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
@@ -100,6 +102,15 @@ ATTRIBUTE_UNITS: dict[str, re.Pattern[str]] = {
 # memories are things as well as attributes: a size names them only when the question asks how big
 MEMORY_NOUNS = frozenset(("memory", "hbm", "dram", "vmem", "smem"))
 _ASKS_SIZE_RE = re.compile(r"\bhow\s+(?:much|big|large)\b|\bsize\b|\bcapacity\b", re.I)
+# "How many X", "the maximum number of X": the question asks for a count, so the quoted line must give
+# one (a digit or a number word); a line that only names X ('scan_layers loops over decoder layers') does
+# not say how many.
+_ASKS_COUNT_RE = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b", re.I)
+_GIVES_COUNT_RE = re.compile(
+    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen|hundred|thousand|"
+    r"dozens?|single|twice|double|half|none|unlimited)\b",
+    re.I,
+)
 _PROCEDURAL_RE = re.compile(r"\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\b|\bhow\s+to\b", re.I)
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\[*])")
 _LEAD_RE = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+|\|\s*)*")
@@ -439,6 +450,8 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         focus = focus_term(question)
         if focus and not names_attribute(focus, f"{_heading(span.passage)}\n{span.text}"):
             reasons.append(f"the quoted line does not say anything about '{focus}'")
+        if _ASKS_COUNT_RE.search(question) and not _GIVES_COUNT_RE.search(span.text):
+            reasons.append("the question asks for a number and the quoted line gives none")
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
         page = closest_page(passages)
