@@ -237,9 +237,9 @@ def test_rebuild_reuses_the_vectors_of_unchanged_passages(
     encoded: list[str] = []
     real = embedder_module.Embedder.embed_many
 
-    def counting(self: embedder_module.Embedder, texts: list[str], cache_dir: Path | None = None) -> object:
+    def counting(self: embedder_module.Embedder, texts: list[str]) -> object:
         encoded.extend(texts)
-        return real(self, texts, cache_dir)
+        return real(self, texts)
 
     monkeypatch.setattr(embedder_module.Embedder, "embed_many", counting)
     again = run_kb_build(corpus.model_copy(update={"rebuild": True}))

@@ -249,7 +249,7 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
         texts = [embed_text(c, embedder.tokenizer) for _, chunks in group for c in chunks]
         notify("embed", f"embedding {len(texts)} passages ({done}/{total} done)", 0.1 + 0.9 * done / total)
         try:
-            vectors = cache.embed(texts, lambda missing: embedder.embed_many(missing, store.folder))
+            vectors = cache.embed(texts, embedder.embed_many)
             offset = 0
             for state_, chunks in group:
                 collection.delete(where={"unit": state_.unit})
