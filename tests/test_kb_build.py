@@ -269,18 +269,36 @@ def test_package_passages_are_embedded_from_their_first_word_pieces_and_sheets_w
     assert embed_text(_record("package", short), tokenizer) == _record("package", short).index_text()
 
 
+def test_fact_sheet_vectors_leave_out_the_source_notes_the_citation_gives() -> None:
+    """Both forms of a fact's source note are left out of its vector's text (a URL is many word pieces
+    of little meaning), while BM25 and the cited passage keep them."""
+    tokenizer = load_embedder().tokenizer
+    text = (
+        "- v5e chips have 16 GiB of HBM. ([source](https://cloud.google.com/tpu/docs/v5e), "
+        "checked 2026-12-03)\n\nv4 hbm: value 32, unit GiB "
+        "(source: https://cloud.google.com/tpu/docs/v4, checked 2026-11-30)"
+    )
+    record = _record("curated", text)
+    stripped = "mod.fn\n- v5e chips have 16 GiB of HBM.\n\nv4 hbm: value 32, unit GiB"
+    assert embed_text(record, tokenizer) == stripped
+    assert "https://cloud.google.com/tpu/docs/v4" in record.index_text()
+    folder = _record("folder", text)  # a user's own folder is embedded as written
+    assert embed_text(folder, tokenizer) == folder.index_text()
+
+
 def test_package_passage_vectors_leave_out_the_location_the_citation_gives() -> None:
     """A symbol's title ends with "[package version path]": its vector is computed without it (the
     citation still names them), so the window holds the symbol, its signature and its docstring."""
     tokenizer = load_embedder().tokenizer
-    record = _record("package", "Runs the grid steps in order on one core.").model_copy(
+    record = _record("package", "Runs.").model_copy(
         update={
-            "title": "jax.experimental.pallas.tpu.f — f(x) [jax 0.10.2 jax/experimental/pallas/tpu.py]",
+            "title": "pltpu.f — f(x) [jax 0.10.2 jax/experimental/pallas/tpu.py]",
             "package": "jax",
             "version": "0.10.2",
             "path": "jax/experimental/pallas/tpu.py",
         }
     )
-    expected = "jax.experimental.pallas.tpu.f — f(x)\nRuns the grid steps in order on one core."
+    expected = "pltpu.f — f(x)\nRuns."
+    assert len(tokenizer.encode(expected).ids) < PACKAGE_EMBED_TOKENS  # whole, so only the location went
     assert embed_text(record, tokenizer) == expected
     assert "[jax 0.10.2" in record.index_text() and "0.10.2" in record.citation()  # BM25 and citing keep it
