@@ -10,7 +10,13 @@ import pytest
 from tests.kb_helpers import write_corpus, write_docs
 from tpu_runtime.knowledge import embedder as embedder_module
 from tpu_runtime.knowledge.api import answer, search, status
-from tpu_runtime.knowledge.build import PACKAGE_EMBED_TOKENS, BuildRequest, embed_text, run_kb_build
+from tpu_runtime.knowledge.build import (
+    OLD_EXPORT_FOLDER,
+    PACKAGE_EMBED_TOKENS,
+    BuildRequest,
+    embed_text,
+    run_kb_build,
+)
 from tpu_runtime.knowledge.corpus import ChunkRecord
 from tpu_runtime.knowledge.embedder import MAX_TOKENS, ModelUnavailable, load_embedder
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
@@ -216,6 +222,16 @@ def test_binary_only_folder_and_bad_paths(corpus: BuildRequest, tmp_path: Path) 
     (tmp_path / "file.md").write_text("x")
     with pytest.raises(KbIndexError, match="not a folder"):
         run_kb_build(corpus.model_copy(update={"add_folders": [tmp_path / "file.md"]}))
+
+
+def test_a_build_removes_the_old_encoder_export(corpus: BuildRequest) -> None:
+    """The torch.onnx export (86 MiB) earlier builds left in the index folder is no longer read."""
+    assert corpus.folder is not None
+    stale = corpus.folder / OLD_EXPORT_FOLDER / "minilm-53aa51172d142c89-pooled-opset17.onnx"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"old export")
+    report = run_kb_build(corpus.model_copy(update={"dense": False}))
+    assert not stale.parent.exists() and report.chunks > 0
 
 
 def test_a_second_build_is_refused_while_one_runs(corpus: BuildRequest) -> None:

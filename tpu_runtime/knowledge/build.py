@@ -9,6 +9,7 @@ any point resumes where it was, and a unit whose package did not change is never
 from __future__ import annotations
 
 import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,9 @@ SOURCE_NOTE = re.compile(r"\s*\(\[source\]\([^)]*\)[^)]*\)|\s*\(source: [^)]*\)"
 # Bump when embed_text changes what a passage's vector is computed from: the manifest records it, so an
 # index built by the old rule re-embeds instead of mixing vectors of two rules.
 EMBED_RULE = 3
+# Where the previous encoder kept its torch.onnx export (86 MiB) in the index folder; the graph is now
+# built in memory (onnx_encoder), so a build removes the stale file.
+OLD_EXPORT_FOLDER = "onnx"
 
 
 class BuildRequest(BaseModel):
@@ -100,6 +104,7 @@ def run_kb_build(request: BuildRequest, progress: ProgressFn | None = None) -> B
                 manifest.folders.append(spec.location)
         for folder in request.remove_folders:
             manifest.folders = [f for f in manifest.folders if Path(f) != folder.resolve()]
+        shutil.rmtree(store.folder / OLD_EXPORT_FOLDER, ignore_errors=True)
         notify("scan", "finding sources", 0.0)
         specs, notes = discover_all(request, manifest)
         report.problems.extend(notes)
