@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 from tpu_runtime.knowledge.build import BuildRequest, discover_all, embed_text  # noqa: E402
 from tpu_runtime.knowledge.embedder import DIMENSION, load_embedder  # noqa: E402
 from tpu_runtime.knowledge.model_files import padded_batches  # noqa: E402
-from tpu_runtime.knowledge.onnx_encoder import BATCH, OnnxEncoder  # noqa: E402
+from tpu_runtime.knowledge.onnx_encoder import BATCH, build_graph  # noqa: E402
 from tpu_runtime.knowledge.store import Manifest  # noqa: E402
 
 # name -> quantize_dynamic options (weight_type by name, resolved after onnxruntime is imported)
@@ -85,7 +85,8 @@ def main() -> None:
     rows: list[tuple[str, str]] = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        reference = OnnxEncoder(embedder.files, embedder.weights_sha256, folder, embedder.tokenizer).path
+        reference = folder / "float32.onnx"
+        reference.write_bytes(build_graph(embedder.weights))
         paths = {"float32 (the build's encoder)": reference}
         nodes = _weight_matmuls(reference)
         for name, options in VARIANTS.items():

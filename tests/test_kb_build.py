@@ -10,7 +10,13 @@ import pytest
 from tests.kb_helpers import write_corpus, write_docs
 from tpu_runtime.knowledge import embedder as embedder_module
 from tpu_runtime.knowledge.api import answer, search, status
-from tpu_runtime.knowledge.build import PACKAGE_EMBED_TOKENS, BuildRequest, embed_text, run_kb_build
+from tpu_runtime.knowledge.build import (
+    OLD_EXPORT_FOLDER,
+    PACKAGE_EMBED_TOKENS,
+    BuildRequest,
+    embed_text,
+    run_kb_build,
+)
 from tpu_runtime.knowledge.corpus import ChunkRecord
 from tpu_runtime.knowledge.embedder import MAX_TOKENS, ModelUnavailable, load_embedder
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
@@ -218,6 +224,16 @@ def test_binary_only_folder_and_bad_paths(corpus: BuildRequest, tmp_path: Path) 
         run_kb_build(corpus.model_copy(update={"add_folders": [tmp_path / "file.md"]}))
 
 
+def test_a_build_removes_the_old_encoder_export(corpus: BuildRequest) -> None:
+    """The torch.onnx export (86 MiB) earlier builds left in the index folder is no longer read."""
+    assert corpus.folder is not None
+    stale = corpus.folder / OLD_EXPORT_FOLDER / "minilm-53aa51172d142c89-pooled-opset17.onnx"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"old export")
+    report = run_kb_build(corpus.model_copy(update={"dense": False}))
+    assert not stale.parent.exists() and report.chunks > 0
+
+
 def test_a_second_build_is_refused_while_one_runs(corpus: BuildRequest) -> None:
     store = Store(corpus.folder or Path())
     with store.build_lock():
@@ -237,9 +253,9 @@ def test_rebuild_reuses_the_vectors_of_unchanged_passages(
     encoded: list[str] = []
     real = embedder_module.Embedder.embed_many
 
-    def counting(self: embedder_module.Embedder, texts: list[str], cache_dir: Path | None = None) -> object:
+    def counting(self: embedder_module.Embedder, texts: list[str]) -> object:
         encoded.extend(texts)
-        return real(self, texts, cache_dir)
+        return real(self, texts)
 
     monkeypatch.setattr(embedder_module.Embedder, "embed_many", counting)
     again = run_kb_build(corpus.model_copy(update={"rebuild": True}))
@@ -269,18 +285,36 @@ def test_package_passages_are_embedded_from_their_first_word_pieces_and_sheets_w
     assert embed_text(_record("package", short), tokenizer) == _record("package", short).index_text()
 
 
+def test_fact_sheet_vectors_leave_out_the_source_notes_the_citation_gives() -> None:
+    """Both forms of a fact's source note are left out of its vector's text (a URL is many word pieces
+    of little meaning), while BM25 and the cited passage keep them."""
+    tokenizer = load_embedder().tokenizer
+    text = (
+        "- v5e chips have 16 GiB of HBM. ([source](https://cloud.google.com/tpu/docs/v5e), "
+        "checked 2026-12-03)\n\nv4 hbm: value 32, unit GiB "
+        "(source: https://cloud.google.com/tpu/docs/v4, checked 2026-11-30)"
+    )
+    record = _record("curated", text)
+    stripped = "mod.fn\n- v5e chips have 16 GiB of HBM.\n\nv4 hbm: value 32, unit GiB"
+    assert embed_text(record, tokenizer) == stripped
+    assert "https://cloud.google.com/tpu/docs/v4" in record.index_text()
+    folder = _record("folder", text)  # a user's own folder is embedded as written
+    assert embed_text(folder, tokenizer) == folder.index_text()
+
+
 def test_package_passage_vectors_leave_out_the_location_the_citation_gives() -> None:
     """A symbol's title ends with "[package version path]": its vector is computed without it (the
     citation still names them), so the window holds the symbol, its signature and its docstring."""
     tokenizer = load_embedder().tokenizer
-    record = _record("package", "Runs the grid steps in order on one core.").model_copy(
+    record = _record("package", "Runs.").model_copy(
         update={
-            "title": "jax.experimental.pallas.tpu.f — f(x) [jax 0.10.2 jax/experimental/pallas/tpu.py]",
+            "title": "pltpu.f — f(x) [jax 0.10.2 jax/experimental/pallas/tpu.py]",
             "package": "jax",
             "version": "0.10.2",
             "path": "jax/experimental/pallas/tpu.py",
         }
     )
-    expected = "jax.experimental.pallas.tpu.f — f(x)\nRuns the grid steps in order on one core."
+    expected = "pltpu.f — f(x)\nRuns."
+    assert len(tokenizer.encode(expected).ids) < PACKAGE_EMBED_TOKENS  # whole, so only the location went
     assert embed_text(record, tokenizer) == expected
     assert "[jax 0.10.2" in record.index_text() and "0.10.2" in record.citation()  # BM25 and citing keep it

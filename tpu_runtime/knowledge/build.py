@@ -8,6 +8,8 @@ any point resumes where it was, and a unit whose package did not change is never
 
 from __future__ import annotations
 
+import re
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -29,17 +31,28 @@ from tpu_runtime.progress import ProgressFn
 EMBED_GROUP = 512
 STORE_BATCH = 1000  # vectors per chromadb add (its limit is about 5,000)
 # Installed packages' docs are embedded from their first this many word pieces, their title without the
-# "[package version path]" location that ends it (the citation still names it), fact sheets and added
-# folders whole (up to MAX_TOKENS); BM25 still indexes every passage whole. Why: package passages were
-# 60 % of the build's word pieces but the cited source of 3 of the 122 answered dev questions, and a
-# symbol's title (dotted path, signature, location) is about 65 word pieces, so a 64-piece window held
-# little else. Dev half (benchmarks/kb_eval.py --half dev; answered / refused / recall@5 / MRR): whole
-# titles at 64 pieces 0.898 / 1.000 / 0.993 / 0.936; at 32 0.898 / 1.000 / 0.985 / 0.934; without the
-# location at 32 (adopted) 0.898 / 1.000 / 0.993 / 0.938, half the package word pieces (86k -> 43k).
-PACKAGE_EMBED_TOKENS = 32
+# "[package version path]" location that ends it (the citation still names it), fact sheets whole (up to
+# MAX_TOKENS) but without their source notes, added folders whole; BM25 still indexes every passage whole.
+# Why: the encoder's time is linear in word pieces and was 95 % of a from-scratch build, package passages
+# were 60 % of its word pieces but the cited source of 3 of the 122 answered dev questions, and a symbol's
+# title (dotted path, signature, location) is about 65 word pieces. Dev half (benchmarks/kb_eval.py
+# --half dev; answered / refused / recall@5 / MRR): whole titles at 64 pieces 0.898 / 1.000 / 0.993 /
+# 0.936; at 32 0.898 / 1.000 / 0.985 / 0.934; without the location at 32 0.898 / 1.000 / 0.993 / 0.938,
+# half the package word pieces (86k -> 43k). With the larger eval set and the source notes stripped
+# (below): at 32 0.912 / 1.000 / 0.985 / 0.942, at 16 (adopted) 0.912 / 1.000 / 0.978 / 0.937 (0.934 on a
+# fresh index), another 21.6k word pieces fewer (43.2k -> 21.6k).
+PACKAGE_EMBED_TOKENS = 16
+# A fact sheet's "([source](URL), checked DATE)" and "(source: URL, checked DATE)" notes: a URL is 20-40
+# word pieces of little meaning to the encoder, and the cited passage still shows it. Stripping them cut
+# the fact sheets' word pieces from 100.6k to 73.4k; dev answered and refused unchanged (0.912 / 1.000),
+# recall@5 0.993 -> 0.985, MRR 0.938 -> 0.942 (package passages at 32 in both).
+SOURCE_NOTE = re.compile(r"\s*\(\[source\]\([^)]*\)[^)]*\)|\s*\(source: [^)]*\)")
 # Bump when embed_text changes what a passage's vector is computed from: the manifest records it, so an
 # index built by the old rule re-embeds instead of mixing vectors of two rules.
-EMBED_RULE = 2
+EMBED_RULE = 3
+# Where the previous encoder kept its torch.onnx export (86 MiB) in the index folder; the graph is now
+# built in memory (onnx_encoder), so a build removes the stale file.
+OLD_EXPORT_FOLDER = "onnx"
 
 
 class BuildRequest(BaseModel):
@@ -91,6 +104,7 @@ def run_kb_build(request: BuildRequest, progress: ProgressFn | None = None) -> B
                 manifest.folders.append(spec.location)
         for folder in request.remove_folders:
             manifest.folders = [f for f in manifest.folders if Path(f) != folder.resolve()]
+        shutil.rmtree(store.folder / OLD_EXPORT_FOLDER, ignore_errors=True)
         notify("scan", "finding sources", 0.0)
         specs, notes = discover_all(request, manifest)
         report.problems.extend(notes)
@@ -170,7 +184,10 @@ def all_chunks(store: Store, manifest: Manifest, problems: list[str]) -> list[Ch
 def embed_text(chunk: ChunkRecord, tokenizer: Any) -> str:
     """The text a passage's vector is computed from: for a package passage, its title without the
     trailing "[package version path]" and its text, cut to the first PACKAGE_EMBED_TOKENS word pieces
-    (counting [CLS] and [SEP]) at a word-piece boundary; any other passage whole."""
+    (counting [CLS] and [SEP]) at a word-piece boundary; a fact sheet's passage without its source
+    notes; any other passage whole."""
+    if chunk.kind == "curated":
+        return SOURCE_NOTE.sub("", chunk.index_text())
     if chunk.kind != "package":
         return chunk.index_text()
     title = chunk.title.removesuffix(f" [{chunk.package} {chunk.version} {chunk.path}]")
@@ -249,7 +266,7 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
         texts = [embed_text(c, embedder.tokenizer) for _, chunks in group for c in chunks]
         notify("embed", f"embedding {len(texts)} passages ({done}/{total} done)", 0.1 + 0.9 * done / total)
         try:
-            vectors = cache.embed(texts, lambda missing: embedder.embed_many(missing, store.folder))
+            vectors = cache.embed(texts, embedder.embed_many)
             offset = 0
             for state_, chunks in group:
                 collection.delete(where={"unit": state_.unit})

