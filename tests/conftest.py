@@ -24,6 +24,13 @@ SHARED_FIXTURES = REPO.parent / "shared" / "fixtures"
 
 
 @pytest.fixture
+def anyio_backend() -> str:
+    """The event loop the MCP tests' `pytest.mark.anyio` runs on: asyncio, the loop the MCP SDK's stdio
+    servers use."""
+    return "asyncio"
+
+
+@pytest.fixture
 def write_model(tmp_path: Path) -> Callable[[str, str], Path]:
     """Write a model file (dedented source) into a fresh folder and return its path (`name` may hold
     subfolders, made as needed)."""

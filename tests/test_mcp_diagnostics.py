@@ -24,11 +24,6 @@ V6E = SHARED_FIXTURES / "profiles" / "tpu_v6e_inference.xplane.pb"
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def roots_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """Allow the repository, this test's folder and the shared fixtures (no client roots are sent)."""
     folders = [str(REPO), str(tmp_path), str(SHARED_FIXTURES)]

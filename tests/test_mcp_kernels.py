@@ -32,11 +32,6 @@ Events = list[tuple[float, float | None, str | None]]
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def roots_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """Allow this test's folder (first, so relative paths start there) and the planted-bug kernels."""
     work = tmp_path / "work"

@@ -27,11 +27,6 @@ Events = list[tuple[float, float | None, str | None]]
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def corpus(tmp_path: Path) -> BuildRequest:
     """Three fact sheets, no packages, and an index folder that does not exist yet."""
     return write_corpus(tmp_path)

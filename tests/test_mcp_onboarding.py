@@ -49,11 +49,6 @@ LINEAR_MODEL = """
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def roots_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """Allow the repository and this test's folder (the fallback when the client sends no roots)."""
     monkeypatch.setenv("TPU_AGENT_ROOTS", os.pathsep.join([str(REPO), str(tmp_path)]))

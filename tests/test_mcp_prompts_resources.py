@@ -27,11 +27,6 @@ SCHEMES = {"onboard-report", "diagnose-report", "kernel-report"}
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture
 def roots_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """Allow only this test's folder (no client roots are sent)."""
     monkeypatch.setenv("TPU_AGENT_ROOTS", str(tmp_path))

@@ -32,11 +32,6 @@ WORKERS = 4
 TOOLS = {"list_targets", "request_run", "run", "run_status", "run_output", "cancel_run", "fetch_logs"}
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def farm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SshdFarm]:
     yield from farm_or_skip(WORKERS, tmp_path_factory.mktemp("farm"))
