@@ -1,4 +1,4 @@
-"""Fix packs and the operand facts they reason on (crash_fix_packs, crash_dtype_facts)."""
+"""Fix packs and the operand facts they reason on (crash_fix_packs, crash_operand_facts)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tpu_runtime.diagnose.crash_dtype_facts import narrow_dtype_facts, tiling_facts
 from tpu_runtime.diagnose.crash_fix_packs import merge_fix_packs
+from tpu_runtime.diagnose.crash_operand_facts import narrow_dtype_facts, tiling_facts
 from tpu_runtime.diagnose.crashlog import FALLBACK_PREFIX, RULES_DIR, diagnose_log, load_rules
 
 
@@ -99,7 +99,7 @@ def test_pack_may_hold_only_fallbacks_for_known_categories(tmp_path: Path) -> No
 
 
 def test_index_outside_table_named_from_either_framework_wording() -> None:
-    from tpu_runtime.diagnose.crash_dtype_facts import index_range_facts
+    from tpu_runtime.diagnose.crash_operand_facts import index_range_facts
 
     torch_line = "IndexError: index 50260 is out of bounds for dimension 0 with size 50257"
     assert index_range_facts([torch_line]) == {"bad_index": 50260, "table_size": 50257}

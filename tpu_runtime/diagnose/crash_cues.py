@@ -23,10 +23,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import yaml
 from pydantic import BaseModel, Field
 
 from tpu_runtime.diagnose.report import Category
+from tpu_runtime.yaml_data import safe_load
 
 __all__ = ["CUES_DIR", "CUES_FILE", "CueConfig", "WeakVote", "load_cues", "merge_cue_files", "weak_vote"]
 
@@ -108,7 +108,7 @@ class WeakVote:
 @functools.cache
 def load_cues(path: Path = CUES_FILE, families: Path | None = CUES_DIR) -> CueConfig:
     """The cue config of `path`, with the cues of each `families/*.yaml` file joined to their categories."""
-    config = CueConfig.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+    config = CueConfig.model_validate(safe_load(path.read_text(encoding="utf-8")))
     return merge_cue_files(config, families) if families is not None else config
 
 
@@ -121,7 +121,7 @@ def merge_cue_files(config: CueConfig, folder: Path) -> CueConfig:
     groups = {g.category: g for g in config.categories}
     order = [g.category for g in config.categories]
     for path in sorted(folder.glob("*.yaml")) if folder.is_dir() else []:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = safe_load(path.read_text(encoding="utf-8")) or {}
         for entry in raw.get("categories", []):
             group = CategoryCues.model_validate(entry)
             old = groups.get(group.category)

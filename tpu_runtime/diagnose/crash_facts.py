@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from tpu_runtime.diagnose.crash_dtype_facts import (
+from tpu_runtime.diagnose.crash_operand_facts import (
     backend_op_facts,
     index_range_facts,
     narrow_dtype_facts,

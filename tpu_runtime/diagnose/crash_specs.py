@@ -1,9 +1,9 @@
 """The parts of a crash rule file that other modules read: a line pattern that votes, a fact extractor,
-and the condition that selects a sub-rule's fix.
+the condition that selects a sub-rule's fix, and the rule and sub-rule models themselves.
 
-A leaf of `tpu_runtime.diagnose` (pydantic and the standard library only), so the rule engine
-(`crashlog`), fact extraction (`crash_facts`) and the next-step table (`crash_next_steps`) share these
-types without importing one another.
+A leaf of `tpu_runtime.diagnose` (pydantic, the standard library and the report's types only), so the rule
+engine (`crashlog`), the fix packs (`crash_fix_packs`), fact extraction (`crash_facts`) and the next-step
+table (`crash_next_steps`) share these types without importing one another.
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from tpu_runtime.diagnose.crash_facts import (
     render_template,
     user_frame,
 )
-from tpu_runtime.diagnose.crash_fix_packs import merge_fix_packs
+from tpu_runtime.diagnose.crash_fix_packs import PACKS_DIR, merge_fix_packs
 from tpu_runtime.diagnose.crash_specs import (
     FALLBACK_PREFIX,
     CrashRule,
@@ -78,9 +78,9 @@ logger = logging.getLogger(__name__)
 
 
 @functools.cache
-def load_rules(folder: Path = RULES_DIR) -> tuple[CrashRule, ...]:
-    """Every `<category>.yaml` in the rules folder, validated; the file name must be the category. For the
-    shipped folder, the fix packs (crash_fix_packs) add their `from_facts_*` fallbacks."""
+def load_rules(folder: Path = RULES_DIR, packs: Path | None = PACKS_DIR) -> tuple[CrashRule, ...]:
+    """Every `<category>.yaml` in the rules folder, validated; the file name must be the category. The fix
+    packs in `packs` (crash_fix_packs; None for none) add their `from_facts_*` fallbacks."""
     rules: list[CrashRule] = []
     for path in sorted(folder.glob("*.yaml")):
         rule = CrashRule.model_validate(safe_load(path.read_text(encoding="utf-8")))
@@ -93,7 +93,7 @@ def load_rules(folder: Path = RULES_DIR) -> tuple[CrashRule, ...]:
     missing = set(CATEGORIES) - {"unknown"} - {r.category for r in rules}
     if missing:
         raise ValueError(f"{folder}: no rule file for {', '.join(sorted(missing))}")
-    return merge_fix_packs(rules) if folder == RULES_DIR else tuple(rules)
+    return merge_fix_packs(rules, packs) if packs is not None else tuple(rules)
 
 
 # ----------------------------------------------------------------------------------------- matching
