@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tpu_runtime.diagnose.protowire import read_varint
+from tpu_runtime.protowire import read_varint
 
 if TYPE_CHECKING:  # names only: the router reads content without building the report models
     from tpu_runtime.diagnose.report import Category, InputKind

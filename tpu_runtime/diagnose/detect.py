@@ -30,8 +30,8 @@ from tpu_runtime.diagnose.content import (
     looks_like_xspace,
 )
 from tpu_runtime.diagnose.errors import BadInputError
-from tpu_runtime.diagnose.protowire import read_varint
 from tpu_runtime.diagnose.report import InputKind
+from tpu_runtime.protowire import read_varint
 
 __all__ = ["STDIN", "DetectedInput", "detect_input", "xla_dump_files", "xspace_files"]
 

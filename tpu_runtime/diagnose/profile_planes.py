@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tpu_runtime.diagnose.profile_intervals import busy_within, merge_intervals, self_times
-from tpu_runtime.diagnose.protowire import read_varint
 from tpu_runtime.diagnose.xspace import Line, Plane, StatValue
+from tpu_runtime.protowire import read_varint
 
 TENSORCORE_PLANE = re.compile(r"^/device:TPU:(\d+)$")
 DEVICE_PLANE = re.compile(r"^/device:([A-Za-z_]+)")

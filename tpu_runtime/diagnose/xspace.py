@@ -27,8 +27,8 @@ import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
 
-from tpu_runtime.diagnose.protowire import ByteSource, read_varint
 from tpu_runtime.errors import BadInput
+from tpu_runtime.protowire import ByteSource, read_varint
 
 PROFILE_SUFFIX = ".xplane.pb"
 
