@@ -20,10 +20,10 @@ from tpu_runtime.kernels.convention import KernelModule, load_kernel_module
 from tpu_runtime.kernels.mesh import prepare_host_devices
 from tpu_runtime.kernels.report import (
     CPU_STAGES,
-    STAGE_TITLES,
     TIMING_NOT_RUN,
     KernelCheckReport,
     StageResult,
+    stage_result,
 )
 from tpu_runtime.kernels.steps import KernelContext
 from tpu_runtime.progress import StageProgressFn
@@ -83,9 +83,7 @@ def run_check(
         "kernel", ctx, lambda step, message, fraction: notify(step, fraction), only=wanted, announce=False
     )
     stages = ctx.stages
-    stages.append(
-        StageResult(stage="timing", title=STAGE_TITLES["timing"], verdict="not_run", message=TIMING_NOT_RUN)
-    )
+    stages.append(stage_result("timing", "not_run", TIMING_NOT_RUN))
     verdict: Literal["pass", "fail", "unchecked"] = "pass"
     if any(s.verdict == "fail" for s in stages):
         verdict = "fail"

@@ -43,7 +43,7 @@ from tpu_runtime.kernels.explain import (
     user_location,
 )
 from tpu_runtime.kernels.poison import poisoned_outputs
-from tpu_runtime.kernels.report import STAGE_TITLES, CaseResult, StageResult
+from tpu_runtime.kernels.report import CaseResult, StageResult, stage_result
 
 DmaMode = Literal["on_wait", "eager"]
 
@@ -631,14 +631,7 @@ def correctness_stage(
         message = f"{len(warned)} of {len(cases)} cases: {_case_label(warned[0])}: {warned[0].message}"
     else:
         message = f"all {len(cases)} cases match the reference ({len(shapes)} shapes x {len(dtypes)} dtypes)"
-    stage = StageResult(
-        stage="correctness",
-        title=STAGE_TITLES["correctness"],
-        verdict=verdict,  # type: ignore[arg-type]
-        message=message,
-        cases=cases,
-        seconds=round(time.perf_counter() - start, 3),
-    )
+    stage = stage_result("correctness", verdict, message, started=start, cases=cases)  # type: ignore[arg-type]
     return stage, calls, details
 
 

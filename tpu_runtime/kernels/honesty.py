@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tpu_runtime.kernels.convention import KernelModule
-from tpu_runtime.kernels.report import STAGE_TITLES, StageResult
+from tpu_runtime.kernels.report import StageResult, stage_result
 
 OUTSIDE_WORK_LIMIT = 0.25
 _BROAD = {"Exception", "BaseException"}
@@ -272,12 +272,11 @@ def honesty_stage(
         )
     else:
         verdict, message = headline.verdict, headline.message
-    stage = StageResult(
-        stage="honesty",
-        title=STAGE_TITLES["honesty"],
-        verdict=verdict,  # type: ignore[arg-type]
-        message=message,
+    stage = stage_result(
+        "honesty",
+        verdict,  # type: ignore[arg-type]
+        message,
+        started=start,
         details=[f.message for f in findings if f is not headline] + details,
-        seconds=round(time.perf_counter() - start, 3),
     )
     return stage, tracebacks

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, Field
 
 from tpu_runtime.kernels.remote_timing import TimingOptions
-from tpu_runtime.kernels.report import CPU_STAGES, STAGE_TITLES, KernelCheckReport, StageName, StageResult
+from tpu_runtime.kernels.report import CPU_STAGES, KernelCheckReport, StageName, stage_result
 from tpu_runtime.kernels.sandbox_run import (
     KernelToolError,
     canonical_generations,
@@ -95,7 +95,7 @@ def run_kernel_check(
     if not generations:
         report.generations = []
     if request.no_torch and "torch" in request.stages:
-        skipped = StageResult(stage="torch", title=STAGE_TITLES["torch"], verdict="skip", message=NO_TORCH)
+        skipped = stage_result("torch", "skip", NO_TORCH)
         at = next((i for i, s in enumerate(report.stages) if s.stage == "timing"), len(report.stages))
         report.stages.insert(at, skipped)
     if request.timing.target:

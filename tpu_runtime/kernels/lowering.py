@@ -14,7 +14,7 @@ from typing import Any
 
 from tpu_runtime.kernels.convention import KernelModule
 from tpu_runtime.kernels.explain import explain_lowering, first_line
-from tpu_runtime.kernels.report import STAGE_TITLES, StageResult
+from tpu_runtime.kernels.report import StageResult, stage_result
 
 _FIXED_SEED = 0
 _inputs_cache: dict[tuple[int, tuple[tuple[str, int], ...], str], tuple[Any, ...]] = {}
@@ -111,22 +111,15 @@ def lowering_stage(
             )
             continue
         details.append(f"{label}: lowered, {kernels} Mosaic kernel(s), {len(text) // 1024} KiB of StableHLO")
-    stage = StageResult(
-        stage="lowering",
-        title=STAGE_TITLES["lowering"],
-        verdict="fail" if failure else "pass",
-        message=failure or f"lowers for TPU ({where}) at all {len(cases)} shape/dtype combinations",
+    stage = stage_result(
+        "lowering",
+        "fail" if failure else "pass",
+        failure or f"lowers for TPU ({where}) at all {len(cases)} shape/dtype combinations",
+        started=start,
         details=details,
-        seconds=round(time.perf_counter() - start, 3),
     )
     return stage, tracebacks
 
 
 def _skip(message: str, start: float) -> StageResult:
-    return StageResult(
-        stage="lowering",
-        title=STAGE_TITLES["lowering"],
-        verdict="skip",
-        message=message,
-        seconds=round(time.perf_counter() - start, 3),
-    )
+    return stage_result("lowering", "skip", message, started=start)

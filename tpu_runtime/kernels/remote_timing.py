@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from tpu_runtime.kernels.report import STAGE_TITLES, TIMING_NOT_RUN, StageResult
+from tpu_runtime.kernels.report import TIMING_NOT_RUN, StageResult, stage_result
 from tpu_runtime.remote.gated import RemoteWork, staged_script
 
 if TYPE_CHECKING:
@@ -312,7 +312,7 @@ def _headline(timings: dict[int, KernelTiming]) -> KernelTiming | None:
 
 
 def _not_run(message: str) -> StageResult:
-    return StageResult(stage="timing", title=STAGE_TITLES["timing"], verdict="not_run", message=message)
+    return stage_result("timing", "not_run", message)
 
 
 def _waiting_text(outcome: GateOutcome, rerun: str) -> str:
@@ -423,11 +423,10 @@ def _timed(outcome: GateOutcome, remote: RemoteEngine, target: str) -> StageResu
         why = " | ".join(problems) or "no worker brought a timing back"
         kernel_failed = any(t.error and t.stage == "kernel" for t in timings.values())
         # the kernel itself failing on the TPU is a finding; no TPU, no JAX or no connection is not
-        return StageResult(
-            stage="timing",
-            title=STAGE_TITLES["timing"],
-            verdict="fail" if kernel_failed else "not_run",
-            message=f"{'failed' if kernel_failed else 'not run'} on target {target} after approval "
+        return stage_result(
+            "timing",
+            "fail" if kernel_failed else "not_run",
+            f"{'failed' if kernel_failed else 'not run'} on target {target} after approval "
             f"at {when} (request {request.id}): {why}",
         )
     shape = ", ".join(f"{k}={v}" for k, v in head.shape.items())
@@ -445,11 +444,10 @@ def _timed(outcome: GateOutcome, remote: RemoteEngine, target: str) -> StageResu
         for i, t in sorted(timings.items())
         if t.median_s is not None
     ] + problems
-    return StageResult(
-        stage="timing",
-        title=STAGE_TITLES["timing"],
-        verdict="warn" if problems else "pass",
-        message=message + (f"; problems: {' | '.join(problems)}" if problems else ""),
+    return stage_result(
+        "timing",
+        "warn" if problems else "pass",
+        message + (f"; problems: {' | '.join(problems)}" if problems else ""),
         details=details,
     )
 

@@ -6,6 +6,7 @@ is renamed or removed.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Mapping
 from functools import cached_property
 from typing import Any, Literal
@@ -102,6 +103,32 @@ class StageResult(BaseModel):
     cases: list[CaseResult] = []
     generations: list[GenerationResult] = []
     snippet: str | None = None
+
+
+def stage_result(
+    stage: StageName,
+    verdict: Verdict,
+    message: str,
+    *,
+    started: float | None = None,
+    details: list[str] | None = None,
+    cases: list[CaseResult] | None = None,
+    generations: list[GenerationResult] | None = None,
+    snippet: str | None = None,
+) -> StageResult:
+    """A stage's result under its title (`STAGE_TITLES`); `started`, the `time.perf_counter()` reading
+    taken when the stage began, gives its seconds (0 without it)."""
+    return StageResult(
+        stage=stage,
+        title=STAGE_TITLES[stage],
+        verdict=verdict,
+        message=message,
+        details=details or [],
+        seconds=0.0 if started is None else round(time.perf_counter() - started, 3),
+        cases=cases or [],
+        generations=generations or [],
+        snippet=snippet,
+    )
 
 
 class KernelCheckReport(BaseModel):

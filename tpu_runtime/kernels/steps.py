@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tpu_runtime.kernels.child import CheckOptions
-from tpu_runtime.kernels.report import STAGE_TITLES, KernelCheckReport, StageName, StageResult, TuneReport
+from tpu_runtime.kernels.report import KernelCheckReport, StageName, StageResult, TuneReport, stage_result
 from tpu_runtime.progress import ProgressFn
 from tpu_runtime.workflow import Step, produced
 
@@ -76,7 +76,7 @@ class KernelContext:
 
 
 def skipped(stage: StageName, why: str) -> StageResult:
-    return StageResult(stage=stage, title=STAGE_TITLES[stage], verdict="skip", message=why)
+    return stage_result(stage, "skip", why)
 
 
 def _no_host_mesh(km: KernelModule) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 
 from tpu_runtime.kernels.convention import KernelModule
 from tpu_runtime.kernels.explain import first_line
-from tpu_runtime.kernels.report import STAGE_TITLES, StageResult
+from tpu_runtime.kernels.report import StageResult, stage_result
 
 _TORCH_DTYPES = {
     "float32": "float32",
@@ -77,14 +77,13 @@ def torch_stage(
     code = snippet(km, params)
 
     def stage(verdict: str, message: str, details: list[str] | None = None) -> StageResult:
-        return StageResult(
-            stage="torch",
-            title=STAGE_TITLES["torch"],
-            verdict=verdict,  # type: ignore[arg-type]
-            message=message,
-            details=details or [],
+        return stage_result(
+            "torch",
+            verdict,  # type: ignore[arg-type]
+            message,
+            started=start,
+            details=details,
             snippet=code,
-            seconds=round(time.perf_counter() - start, 3),
         )
 
     if importlib.util.find_spec("torch_tpu") is None:

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from tpu_runtime.kernels.convention import KernelModule
 from tpu_runtime.kernels.explain import explain_compile, first_line
-from tpu_runtime.kernels.report import STAGE_TITLES, GenerationResult, StageResult
+from tpu_runtime.kernels.report import GenerationResult, StageResult, stage_result
 from tpu_runtime.kernels.roofline import device_peaks, estimate, step_cost_note
 from tpu_runtime.kernels.topology import compile_device, topology_for, tpu_default_device
 
@@ -349,15 +349,12 @@ def compile_stage(
         with _model_mesh(km, generations):
             model = target_model(km, params, target, dtype)
     except Exception as exc:
-        stage = StageResult(
-            stage="compile",
-            title=STAGE_TITLES["compile"],
-            verdict="fail",
-            message=(
-                f"could not trace the kernel at the target shape {label}: "
-                f"{type(exc).__name__}: {first_line(exc)}"
-            ),
-            seconds=round(time.perf_counter() - start, 3),
+        stage = stage_result(
+            "compile",
+            "fail",
+            f"could not trace the kernel at the target shape {label}: "
+            f"{type(exc).__name__}: {first_line(exc)}",
+            started=start,
         )
         return stage, tracebacks
     results = []
@@ -378,16 +375,15 @@ def compile_stage(
     else:
         verdict = "pass"
         message = f"compiles at the target shape {label} for {', '.join(r.generation for r in results)}"
-    stage = StageResult(
-        stage="compile",
-        title=STAGE_TITLES["compile"],
-        verdict=verdict,  # type: ignore[arg-type]
-        message=message,
-        generations=results,
+    stage = stage_result(
+        "compile",
+        verdict,  # type: ignore[arg-type]
+        message,
+        started=start,
         details=[
             f"target shape {label}; {model.calls} pallas_call(s), "
             + ("grid size known only at run time" if model.dynamic_grid else f"{model.steps} grid steps")
         ],
-        seconds=round(time.perf_counter() - start, 3),
+        generations=results,
     )
     return stage, tracebacks
