@@ -448,16 +448,33 @@ def test_family_form_gets_its_sub_rule(text: str, category: str, fix_rule: str, 
     assert evidence in crash.fix  # the fix names what this log shows, not the category's paragraph
 
 
-def test_a_library_file_named_like_a_conversion_tool_is_not_the_users_tool() -> None:
-    """Only the user's own script counts: a converter inside site-packages is part of the training run."""
-    text = (
+# A sub-rule whose evidence is absent stays out: the log keeps its category, under another rule.
+WITHOUT_EVIDENCE = [
+    pytest.param(
+        # Only the user's own script counts: a converter inside site-packages is part of the training run.
         '  File "/usr/local/lib/python3.10/site-packages/flax/training/convert_checkpoint.py", line 9, in f\n'
         "XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for 1.00GiB (1073741824B) on device "
-        "ordinal 0\n"
-    )
+        "ordinal 0\n",
+        "hbm_oom",
+        "hbm_oom/offline_tool_on_device",
+        id="a_library_file_named_like_a_conversion_tool_is_not_the_users_tool",
+    ),
+    pytest.param(
+        # A request larger than all free HBM is plain exhaustion, not fragmentation.
+        "RESOURCE_EXHAUSTED: Attempting to reserve 9.00G at the bottom of memory. That was not possible. "
+        "There are 7.50G free, 0B reserved, and 5.25G reservable.\n",
+        "hbm_oom",
+        "hbm_oom/hbm_fragmented",
+        id="fragmentation_only_when_the_free_memory_would_have_sufficed",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "category", "absent_rule"), WITHOUT_EVIDENCE)
+def test_a_sub_rule_without_its_evidence_stays_out(text: str, category: str, absent_rule: str) -> None:
     crash = diagnose_log(text, "-")
-    assert crash.category == "hbm_oom"
-    assert crash.evidence.fix_rule != "hbm_oom/offline_tool_on_device"
+    assert crash.category == category
+    assert crash.evidence.fix_rule != absent_rule
 
 
 def test_unnamed_variant_when_the_evidence_is_missing() -> None:
@@ -465,17 +482,6 @@ def test_unnamed_variant_when_the_evidence_is_missing() -> None:
     crash = diagnose_log("E0101 Could not find SliceBuilder port 8476 in any of the 0 ports provided\n", "-")
     assert crash.evidence.fix_rule == "runtime_init_failure/slice_builder_unreachable_unnamed"
     assert "--worker=all" in crash.fix
-
-
-def test_fragmentation_only_when_the_free_memory_would_have_sufficed() -> None:
-    """A request larger than all free HBM is plain exhaustion, not fragmentation."""
-    crash = diagnose_log(
-        "RESOURCE_EXHAUSTED: Attempting to reserve 9.00G at the bottom of memory. That was not possible. "
-        "There are 7.50G free, 0B reserved, and 5.25G reservable.\n",
-        "-",
-    )
-    assert crash.category == "hbm_oom"
-    assert crash.evidence.fix_rule != "hbm_oom/hbm_fragmented"
 
 
 def test_unknown_failure_relayed_from_a_named_worker() -> None:
