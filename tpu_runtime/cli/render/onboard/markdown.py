@@ -2,12 +2,24 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from tpu_runtime.cli.render.markdown_text import md_code, md_fence, md_text
 from tpu_runtime.cli.render.onboard import shaping
 from tpu_runtime.cli.render.units import fmt_bytes
-from tpu_runtime.onboard.report import OnboardReport
+from tpu_runtime.onboard.report import NumericsReport, OnboardReport, Preflight, ServingPlan
 
 __all__ = ["render_onboard_markdown"]
+
+T = TypeVar("T")
+
+# The sections a report may lack: their heading, and the label of the line that stands for them then.
+_OPTIONAL = {
+    "numerics": ("## Numerics (per layer, emulated TPU precision vs float64 CPU)", "Numerics not run"),
+    "preflight": ("## HBM preflight", "Preflight not run"),
+    "serving": ("## Serving path", "No serving plan"),
+}
 
 
 def _table(header: list[str], rows: list[list[str]], align: str | None = None) -> list[str]:
@@ -120,17 +132,19 @@ def _risks(report: OnboardReport) -> list[str]:
     return out + _table(["kind", "op", "module", "source", "detail"], body)
 
 
-def _absent(label: str, reason: str) -> str:
-    """The line that stands for a section the report lacks: what is missing and why."""
-    return f"{label}: {md_text(reason)}"
+def _optional(
+    report: OnboardReport, section: str, part: T | None, body: Callable[[T], list[str]]
+) -> list[str]:
+    """A section the report may lack: its heading, then `body(part)`, or a line saying what is missing and
+    why."""
+    heading, missing = _OPTIONAL[section]
+    if part is None:
+        return [heading, "", f"{missing}: {md_text(shaping.why_absent(report, section))}"]
+    return [heading, "", *body(part)]
 
 
-def _numerics(report: OnboardReport) -> list[str]:
-    out = ["## Numerics (per layer, emulated TPU precision vs float64 CPU)", ""]
-    num = report.numerics
-    if num is None:
-        return [*out, _absent("Numerics not run", shaping.why_absent(report, "numerics"))]
-    out += [f"- Reference: {md_text(num.reference)}", f"- Device check: {md_text(num.device_check)}"]
+def _numerics(num: NumericsReport) -> list[str]:
+    out = [f"- Reference: {md_text(num.reference)}", f"- Device check: {md_text(num.device_check)}"]
     if num.compared_on:
         out.append(f"- Compared on: {md_text(num.compared_on)}")
     if num.first_divergent_layer:
@@ -173,11 +187,8 @@ def _numerics(report: OnboardReport) -> list[str]:
     return out
 
 
-def _preflight(report: OnboardReport) -> list[str]:
-    out = ["## HBM preflight", ""]
-    pf = report.preflight
-    if pf is None:
-        return [*out, _absent("Preflight not run", shaping.why_absent(report, "preflight"))]
+def _preflight(pf: Preflight) -> list[str]:
+    out: list[str] = []
     fits = shaping.generation_fits(pf)
     show_xla = any(f.xla_bytes is not None for f in fits)
     body = []
@@ -243,12 +254,8 @@ def _preflight(report: OnboardReport) -> list[str]:
     return out
 
 
-def _serving(report: OnboardReport) -> list[str]:
-    out = ["## Serving path", ""]
-    sp = report.serving
-    if sp is None:
-        return [*out, _absent("No serving plan", shaping.why_absent(report, "serving"))]
-    out += [
+def _serving(sp: ServingPlan) -> list[str]:
+    out = [
         f"- Path: **{md_text(sp.path)}**: {md_text(sp.reason)}",
         f"- Eager mode: **{md_text(sp.eager_mode)}**: {md_text(sp.eager_reason)}",
         f"- Pretraining: {md_text(sp.pretraining)}",
@@ -304,9 +311,9 @@ def render_onboard_markdown(report: OnboardReport) -> str:
         _coverage(report),
         _missing(report),
         _risks(report),
-        _numerics(report),
-        _preflight(report),
-        _serving(report),
+        _optional(report, "numerics", report.numerics, _numerics),
+        _optional(report, "preflight", report.preflight, _preflight),
+        _optional(report, "serving", report.serving, _serving),
         _notes(report),
         _inventory(report),
     ]

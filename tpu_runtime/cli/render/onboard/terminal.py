@@ -6,6 +6,9 @@ Every string that came from the user's model (op names, module paths, source lin
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar
+
 from rich.console import Console
 from rich.syntax import Syntax
 from rich.table import Table
@@ -14,16 +17,33 @@ from rich.text import Text
 from tpu_runtime.cli.render.onboard import shaping
 from tpu_runtime.cli.render.terminal_text import plain, section_table
 from tpu_runtime.cli.render.units import fmt_bytes
-from tpu_runtime.onboard.report import OnboardReport
+from tpu_runtime.onboard.report import NumericsReport, OnboardReport, Preflight, ServingPlan
 
 __all__ = ["render_onboard_terminal"]
+
+T = TypeVar("T")
 
 _STATUS_STYLE = {"supported": "green", "composite": "cyan", "cpu_variant": "yellow", "missing": "bold red"}
 
 
-def _absent(console: Console, label: str, reason: str) -> None:
-    """A section the report lacks: what is missing, in yellow, and why."""
-    console.print(Text.assemble((label, "yellow"), ": ", reason))
+# The sections a report may lack: their title, and the label of the line that stands for them then.
+_OPTIONAL = {
+    "numerics": ("numerics vs float64 CPU (emulated TPU precision)", "numerics not run"),
+    "preflight": ("HBM preflight", "preflight not run"),
+    "serving": ("serving path", "no serving plan"),
+}
+
+
+def _optional(
+    report: OnboardReport, console: Console, section: str, part: T | None, body: Callable[[T], None]
+) -> None:
+    """A section the report may lack: its rule, then `body(part)`, or what is missing (in yellow) and why."""
+    title, missing = _OPTIONAL[section]
+    console.rule(title, align="left")
+    if part is None:
+        console.print(Text.assemble((missing, "yellow"), ": ", shaping.why_absent(report, section)))
+    else:
+        body(part)
 
 
 def _yes(flag: bool) -> Text:
@@ -129,12 +149,7 @@ def _risks(report: OnboardReport, console: Console, top: int) -> None:
     _more(console, min(top, len(report.risks)), len(report.risks), "risks")
 
 
-def _numerics(report: OnboardReport, console: Console, top: int) -> None:
-    console.rule("numerics vs float64 CPU (emulated TPU precision)", align="left")
-    num = report.numerics
-    if num is None:
-        _absent(console, "numerics not run", shaping.why_absent(report, "numerics"))
-        return
+def _numerics(num: NumericsReport, console: Console, top: int) -> None:
     if num.compared_on:
         console.print(Text.assemble(("compared on", "bold"), ": ", num.compared_on))
     if num.error:
@@ -187,12 +202,7 @@ def _numerics(report: OnboardReport, console: Console, top: int) -> None:
     console.print(Text.assemble(("device check", "bold"), ": ", num.device_check))
 
 
-def _preflight(report: OnboardReport, console: Console) -> None:
-    console.rule("HBM preflight", align="left")
-    pf = report.preflight
-    if pf is None:
-        _absent(console, "preflight not run", shaping.why_absent(report, "preflight"))
-        return
+def _preflight(pf: Preflight, console: Console) -> None:
     fits = shaping.generation_fits(pf)
     table = section_table()
     table.add_column("generation", style="bold")
@@ -245,12 +255,7 @@ def _preflight(report: OnboardReport, console: Console) -> None:
         console.print(Text.assemble(("XLA", "bold"), ": ", pf.xla_note))
 
 
-def _serving(report: OnboardReport, console: Console) -> None:
-    console.rule("serving path", align="left")
-    sp = report.serving
-    if sp is None:
-        _absent(console, "no serving plan", shaping.why_absent(report, "serving"))
-        return
+def _serving(sp: ServingPlan, console: Console) -> None:
     console.print(Text.assemble(("path", "bold"), ": ", (sp.path, "bold cyan"), " — ", sp.reason))
     console.print(
         Text.assemble(("eager mode", "bold"), ": ", (sp.eager_mode, "cyan"), " — ", sp.eager_reason)
@@ -282,9 +287,9 @@ def render_onboard_terminal(report: OnboardReport, console: Console, top: int = 
     _coverage(report, console)
     _missing(report, console, top)
     _risks(report, console, top)
-    _numerics(report, console, top)
-    _preflight(report, console)
-    _serving(report, console)
+    _optional(report, console, "numerics", report.numerics, lambda num: _numerics(num, console, top))
+    _optional(report, console, "preflight", report.preflight, lambda pf: _preflight(pf, console))
+    _optional(report, console, "serving", report.serving, lambda sp: _serving(sp, console))
     _notes(report, console, top)
 
 
