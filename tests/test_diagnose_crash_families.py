@@ -442,6 +442,64 @@ FORMS: list[tuple[str, str, str, str]] = [
 ]
 
 
+# Message forms of the families the rules had missed, as the upstream code words them (each line is the
+# message its source raises, filled in with made-up values):
+# jax/_src/tpu_custom_call.py (older "Internal TPU kernel compiler error" wording of Mosaic failures),
+# xla/service/hlo_verifier.cc ("during context [hlo verifier]"), xla/pjrt/pjrt_api.cc (PJRT versions),
+# jax/_src/xla_bridge.py (TPU present, no libtpu), tensorflow/python/tpu/client/client.py (no TPU name),
+# torch.nn.functional.embedding (index past the table).
+FORMS += [
+    (
+        "RuntimeError: Internal TPU kernel compiler error: Not implemented: unsupported layout change\n"
+        "\nThe MLIR operation involved:\n"
+        '  %7 = "vector.shape_cast"(%5) : (vector<8x1xf32>) -> vector<8xf32>\n',
+        "mosaic_compile_error",
+        "mosaic_compile_error/layout_change",
+        "unsupported layout change",
+    ),
+    (
+        "INTERNAL: during context [hlo verifier]: Expected instruction to have shape equal to "
+        "f32[4,8]{1,0}, actual shape is f32[8,4]{1,0}:\n"
+        "%dot.3 = f32[8,4]{1,0} dot(%p0, %p1), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n",
+        "xla_compile_error",
+        "xla_compile_error/hlo_verifier_shape",
+        "dot.3",
+    ),
+    (
+        "F0101 00:00:00.0 1 pjrt_c_api_helpers.cc:258] Unexpected error status: the plugin was built with "
+        "PJRT API version 0.75.\n",
+        "version_mismatch",
+        "version_mismatch/pjrt_api_version",
+        "PJRT C API versions",
+    ),
+    (
+        "AttributeError: module 'jaxlib.xla_extension' has no attribute 'some_new_client'\n",
+        "version_mismatch",
+        "version_mismatch/module_missing_attribute",
+        "some_new_client",
+    ),
+    (
+        "WARNING:jax._src.xla_bridge:A Google TPU may be present on this machine, but either a TPU-enabled "
+        "jaxlib or libtpu is not installed. Falling back to cpu.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/jax_without_libtpu",
+        'pip install -U "jax[tpu]"',
+    ),
+    (
+        "ValueError: Please provide a TPU Name to connect to.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/tensorflow_no_tpu_name",
+        "tpu='local'",
+    ),
+    (
+        '  File "train.py", line 3, in step\nIndexError: index out of range in self\n',
+        "shape_dtype_error",
+        "shape_dtype_error/embedding_index_out_of_range",
+        "resize_token_embeddings",
+    ),
+]
+
+
 @pytest.mark.parametrize(("text", "category", "fix_rule", "evidence"), FORMS)
 def test_family_form_gets_its_sub_rule(text: str, category: str, fix_rule: str, evidence: str) -> None:
     crash = diagnosed_as(text, category, fix_rule)
