@@ -142,13 +142,12 @@ def test_advice_far_from_any_error_is_ignored() -> None:
 
 
 def test_message_suggestion_is_the_fix_when_no_sub_rule_fits() -> None:
-    crash = diagnose_log(
+    crash = diagnosed_as(
         "RuntimeError: Failed to initialize TPU runtime: the slice topology is not known. Try setting "
         "TPU_ACCELERATOR_TYPE=v5litepod-16 before starting.\n",
-        "-",
+        "runtime_init_failure",
+        "runtime_init_failure/message_suggestion",
     )
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/message_suggestion"
     assert "TPU_ACCELERATOR_TYPE=v5litepod-16" in crash.fix
     assert "line 1" in crash.evidence.fix_reason
 
@@ -428,148 +427,7 @@ def test_fallback_comes_after_the_message_suggestion() -> None:
 
 
 # ----------------------------------------------------------------------- families from their sources
-
-SOURCES: list[tuple[str, str, str, str]] = [
-    (
-        "E0601 coordination_service.cc:380] /job:jax_worker/replica:0/task:3 Heartbeat: Incarnation ID "
-        "mismatch: expecting 123 but got 456. The task has restarted and likely crashed earlier - check for "
-        "any earlier errors or any scheduler events (e.g. preemption, eviction) to debug further.\n",
-        "collective_timeout",
-        "collective_timeout/task_restarted_named",
-        "/job:jax_worker/replica:0/task:3",
-    ),
-    (
-        "jax.errors.JaxRuntimeError: INTERNAL: Coordination service has stopped. RegisterTask() from task: "
-        "/job:jax_worker/replica:0/task:2 failed.\n",
-        "collective_timeout",
-        "collective_timeout/coordination_service_stopped",
-        "process 0",
-    ),
-    (
-        "E0601 client.cc:90] Shutdown barrier has failed.\nBarrier result: 'DEADLINE_EXCEEDED: Barrier timed "
-        "out. Id: Shutdown::0'\n",
-        "collective_timeout",
-        "collective_timeout/shutdown_barrier",
-        "shutdown barrier",
-    ),
-    (
-        "jax.errors.JaxRuntimeError: INTERNAL: Mosaic failed to compile TPU kernel: Unsupported version: "
-        "expected <= 5 but got 7\n",
-        "version_mismatch",
-        "version_mismatch/mosaic_serialisation_version",
-        "jax[tpu]",
-    ),
-    (
-        "RuntimeError: Pallas TPU requires a recent libtpu version (at least 0.0.44). Found version "
-        "string:\n",
-        "version_mismatch",
-        "version_mismatch/pallas_needs_newer_libtpu",
-        "0.0.44",
-    ),
-    (
-        "ValueError: Loads are only allowed on VMEM and SMEM references.\n",
-        "mosaic_compile_error",
-        "mosaic_compile_error/kernel_memory_space",
-        "memory_space",
-    ),
-    (
-        "ValueError: Cannot find block sizes that fit within VMEM limit.\n",
-        "vmem_oom",
-        "vmem_oom/kernel_blocks_do_not_fit",
-        "vmem_limit_bytes",
-    ),
-    # XLA error pages 2xxx, E3000 and E3001 (https://github.com/openxla/xla/tree/main/docs/errors)
-    (
-        "INVALID_ARGUMENT: Mosaic failed to compile TPU kernel: unregistered operation 'tpu.wait_dma' found "
-        "in dialect ('tpu') that does not allow unknown operations\n",
-        "version_mismatch",
-        "version_mismatch/mosaic_op_unknown_to_libtpu",
-        "tpu.wait_dma",
-    ),
-    (
-        "INTERNAL:Failed to run pass pipeline. Hlo-Op: result.1:279:1: error: 'memref.alloca' op current "
-        "allocation offset upper bound (140704 words) exceeds the legitimate user allocatable offset upper "
-        "bound (131071 words) in memory space 201 when allocating 23440 words.\n",
-        "vmem_oom",
-        "vmem_oom/sparsecore_scratch",
-        "--xla_sc_dump_mlir_to",
-    ),
-    (
-        "INTERNAL: error: current allocation offset upper bound (9000 words) exceeds the legitimate user "
-        "allocatable offset upper bound (8000 words) in memory space 203 when allocating 2000 words.\n",
-        "hbm_oom",
-        "hbm_oom/sparsecore_hbm_allocation",
-        "max_ids_per_partition",
-    ),
-    (
-        "XLA:TPU compile permanent error. Compilation failure: No viable logical replica count for the "
-        "embedding table with metadata: max_nz_per_row = 141352, max_unique_nz_per_row = 8\n",
-        "vmem_oom",
-        "vmem_oom/sparsecore_replica_count",
-        "max_nz_per_row",
-    ),
-    # jax's cluster start-up (jax/_src/distributed.py, jax/_src/clusters/k8s_cluster.py, xla_bridge.py)
-    (
-        "W0101 JAX detected proxy variable(s) in the environment as distributed setup: HTTPS_PROXY. On some "
-        "systems, this may cause a hang of distributed.initialize and you may need to unset these ENV "
-        "variable(s)\njax.errors.JaxRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Id: "
-        "PjRT_Client_Connect.\n",
-        "collective_timeout",
-        "collective_timeout/distributed_behind_proxy",
-        "HTTPS_PROXY",
-    ),
-    (
-        "RuntimeError: Pods within a job need a headless service in order to communicate with each other. "
-        "To fix, add the following to the job specification:\n",
-        "runtime_init_failure",
-        "runtime_init_failure/gke_headless_service",
-        "subdomain",
-    ),
-    (
-        "ValueError: coordinator_address should be defined.\n",
-        "runtime_init_failure",
-        "runtime_init_failure/jax_distributed_arguments",
-        "coordinator_address",
-    ),
-    (
-        "RuntimeError: Backend 'tpu' provides no devices.\n",
-        "runtime_init_failure",
-        "runtime_init_failure/from_facts_backend_missing",
-        "Backend 'tpu' provides no devices",
-    ),
-    # PyTorch/XLA's start-up checks (torch_xla/_internal/pjrt.py, torch_xla/_internal/tpu.py)
-    (
-        "RuntimeError: Runtime is already initialized. Do not use the XLA device before calling xmp.spawn.\n",
-        "runtime_init_failure",
-        "runtime_init_failure/torch_xla_device_before_spawn",
-        "xmp.spawn",
-    ),
-    (
-        "RuntimeError: Could not find IP of host running process 0\n",
-        "runtime_init_failure",
-        "runtime_init_failure/torch_xla_process_zero_ip",
-        "--worker=all",
-    ),
-    (
-        "OSError: libtpu not found\n",
-        "runtime_init_failure",
-        "runtime_init_failure/libtpu_not_found",
-        "torch_xla[tpu]",
-    ),
-    (
-        "ValueError: Unsupported nprocs (8). Please use nprocs=1 or None (default). If None, spawn will use "
-        "all available devices.\n",
-        "runtime_init_failure",
-        "runtime_init_failure/message_suggestion",
-        "nprocs=1",
-    ),
-]
-
-
-@pytest.mark.parametrize(("text", "category", "fix_rule", "named"), SOURCES)
-def test_source_families(text: str, category: str, fix_rule: str, named: str) -> None:
-    crash = diagnosed_as(text, category, fix_rule)
-    assert named in crash.fix
+# (their message forms, each with what its fix names, are test_diagnose_crash_families' FORMS)
 
 
 def test_pallas_verification_error_is_a_mosaic_error() -> None:
