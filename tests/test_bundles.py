@@ -352,6 +352,14 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
     }
 
 
+def _codex_env(tmp_path: Path, bundle: Path) -> dict[str, str]:
+    """Codex's environment: a CODEX_HOME holding only the bundle's config.toml, and an empty HOME."""
+    codex_home = tmp_path / "codex-home"
+    codex_home.mkdir()
+    shutil.copy(bundle / "config.toml", codex_home / "config.toml")
+    return _env(tmp_path / "home", CODEX_HOME=str(codex_home))
+
+
 def _run(args: list[str], env: dict[str, str], cwd: Path, timeout: int = 180) -> str:
     done = subprocess.run(
         args, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False
@@ -431,10 +439,7 @@ def test_codex_reads_the_config_rules_and_agents_file(
 ) -> None:
     assert CODEX is not None
     bundle = bundles / "codex"
-    codex_home = tmp_path / "codex-home"
-    codex_home.mkdir()
-    shutil.copy(bundle / "config.toml", codex_home / "config.toml")
-    env = _env(tmp_path / "home", CODEX_HOME=str(codex_home))
+    env = _codex_env(tmp_path, bundle)
     table = _run([CODEX, "mcp", "list"], env, tmp_path)
     for server in source.servers:
         row = next((r for r in table.splitlines() if r.startswith(f"{server.key} ")), None)
@@ -503,10 +508,7 @@ def _codex_server_status(codex: str, env: dict[str, str], cwd: Path) -> list[dic
 @pytest.mark.slow
 def test_codex_connects_every_server(tmp_path: Path, source: CanonicalSource, bundles: Path) -> None:
     assert CODEX is not None
-    codex_home = tmp_path / "codex-home"
-    codex_home.mkdir()
-    shutil.copy(bundles / "codex" / "config.toml", codex_home / "config.toml")
-    env = _env(tmp_path / "home", CODEX_HOME=str(codex_home))
+    env = _codex_env(tmp_path, bundles / "codex")
     status = {entry["name"]: entry for entry in _codex_server_status(CODEX, env, tmp_path)}
     assert set(status) == {s.key for s in source.servers}, sorted(status)
     for server in source.servers:
