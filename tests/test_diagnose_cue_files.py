@@ -63,3 +63,87 @@ def test_pack_cue_labels_must_be_new(tmp_path: Path) -> None:
     (tmp_path / "dup.yaml").rename(packs / "dup.yaml")
     with pytest.raises(ValueError, match="already used"):
         merge_cue_files(config, packs)
+
+
+@pytest.mark.parametrize(
+    ("lines", "category"),
+    [
+        # Framework vocabularies (crash_cues/framework_vocabularies.yaml), in wordings not in the corpus.
+        (
+            ["error: unknown vhlo attribute code: 41", "note: in bytecode version 7 produced by: StableHLO"],
+            "version_mismatch",
+        ),
+        (
+            ["INVALID_ARGUMENT: unregistered operation 'tpu.sem_barrier' found in dialect ('tpu')"],
+            "version_mismatch",
+        ),
+        (
+            ["TypeError: f(): incompatible function arguments. The following argument types are supported"],
+            "version_mismatch",
+        ),
+        (
+            ["InvalidArgumentError: NodeDef expected inputs 'float, int32' do not match 1 inputs specified"],
+            "version_mismatch",
+        ),
+        (
+            ['ScopeParamShapeError: Inconsistent shapes for parameter "bias": (1, 1, 256), (256,)'],
+            "version_mismatch",
+        ),
+        (
+            [
+                "*** SIGSEGV received by PID 7 (TID 7) on cpu 3; stack trace: ***",
+                "    @     0x7f00aa11 176  TpuPlatform_Initialize",
+            ],
+            "runtime_init_failure",
+        ),
+        (
+            ["ValueError: Cannot lower pallas_call on platform: tpu. Install jaxlib TPU and libtpu."],
+            "runtime_init_failure",
+        ),
+        (
+            ["ValueError: One of pjit arguments was given the sharding of NamedSharding(...), which implies"],
+            "shape_dtype_error",
+        ),
+        (
+            ["XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 9 bytes."],
+            "hbm_oom",
+        ),
+        (
+            ["INVALID_ARGUMENT: the layout for this output is not set to host memory"],
+            "xla_compile_error",
+        ),
+    ],
+)
+def test_framework_vocabularies_decide_unseen_wordings(lines: list[str], category: str) -> None:
+    vote = weak_vote(lines)
+    assert vote is not None and vote.category == category, vote
+
+
+def _override_config(tmp_path: Path, overrides: str) -> CueConfig:
+    """Two categories where version_mismatch suppresses runtime_init_failure, as in the shipped file."""
+    path = tmp_path / f"cues_{len(overrides)}.yaml"  # load_cues caches by path
+    path.write_text(
+        "categories:\n"
+        "  - category: version_mismatch\n    suppresses: [runtime_init_failure]\n    cues:\n"
+        "      - label: 'missing attribute'\n        regex: 'has no attribute'\n        weight: 0.5\n"
+        "  - category: runtime_init_failure\n    cues:\n"
+        "      - label: 'platform gone'\n        regex: 'only supports TPU VMs'\n        weight: 0.6\n"
+        f"        overrides: {overrides}\n",
+        encoding="utf-8",
+    )
+    return load_cues(path, families=None)
+
+
+def test_a_cue_stating_the_cause_overrides_the_symptoms_printed_before_it(tmp_path: Path) -> None:
+    lines = [
+        "AttributeError: module 'jax.tree_util' has no attribute 'register_x'",
+        "RuntimeError: JAX only supports TPU VMs, not the older Colab TPUs.",
+    ]
+    # Without the override the symptom's category suppresses the stated cause.
+    symptom = weak_vote(lines, _override_config(tmp_path, "[]"))
+    assert symptom is not None and symptom.category == "version_mismatch"
+    vote = weak_vote(lines, _override_config(tmp_path, "[version_mismatch]"))
+    assert vote is not None and vote.category == "runtime_init_failure"
+    # The override acts only when its own cue fires: the attribute error alone stays a version mismatch.
+    alone = weak_vote(lines[:1], _override_config(tmp_path, "[version_mismatch]"))
+    assert alone is not None and alone.category == "version_mismatch"
