@@ -147,3 +147,46 @@ def test_a_cue_stating_the_cause_overrides_the_symptoms_printed_before_it(tmp_pa
     # The override acts only when its own cue fires: the attribute error alone stays a version mismatch.
     alone = weak_vote(lines[:1], _override_config(tmp_path, "[version_mismatch]"))
     assert alone is not None and alone.category == "version_mismatch"
+
+
+@pytest.mark.parametrize(
+    ("lines", "category"),
+    [
+        (
+            ["RuntimeError: Internal TPU kernel compiler error: unsupported operand shapes"],
+            "mosaic_compile_error",
+        ),
+        (["NotImplementedError: unsupported layout change for vector<8x1xf32>"], "mosaic_compile_error"),
+        (
+            ["ValueError: The block shape (4, 64) of input 0 must have its last dims divisible by 8 and 128"],
+            "mosaic_compile_error",
+        ),
+        (
+            ["InvalidArgumentError: No matching devices found for '/device:TPU_SYSTEM:0'"],
+            "runtime_init_failure",
+        ),
+        (["ValueError: Please provide a TPU Name to connect to."], "runtime_init_failure"),
+        (
+            ["Warning  FailedScheduling  0/3 nodes are available: 3 Insufficient google.com/tpu."],
+            "runtime_init_failure",
+        ),
+        (["    State:  Terminated", "      Reason:  OOMKilled", "      Exit Code:  137"], "host_oom"),
+        (
+            [
+                "2024-03-04 10:00:01.5: E external/coordination_service.cc:500] Task /job:jax_worker/task:2 "
+                "unexpectedly tried to connect with a different incarnation. It has likely restarted."
+            ],
+            "collective_timeout",
+        ),
+        (
+            [
+                "ValueError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 1.5G."
+                " That was not possible. There are 900M free."
+            ],
+            "hbm_oom",
+        ),
+    ],
+)
+def test_more_framework_vocabularies_decide_unseen_wordings(lines: list[str], category: str) -> None:
+    vote = weak_vote(lines)
+    assert vote is not None and vote.category == category, vote
