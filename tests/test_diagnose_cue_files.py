@@ -190,3 +190,40 @@ def test_a_cue_stating_the_cause_overrides_the_symptoms_printed_before_it(tmp_pa
 def test_more_framework_vocabularies_decide_unseen_wordings(lines: list[str], category: str) -> None:
     vote = weak_vote(lines)
     assert vote is not None and vote.category == category, vote
+
+
+@pytest.mark.parametrize(
+    ("lines", "category"),
+    [
+        (["RuntimeError: expected scalar type Float but found BFloat16"], "shape_dtype_error"),
+        (
+            ["TypeError: mul requires arguments to have the same dtypes, got float32, bfloat16."],
+            "shape_dtype_error",
+        ),
+        (["RuntimeError: PJRT_DEVICE is not set; expected TPU or CPU"], "runtime_init_failure"),
+        (
+            ["RuntimeError: The XLA runtime is already initialized; set devices before the first call"],
+            "runtime_init_failure",
+        ),
+        (
+            ["step 1200 loss 2.31", "./train.sh: line 4: 31337 Killed                  python3 train.py"],
+            "host_oom",
+        ),
+        (
+            ["InvalidArgumentError: XLA compilation needs the size argument to be a compile-time constant"],
+            "xla_compile_error",
+        ),
+        (
+            ["XlaRuntimeError: UNIMPLEMENTED: Eigendecomposition of complex input is not supported on TPU"],
+            "unsupported_op",
+        ),
+    ],
+)
+def test_status_and_environment_vocabularies_decide_unseen_wordings(lines: list[str], category: str) -> None:
+    vote = weak_vote(lines)
+    assert vote is not None and vote.category == category, vote
+
+
+def test_a_bare_killed_word_inside_a_sentence_is_not_an_oom() -> None:
+    vote = weak_vote(["RuntimeError: worker 3 was killed by the scheduler, see its log"])
+    assert vote is None or vote.category != "host_oom"
