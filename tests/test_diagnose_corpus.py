@@ -137,6 +137,9 @@ def _variants(text: str) -> dict[str, str]:
             f"(EngineCore pid=4242) ERROR 06-03 07:41:11 [core.py:1184] {line}" for line in lines
         ),
         "pod": "\n".join(f"2021-07-08 08:28:12 10.164.0.33 [2] {line}" for line in lines),
+        "gke": "\n".join(f"2024-05-01T12:00:00.123456789Z stderr F {line}" for line in lines),
+        "kubectl": "\n".join(f"[pod/train-slice-0-1-x7k2p/jax] {line}" for line in lines),
+        "workers": "\n".join(f"w-{i % 4}: {line}" for i, line in enumerate(lines)),
         "progress_bar": "\r 10%|#         | 1/10\r 20%|##        | 2/10\n" + "\n".join(lines),
     }
 
