@@ -227,3 +227,20 @@ def test_status_and_environment_vocabularies_decide_unseen_wordings(lines: list[
 def test_a_bare_killed_word_inside_a_sentence_is_not_an_oom() -> None:
     vote = weak_vote(["RuntimeError: worker 3 was killed by the scheduler, see its log"])
     assert vote is None or vote.category != "host_oom"
+
+
+@pytest.mark.parametrize(
+    ("lines", "category"),
+    [
+        (["[1]+  Killed                  python3 -m trainer.main --config=big.py"], "host_oom"),
+        (["4242 Killed                  python train.py --steps 100"], "host_oom"),
+        (
+            ["RuntimeError: re-tracing function step at /src/train.py:88 for `jit`, but 'no_tracing' is set"],
+            "recompilation",
+        ),
+        (["add requires arguments to have the same shape, got (8, 128) and (8, 64)."], "shape_dtype_error"),
+    ],
+)
+def test_shell_job_reports_retracing_and_unnamed_operand_checks(lines: list[str], category: str) -> None:
+    vote = weak_vote(lines)
+    assert vote is not None and vote.category == category, vote

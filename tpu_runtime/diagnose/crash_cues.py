@@ -42,6 +42,8 @@ _ERRORISH = re.compile(
     r"exhausted|timed out|timeout|mismatch|out of memory|crashed|already in use|too frequent)\b|"
     r"\*\*\* SIG[A-Z]+|(?-i:\b[A-Z][A-Z_]{3,}: )|Check failed|RET_CHECK|Traceback \(most recent|"
     r"\w+(?:Error|Exception|Exhausted)\b|terminate called|must be called (?:before|after)|"
+    # jax/lax operand checks without an exception name: "dot_general requires ... to have the same shape"
+    r"\brequires? .{0,120}\bto (?:have|be) the same\b|"
     # "no TPU found", "libtpu is not installed", "falling back to cpu": start-up failures worded as notices
     r"\bno (?:\S+ ){0,3}(?:found|available|detected)\b|\bnot (?:found|available|installed)\b|"
     r"fall(?:ing|s)? ?back to (?:the )?cpu|"
