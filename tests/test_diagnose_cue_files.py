@@ -225,8 +225,11 @@ def test_status_and_environment_vocabularies_decide_unseen_wordings(lines: list[
 
 
 def test_a_bare_killed_word_inside_a_sentence_is_not_an_oom() -> None:
-    vote = weak_vote(["RuntimeError: worker 3 was killed by the scheduler, see its log"])
-    assert vote is None or vote.category != "host_oom"
+    for line in ("RuntimeError: worker 3 was killed by the scheduler, see its log", "Killed 3 stale workers"):
+        vote = weak_vote([line])
+        assert vote is None or vote.category != "host_oom", line
+    vote = weak_vote(["step 10 loss 2.1", "Killed"])
+    assert vote is not None and vote.category == "host_oom"
 
 
 @pytest.mark.parametrize(
