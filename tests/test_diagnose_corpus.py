@@ -86,6 +86,24 @@ KNOWN_DEV_MISSES = {
     # Round diag10. A TypeError inside the program's own actor under Ray: that the installed jax is newer
     # than the project's pinned requirements is in the thread, not in the log.
     "ver_mesh_jax_ray_actor_new_missing_loops.log": "log shows a TypeError, not the jax release it needs",
+    # Round diag13 (collected for the category work; their remedies are the remedy rules' open cases). A
+    # 2020 Colab TPU node needs jax's tpu_driver backend: the one-line CPU-fallback warning shows neither
+    # Colab nor a remote TPU.
+    "init_jax_2020_colab_userwarning_no_gpu_tpu.log": "warning does not show the remote Colab TPU node",
+    # Lightning's pod TPU check was fixed in a later Lightning; the log shows worker 0 finding the TPU and
+    # worker 3 not, but not the Lightning release.
+    "init_lightning_v2_32_pod_worker3_no_tpu_devices.log": "log does not show the Lightning release",
+    # One line from a Colab notebook: that the runtime is Colab's TPU node (run on a TPU VM instead) is in
+    # the thread only.
+    "init_maxtext_colab_no_device_found_fragment.log": "fragment does not show the Colab TPU node",
+    # The thread's workaround (padding between the broadcast and the slice) was found by experiment; the
+    # layout error names neither.
+    "mosaic_jax_broadcast_take_along_invalid_input_layout.log": "workaround found by experiment",
+    # jax 0.3.17 on Colab's TPU driver: the TypeError names jaxlib's buffer type, not the jax release.
+    "ver_jax0317_colab_pytpubuffer_int_typeerror.log": "log does not show the jax release to avoid",
+    # UNIMPLEMENTED from Colab's old TPU runtime reads as a missing feature; that jax is newer than that
+    # runtime supports is in the thread, not the message.
+    "ver_jax_colab_one_computation_per_replica.log": "message does not show the jax/Colab runtime skew",
 }
 
 
@@ -119,6 +137,9 @@ def _variants(text: str) -> dict[str, str]:
             f"(EngineCore pid=4242) ERROR 06-03 07:41:11 [core.py:1184] {line}" for line in lines
         ),
         "pod": "\n".join(f"2021-07-08 08:28:12 10.164.0.33 [2] {line}" for line in lines),
+        "gke": "\n".join(f"2024-05-01T12:00:00.123456789Z stderr F {line}" for line in lines),
+        "kubectl": "\n".join(f"[pod/train-slice-0-1-x7k2p/jax] {line}" for line in lines),
+        "workers": "\n".join(f"w-{i % 4}: {line}" for i, line in enumerate(lines)),
         "progress_bar": "\r 10%|#         | 1/10\r 20%|##        | 2/10\n" + "\n".join(lines),
     }
 

@@ -10,8 +10,11 @@ cues join the same categories) read only the log's error lines (plus the line af
 
 A category is given only when its cues clearly beat every other category's (`threshold`, `margin`), and
 never when the log shows the process was only stopped by another one or the chip halted (the `veto`
-patterns: those stay `unknown`, whose next steps fit them). The report says the category came from weak
-evidence: a confidence of at most `max_confidence`, the cue labels in the cause.
+patterns: those stay `unknown`, whose next steps fit them). A category's `suppresses` drops broader
+categories whose cues its own explain; a cue's `overrides` does the same for one wording that states the
+cause (e.g. "JAX only supports TPU VMs" over the missing-attribute error printed before it), and is applied
+first, so the cause wins even over a category that would otherwise suppress it. The report says the
+category came from weak evidence: a confidence of at most `max_confidence`, the cue labels in the cause.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ _ERRORISH = re.compile(
     r"exhausted|timed out|timeout|mismatch|out of memory|crashed|already in use|too frequent)\b|"
     r"\*\*\* SIG[A-Z]+|(?-i:\b[A-Z][A-Z_]{3,}: )|Check failed|RET_CHECK|Traceback \(most recent|"
     r"\w+(?:Error|Exception|Exhausted)\b|terminate called|must be called (?:before|after)|"
+    # jax/lax operand checks without an exception name: "dot_general requires ... to have the same shape"
+    r"\brequires? .{0,120}\bto (?:have|be) the same\b|"
     # "no TPU found", "libtpu is not installed", "falling back to cpu": start-up failures worded as notices
     r"\bno (?:\S+ ){0,3}(?:found|available|detected)\b|\bnot (?:found|available|installed)\b|"
     r"fall(?:ing|s)? ?back to (?:the )?cpu|"
@@ -63,6 +68,10 @@ class Cue(BaseModel):
     context: str | None = Field(default=None, description="a regex some line of the log must match")
     scope: Literal["error", "any"] = Field(default="error", description="error lines only, or every line")
     ignore_case: bool = True
+    overrides: list[Category] = Field(
+        default=[],
+        description="categories this cue's wording explains when it fires (a stated cause over its symptoms)",
+    )
 
     @functools.cached_property
     def compiled(self) -> tuple[re.Pattern[str], re.Pattern[str] | None, re.Pattern[str] | None]:
@@ -159,6 +168,7 @@ def weak_vote(lines: Sequence[str], config: CueConfig | None = None) -> WeakVote
     errors = _error_indexes(lines)
     masked = {i: _SOURCE_PATH.sub(" ", lines[i]) for i in errors}
     scored: list[tuple[float, int, Category, list[str], list[str]]] = []
+    overridden: set[Category] = set()
     for group in config.categories:
         weights: list[float] = []
         labels: list[str] = []
@@ -174,6 +184,7 @@ def weak_vote(lines: Sequence[str], config: CueConfig | None = None) -> WeakVote
                 continue
             weights.append(cue.weight)
             labels.append(cue.label)
+            overridden.update(cue.overrides)
             last = max(last, hits[-1])
             for i in hits[-2:]:
                 text = lines[i].strip()
@@ -182,6 +193,7 @@ def weak_vote(lines: Sequence[str], config: CueConfig | None = None) -> WeakVote
             score = max(weights) + config.per_extra_cue * (len(weights) - 1)
             score = min(config.max_confidence, score)
             scored.append((score, last, group.category, labels, list(evidence)[:MAX_EVIDENCE]))
+    scored = [s for s in scored if s[2] not in overridden]
     present = {s[2] for s in scored}
     dropped = {c for g in config.categories if g.category in present for c in g.suppresses}
     scored = [s for s in scored if s[2] not in dropped]

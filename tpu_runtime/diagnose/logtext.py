@@ -45,6 +45,13 @@ _KEEP = (
 )
 # Per-line prefixes added by launchers and loggers, removed one after another.
 _PREFIXES = (
+    # Kubernetes (GKE, JobSet): the container runtime's log file "2024-05-01T12:00:00.123456789Z stderr F ",
+    # Cloud Logging exports "2024-05-01T12:00:00.123Z ", and `kubectl logs --prefix` "[pod/name/container] "
+    re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)(?: (?:stdout|stderr) [FP])? "),
+    re.compile(r"^\[pod/[^\]\s]+\] "),
+    # a line from each worker of a multi-host run (pdsh-style fan-out: "w-1: ", "worker3: ", "[host-2] ")
+    re.compile(r"^(?:w|worker|host|node)-?\d+: "),
+    re.compile(r"^\[(?:w|worker|host|node|process)-?\d+\] "),
     re.compile(r"^\((?:[\w.]+ )?(?:pid|rank)=[^)]*\)\s+"),  # vLLM / Ray: "(EngineCore pid=106339) "
     re.compile(r"^\[rank\d+\]:"),  # torch.distributed: "[rank0]:"
     re.compile(r"^(?:stderr|stdout): "),
