@@ -209,6 +209,8 @@ _SIZE_PAIR = (
         r"(?:size |shape )?(?P<b>[\w\[\](), ]{1,60})"
     ),
     re.compile(r"\((?P<a>\d+)\) must match the size of tensor \w+ \((?P<b>\d+)\)"),
+    # XLA: "expected parameter 7 of size 5242880 (bf16[...]) but got buffer with incompatible size 1638400"
+    re.compile(r"\bof size (?P<a>\d+) .{0,160}?\bincompatible size (?P<b>\d+)"),
 )
 
 
