@@ -126,3 +126,13 @@ def test_fallbacks_name_the_setting_the_log_names() -> None:
         "-",
     )
     assert host.category == "host_oom" and "batch size" in host.fix
+
+
+def test_a_refusal_that_lists_what_it_accepts_gets_those_values_as_the_fix() -> None:
+    crash = diagnose_log(
+        "NotImplementedError: awq quantization method not supported.\n"
+        "Supported methods are dict_keys([None, 'int8'])\n",
+        "-",
+    )
+    assert crash.category == "unsupported_op"
+    assert crash.evidence.fix_rule == "unsupported_op/message_choices" and "None, 'int8'" in crash.fix
