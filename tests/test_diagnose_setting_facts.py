@@ -136,3 +136,14 @@ def test_a_refusal_that_lists_what_it_accepts_gets_those_values_as_the_fix() -> 
     )
     assert crash.category == "unsupported_op"
     assert crash.evidence.fix_rule == "unsupported_op/message_choices" and "None, 'int8'" in crash.fix
+
+
+def test_a_warning_that_advises_a_size_setting_is_named_too() -> None:
+    warning = (
+        "WARNING 12-12 11:16:38 tpu_model_runner.py:126] The max_model_len (8192) is too large. "
+        "Consider setting --max-model-len to a smaller value."
+    )
+    assert size_setting_facts([warning]) == {
+        "size_settings": "--max-model-len (a warning advises a smaller value)"
+    }
+    assert size_setting_facts(["Consider setting a seed for reproducibility."]) == {}

@@ -58,11 +58,24 @@ def _not_source(lines: Sequence[str]) -> list[str]:
     return kept
 
 
+# "Consider setting --max-model-len to a smaller value" (vLLM's warning before an OOM it predicts)
+_ADVISED = re.compile(
+    r"\bconsider (?:setting|lowering|reducing|decreasing|raising|increasing) (?:the )?"
+    r"(?P<name>--?[a-z][\w-]*|[a-z][a-z0-9]*(?:_[a-z0-9]+)+)"
+    r"(?: to (?P<to>an? (?:smaller|larger|lower|higher) value))?",
+    re.IGNORECASE,
+)
+
+
 def size_setting_facts(lines: Sequence[str]) -> dict[str, str]:
     """`size_settings`: the memory-sizing settings the log prints with their values, last value of each name
-    first seen (`tokens per device = 1048576, max_model_len = 8192`); {} when the log prints none."""
+    first seen (`tokens per device = 1048576, max_model_len = 8192`), and those a warning of the log advises
+    changing (`--max-model-len (a warning advises a smaller value)`); {} when the log names none."""
     found: dict[str, str] = {}
     for line in _not_source(lines):
+        advised = _ADVISED.search(line)
+        if advised is not None and _SIZE_NAME_ONLY.match(advised["name"].lstrip("-").replace("-", "_")):
+            found.setdefault(advised["name"], f"(a warning advises {advised['to'] or 'changing it'})")
         for m in _TUPLE_SETTING.finditer(line):
             names = [n.strip() for n in m["names"].split(",")]
             values = [v.strip() for v in m["values"].split(",")]
@@ -78,7 +91,8 @@ def size_setting_facts(lines: Sequence[str]) -> dict[str, str]:
     if not found:
         return {}
     items = list(found.items())[:MAX_SETTINGS]
-    return {"size_settings": ", ".join(f"{name} = {value}" for name, value in items)}
+    shown = (f"{name} {value}" if value.startswith("(") else f"{name} = {value}" for name, value in items)
+    return {"size_settings": ", ".join(shown)}
 
 
 # "Unknown PJRT_DEVICE 'CUDA'", "Invalid value 'x' for XLA_FLAGS", "PJRT_DEVICE=FOO is not supported"
