@@ -147,3 +147,9 @@ def test_a_warning_that_advises_a_size_setting_is_named_too() -> None:
         "size_settings": "--max-model-len (a warning advises a smaller value)"
     }
     assert size_setting_facts(["Consider setting a seed for reproducibility."]) == {}
+
+
+def test_progress_counters_are_not_size_settings() -> None:
+    progress = ["Epoch 1 batch 300 loss 2.1", "step 40/100 batch_size: 3/100", "processed tokens: 51200"]
+    assert size_setting_facts(progress) == {}
+    assert size_setting_facts(["train_batch_size = 64"]) == {"size_settings": "train_batch_size = 64"}

@@ -30,7 +30,8 @@ MAX_SETTINGS = 4
 
 # A setting that sizes memory: batch, tokens, sequence or model length, pages, blocks, the KV pool fraction.
 _SIZE_NAME = (
-    r"(?:[a-z_]*batch[a-z_]*|tokens?[ _]per[ _]device|[a-z_]*tokens?|[a-z_]*seq(?:uence)?[_ ]?len(?:gth)?"
+    r"(?:[a-z_]*batch[_ ]?size[a-z_]*|(?:global|micro|per[_ ]device[a-z_]*|train|eval)[_ ]batch[a-z_]*"
+    r"|tokens?[ _]per[ _]device|[a-z_]*tokens?|[a-z_]*seq(?:uence)?[_ ]?len(?:gth)?"
     r"|max[_ ]model[_ ]len|max[_ ]num[_ ]seqs|context[_ ]length|[a-z_]*block[_ ]size|page[_ ]size"
     r"|chunk[_ ]size|image[_ ]size|gpu[_ ]memory[_ ]utilization|mem[_ ]fraction[_ ]static)"
 )
@@ -85,8 +86,8 @@ def size_setting_facts(lines: Sequence[str]) -> dict[str, str]:
                         found[name] = value
         for m in _SIZE_SETTING.finditer(line):
             name = m["name"]
-            if name.lower() in {"tokens", "token", "num_tokens"}:
-                continue  # a count the program reached, not a setting
+            if name.lower() in {"tokens", "token", "num_tokens"} or line[m.end() :].startswith("/"):
+                continue  # a count the program reached (`tokens: 512`, `batch_size: 3/100`), not a setting
             found[name] = m["value"].rstrip(".")
     if not found:
         return {}
