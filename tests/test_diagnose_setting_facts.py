@@ -153,3 +153,16 @@ def test_progress_counters_are_not_size_settings() -> None:
     progress = ["Epoch 1 batch 300 loss 2.1", "step 40/100 batch_size: 3/100", "processed tokens: 51200"]
     assert size_setting_facts(progress) == {}
     assert size_setting_facts(["train_batch_size = 64"]) == {"size_settings": "train_batch_size = 64"}
+
+
+def test_a_refused_flag_is_named_with_where_it_was_read() -> None:
+    from tpu_runtime.diagnose.crash_setting_facts import rejected_flag_facts
+
+    assert rejected_flag_facts(
+        ["F0101 parse_flags_from_env.cc:225] Unknown flags in XLA_FLAGS: --xla_foo=1"]
+    ) == {
+        "rejected_flag": "--xla_foo",
+        "flag_source": "XLA_FLAGS",
+    }
+    assert rejected_flag_facts(["ERROR: Unknown command line flag 'xla_bar'"]) == {"rejected_flag": "xla_bar"}
+    assert rejected_flag_facts(["flags parsed: 12"]) == {}

@@ -27,6 +27,7 @@ from tpu_runtime.diagnose.crash_setting_facts import (
     mesh_device_facts,
     missing_api_facts,
     refused_env_facts,
+    rejected_flag_facts,
     size_mismatch_facts,
     size_setting_facts,
 )
@@ -464,6 +465,7 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
     setting_facts = (
         size_setting_facts,
         refused_env_facts,
+        rejected_flag_facts,
         accepted_value_facts,
         missing_api_facts,
         init_order_facts,

@@ -21,6 +21,7 @@ __all__ = [
     "mesh_device_facts",
     "missing_api_facts",
     "refused_env_facts",
+    "rejected_flag_facts",
     "size_mismatch_facts",
     "size_setting_facts",
 ]
@@ -121,6 +122,27 @@ def refused_env_facts(lines: Sequence[str]) -> dict[str, str]:
                 if m["value"]:
                     out["refused_env_value"] = m["value"]
                 return out
+    return {}
+
+
+# "Unknown command line flag 'xla_foo'", "Unknown flags in XLA_FLAGS: --xla_tpu_x=1", "Accessing retired flag
+# 'jax_bar'", "unrecognized arguments: --baz"
+_REJECTED_FLAG = re.compile(
+    r"(?:unknown command line flag|unknown flags? in (?P<where>[A-Z][A-Z0-9_]+):?|retired flag|"
+    r"unrecognized arguments?:|unknown (?:option|flag):?)\s*['\"]?(?P<flag>--?[\w.-]+|[a-z][\w.]*)",
+    re.IGNORECASE,
+)
+
+
+def rejected_flag_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`rejected_flag` (and `flag_source`, the variable it came from) where a flag parser refuses a flag."""
+    for line in reversed(_not_source(lines)):
+        m = _REJECTED_FLAG.search(line)
+        if m is not None:
+            out = {"rejected_flag": m["flag"].split("=")[0]}
+            if m["where"]:
+                out["flag_source"] = m["where"]
+            return out
     return {}
 
 
