@@ -9,7 +9,9 @@ or on a log line; its `fix` is a template that names the evidence (`{top_shape}`
 `{missing_tasks}`), so the advice fits this log rather than the category. The first sub-rule whose
 conditions hold and whose template can be filled wins. When none does, the remedy the error message
 states itself is used (crash_suggestion, `<category>/message_suggestion`), then the `from_facts_*`
-sub-rules (the category's main remedy named with this log's facts), and the category's paragraph last.
+sub-rules (the category's main remedy named with this log's facts, among them the settings the log names
+itself: crash_setting_facts), then the values a refusal lists as accepted (`<category>/message_choices`),
+and the category's paragraph last.
 A citation's `kb` names the fact of the team's knowledge base it stands on (a `tpu-err:*`
 section of knowledge/errors.md), read from that file when a log is diagnosed.
 
