@@ -166,3 +166,8 @@ def test_a_refused_flag_is_named_with_where_it_was_read() -> None:
     }
     assert rejected_flag_facts(["ERROR: Unknown command line flag 'xla_bar'"]) == {"rejected_flag": "xla_bar"}
     assert rejected_flag_facts(["flags parsed: 12"]) == {}
+
+
+def test_argparse_choices_are_accepted_values() -> None:
+    line = "error: argument --kv-cache-dtype: invalid choice: 'fp8_x' (choose from auto, bfloat16, fp8_e5m2)"
+    assert accepted_value_facts([line]) == {"accepted_values": "auto, bfloat16, fp8_e5m2"}

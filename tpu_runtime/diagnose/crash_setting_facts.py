@@ -147,10 +147,11 @@ def rejected_flag_facts(lines: Sequence[str]) -> dict[str, str]:
 
 
 # "Supported methods are dict_keys([None, 'fp8'])", "must be one of ['a', 'b']", "expected one of: a, b",
+# argparse's "invalid choice: 'x' (choose from a, b)",
 # "Available platform names are: CUDA", "Valid values are ..."
 _ACCEPTED = re.compile(
     r"\b(?:supported|valid|available|allowed|accepted)\s+(?:[\w-]+\s+){0,2}(?:are|is|include)\s*:?\s*"
-    r"(?P<list>.+)$|\b(?:must be|should be|expected)\s+one of\s*:?\s*(?P<list2>.+)$",
+    r"(?P<list>.+)$|\b(?:(?:must be|should be|expected)\s+one of|choose from)\s*:?\s*(?P<list2>.+)$",
     re.IGNORECASE,
 )
 _LIST_ITEMS = re.compile(r"'[^']+'|\"[^\"]+\"|\bNone\b|[\w.-]+")
