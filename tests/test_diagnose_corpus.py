@@ -76,10 +76,6 @@ KNOWN_DEV_MISSES = {
     # Round diag8. vLLM's "Failed to infer device type" says only that no platform plugin loaded; that the
     # torch_xla nightly and the torch beside it were built apart is in the thread, not in the log.
     "ver_vllm_torchxla_nightly_failed_to_infer_device.log": "message does not show the torch/torch_xla skew",
-    # The thread's remedy (the example's tokens per device) comes from the model's hyperparameters; the rule
-    # for an overshoot of 2.3x names sharding and bigger slices first, and no rule reads the program's own
-    # "tokens per device" print.
-    "hbm_trax_reformer_colab_tokens_per_device.log": "remedy names a hyperparameter only the program prints",
     # A torch_xla lowering bug fixed upstream (pytorch/xla PR 1736): the check failure shows neither the
     # torch_xla build nor that a newer one fixes it.
     "xla_torchxla_batch_norm_training_tuple_operand.log": "log does not show the torch_xla build",
@@ -104,6 +100,15 @@ KNOWN_DEV_MISSES = {
     # UNIMPLEMENTED from Colab's old TPU runtime reads as a missing feature; that jax is newer than that
     # runtime supports is in the thread, not the message.
     "ver_jax_colab_one_computation_per_replica.log": "message does not show the jax/Colab runtime skew",
+    # Round diag12. torch_xla's broadcast check in helpers.cpp names two dimensions, not that the Hugging Face
+    # KV cache (use_cache) produced them; the thread knew the cache from the model code.
+    "shape_torchxla_litepod16_broadcast_dim_check_cache.log": "log does not show the cache behind the shapes",
+    # A one-line XRT "Session ... is not found" names neither the torch_xla build nor that a later nightly
+    # fixed it.
+    "ver_torchxla_colab_session_not_found_nightly.log": "log shows neither the build nor the fix release",
+    # A check in torch_xla's mul lowering (aten_xla_type.cpp) after a nightly regression: the log shows the
+    # check, not the nightly date that introduced it.
+    "ver_torchxla_nightly_mul_inputs_check_spmd.log": "log does not show the torch_xla nightly build",
 }
 
 

@@ -20,6 +20,17 @@ from tpu_runtime.diagnose.crash_operand_facts import (
     narrow_dtype_facts,
     tiling_facts,
 )
+from tpu_runtime.diagnose.crash_setting_facts import (
+    accepted_value_facts,
+    crash_phase_facts,
+    init_order_facts,
+    mesh_device_facts,
+    missing_api_facts,
+    refused_env_facts,
+    rejected_flag_facts,
+    size_mismatch_facts,
+    size_setting_facts,
+)
 from tpu_runtime.diagnose.units import parse_size
 
 if TYPE_CHECKING:
@@ -259,6 +270,7 @@ def generic_facts(lines: Sequence[str]) -> dict[str, Any]:
     frameworks = [name for name, pattern in _FRAMEWORKS if any(pattern.search(line) for line in lines)]
     if frameworks:
         facts["frameworks"] = frameworks
+        facts["framework"] = frameworks[0]  # the most specific one seen (torch_xla before plain torch)
     versions = _versions(lines)
     if versions:
         facts["versions"] = versions
@@ -450,7 +462,18 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
     if tasks and "missing_tasks" not in facts:
         out["missing_tasks"] = ", ".join(list(tasks)[:8])
     operand_facts = (narrow_dtype_facts, tiling_facts, index_range_facts, backend_op_facts)
-    for found in (extract(lines) for extract in operand_facts):
+    setting_facts = (
+        size_setting_facts,
+        refused_env_facts,
+        rejected_flag_facts,
+        accepted_value_facts,
+        missing_api_facts,
+        init_order_facts,
+        mesh_device_facts,
+        size_mismatch_facts,
+        crash_phase_facts,
+    )
+    for found in (extract(lines) for extract in (*operand_facts, *setting_facts)):
         out.update({k: v for k, v in found.items() if k not in facts})
     return out
 

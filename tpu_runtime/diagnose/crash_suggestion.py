@@ -17,7 +17,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Suggestion", "find_suggestions", "suggestion_fix"]
+__all__ = ["Suggestion", "choices_fix", "find_suggestions", "suggestion_fix"]
 
 MAX_SUGGESTIONS = 2
 MAX_TEXT = 300
@@ -34,7 +34,10 @@ _ADVICE = (
     r"to (?:fix|avoid|resolve|work around|silence|suppress) (?:this|it|that)|set|use|increase|raise|reduce|"
     r"setting|lower|decrease|upgrade|downgrade|install|reinstall|pass|add|enable|disable|specify|make sure|"
     r"ensure|rerun|re-run|call|switch to|did you mean|perhaps|maybe|hint|suggestion|recommended|"
-    r"it is recommended to|either|run(?! time)|kill|unset|remove|restart|replace|wrap|cast|move"
+    r"it is recommended to|either|run(?! time)|kill|unset|remove|restart|replace|wrap|cast|move|"
+    # negative advice: "Do not use the XLA device before calling xmp.spawn."
+    r"(?:do not|don't|never) (?:use|call|set|pass|mix|import|run|create|access|touch|initiali[sz]e|install|"
+    r"move|load|put|send|combine|change|modify|reuse)|avoid"
 )
 # Advice begins a line or a sentence (after . : ; ! ? or an opening bracket).
 _SUGGESTION = re.compile(
@@ -161,6 +164,15 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
         if len(found) >= limit:
             break
     return found
+
+
+def choices_fix(values: str) -> str:
+    """The fix for a refusal that lists what it accepts ("Supported methods are [None, 'fp8']")."""
+    return (
+        f"The message lists what it accepts: {values}. Switch the refused setting to one of those (the "
+        "option, argument or checkpoint format the error names), then rerun; if none fits the job, the facts "
+        "below and the category's general advice apply."
+    )
 
 
 def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:

@@ -9,7 +9,9 @@ or on a log line; its `fix` is a template that names the evidence (`{top_shape}`
 `{missing_tasks}`), so the advice fits this log rather than the category. The first sub-rule whose
 conditions hold and whose template can be filled wins. When none does, the remedy the error message
 states itself is used (crash_suggestion, `<category>/message_suggestion`), then the `from_facts_*`
-sub-rules (the category's main remedy named with this log's facts), and the category's paragraph last.
+sub-rules (the category's main remedy named with this log's facts, among them the settings the log names
+itself: crash_setting_facts), then the values a refusal lists as accepted (`<category>/message_choices`),
+and the category's paragraph last.
 A citation's `kb` names the fact of the team's knowledge base it stands on (a `tpu-err:*`
 section of knowledge/errors.md), read from that file when a log is diagnosed.
 
@@ -49,7 +51,7 @@ from tpu_runtime.diagnose.crash_specs import (
     PatternSpec,
     SubRule,
 )
-from tpu_runtime.diagnose.crash_suggestion import find_suggestions, suggestion_fix
+from tpu_runtime.diagnose.crash_suggestion import choices_fix, find_suggestions, suggestion_fix
 from tpu_runtime.diagnose.logtext import focus, normalise, strip_prefix
 from tpu_runtime.diagnose.report import CATEGORIES, Category, Citation, CrashDiagnosis, CrashEvidence
 from tpu_runtime.yaml_data import safe_load
@@ -174,8 +176,8 @@ FixChoice = tuple[str, str, list[Citation], str, str]
 
 def choose_fix(rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str]) -> FixChoice:
     """(cause, fix, citations, sub-rule id, why): the first cause-specific sub-rule that applies; else the
-    remedy the error message states itself; else a `from_facts_*` fallback naming this log's facts; else
-    the category's paragraph."""
+    remedy the error message states itself; else a `from_facts_*` fallback naming this log's facts; else the
+    values the message lists as accepted; else the category's paragraph."""
     specific = [sub for sub in rule.fixes if not sub.id.startswith(FALLBACK_PREFIX)]
     fallbacks = [sub for sub in rule.fixes if sub.id.startswith(FALLBACK_PREFIX)]
     found = _first_sub_rule(rule, specific, facts, lines)
@@ -199,6 +201,15 @@ def choose_fix(rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str]) 
     found = _first_sub_rule(rule, fallbacks, facts, lines)
     if found is not None:
         return found
+    accepted = facts.get("accepted_values")
+    if isinstance(accepted, str) and accepted:
+        return (
+            rule.cause.strip(),
+            choices_fix(accepted),
+            list(rule.citations),
+            f"{rule.category}/message_choices",
+            "no sub-rule applied; the error message lists the values it accepts",
+        )
     return rule.cause.strip(), rule.fix.strip(), list(rule.citations), rule.category, "no sub-rule applied"
 
 

@@ -1,0 +1,311 @@
+"""The settings a crash log names itself: the sizes the program printed, an environment variable whose value
+was refused, the values a message lists as accepted, the API a module lacks, the call that came too late,
+the devices a mesh asked for against those visible, and what the program was doing when it died.
+
+The remedy for a crash most often changes one of these, and a log in a wording no rule was written for still
+prints them: a training script logs `(device count, tokens per device) = (8, 1048576)` before its OOM, vLLM
+logs `max_model_len=...` in its config line, PyTorch/XLA says `Unknown PJRT_DEVICE 'CUDA'`, a quantization
+loader says `Supported methods are dict_keys([None, 'fp8'])`. Reading them from any wording lets the
+category's fallbacks (crash_fix_packs) name the setting to change instead of the category's paragraph.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+__all__ = [
+    "accepted_value_facts",
+    "crash_phase_facts",
+    "init_order_facts",
+    "mesh_device_facts",
+    "missing_api_facts",
+    "refused_env_facts",
+    "rejected_flag_facts",
+    "size_mismatch_facts",
+    "size_setting_facts",
+]
+
+MAX_LINES = 4000
+MAX_SETTINGS = 4
+
+# A setting that sizes memory: batch, tokens, sequence or model length, pages, blocks, the KV pool fraction.
+_SIZE_NAME = (
+    r"(?:[a-z_]*batch[_ ]?size[a-z_]*|(?:global|micro|per[_ ]device[a-z_]*|train|eval)[_ ]batch[a-z_]*"
+    r"|tokens?[ _]per[ _]device|[a-z_]*tokens?|[a-z_]*seq(?:uence)?[_ ]?len(?:gth)?"
+    r"|max[_ ]model[_ ]len|max[_ ]num[_ ]seqs|context[_ ]length|[a-z_]*block[_ ]size|page[_ ]size"
+    r"|chunk[_ ]size|image[_ ]size|gpu[_ ]memory[_ ]utilization|mem[_ ]fraction[_ ]static)"
+)
+_SIZE_VALUE = r"[0-9][0-9._eE+-]*"
+# name = value, name: value, name=value, 'name': value, --name value, --name=value
+_SIZE_SETTING = re.compile(
+    rf"(?<![\w.-])(?:--)?['\"]?(?P<name>{_SIZE_NAME})['\"]?\s*(?:=|:|\s(?=\d))\s*(?P<value>{_SIZE_VALUE})\b",
+    re.IGNORECASE,
+)
+# (device count, tokens per device) = (8, 1048576)
+_TUPLE_SETTING = re.compile(r"\((?P<names>[^()=]{3,120})\)\s*=\s*\((?P<values>[^()=]{1,120})\)")
+_SIZE_NAME_ONLY = re.compile(rf"^\s*{_SIZE_NAME}\s*$", re.IGNORECASE)
+_SOURCE_LINE = re.compile(r'^\s*(?:File "|\^|~)|^\s*(?:def |return |if |for |with |import |from )')
+
+
+def _not_source(lines: Sequence[str]) -> list[str]:
+    """The lines, less Python source code a traceback quotes (the line after each `File "..."` frame)."""
+    kept: list[str] = []
+    after_frame = False
+    for line in lines[-MAX_LINES:]:
+        if after_frame or _SOURCE_LINE.match(line):
+            after_frame = line.lstrip().startswith('File "')
+            continue
+        kept.append(line)
+    return kept
+
+
+# "Consider setting --max-model-len to a smaller value" (vLLM's warning before an OOM it predicts)
+_ADVISED = re.compile(
+    r"\bconsider (?:setting|lowering|reducing|decreasing|raising|increasing) (?:the )?"
+    r"(?P<name>--?[a-z][\w-]*|[a-z][a-z0-9]*(?:_[a-z0-9]+)+)"
+    r"(?: to (?P<to>an? (?:smaller|larger|lower|higher) value))?",
+    re.IGNORECASE,
+)
+
+
+def size_setting_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`size_settings`: the memory-sizing settings the log prints with their values, last value of each name
+    first seen (`tokens per device = 1048576, max_model_len = 8192`), and those a warning of the log advises
+    changing (`--max-model-len (a warning advises a smaller value)`); {} when the log names none."""
+    found: dict[str, str] = {}
+    for line in _not_source(lines):
+        advised = _ADVISED.search(line)
+        if advised is not None and _SIZE_NAME_ONLY.match(advised["name"].lstrip("-").replace("-", "_")):
+            found.setdefault(advised["name"], f"(a warning advises {advised['to'] or 'changing it'})")
+        for m in _TUPLE_SETTING.finditer(line):
+            names = [n.strip() for n in m["names"].split(",")]
+            values = [v.strip() for v in m["values"].split(",")]
+            if len(names) == len(values):
+                for name, value in zip(names, values, strict=True):
+                    if _SIZE_NAME_ONLY.match(name) and re.fullmatch(_SIZE_VALUE, value):
+                        found[name] = value
+        for m in _SIZE_SETTING.finditer(line):
+            name = m["name"]
+            if name.lower() in {"tokens", "token", "num_tokens"} or line[m.end() :].startswith("/"):
+                continue  # a count the program reached (`tokens: 512`, `batch_size: 3/100`), not a setting
+            found[name] = m["value"].rstrip(".")
+    if not found:
+        return {}
+    items = list(found.items())[:MAX_SETTINGS]
+    shown = (f"{name} {value}" if value.startswith("(") else f"{name} = {value}" for name, value in items)
+    return {"size_settings": ", ".join(shown)}
+
+
+# "Unknown PJRT_DEVICE 'CUDA'", "Invalid value 'x' for XLA_FLAGS", "PJRT_DEVICE=FOO is not supported"
+_REFUSED_ENV = (
+    re.compile(
+        r"\b(?:unknown|invalid|unsupported|unrecognized|unrecognised|bad)\s+(?:value\s+(?:of|for)\s+)?"
+        r"(?P<var>[A-Z][A-Z0-9]*_[A-Z0-9_]+)\s*[:=]?\s*['\"]?(?P<value>[^'\"\s,;)]*)",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"\b(?P<var>[A-Z][A-Z0-9]*_[A-Z0-9_]+)=['\"]?(?P<value>[^'\"\s,;)]+)['\"]?\s+(?:is\s+)?"
+        r"(?:not (?:a )?(?:valid|supported|recognized)|invalid|unsupported)",
+        re.IGNORECASE,
+    ),
+)
+
+
+def refused_env_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`refused_env_var` (and `refused_env_value`) where a message refuses an environment variable's value."""
+    for line in reversed(_not_source(lines)):
+        for pattern in _REFUSED_ENV:
+            m = pattern.search(line)
+            if m is not None and m["var"].isupper():
+                out = {"refused_env_var": m["var"]}
+                if m["value"]:
+                    out["refused_env_value"] = m["value"]
+                return out
+    return {}
+
+
+# "Unknown command line flag 'xla_foo'", "Unknown flags in XLA_FLAGS: --xla_tpu_x=1", "Accessing retired flag
+# 'jax_bar'", "unrecognized arguments: --baz"
+_REJECTED_FLAG = re.compile(
+    r"(?:unknown command line flag|unknown flags? in (?P<where>[A-Z][A-Z0-9_]+):?|retired flag|"
+    r"unrecognized arguments?:|unknown (?:option|flag):?)\s*['\"]?(?P<flag>--?[\w.-]+|[a-z][\w.]*)",
+    re.IGNORECASE,
+)
+
+
+def rejected_flag_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`rejected_flag` (and `flag_source`, the variable it came from) where a flag parser refuses a flag."""
+    for line in reversed(_not_source(lines)):
+        m = _REJECTED_FLAG.search(line)
+        if m is not None:
+            out = {"rejected_flag": m["flag"].split("=")[0]}
+            if m["where"]:
+                out["flag_source"] = m["where"]
+            return out
+    return {}
+
+
+# "Supported methods are dict_keys([None, 'fp8'])", "must be one of ['a', 'b']", "expected one of: a, b",
+# argparse's "invalid choice: 'x' (choose from a, b)",
+# "Available platform names are: CUDA", "Valid values are ..."
+_ACCEPTED = re.compile(
+    r"\b(?:supported|valid|available|allowed|accepted)\s+(?:[\w-]+\s+){0,2}(?:are|is|include)\s*:?\s*"
+    r"(?P<list>.+)$|\b(?:(?:must be|should be|expected)\s+one of|choose from)\s*:?\s*(?P<list2>.+)$",
+    re.IGNORECASE,
+)
+_LIST_ITEMS = re.compile(r"'[^']+'|\"[^\"]+\"|\bNone\b|[\w.-]+")
+_LIST_NOISE = {"dict_keys", "set", "list", "tuple", "and", "or", "got", "but"}
+
+
+def accepted_value_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`accepted_values`: the values a refusal lists as accepted (`None, 'fp8'`), from the last such line."""
+    for line in reversed(_not_source(lines)):
+        m = _ACCEPTED.search(line)
+        if m is None:
+            continue
+        text = (m["list"] or m["list2"] or "").split(". ")[0]
+        items = [i for i in _LIST_ITEMS.findall(text) if i not in _LIST_NOISE]
+        if 1 <= len(items) <= 12:
+            return {"accepted_values": ", ".join(dict.fromkeys(items))}
+    return {}
+
+
+_NO_ATTRIBUTE = re.compile(r"module '(?P<module>[A-Za-z_][\w.]*)' has no attribute '(?P<attr>\w+)'")
+
+
+def missing_api_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`missing_api` (module.attribute) and `missing_api_package` (the top-level package to upgrade or pin)
+    where Python says a module has no such attribute."""
+    for line in reversed(lines[-MAX_LINES:]):
+        m = _NO_ATTRIBUTE.search(line)
+        if m is not None:
+            return {
+                "missing_api": f"{m['module']}.{m['attr']}",
+                "missing_api_package": m["module"].split(".")[0],
+            }
+    return {}
+
+
+_ALREADY = re.compile(
+    r"\b(?:already (?:been )?(?:initiali[sz]ed|started|created|set up|running)|"
+    r"must be called before|cannot be called after|called after .{0,40}initiali[sz])",
+    re.IGNORECASE,
+)
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line \d+, in (?P<func>[\w.<>]+)')
+
+
+def init_order_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`late_call`: the library function that raised an "already initialized" / "must be called before"
+    error (the innermost frame above it), so the fix can say which call to move before the runtime starts."""
+    tail = lines[-MAX_LINES:]
+    for index in range(len(tail) - 1, -1, -1):
+        if not _ALREADY.search(tail[index]) or tail[index].lstrip().startswith("File "):
+            continue
+        for line in reversed(tail[max(0, index - 12) : index]):
+            frame = _FRAME.search(line)
+            if frame is not None and frame["func"] not in {"<module>", "wrapper", "inner"}:
+                return {"late_call": frame["func"]}
+        return {}
+    return {}
+
+
+# "Number of devices 4 must be >= the product of mesh_shape (1, 8)", "must equal the product of mesh_shape",
+# "Insufficient devices for 2D mesh: found 1, expected 8"
+_MESH_DEVICES = (
+    re.compile(
+        r"Number of devices (?P<have>\d+) must (?:be >=|equal|be equal to) the product of mesh_shape "
+        r"\((?P<shape>[\d, ]+)\)"
+    ),
+    re.compile(r"[Ii]nsufficient devices for .{0,20}mesh: found (?P<have>\d+), expected (?P<want>\d+)"),
+)
+
+
+def mesh_device_facts(lines: Sequence[str]) -> dict[str, int]:
+    """`visible_devices` and `mesh_devices` where a mesh asks for more (or other) devices than are visible."""
+    for line in reversed(lines[-MAX_LINES:]):
+        for pattern in _MESH_DEVICES:
+            m = pattern.search(line)
+            if m is None:
+                continue
+            groups = m.groupdict()
+            if groups.get("shape"):
+                want = 1
+                for dim in re.findall(r"\d+", groups["shape"]):
+                    want *= int(dim)
+            else:
+                want = int(groups["want"])
+            return {"visible_devices": int(m["have"]), "mesh_devices": want}
+    return {}
+
+
+# "got (1041,) and (1029,)", "expected 5242880 but got 1638400", "(37) must match the size of tensor b (38)"
+_SIZE_PAIR = (
+    re.compile(r"\bgot (?P<a>\([\d, ]+\)|\[[\d, ]+\]|\d+) and (?P<b>\([\d, ]+\)|\[[\d, ]+\]|\d+)"),
+    re.compile(
+        r"\bexpected (?:size |shape )?(?P<a>[\w\[\](), ]{1,60}?) but got "
+        r"(?:size |shape )?(?P<b>[\w\[\](), ]{1,60})"
+    ),
+    re.compile(r"\((?P<a>\d+)\) must match the size of tensor \w+ \((?P<b>\d+)\)"),
+    # XLA: "expected parameter 7 of size 5242880 (bf16[...]) but got buffer with incompatible size 1638400"
+    re.compile(r"\bof size (?P<a>\d+) .{0,160}?\bincompatible size (?P<b>\d+)"),
+)
+
+
+def size_mismatch_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`mismatch_sizes` (`(1041,) vs (1029,)`) where a shape error states the two sizes that differ."""
+    for line in reversed(_not_source(lines)):
+        for pattern in _SIZE_PAIR:
+            m = pattern.search(line)
+            if m is not None and m["a"].strip() != m["b"].strip():
+                return {"mismatch_sizes": f"{m['a'].strip()} vs {m['b'].strip()}"}
+    return {}
+
+
+# The program's own progress lines: which phase was running when it died.
+_PHASE = re.compile(
+    r"(?<![/_.\w])(?P<phase>evaluat\w*|eval(?:uation)?|validat\w*|predict\w*|inference|generat\w*|train\w*|"
+    r"sav\w+ checkpoint\w*|load\w* (?:checkpoint|weights|model)\w*|restor\w*|compil\w*|warm[- ]?up)"
+    r"\b(?![/_.])"
+    r"[^\n]{0,40}?(?:\[\s*\d+\s*/\s*\d+\s*\]|\bstep\b|\bepoch\b|\d+\s*/\s*\d+|\.\.\.|:)",
+    re.IGNORECASE,
+)
+_FATAL = re.compile(
+    r"terminate called|std::bad_alloc|Traceback \(most recent call last\)|^\s*(?:Aborted|Killed)\b|"
+    r"\b(?:Error|Exception):|RESOURCE_EXHAUSTED|Check failed|Fatal Python error|SIGKILL|SIGABRT|SIGSEGV",
+)
+
+
+_ERRORISH = re.compile(r"(?i)\b(?:error|exception|failed|failure|fatal|warning)\b")
+
+
+def crash_phase_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`crash_phase` (and `phase_line`): the program's last progress line before the first fatal line, so
+    a fix can tell an OOM while evaluating from one while loading weights."""
+    tail = lines[-MAX_LINES:]
+    first_fatal = next((i for i, line in enumerate(tail) if _FATAL.search(line)), None)
+    if first_fatal is None:
+        return {}
+    for line in reversed(tail[max(0, first_fatal - 20) : first_fatal]):
+        if _ERRORISH.search(line):
+            continue  # an earlier error line, not the program's progress
+        m = _PHASE.search(line)
+        if m is not None:
+            phase = m["phase"].lower()
+            for stem, name in (
+                ("eval", "evaluation"),
+                ("valid", "validation"),
+                ("predict", "prediction"),
+                ("generat", "generation"),
+                ("train", "training"),
+                ("sav", "checkpoint saving"),
+                ("load", "weight loading"),
+                ("restor", "checkpoint restoring"),
+                ("compil", "compilation"),
+                ("warm", "warm-up"),
+            ):
+                if phase.startswith(stem):
+                    phase = name
+                    break
+            return {"crash_phase": phase, "phase_line": line.strip()[:160]}
+    return {}
