@@ -61,11 +61,15 @@ def diagnose(
     Example: tpu-agent diagnose run.log   (or: tpu-agent diagnose trace.json.gz --html report.html;
     tpu-agent diagnose after.xplane.pb --compare before.xplane.pb)
     """
+    from tpu_runtime.cli.blas_threads import one_blas_thread
     from tpu_runtime.cli.progress_bar import ProgressBar
     from tpu_runtime.diagnose.job import run_diagnose
 
     # input that cannot be read raises BadInputError: `error: ...` and exit 2 at the CLI's boundary
-    with ProgressBar(err, with_step=True, enabled=err.is_terminal and not as_json) as progress:
+    with (
+        one_blas_thread(),
+        ProgressBar(err, with_step=True, enabled=err.is_terminal and not as_json) as progress,
+    ):
         report = run_diagnose(paths, top, progress, compare=compare)
     if as_json:
         print_json(report)
