@@ -129,13 +129,16 @@ def test_diagnose_on_a_crash_log_imports_no_profile_reader() -> None:
 
 
 @pytest.mark.skipif(not V6E.is_file(), reason="the shared v6e profile is not beside this checkout")
-@pytest.mark.parametrize("extra", [(), ("--json",)], ids=["terminal", "json"])
-def test_diagnose_on_a_profile_imports_only_the_profile_reader(extra: tuple[str, ...]) -> None:
-    """A profile needs numpy and protobuf, not the crash rules, the other readers or the ML stacks."""
-    watched = [*ML, *HELP_EXTRAS, *QUIET, *NOT_FOR_A_PROFILE, "numpy", "google.protobuf"]
+@pytest.mark.parametrize(("extra", "printer"), [((), ["rich"]), (("--json",), [])], ids=["terminal", "json"])
+def test_diagnose_on_a_profile_imports_only_the_profile_reader(
+    extra: tuple[str, ...], printer: list[str]
+) -> None:
+    """A profile needs numpy and protobuf, not the crash rules, the other readers or the ML stacks;
+    rich only when it prints the report (`--json` is written past it)."""
+    watched = [*ML, *HELP_EXTRAS, *QUIET, *NOT_FOR_A_PROFILE, "numpy", "google.protobuf", "rich"]
     code, imported = _imported(watched, "diagnose", *extra, str(V6E))
     assert code == 0
-    assert imported == ["numpy", "google.protobuf"]
+    assert imported == ["numpy", "google.protobuf", *printer]
 
 
 @pytest.mark.skipif(not V6E.is_file(), reason="the shared v6e profile is not beside this checkout")

@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
 from tpu_runtime.cli.consoles import make_console, print_json
 
@@ -68,7 +67,7 @@ def diagnose(
     # input that cannot be read raises BadInputError: `error: ...` and exit 2 at the CLI's boundary
     with (
         one_blas_thread(),
-        ProgressBar(err, with_step=True, enabled=err.is_terminal and not as_json) as progress,
+        ProgressBar(err, with_step=True, enabled=not as_json and err.is_terminal) as progress,
     ):
         report = run_diagnose(paths, top, progress, compare=compare)
     if as_json:
@@ -120,6 +119,8 @@ def capture_profile(
     then run it with `tpu-agent run --request ID`.
     Example: tpu-agent capture-profile -t my-v6e --framework jax --duration 30 train.py -- --steps 50
     """
+    from rich.text import Text
+
     from tpu_runtime.cli.run_cmd import run
     from tpu_runtime.diagnose.profile_capture import capture_plan, fetched_profiles, request_capture
     from tpu_runtime.errors import BadInput
