@@ -9,7 +9,8 @@ and parsed by protobuf's C (upb) backend.
 Memory stays bounded: the top-level records are located by a small wire scan of their headers, and
 each plane is read and parsed on its own, its lines kept as raw bytes until a caller walks them
 (`Plane.lines()` parses one line at a time, `Line.columns()` decodes its events column-wise with
-numpy). A plane is dropped once the caller moves on.
+numpy, or parses a line of a few hundred events or fewer whole with protobuf). A plane is dropped once
+the caller moves on.
 
 Bad input raises a `ProfileReadError` subclass whose message is one line.
 """
