@@ -16,8 +16,9 @@ gives each `--help` an empty cache folder, so typer renders it every time.
 With the shared v6e profile beside the checkout and xprof installed, `diagnose` on that 0.86 MB profile
 runs beside xprof's overview page of the same file, both from a fresh process (imports included).
 
-Run by hand: `python benchmarks/startup.py [--repeat 9]`; the table and the load average go into the
-README.
+Run by hand: `python benchmarks/startup.py [--repeat 9] [--only diagnose]`; the table and the load
+average go into the README. `--only TEXT` times only the rows whose name holds TEXT, beside the anchors
+(the ratios need them).
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ HOME = "TPU_AGENT_HOME"
 FRESH = "first run"
 #: The real v6e profile (0.86 MB) in the shared fixtures beside the checkout, when present.
 V6E = REPO.parent / "shared" / "fixtures" / "profiles" / "tpu_v6e_inference.xplane.pb"
+V6E_ROW = "tpu-agent diagnose v6e.xplane.pb (0.86 MB)"
+V6E_JSON_ROW = "tpu-agent diagnose v6e.xplane.pb --json"
+XPROF_ROW = "xprof overview_page, same file (anchor)"
 #: xprof's overview page from a fresh process, on a fresh copy (xprof caches results beside its input).
 XPROF_OVERVIEW = """
 import shutil, sys, tempfile
@@ -71,8 +75,9 @@ def commands() -> dict[str, list[str]]:
     """The table's commands; with the shared v6e profile and xprof, `diagnose` on it beside xprof."""
     found = dict(COMMANDS)
     if V6E.is_file() and importlib.util.find_spec("xprof") is not None:
-        found["tpu-agent diagnose v6e.xplane.pb (0.86 MB)"] = [*CLI, "diagnose", str(V6E)]
-        found["xprof overview_page, same file (anchor)"] = [sys.executable, "-c", XPROF_OVERVIEW, str(V6E)]
+        found[V6E_ROW] = [*CLI, "diagnose", str(V6E)]
+        found[V6E_JSON_ROW] = [*CLI, "diagnose", str(V6E), "--json"]
+        found[XPROF_ROW] = [sys.executable, "-c", XPROF_OVERVIEW, str(V6E)]
     return found
 
 
@@ -96,10 +101,14 @@ def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return wall, usage.ru_utime + usage.ru_stime
 
 
-def measure(repeat: int) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+#: Rows every run keeps, whatever `--only` says: the ratios are taken against them.
+ANCHORS = ("python -c pass", "import typer, typer.rich_utils", XPROF_ROW)
+
+
+def measure(repeat: int, only: str = "") -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Wall and CPU seconds per command, one round after another, each round running every command
-    once; an untimed round first writes the bytecode caches."""
-    table = commands()
+    once; an untimed round first writes the bytecode caches. `only`: keep the rows naming it."""
+    table = {name: argv for name, argv in commands().items() if only in name or name in ANCHORS}
     wall: dict[str, list[float]] = {name: [] for name in table}
     cpu: dict[str, list[float]] = {name: [] for name in table}
     for name, argv in table.items():
@@ -115,16 +124,17 @@ def measure(repeat: int) -> tuple[dict[str, list[float]], dict[str, list[float]]
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--only", default="", help="time only the rows naming this (and the anchors)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as home:
         ENV[HOME] = home
-        report(args.repeat)
+        report(args.repeat, args.only)
 
 
-def report(repeat: int) -> None:
+def report(repeat: int, only: str = "") -> None:
     """Measure, then print the table, the load and the ratio of `diagnose` to xprof."""
     load_before = os.getloadavg()[0]
-    samples, cpu_samples = measure(repeat)
+    samples, cpu_samples = measure(repeat, only)
     load_after = os.getloadavg()[0]
     median = {name: statistics.median(v) for name, v in samples.items()}
     cpu = {name: statistics.median(v) for name, v in cpu_samples.items()}
@@ -137,10 +147,15 @@ def report(repeat: int) -> None:
     for name, seconds in median.items():
         ratios = f"{seconds / python:.1f} | {seconds / floor:.2f}"
         print(f"| `{name}` | {seconds:.3f} s | {ratios} | {cpu[name]:.3f} s |")
-    xprof = median.get("xprof overview_page, same file (anchor)")
+    xprof = median.get(XPROF_ROW)
     if xprof:
-        ours = median["tpu-agent diagnose v6e.xplane.pb (0.86 MB)"]
-        print(f"\ndiagnose on the v6e profile / xprof's overview page, same run: {ours / xprof:.2f}")
+        print()
+        for row in (V6E_ROW, V6E_JSON_ROW):
+            if row in median:
+                print(
+                    f"`{row.removeprefix('tpu-agent ')}` / xprof's overview page, same run: "
+                    f"{median[row] / xprof:.2f} wall, {cpu[row] / cpu[XPROF_ROW]:.2f} CPU"
+                )
     else:
         print(f"\n(no `diagnose` of a profile: {V6E} or xprof is missing)")
 

@@ -44,7 +44,10 @@ _PROBE = """
 import atexit, sys
 watched = sys.argv[1].split(",")
 def report():
+    import os
     sys.stderr.write("IMPORTED " + ",".join(m for m in watched if m in sys.modules) + "\\n")
+    blas = os.environ.get("OPENBLAS_NUM_THREADS", "-")
+    sys.stderr.write(f"THREADS {len(os.listdir('/proc/self/task'))} {blas}\\n")
 atexit.register(report)
 sys.argv = ["tpu-agent", *sys.argv[2:]]
 from tpu_runtime.cli.launcher import main
@@ -53,13 +56,27 @@ main()
 
 
 def _imported(watched: list[str], *args: str, home: Path | None = None) -> tuple[int, list[str]]:
-    env = {k: v for k, v in os.environ.items() if k != "TORCH_DEVICE_BACKEND_AUTOLOAD"}
+    code, imported, _threads = _probed(watched, *args, home=home)
+    return code, imported
+
+
+def _probed(
+    watched: list[str], *args: str, home: Path | None = None, blas: str | None = None
+) -> tuple[int, list[str], str]:
+    """Exit code, the watched modules imported, and "THREADS OPENBLAS_NUM_THREADS" as seen at exit."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("TORCH_DEVICE_BACKEND_AUTOLOAD", "OPENBLAS_NUM_THREADS")
+    }
+    if blas is not None:
+        env["OPENBLAS_NUM_THREADS"] = blas
     with tempfile.TemporaryDirectory() as fresh:
         env["TPU_AGENT_HOME"] = str(home or fresh)
         return _run_probe(watched, args, env)
 
 
-def _run_probe(watched: list[str], args: tuple[str, ...], env: dict[str, str]) -> tuple[int, list[str]]:
+def _run_probe(watched: list[str], args: tuple[str, ...], env: dict[str, str]) -> tuple[int, list[str], str]:
     done = run_text(
         [sys.executable, "-c", _PROBE, ",".join(watched), *args],
         env=env,
@@ -68,7 +85,8 @@ def _run_probe(watched: list[str], args: tuple[str, ...], env: dict[str, str]) -
     )
     line = next(x for x in done.stderr.splitlines() if x.startswith("IMPORTED "))
     names = line.removeprefix("IMPORTED ").strip()
-    return done.returncode, names.split(",") if names else []
+    threads = next(x for x in done.stderr.splitlines() if x.startswith("THREADS "))
+    return done.returncode, names.split(",") if names else [], threads.removeprefix("THREADS ")
 
 
 def test_help_imports_only_the_cli(tmp_path: Path) -> None:
@@ -111,13 +129,26 @@ def test_diagnose_on_a_crash_log_imports_no_profile_reader() -> None:
 
 
 @pytest.mark.skipif(not V6E.is_file(), reason="the shared v6e profile is not beside this checkout")
-@pytest.mark.parametrize("extra", [(), ("--json",)], ids=["terminal", "json"])
-def test_diagnose_on_a_profile_imports_only_the_profile_reader(extra: tuple[str, ...]) -> None:
-    """A profile needs numpy and protobuf, not the crash rules, the other readers or the ML stacks."""
-    watched = [*ML, *HELP_EXTRAS, *QUIET, *NOT_FOR_A_PROFILE, "numpy", "google.protobuf"]
+@pytest.mark.parametrize(("extra", "printer"), [((), ["rich"]), (("--json",), [])], ids=["terminal", "json"])
+def test_diagnose_on_a_profile_imports_only_the_profile_reader(
+    extra: tuple[str, ...], printer: list[str]
+) -> None:
+    """A profile needs numpy and protobuf, not the crash rules, the other readers or the ML stacks;
+    rich only when it prints the report (`--json` is written past it)."""
+    watched = [*ML, *HELP_EXTRAS, *QUIET, *NOT_FOR_A_PROFILE, "numpy", "google.protobuf", "rich"]
     code, imported = _imported(watched, "diagnose", *extra, str(V6E))
     assert code == 0
-    assert imported == ["numpy", "google.protobuf"]
+    assert imported == ["numpy", "google.protobuf", *printer]
+
+
+@pytest.mark.skipif(not V6E.is_file(), reason="the shared v6e profile is not beside this checkout")
+def test_diagnose_on_a_profile_starts_no_blas_pool() -> None:
+    """numpy loads with one OpenBLAS thread (no spinning pool: tpu_runtime.cli.blas_threads), the
+    variable is gone again afterwards, and a person's own setting is used as it is."""
+    code, imported, threads = _probed(["numpy"], "diagnose", "--json", str(V6E))
+    assert (code, imported, threads) == (0, ["numpy"], "1 -")
+    code, imported, threads = _probed(["numpy"], "diagnose", "--json", str(V6E), blas="2")
+    assert (code, imported, threads) == (0, ["numpy"], "2 2")
 
 
 @pytest.mark.parametrize(

@@ -140,3 +140,17 @@ def test_json_schema_is_documented() -> None:
     assert {"top_ops", "steps", "bound_by", "peaks"} <= set(schema["$defs"]["ProfileSummary"]["properties"])
     assert {"metrics", "ops", "summary"} <= set(schema["$defs"]["ProfileComparison"]["properties"])
     assert "comparison" in schema["properties"]
+
+
+def test_the_constructed_report_is_what_validation_gives() -> None:
+    """`diagnose` constructs its report from validated parts (no validation of the whole): the report of
+    every kind of input dumps exactly as a report pydantic validates from that dump, and validating it
+    again changes nothing."""
+    paths = [str(METRICS), str(DATA / "crash_logs" / "hbm_oom" / "torch_tpu_program_load.log")]
+    if V6E_PROFILE.is_file():
+        paths.append(str(V6E_PROFILE))
+    report = run_diagnose(paths, top=5)
+    dumped = report.model_dump(mode="json")
+    validated = DiagnoseReport.model_validate(dumped)
+    assert validated.model_dump(mode="json") == dumped
+    assert validated.model_dump_json() == report.model_dump_json()

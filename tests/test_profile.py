@@ -29,6 +29,7 @@ from tests.profiles_xprof import (
     xprof_available,
 )
 from tpu_runtime.chips import get_chip
+from tpu_runtime.diagnose import profile_intervals
 from tpu_runtime.diagnose.profile import ProfileSummary, analyze_profile
 from tpu_runtime.diagnose.profile_compare import compare_profiles
 from tpu_runtime.diagnose.profile_intervals import busy_within, merge_intervals, self_times
@@ -531,7 +532,18 @@ def random_tree(rng: random.Random, lo: int, hi: int, depth: int, out: list[tupl
         cursor = finish + rng.randint(0, 3)
 
 
-def test_self_times_match_a_stack_on_random_nested_events() -> None:
+#: Both ways of computing self times: vectorised for every line, and as shipped (a stack walk below
+#: `SMALL_LINE` events).
+SELF_TIME_PATHS = pytest.mark.parametrize(
+    "small_line", [2, profile_intervals.SMALL_LINE], ids=["vectorised", "as-set"]
+)
+
+
+@SELF_TIME_PATHS
+def test_self_times_match_a_stack_on_random_nested_events(
+    small_line: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(profile_intervals, "SMALL_LINE", small_line)
     rng = random.Random(7)
     for _ in range(200):
         spans: list[tuple[int, int]] = []
@@ -543,8 +555,10 @@ def test_self_times_match_a_stack_on_random_nested_events() -> None:
         assert got == reference_self_times(start, end)
 
 
-def test_self_times_of_overlapping_events() -> None:
+@SELF_TIME_PATHS
+def test_self_times_of_overlapping_events(small_line: int, monkeypatch: pytest.MonkeyPatch) -> None:
     """B sticks out of A, so it is not A's child; C lies inside B (and A) and is B's child only."""
+    monkeypatch.setattr(profile_intervals, "SMALL_LINE", small_line)
     start = np.array([0, 5, 6, 20], dtype=np.int64)
     end = np.array([10, 15, 8, 20], dtype=np.int64)
     assert self_times(start, end).tolist() == [10, 8, 2, 0]

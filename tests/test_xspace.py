@@ -14,6 +14,7 @@ import pytest
 
 from tests.conftest import REPO, SHARED_FIXTURES
 from tests.profiles_synth import load_space, synthesize, write_space
+from tpu_runtime.diagnose import xspace
 from tpu_runtime.diagnose.xspace import (
     CorruptProfileError,
     EmptyProfileError,
@@ -101,9 +102,20 @@ def test_ref_values_resolve_to_names_and_ints_keep_their_sign(tmp_path: Path) ->
     assert parsed.stats == {"hlo_category": "convolution", "offset": -5, "9": 1.5, "convolution": b"\x00\x01"}
 
 
-def test_columns_match_the_per_event_parse_on_both_fixtures() -> None:
-    """The numpy column decoder agrees with protobuf's own parse, event by event (integer stats are
-    int64 views, so a uint64 above 2**63 compares modulo 2**64)."""
+#: Where a line's columns come from: all lines column-wise with numpy, as shipped (small lines parsed whole
+#: by protobuf), and all lines parsed whole by protobuf.
+LINE_PATHS = pytest.mark.parametrize(
+    "small_line", [0, xspace.SMALL_LINE, 1 << 62], ids=["numpy", "as-set", "upb"]
+)
+
+
+@LINE_PATHS
+def test_columns_match_the_per_event_parse_on_both_fixtures(
+    small_line: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The numpy column decoder and the whole-line parse agree with protobuf's parse of each event, event
+    by event (integer stats are int64 views, so a uint64 above 2**63 compares modulo 2**64)."""
+    monkeypatch.setattr(xspace, "SMALL_LINE", small_line)
     for path in (need(V6E), need(GPU)):
         for plane in read_planes(path):
             stat_ids = list(plane.stat_names)
@@ -128,8 +140,12 @@ def test_columns_match_the_per_event_parse_on_both_fixtures() -> None:
                     assert got == expected[stat_id], (plane.name, line.name, plane.stat_names[stat_id])
 
 
-def test_columns_fall_back_when_fields_come_in_another_order(tmp_path: Path) -> None:
+@LINE_PATHS
+def test_columns_fall_back_when_fields_come_in_another_order(
+    tmp_path: Path, small_line: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Hand-made events with duration before offset still decode to the right columns."""
+    monkeypatch.setattr(xspace, "SMALL_LINE", small_line)
     s = schema()
     space = s.XSpace()
     plane = space.planes.add(id=1, name="/host:CPU")
@@ -150,6 +166,31 @@ def test_columns_fall_back_when_fields_come_in_another_order(tmp_path: Path) -> 
         [100],
         [50],
     )
+
+
+@LINE_PATHS
+def test_a_bad_event_is_named_on_every_path(
+    tmp_path: Path, small_line: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An event that is not valid protobuf (a field of wire type 7) in a line of three: the error names
+    the event, whichever way the line would have been decoded."""
+    monkeypatch.setattr(xspace, "SMALL_LINE", small_line)
+    s = schema()
+    space = s.XSpace()
+    plane = space.planes.add(id=1, name="/host:CPU")
+    plane.event_metadata[1].name = "f"
+    line = plane.lines.add(id=1, name="t")
+    for offset in (100, 200, 300):
+        line.events.add(metadata_id=1, offset_ps=offset, duration_ps=50)
+    wire = space.SerializeToString()
+    second = b"\x08\x01\x10\xc8\x01\x18\x32"  # metadata_id 1, offset_ps 200, duration_ps 50
+    assert wire.count(second) == 1
+    path = tmp_path / "bad_event.xplane.pb"
+    path.write_bytes(wire.replace(second, b"\x08\x01\x0f\x0f\x0f\x0f\x0f"))
+    (parsed,) = list(read_planes(path))
+    (only,) = list(parsed.lines())
+    with pytest.raises(CorruptProfileError, match=r"event 1 of line 't' is not valid protobuf"):
+        only.columns()
 
 
 def test_bad_input_gets_a_typed_one_line_error(tmp_path: Path) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from rich.text import Text
 from typer.core import TyperGroup
 
 from tpu_runtime.cli.consoles import make_console
@@ -19,6 +18,8 @@ _err = make_console(stderr=True)
 
 def print_error(message: str) -> None:
     """`error: MESSAGE` on stderr, the message printed as given (no markup, no highlighting)."""
+    from rich.text import Text
+
     _err.print(Text.assemble(("error: ", "bold red"), message), highlight=False, soft_wrap=True)
 
 

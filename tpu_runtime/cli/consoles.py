@@ -1,54 +1,51 @@
-"""The terminal consoles every command prints through.
+"""The terminal consoles every command prints through, and `--json` output past them.
 
-Rich takes the width of any terminal among stdin, stdout and stderr, or `$COLUMNS`; with none of them
-(output to a file, CI, a pipe from a job with no terminal) it folds every line at 80 columns, so a
-report written to a log was cut mid-sentence. There, these consoles use a width wide enough that lines
-stay whole. The width is worked out at each print, as rich's own is, so `COLUMNS` set later still counts.
+A console is made when a command module is imported but built only when something first prints
+through it: rich (about 0.03 s of CPU to import) is then loaded by the commands that print with it and
+not by `--json` output. The console class itself, which keeps lines whole where no terminal folds
+them, is in `tpu_runtime.cli.wide_console`.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import sys
-from typing import TYPE_CHECKING, Any
-
-from rich.console import Console, ConsoleDimensions
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
-
-#: Width for output that reaches no terminal at all: wide enough that sentences and table rows stay whole.
-UNBOUNDED_WIDTH = 240
+    from rich.console import Console
 
 
-def _any_terminal() -> bool:
-    for stream in (sys.stdin, sys.stdout, sys.stderr):
-        try:
-            if stream is not None and os.isatty(stream.fileno()):
-                return True
-        except (AttributeError, OSError, ValueError):
-            continue
-    return False
+class _ConsoleOnFirstUse:
+    """Stands for a rich console and builds it, with the options given, when an attribute is first used."""
 
+    __slots__ = ("_built", "_options")
 
-class _WideWhenNoTerminal(Console):
-    @property
-    def size(self) -> ConsoleDimensions:
-        dims = Console.size.fget(self)  # type: ignore[attr-defined]
-        columns = self._environ.get("COLUMNS", "")
-        if self._width is None and not columns.isdigit() and not _any_terminal():
-            return ConsoleDimensions(UNBOUNDED_WIDTH, dims.height)
-        return dims
+    def __init__(self, options: dict[str, Any]) -> None:
+        object.__setattr__(self, "_options", options)
+        object.__setattr__(self, "_built", None)
 
-    @size.setter
-    def size(self, new_size: tuple[int, int]) -> None:
-        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+    def _console(self) -> Console:
+        built: Console | None = self._built
+        if built is None:
+            from tpu_runtime.cli.wide_console import WideWhenNoTerminal
+
+            built = WideWhenNoTerminal(**self._options)
+            object.__setattr__(self, "_built", built)
+        return built
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._console(), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self._console(), name, value)
 
 
 def make_console(stderr: bool = False, **options: Any) -> Console:
-    """A console for stdout (or stderr) that folds lines only where a terminal or `$COLUMNS` says so."""
-    return _WideWhenNoTerminal(stderr=stderr, **options)
+    """A console for stdout (or stderr) that folds lines only where a terminal or `$COLUMNS` says so;
+    rich is imported when it first prints."""
+    return cast("Console", _ConsoleOnFirstUse({"stderr": stderr, **options}))
 
 
 def print_json(model: BaseModel) -> None:

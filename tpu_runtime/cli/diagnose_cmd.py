@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.text import Text
 
 from tpu_runtime.cli.consoles import make_console, print_json
 
@@ -61,11 +60,15 @@ def diagnose(
     Example: tpu-agent diagnose run.log   (or: tpu-agent diagnose trace.json.gz --html report.html;
     tpu-agent diagnose after.xplane.pb --compare before.xplane.pb)
     """
+    from tpu_runtime.cli.blas_threads import one_blas_thread
     from tpu_runtime.cli.progress_bar import ProgressBar
     from tpu_runtime.diagnose.job import run_diagnose
 
     # input that cannot be read raises BadInputError: `error: ...` and exit 2 at the CLI's boundary
-    with ProgressBar(err, with_step=True, enabled=err.is_terminal and not as_json) as progress:
+    with (
+        one_blas_thread(),
+        ProgressBar(err, with_step=True, enabled=not as_json and err.is_terminal) as progress,
+    ):
         report = run_diagnose(paths, top, progress, compare=compare)
     if as_json:
         print_json(report)
@@ -116,6 +119,8 @@ def capture_profile(
     then run it with `tpu-agent run --request ID`.
     Example: tpu-agent capture-profile -t my-v6e --framework jax --duration 30 train.py -- --steps 50
     """
+    from rich.text import Text
+
     from tpu_runtime.cli.run_cmd import run
     from tpu_runtime.diagnose.profile_capture import capture_plan, fetched_profiles, request_capture
     from tpu_runtime.errors import BadInput

@@ -15,7 +15,6 @@ import typer
 
 from tpu_runtime.cli.consoles import make_console, print_json
 from tpu_runtime.cli.progress_bar import ProgressBar
-from tpu_runtime.cli.render.ask.terminal import render_answer, render_build, render_status
 from tpu_runtime.errors import BadInput
 
 if TYPE_CHECKING:
@@ -46,6 +45,7 @@ def ask(
 
     Example: tpu-agent ask "How do I select the eager mode in TorchTPU?"   (first use builds the index)
     """
+    from tpu_runtime.cli.render.ask.terminal import render_answer
     from tpu_runtime.knowledge.api import answer, check_query
 
     # A QueryError (bad question, exit 2) or a KbIndexError (unusable index, exit 1) ends the command at
@@ -105,6 +105,7 @@ def kb_build(
 
     Example: tpu-agent kb build
     """
+    from tpu_runtime.cli.render.ask.terminal import render_build
     from tpu_runtime.knowledge.build import BuildRequest, run_kb_build
 
     with ProgressBar(err, first="knowledge index", percent=True) as progress:  # KbIndexError: exit 1
@@ -124,6 +125,7 @@ def kb_add(
 
     Example: tpu-agent kb add ~/src/my-team-docs
     """
+    from tpu_runtime.cli.render.ask.terminal import render_build
     from tpu_runtime.knowledge.api import add_folder
     from tpu_runtime.knowledge.store import KbIndexError
 
@@ -140,6 +142,7 @@ def kb_status(
     as_json: Annotated[bool, typer.Option("--json", help="print the status as JSON")] = False,
 ) -> None:
     """What is indexed, with which model, and what changed since.  Example: tpu-agent kb status"""
+    from tpu_runtime.cli.render.ask.terminal import render_status
     from tpu_runtime.knowledge.api import status
 
     result = status()

@@ -15,7 +15,6 @@ import typer
 
 from tpu_runtime.cli.consoles import make_console, print_json
 from tpu_runtime.cli.progress_bar import ProgressBar
-from tpu_runtime.cli.render.kernel.terminal import render_check, render_templates, render_tune
 from tpu_runtime.errors import BadInput
 
 if TYPE_CHECKING:
@@ -83,6 +82,7 @@ def kernel_new(
 
     Example: tpu-agent kernel new my_matmul --template matmul_bf16
     """
+    from tpu_runtime.cli.render.kernel.terminal import render_templates
     from tpu_runtime.kernels.convention import CONVENTION_SUMMARY
     from tpu_runtime.kernels.scaffold import create_kernel, list_templates
 
@@ -174,6 +174,7 @@ def kernel_check(
     Example: tpu-agent kernel check my_matmul.py -g v5e -g v6e   (or: ... --target my-v6e)
     """
     from tpu_runtime.cli.approval_prompt import tty_approver
+    from tpu_runtime.cli.render.kernel.terminal import render_check
     from tpu_runtime.kernels.job import (
         DEFAULT_GENERATIONS,
         KernelCheckRequest,
@@ -252,6 +253,7 @@ def kernel_tune(
     Example: tpu-agent kernel tune my_matmul.py --budget 16 -g v6e   (or: ... --target my-v6e)
     """
     from tpu_runtime.cli.approval_prompt import tty_approver
+    from tpu_runtime.cli.render.kernel.terminal import render_tune
     from tpu_runtime.kernels.remote_timing import TimingOptions
     from tpu_runtime.kernels.tune import KernelTuneRequest, run_kernel_tune
 

@@ -18,11 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.markup import escape
-from rich.table import Table
 
 from tpu_runtime.cli.consoles import make_console
-from tpu_runtime.cli.render.run.terminal import render_request
 from tpu_runtime.errors import (
     EXIT_DENIED,
     EXIT_FAILED,
@@ -87,6 +84,8 @@ def _request_json(request: RunRequest) -> dict[str, Any]:
 @targets_app.command("list")
 def targets_list(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Targets in your targets file.  Example: tpu-agent targets list"""
+    from rich.table import Table
+
     engine = _engine()
     targets = engine.targets()  # a TargetError: exit 2 at the CLI's boundary
     if as_json:
@@ -126,6 +125,8 @@ def targets_show(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """A target's settings and its workers with pinned host keys.  Example: tpu-agent targets show my-v6e"""
+    from rich.table import Table
+
     from tpu_runtime.remote.targets import host_key_fingerprint
 
     engine = _engine()
@@ -159,6 +160,8 @@ def targets_check(
 
     Example: tpu-agent targets check my-v6e
     """
+    from rich.table import Table
+
     from tpu_runtime.remote.targets import GkeTarget, RayTarget
 
     engine = _engine()
@@ -273,6 +276,7 @@ def _parse_uploads(items: list[str]) -> list[tuple[Path, str | None]]:
 def _ask(engine: RemoteEngine, request: RunRequest) -> UnlockedApprover | None:
     """Show the request; on "yes", the passphrase unlocks the key that signs it. None: not approved."""
     from tpu_runtime.cli.approval_prompt import unlock_key
+    from tpu_runtime.cli.render.run.terminal import render_request
 
     render_request(request, err)
     answer = typer.prompt("Run this exactly as shown? Type yes to approve", default="no", err=True)
@@ -326,6 +330,8 @@ async def _execute(engine: RemoteEngine, approval: Approval, as_json: bool) -> R
 def _report(result: RunResult, as_json: bool) -> None:
     if as_json:
         return
+    from rich.table import Table
+
     table = Table(
         "worker", "name", "status", "exit", "error", "time", title=f"run {result.run_id}: {result.state}"
     )
@@ -379,6 +385,8 @@ def run(
 
     Example: tpu-agent run --target my-v6e --worker all --upload train.py -- python train.py --steps 10
     """
+    from tpu_runtime.cli.render.run.terminal import render_request
+
     engine = _engine()
     # an approval, spec, target or Cloud TPU API error is the caller's to fix: exit 2 at the boundary
     if request:
@@ -442,6 +450,7 @@ def approvals_list(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """Requests waiting for you.  Example: tpu-agent approvals list"""
+    from rich.table import Table
     from rich.text import Text
 
     from tpu_runtime.remote.shown import printable, shell_line
@@ -479,6 +488,8 @@ def approvals_show(
     ] = False,
 ) -> None:
     """Everything a request would run.  Example: tpu-agent approvals show r-3fa9c01b2e"""
+    from tpu_runtime.cli.render.run.terminal import render_request
+
     req = _engine().get_request(request_id)  # an unknown id is an ApprovalError: exit 2 at the boundary
     if as_json:
         _emit_json(_request_json(req))
@@ -529,6 +540,8 @@ def audit_show(
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
     """The audit log, oldest first.  Example: tpu-agent audit show --id r-3fa9c01b2e"""
+    from rich.table import Table
+
     from tpu_runtime.remote import audit
 
     engine = _engine()
@@ -577,6 +590,8 @@ def audit_verify(
 
     Example: tpu-agent audit verify --remote --expect-head 42:9f0c...
     """
+    from rich.markup import escape
+
     from tpu_runtime.remote import audit
 
     engine = _engine()
@@ -655,6 +670,8 @@ def approver_init(
 @approver_app.command("show")
 def approver_show(as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Your approver key's fingerprint and the policy in effect.  Example: tpu-agent approver show"""
+    from rich.markup import escape
+
     from tpu_runtime.remote.approver import ApproverError
 
     engine = _engine()

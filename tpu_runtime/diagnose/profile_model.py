@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = 1
 
@@ -36,6 +36,13 @@ PeakSource = Literal["device_plane", "chip_table", "none"]
 
 
 # --- the report model ----------------------------------------------------------------------------
+
+
+#: Config of the report models a profile's terminal report does not need (the comparison here; in
+#: `report.py` the other inputs' summaries and `DiagnoseReport` itself, which `diagnose` constructs from
+#: validated parts): pydantic builds their validators and serializers when they are first used, as by
+#: `--json` or a crash log, instead of at import (`defer_build`).
+BUILT_ON_FIRST_USE = ConfigDict(defer_build=True)
 
 
 class Peaks(BaseModel):
@@ -194,6 +201,7 @@ OpStatus = Literal["added", "removed", "faster", "slower", "unchanged"]
 
 
 class MetricChange(BaseModel):
+    model_config = BUILT_ON_FIRST_USE
     name: str
     before: float | None
     after: float | None
@@ -202,6 +210,8 @@ class MetricChange(BaseModel):
 
 class OpChange(BaseModel):
     """One op of either top list. 'added'/'removed' mean it entered or left the top list."""
+
+    model_config = BUILT_ON_FIRST_USE
 
     name: str
     program: str
@@ -214,6 +224,7 @@ class OpChange(BaseModel):
 
 
 class ProfileComparison(BaseModel):
+    model_config = BUILT_ON_FIRST_USE
     before: str
     after: str
     threshold_percent: float

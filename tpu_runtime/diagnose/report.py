@@ -35,7 +35,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, Field
 
-from tpu_runtime.diagnose.profile_model import ProfileComparison, ProfileSummary
+from tpu_runtime.diagnose.profile_model import BUILT_ON_FIRST_USE, ProfileComparison, ProfileSummary
 
 SCHEMA_VERSION = 2
 
@@ -106,6 +106,8 @@ class InputSummary(BaseModel):
 class CrashEvidence(BaseModel):
     """Why a crash got its category and its fix: quoted log lines and the rule that chose the fix."""
 
+    model_config = BUILT_ON_FIRST_USE
+
     lines: list[str] = Field(
         default=[], description="the log lines that decided the category (prefixes removed)"
     )
@@ -118,6 +120,8 @@ class CrashEvidence(BaseModel):
 
 class CrashDiagnosis(BaseModel):
     """What a crash log says failed, why, and what to do about it."""
+
+    model_config = BUILT_ON_FIRST_USE
 
     source: str = Field(description="the log's path, or '-' for standard input")
     category: Category
@@ -149,6 +153,8 @@ class CrashDiagnosis(BaseModel):
 class OpStat(BaseModel):
     """One op name aggregated over a trace; self time excludes the ops nested inside it."""
 
+    model_config = BUILT_ON_FIRST_USE
+
     name: str
     side: Literal["host", "device"]
     count: int
@@ -160,6 +166,8 @@ class OpStat(BaseModel):
 class StepStat(BaseModel):
     """One ProfilerStep#N on the step timeline."""
 
+    model_config = BUILT_ON_FIRST_USE
+
     step: int
     start_ms: float = Field(description="from the first step's start")
     duration_ms: float
@@ -170,6 +178,8 @@ class StepStat(BaseModel):
 
 class SyncStat(BaseModel):
     """A host-device sync (the host waits for a device value), grouped by op and user source line."""
+
+    model_config = BUILT_ON_FIRST_USE
 
     name: str
     count: int
@@ -183,6 +193,8 @@ class SyncStat(BaseModel):
 class StallStat(BaseModel):
     """Time spent waiting for the data loader, per step and in total."""
 
+    model_config = BUILT_ON_FIRST_USE
+
     count: int
     total_ms: float
     max_ms: float
@@ -192,6 +204,7 @@ class StallStat(BaseModel):
 
 
 class TorchTraceSummary(BaseModel):
+    model_config = BUILT_ON_FIRST_USE
     source: str
     format: str = Field(description="'json' or 'json.gz'")
     events: int
@@ -216,6 +229,8 @@ class TorchTraceSummary(BaseModel):
 class XlaModule(BaseModel):
     """One compiled HLO module in a dump folder."""
 
+    model_config = BUILT_ON_FIRST_USE
+
     id: str = Field(description="the dump's module number, e.g. '0006'")
     name: str = Field(description="HloModule name, e.g. 'jit_train_step'")
     signature: str = Field(description="entry_computation_layout: parameter and result shapes")
@@ -231,6 +246,8 @@ class XlaModule(BaseModel):
 class Recompilation(BaseModel):
     """The same module name compiled more than once with different programs."""
 
+    model_config = BUILT_ON_FIRST_USE
+
     name: str
     compilations: int
     signatures: list[str] = Field(description="distinct parameter/result layouts, in dump order")
@@ -238,6 +255,7 @@ class Recompilation(BaseModel):
 
 
 class BufferStat(BaseModel):
+    model_config = BUILT_ON_FIRST_USE
     module: str
     name: str
     size_bytes: int
@@ -247,6 +265,7 @@ class BufferStat(BaseModel):
 
 
 class CollectiveStat(BaseModel):
+    model_config = BUILT_ON_FIRST_USE
     module: str
     kind: Literal["all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all"]
     name: str
@@ -257,6 +276,7 @@ class CollectiveStat(BaseModel):
 
 
 class XlaDumpSummary(BaseModel):
+    model_config = BUILT_ON_FIRST_USE
     source: str
     module_count: int
     distinct_names: int
@@ -276,6 +296,7 @@ class XlaDumpSummary(BaseModel):
 
 
 class MetricStat(BaseModel):
+    model_config = BUILT_ON_FIRST_USE
     name: str
     samples: int
     total: str = Field(description="the accumulator as printed")
@@ -283,6 +304,7 @@ class MetricStat(BaseModel):
 
 
 class MetricsSummary(BaseModel):
+    model_config = BUILT_ON_FIRST_USE
     source: str
     format: str = Field(description="'pytorch_xla' (met.metrics_report())")
     metrics: list[MetricStat]
@@ -299,6 +321,7 @@ class MetricsSummary(BaseModel):
 
 
 class DiagnoseReport(BaseModel):
+    model_config = BUILT_ON_FIRST_USE
     schema_version: int = SCHEMA_VERSION
     inputs: list[InputSummary]
     crashes: list[CrashDiagnosis] = []

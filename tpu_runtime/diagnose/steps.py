@@ -56,7 +56,9 @@ def detect(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
         ctx.detected.append(detect_input(path, ctx.stdin))
     if ctx.compare is not None:
         ctx.baseline = _detect_baseline(ctx.compare, ctx.detected)
-    ctx.report = DiagnoseReport(
+    # constructed, not validated: the parts are models already, and `DiagnoseReport` (built on first use)
+    # then has its validator and serializer built only when the report is written as JSON
+    ctx.report = DiagnoseReport.model_construct(
         inputs=[
             InputSummary(path=d.path, kind=d.kind, detail=d.detail, files=[str(f) for f in d.files])
             for d in ctx.detected
