@@ -189,6 +189,11 @@ def test_focus_term_is_the_attribute_a_quantity_question_asks_for() -> None:
     assert focus_term("What is the maximum number of chips in a slice?") is None
     assert focus_term("What is the difference between PROVISIONING and ACTIVE?") is None
     assert focus_term("How do I create a TPU?") is None
+    # 'which X' asks for an attribute only when X has a unit; 'which tool' is answered by naming one
+    assert focus_term("Which Windows version does SGLang on TPU support?") == "version"
+    assert focus_term("Which ICI bandwidth does a v5e chip have?") == "bandwidth"
+    assert focus_term("Which XProf tool tracks memory use over time?") is None
+    assert focus_term("Which memory space is VMEM?") is None
 
 
 def test_an_attribute_is_named_by_its_word_or_by_a_value_in_its_unit() -> None:

@@ -81,6 +81,7 @@ FALLBACK_PAGES = {
 # "How many X ...", "what is the X of ...": X names the quantity or attribute asked for; a line that
 # never mentions it (an HBM size for a question about HBM stacks) does not answer the question.
 _FOCUS_RE = re.compile(r"\b(?:how\s+(?:many|much)|what(?:'s|\s+is|\s+are|\s+was)\s+the)\s+([^?]*)", re.I)
+_WHICH_RE = re.compile(r"\bwhich\s+([^?]*)", re.I)
 _FOCUS_STOP = frozenset(
     "of in on per for at to from with by does do did is are was were can could will would should has "  # noqa: SIM905
     "have had a an the that which when if and or vs versus".split()
@@ -281,17 +282,31 @@ def _coverage(weights: dict[str, float], text: str, extra: float = 0.0) -> float
     return min(found + extra, sum(weights.values())) / sum(weights.values())
 
 
-def focus_term(question: str) -> str | None:
-    """The head word of the quantity or attribute a 'how many / what is the' question asks for."""
-    match = _FOCUS_RE.search(question)
-    if not match:
-        return None
+def _lead_words(phrase: str) -> list[str]:
+    """The first words of `phrase` up to a function word or question word (at most four)."""
     words: list[str] = []
-    for raw in match.group(1).split()[:4]:
+    for raw in phrase.split()[:4]:
         word = raw.strip(",.;:()'\"").lower()
         if not word or word in _FOCUS_STOP or word in QUESTION_WORDS:
             break
         words.append(word)
+    return words
+
+
+def focus_term(question: str) -> str | None:
+    """The head word of the quantity or attribute a 'how many / what is the' question asks for; for a
+    'which X' question only when X is an attribute with a unit ('which Windows version', 'which
+    bandwidth'), since 'which tool' or 'which flag' is answered by a line naming one, not the word."""
+    match = _FOCUS_RE.search(question)
+    if not match:
+        which = _WHICH_RE.search(question)
+        heads = (
+            [w for w in _lead_words(which.group(1)) if w in ATTRIBUTE_UNITS and w not in MEMORY_NOUNS]
+            if which
+            else []
+        )
+        return heads[-1] if heads else None
+    words = _lead_words(match.group(1))
     # the last word that is not a generic quantity ('clock' in 'clock speed'); none for 'maximum number';
     # after 'how many' the first plural ('chips' in 'how many v5e chips share one host')
     heads = [w for w in words if w not in QUANTITY_WORDS and not is_specific(w)]
