@@ -21,6 +21,7 @@ from tpu_runtime.knowledge.answer import (
     focus_term,
     listed_passages,
     names_attribute,
+    scope_mismatch,
     stem,
     summary_passages,
     value_units,
@@ -137,6 +138,19 @@ def test_stated_durations_and_alias_roots_weigh_little() -> None:
     assert stated["hours"] < stated["queued"] and asked["hours"] > asked["queued"]
     alias = _weights(corpus, "What is pltpu.BufferedRef for?")  # type: ignore[arg-type]
     assert alias["pltpu"] < 0.5 * alias["bufferedref"]
+
+
+def test_a_figure_per_chip_does_not_answer_a_question_about_a_pod() -> None:
+    question = "What is the bf16 peak compute of a whole v5e Pod?"
+    chip = "TPU v5e peak compute per chip is 197 TFLOPs in bf16 and 393 TOPs in int8."
+    pod = "A full TPU v5e Pod peaks at 50.63 PFLOPs in bf16."
+    assert scope_mismatch(question, chip) and not scope_mismatch(question, pod)
+    # the question's own unit, or no unit at all, is no mismatch
+    assert not scope_mismatch("How many v5e chips share one host?", "A v5e host has 8 chips, 4 per VM.")
+    assert not scope_mismatch("What is the HBM of v5e?", chip)
+    weights = {"bf16": 7.5, "peak": 3.7, "compute": 2.9, "whole": 4.7, "v5e": 7.3, "pod": 4.1}
+    span = best_span(weights, [_passage(f"- {chip}\n- {pod}")], ["bf16", "v5e"], question=question)
+    assert span is not None and "50.63" in span.text
 
 
 def test_a_symbols_docstring_summary_defines_it() -> None:

@@ -24,6 +24,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   by 'BufferedRef'), and that root, like a duration the question states ('within 6 hours'), weighs little;
 - definitions: for "what is X / what does X do" about an API symbol, the symbol's docstring summary
   (its first retrieved paragraph) is preferred to later paragraphs that merely mention X;
+- scope: a line giving its figure per a unit (chip, host, Pod, slice, VM, TensorCore) the question does
+  not name, and never naming the question's, ranks lower ("per chip" does not answer "a whole Pod");
 - a quote is checked to occur in its passage.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
@@ -55,6 +57,7 @@ COSINE_PENALTY = 1.0  # span score discount per unit of cosine below the closest
 DENSITY_BONUS = 0.5  # span score bonus for spans made mostly of question terms
 CURATED_SPAN_BONUS = 1.1  # fact-sheet lines win near ties with docstrings
 HEADING_SHARE = 0.5  # weight of question terms that only a span's heading (not the span) names
+SCOPE_MISS = 0.5  # span score factor of a line giving a figure per another unit than the question's
 SUMMARY_BONUS = 2.5  # span score factor of a symbol's docstring summary when the question asks what it is
 MAX_QUOTE_CHARS = 400
 # Words that ask rather than inform: they never decide whether the corpus covers a question.
@@ -81,6 +84,13 @@ FALLBACK_PAGES = {
 # "How many X ...", "what is the X of ...": X names the quantity or attribute asked for; a line that
 # never mentions it (an HBM size for a question about HBM stacks) does not answer the question.
 _FOCUS_RE = re.compile(r"\b(?:how\s+(?:many|much)|what(?:'s|\s+is|\s+are|\s+was)\s+the)\s+([^?]*)", re.I)
+# The unit a hardware figure is given for: a line "per chip" does not answer a question about a whole Pod.
+SCOPES = {
+    "chip": "chip", "chips": "chip", "host": "host", "hosts": "host", "pod": "pod", "pods": "pod",
+    "slice": "slice", "slices": "slice", "vm": "vm", "vms": "vm", "tensorcore": "tensorcore",
+    "tensorcores": "tensorcore", "core": "tensorcore", "cores": "tensorcore",
+}  # fmt: skip
+_PER_RE = re.compile(r"\bper[\s-]+(chip|host|pod|slice|vm|tensorcore|core)\b", re.I)
 _WHICH_RE = re.compile(r"\bwhich\s+([^?]*)", re.I)
 _FOCUS_STOP = frozenset(
     "of in on per for at to from with by does do did is are was were can could will would should has "  # noqa: SIM905
@@ -422,6 +432,17 @@ def best_span(
     return ranked[0] if ranked else None
 
 
+def scope_mismatch(question: str, span: str) -> bool:
+    """Whether the span gives its figure per a unit (chip, host, Pod, slice, VM, TensorCore) that the
+    question does not name, while never naming the one the question does."""
+    asked = {SCOPES[w] for w in (t.lower() for t in _WORD_RE.findall(question)) if w in SCOPES}
+    if not asked:
+        return False
+    per = {SCOPES[m.group(1).lower()] for m in _PER_RE.finditer(span)}
+    named = {SCOPES[w] for w in (t.lower() for t in _WORD_RE.findall(span)) if w in SCOPES}
+    return bool(per - asked) and not (asked & named)
+
+
 def summary_passages(question: str, passages: list[Passage]) -> set[str]:
     """Chunk ids of docstring summaries that define what the question asks about: for "what is X /
     what does X do", the first retrieved paragraph (lowest line) of each symbol the question names."""
@@ -474,6 +495,8 @@ def ranked_spans(
                 overlap /= 1.0 + RANK_PENALTY * rank
             if specific and _missing_specific(specific, f"{heading}\n{span}"):
                 overlap *= SPECIFIC_MISS
+            if question and scope_mismatch(question, span):
+                overlap *= SCOPE_MISS
             # among equally covering spans, the one whose words are mostly the question's reads best
             overlap *= 1.0 + DENSITY_BONUS * _density(weights, span)
             if passage.kind == "curated":  # vetted restatements win near ties
