@@ -148,9 +148,12 @@ def test_a_figure_per_chip_does_not_answer_a_question_about_a_pod() -> None:
     # the question's own unit, or no unit at all, is no mismatch
     assert not scope_mismatch("How many v5e chips share one host?", "A v5e host has 8 chips, 4 per VM.")
     assert not scope_mismatch("What is the HBM of v5e?", chip)
-    weights = {"bf16": 7.5, "peak": 3.7, "compute": 2.9, "whole": 4.7, "v5e": 7.3, "pod": 4.1}
-    span = best_span(weights, [_passage(f"- {chip}\n- {pod}")], ["bf16", "v5e"], question=question)
+    weights = {"bf16": 7.5, "peak": 3.7, "compute": 6.0, "whole": 4.7, "v5e": 7.3, "pod": 2.0}
+    passages = [_passage(f"- {chip}\n- {pod}")]
+    span = best_span(weights, passages, ["bf16", "v5e"], question=question)
     assert span is not None and "50.63" in span.text
+    plain = best_span(weights, passages, ["bf16", "v5e"])  # by words alone the per-chip line wins
+    assert plain is not None and "per chip" in plain.text
 
 
 def test_a_symbols_docstring_summary_defines_it() -> None:
