@@ -9,7 +9,11 @@ import pytest
 from tests.kb_helpers import write_corpus
 from tpu_runtime.knowledge.answer import (
     SUPPORT_PASSAGES,
+    _missing_specific,
+    _present,
+    _terms,
     _url_near,
+    _weights,
     best_span,
     candidate_spans,
     closest_page,
@@ -17,7 +21,9 @@ from tpu_runtime.knowledge.answer import (
     focus_term,
     listed_passages,
     names_attribute,
+    scope_mismatch,
     stem,
+    summary_passages,
     value_units,
 )
 from tpu_runtime.knowledge.build import run_kb_build
@@ -95,6 +101,83 @@ def test_stemming_meets_plural_and_verb_forms() -> None:
     assert stem("tpus") == "tpu" and stem("mxus") == "mxu" and stem("runs") == stem("run")
 
 
+def test_irregular_past_forms_and_un_re_prefixes_meet_their_word() -> None:
+    assert stem("written") == stem("write") and stem("ran") == stem("run")
+    # 'retracing' is about tracing, 'filled' is named by 'unfilled'
+    assert _present(_terms("Tracing a pure function is cached."), "retracing")
+    assert _present(_terms("A request still unfilled at its end time expires."), "filled")
+    assert not _present(_terms("The profile is read by XProf."), "retracing")
+    assert not _present(_terms("Set the port."), "reset")  # too short to carry a prefix
+
+
+def test_a_dotted_name_is_named_without_its_root_alias_only_by_a_distinctive_rest() -> None:
+    doc = _terms("jax.experimental.pallas.tpu.BufferedRef: a helper for double buffering")
+    assert _present(doc, "pltpu.bufferedref") and not _missing_specific(
+        ["pltpu.bufferedref"], "BufferedRef helper"
+    )
+    # a short common tail is not enough: 'devices' alone does not name jax.devices
+    assert not _present(_terms("List the devices of the slice."), "jax.devices")
+    assert _missing_specific(["jax.devices"], "List the devices of the slice.") == ["jax.devices"]
+
+
+class _Corpus:
+    """The two members of KnowledgeIndex that `_weights` reads."""
+
+    def __init__(self, df: dict[str, int], size: int = 1000) -> None:
+        self.chunks = [None] * size
+        self.df = df
+
+    def document_frequency(self, token: str) -> int:
+        return self.df.get(token, 0)
+
+
+def test_stated_durations_and_alias_roots_weigh_little() -> None:
+    corpus = _Corpus({"queued": 20, "resource": 30, "hours": 5, "hour": 5, "pltpu": 40, "bufferedref": 3})
+    stated = _weights(corpus, "How do I make a queued resource give up after 6 hours?")  # type: ignore[arg-type]
+    asked = _weights(corpus, "How long, in hours, does a queued resource wait?")  # type: ignore[arg-type]
+    assert stated["hours"] < stated["queued"] and asked["hours"] > asked["queued"]
+    alias = _weights(corpus, "What is pltpu.BufferedRef for?")  # type: ignore[arg-type]
+    assert alias["pltpu"] < 0.5 * alias["bufferedref"]
+
+
+def test_a_figure_per_chip_does_not_answer_a_question_about_a_pod() -> None:
+    question = "What is the bf16 peak compute of a whole v5e Pod?"
+    chip = "TPU v5e peak compute per chip is 197 TFLOPs in bf16 and 393 TOPs in int8."
+    pod = "A full TPU v5e Pod peaks at 50.63 PFLOPs in bf16."
+    assert scope_mismatch(question, chip) and not scope_mismatch(question, pod)
+    # the question's own unit, or no unit at all, is no mismatch
+    assert not scope_mismatch("How many v5e chips share one host?", "A v5e host has 8 chips, 4 per VM.")
+    assert not scope_mismatch("What is the HBM of v5e?", chip)
+    weights = {"bf16": 7.5, "peak": 3.7, "compute": 6.0, "whole": 4.7, "v5e": 7.3, "pod": 2.0}
+    passages = [_passage(f"- {chip}\n- {pod}")]
+    span = best_span(weights, passages, ["bf16", "v5e"], question=question)
+    assert span is not None and "50.63" in span.text
+    plain = best_span(weights, passages, ["bf16", "v5e"])  # by words alone the per-chip line wins
+    assert plain is not None and "per chip" in plain.text
+
+
+def test_a_symbols_docstring_summary_defines_it() -> None:
+    def doc(text: str, line: int, symbol: str) -> Passage:
+        return Passage(
+            text=text, source=f"p.py:{line}", url=None, score=1.0, kind="package", path="p.py",
+            line=line, symbol=symbol, chunk_id=f"c{line}",  # type: ignore[arg-type]
+        )  # fmt: skip
+
+    passages = [
+        doc("In the case of a BufferedRef targeting VMEM, the window is allocated.", 470, "pkg.BufferedRef"),
+        doc("A helper class to automate double buffering in pipelines.", 451, "pkg.BufferedRef"),
+        doc("Abstract interface for BufferedRefs.", 272, "pkg.BufferedRefBase"),
+    ]
+    question = "What is pltpu.BufferedRef for?"
+    assert summary_passages(question, passages) == {"c451"}
+    assert summary_passages("How do I size a pltpu.BufferedRef?", passages) == set()
+    weights = {"pltpu.bufferedref": 8.0, "pltpu": 0.7, "bufferedref": 4.0, "buffered": 3.5, "ref": 3.0}
+    span = best_span(weights, passages, ["pltpu.bufferedref"], question=question)
+    assert span is not None and "double buffering" in span.text
+    plain = best_span(weights, passages, ["pltpu.bufferedref"])
+    assert plain is not None and "double buffering" not in plain.text
+
+
 def test_a_line_giving_a_value_in_the_unit_names_the_attribute_asked_for() -> None:
     # 'which version' is answered by the line giving one, though the other line says 'version'
     passage = _passage(
@@ -123,6 +206,11 @@ def test_focus_term_is_the_attribute_a_quantity_question_asks_for() -> None:
     assert focus_term("What is the maximum number of chips in a slice?") is None
     assert focus_term("What is the difference between PROVISIONING and ACTIVE?") is None
     assert focus_term("How do I create a TPU?") is None
+    # 'which X' asks for an attribute only when X has a unit; 'which tool' is answered by naming one
+    assert focus_term("Which Windows version does SGLang on TPU support?") == "version"
+    assert focus_term("Which ICI bandwidth does a v5e chip have?") == "bandwidth"
+    assert focus_term("Which XProf tool tracks memory use over time?") is None
+    assert focus_term("Which memory space is VMEM?") is None
 
 
 def test_an_attribute_is_named_by_its_word_or_by_a_value_in_its_unit() -> None:

@@ -19,6 +19,13 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   in the focus check;
 - counts: a "how many / number of" question needs a number (a digit or a number word) in the quoted
   line; a line that only names what is counted does not say how many;
+- word forms: light stemming, irregular past forms ('written' is 'write') and 'un-'/'re-' prefixes
+  ('retracing' meets 'tracing'); a dotted name is also named without its root alias ('pltpu.BufferedRef'
+  by 'BufferedRef'), and that root, like a duration the question states ('within 6 hours'), weighs little;
+- definitions: for "what is X / what does X do" about an API symbol, the symbol's docstring summary
+  (its first retrieved paragraph) is preferred to later paragraphs that merely mention X;
+- scope: a line giving its figure per a unit (chip, host, Pod, slice, VM, TensorCore) the question does
+  not name, and never naming the question's, ranks lower ("per chip" does not answer "a whole Pod");
 - a quote is checked to occur in its passage.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
@@ -50,6 +57,8 @@ COSINE_PENALTY = 1.0  # span score discount per unit of cosine below the closest
 DENSITY_BONUS = 0.5  # span score bonus for spans made mostly of question terms
 CURATED_SPAN_BONUS = 1.1  # fact-sheet lines win near ties with docstrings
 HEADING_SHARE = 0.5  # weight of question terms that only a span's heading (not the span) names
+SCOPE_MISS = 0.5  # span score factor of a line giving a figure per another unit than the question's
+SUMMARY_BONUS = 2.5  # span score factor of a symbol's docstring summary when the question asks what it is
 MAX_QUOTE_CHARS = 400
 # Words that ask rather than inform: they never decide whether the corpus covers a question.
 QUESTION_WORDS = frozenset(
@@ -63,7 +72,9 @@ QUESTION_WORDS = frozenset(
     # to ...", "what could be wrong"): a passage need not repeat them to answer it
     "happen happens happened gets got getting ask asking better worse big bigger small smaller up down "
     "within between wrong kind kinds sort thing things something anything actually really instead still "
-    "again able possible whether else enough ".split()
+    "again able possible whether else enough "
+    # comparisons frame a question about two named things ("is X the same as Y", "how do X and Y differ")
+    "same different differ differs difference ".split()
 )
 FALLBACK_PAGES = {
     "curated": "https://docs.cloud.google.com/tpu/docs",
@@ -73,6 +84,14 @@ FALLBACK_PAGES = {
 # "How many X ...", "what is the X of ...": X names the quantity or attribute asked for; a line that
 # never mentions it (an HBM size for a question about HBM stacks) does not answer the question.
 _FOCUS_RE = re.compile(r"\b(?:how\s+(?:many|much)|what(?:'s|\s+is|\s+are|\s+was)\s+the)\s+([^?]*)", re.I)
+# The unit a hardware figure is given for: a line "per chip" does not answer a question about a whole Pod.
+SCOPES = {
+    "chip": "chip", "chips": "chip", "host": "host", "hosts": "host", "pod": "pod", "pods": "pod",
+    "slice": "slice", "slices": "slice", "vm": "vm", "vms": "vm", "tensorcore": "tensorcore",
+    "tensorcores": "tensorcore", "core": "tensorcore", "cores": "tensorcore",
+}  # fmt: skip
+_PER_RE = re.compile(r"\bper[\s-]+(chip|host|pod|slice|vm|tensorcore|core)\b", re.I)
+_WHICH_RE = re.compile(r"\bwhich\s+([^?]*)", re.I)
 _FOCUS_STOP = frozenset(
     "of in on per for at to from with by does do did is are was were can could will would should has "  # noqa: SIM905
     "have had a an the that which when if and or vs versus".split()
@@ -112,6 +131,8 @@ _GIVES_COUNT_RE = re.compile(
     re.I,
 )
 _PROCEDURAL_RE = re.compile(r"\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\b|\bhow\s+to\b", re.I)
+# "What is X (for)", "what does X do": the question asks for a definition
+_ASKS_DEFINITION_RE = re.compile(r"^\s*what\s+(?:is|are|does|do)\b", re.I)
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\[*])")
 _LEAD_RE = re.compile(r"^\s*(?:[-*+>]\s+|\d+[.)]\s+|\|\s*)*")
 # a source note that ends a line: "([source](URL), checked DATE)", "(source: URL, ...)", "(see ...)"
@@ -125,6 +146,29 @@ class Span:
     passage: Passage
     overlap: float
 
+
+# Past forms the suffix rules cannot undo: 'written' is 'write', so "where is the trace written" meets
+# "where TorchTPU writes the trace".
+IRREGULAR = {
+    "written": "write", "wrote": "write", "ran": "run", "built": "build", "chosen": "choose",
+    "given": "give", "gave": "give", "taken": "take", "took": "take", "made": "make", "found": "find",
+    "sent": "send", "kept": "keep", "held": "hold", "shown": "show", "known": "know", "knew": "know",
+    "done": "do", "gone": "go", "began": "begin", "begun": "begin", "fell": "fall", "fallen": "fall",
+    "chose": "choose", "hidden": "hide", "bound": "bind", "brought": "bring", "caught": "catch",
+    "thought": "think", "bought": "buy", "led": "lead", "lost": "lose", "spent": "spend",
+}  # fmt: skip
+# Prefixes that keep a word's subject: 'unfilled' is about being filled, 'retracing' about tracing.
+_PREFIX_RE = re.compile(r"^(?:un|re)(?=[a-z]{5,}$)")
+# Durations a question states as a value ("not filled within 6 hours", "hangs for minutes") rather than
+# asks about: passages give the setting, not the user's number, so these words weigh little unless the
+# question asks how long something takes.
+DURATION_WORDS = frozenset(
+    "second seconds minute minutes hour hours day days week weeks month months".split()  # noqa: SIM905
+)
+DURATION_WEIGHT = 0.3
+_ASKS_DURATION_RE = re.compile(r"\bhow\s+(?:long|many\s+(?:seconds|minutes|hours|days))\b", re.I)
+NAMESPACE_WEIGHT = 0.2  # weight factor of the root of a dotted name ('pltpu' in 'pltpu.BufferedRef')
+_DOTTED_RE = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 
 _SUFFIXES = (
     ("ies", "y"),
@@ -144,6 +188,8 @@ def stem(token: str) -> str:
     'offers' 'offer', 'preempted' 'preemption', 'sizes' 'size' and 'TPUs' 'TPU'."""
     if not token.isalpha():
         return token
+    if token in IRREGULAR:
+        return stem(IRREGULAR[token])
     if len(token) == 4 and token.endswith("s") and not token.endswith("ss"):
         return token[:-1]  # a short plural: 'tpus' is 'tpu', 'mxus' 'mxu', 'runs' 'run'
     while len(token) > 4:
@@ -160,6 +206,11 @@ def _parts(token: str) -> list[str]:
     return [p for p in re.split(r"[._\-/:]+", token) if p]
 
 
+def _unprefixed(token: str) -> str | None:
+    """The word under an 'un-' or 're-' prefix ('unfilled' -> 'filled'), or None."""
+    return _PREFIX_RE.sub("", token) if _PREFIX_RE.match(token) else None
+
+
 def is_specific(token: str) -> bool:
     """A term that pins down what is asked about: a generation or size (v5e, 2x2x1, bf16), a flag or name."""
     return any(ch.isdigit() for ch in token) or is_identifier(token)
@@ -169,6 +220,10 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
     """Rarity weight (idf) of each distinctive question term; terms absent from the corpus weigh most."""
     total = max(len(index.chunks), 1)
     weights: dict[str, float] = {}
+    # the root of a dotted name is an alias or package ('pltpu', 'jnp', 'torch'): sources spell it
+    # differently or not at all, so it barely decides coverage
+    roots = {m.group(0).split(".")[0].lower() for m in _DOTTED_RE.finditer(question)}
+    states_duration = not _ASKS_DURATION_RE.search(question)
     for token in tokenize(question):
         if token in QUESTION_WORDS or len(token) < 2 or token in weights:
             continue
@@ -177,6 +232,10 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
         weights[token] = math.log((total + 1) / (family + 0.5))
         if is_specific(token) and _df(index, token) > 0:
             weights[token] *= SPECIFIC_WEIGHT
+        if token in roots:
+            weights[token] *= NAMESPACE_WEIGHT
+        if states_duration and token in DURATION_WORDS:
+            weights[token] *= DURATION_WEIGHT
     return weights
 
 
@@ -197,14 +256,30 @@ def _terms(text: str) -> frozenset[str]:
     tokens = tokenize(text)
     # a versioned name also names its family: 'HBM2e' is HBM, 'DDR5' is DDR
     families = {m.group(1) for t in tokens if (m := _VERSIONED_RE.match(t))}
-    return frozenset(tokens) | {stem(t) for t in tokens} | families
+    bare = {b for t in tokens if (b := _unprefixed(t))}  # 'unfilled' also names 'filled'
+    return frozenset(tokens) | {stem(t) for t in tokens} | families | bare | {stem(b) for b in bare}
 
 
 def _present(terms: frozenset[str], token: str) -> bool:
+    """Whether `token` occurs in `terms`: as is, by its stem, without an 'un-'/'re-' prefix ('retracing'
+    meets 'tracing'), or by its parts; a dotted name ('pltpu.BufferedRef') also without its root when
+    the rest is distinctive (a part with '_' or of 8+ letters), since sources spell the alias their way."""
     if token in terms or stem(token) in terms:
         return True
+    bare = _unprefixed(token)
+    if bare and (bare in terms or stem(bare) in terms):
+        return True
     parts = _parts(token)
-    return len(parts) > 1 and all(p in terms or stem(p) in terms for p in parts)
+    if len(parts) < 2:
+        return False
+    if all(p in terms or stem(p) in terms for p in parts):
+        return True
+    rest = token.split(".")[1:]
+    return (
+        "." in token
+        and any("_" in r or len(r) >= 8 for r in rest)
+        and all(r in terms or _present(terms, r) for r in rest)
+    )
 
 
 def _coverage(weights: dict[str, float], text: str, extra: float = 0.0) -> float:
@@ -217,17 +292,31 @@ def _coverage(weights: dict[str, float], text: str, extra: float = 0.0) -> float
     return min(found + extra, sum(weights.values())) / sum(weights.values())
 
 
-def focus_term(question: str) -> str | None:
-    """The head word of the quantity or attribute a 'how many / what is the' question asks for."""
-    match = _FOCUS_RE.search(question)
-    if not match:
-        return None
+def _lead_words(phrase: str) -> list[str]:
+    """The first words of `phrase` up to a function word or question word (at most four)."""
     words: list[str] = []
-    for raw in match.group(1).split()[:4]:
+    for raw in phrase.split()[:4]:
         word = raw.strip(",.;:()'\"").lower()
         if not word or word in _FOCUS_STOP or word in QUESTION_WORDS:
             break
         words.append(word)
+    return words
+
+
+def focus_term(question: str) -> str | None:
+    """The head word of the quantity or attribute a 'how many / what is the' question asks for; for a
+    'which X' question only when X is an attribute with a unit ('which Windows version', 'which
+    bandwidth'), since 'which tool' or 'which flag' is answered by a line naming one, not the word."""
+    match = _FOCUS_RE.search(question)
+    if not match:
+        which = _WHICH_RE.search(question)
+        heads = (
+            [w for w in _lead_words(which.group(1)) if w in ATTRIBUTE_UNITS and w not in MEMORY_NOUNS]
+            if which
+            else []
+        )
+        return heads[-1] if heads else None
+    words = _lead_words(match.group(1))
     # the last word that is not a generic quantity ('clock' in 'clock speed'); none for 'maximum number';
     # after 'how many' the first plural ('chips' in 'how many v5e chips share one host')
     heads = [w for w in words if w not in QUANTITY_WORDS and not is_specific(w)]
@@ -261,9 +350,18 @@ def _density(weights: dict[str, float], span: str) -> float:
 
 
 def _missing_specific(specific: list[str], text: str) -> list[str]:
-    """Specific terms `text` lacks; a flag or API name counts only whole (its parts are common words)."""
+    """Specific terms `text` lacks; a flag or API name counts only whole (its parts are common words),
+    though a dotted name may drop its root alias ('pltpu.BufferedRef' is named by 'BufferedRef')."""
     terms = _terms(text)
-    return [t for t in specific if not (t in terms if is_identifier(t) else _present(terms, t))]
+    return [t for t in specific if not (_named_whole(terms, t) if is_identifier(t) else _present(terms, t))]
+
+
+def _named_whole(terms: frozenset[str], token: str) -> bool:
+    """An identifier named as a whole, or a dotted one by its whole distinctive rest after the root."""
+    if token in terms:
+        return True
+    rest = token.split(".", 1)[1] if "." in token else ""
+    return bool(rest) and rest in terms and ("." in rest or "_" in rest or len(rest) >= 8)
 
 
 def candidate_spans(text: str) -> list[str]:
@@ -326,11 +424,42 @@ def best_span(
     passages: list[Passage],
     specific: list[str] | None = None,
     units: dict[str, re.Pattern[str]] | None = None,
+    question: str | None = None,
 ) -> Span | None:
     """The span that best covers the question; one lacking a specific term of it (in the span or its
     heading) is discounted, so a line about v3 does not answer a question about v4."""
-    ranked = ranked_spans(weights, passages, specific, units)
+    ranked = ranked_spans(weights, passages, specific, units, question)
     return ranked[0] if ranked else None
+
+
+def scope_mismatch(question: str, span: str) -> bool:
+    """Whether the span gives its figure per a unit (chip, host, Pod, slice, VM, TensorCore) that the
+    question does not name, while never naming the one the question does."""
+    asked = {SCOPES[w] for w in (t.lower() for t in _WORD_RE.findall(question)) if w in SCOPES}
+    if not asked:
+        return False
+    per = {SCOPES[m.group(1).lower()] for m in _PER_RE.finditer(span)}
+    named = {SCOPES[w] for w in (t.lower() for t in _WORD_RE.findall(span)) if w in SCOPES}
+    return bool(per - asked) and not (asked & named)
+
+
+def summary_passages(question: str, passages: list[Passage]) -> set[str]:
+    """Chunk ids of docstring summaries that define what the question asks about: for "what is X /
+    what does X do", the first retrieved paragraph (lowest line) of each symbol the question names."""
+    if not _ASKS_DEFINITION_RE.search(question):
+        return set()
+    asked = _terms(question)
+    first: dict[str, Passage] = {}
+    for passage in passages[:SUPPORT_PASSAGES]:
+        if passage.kind != "package" or not passage.symbol:
+            continue
+        tail = passage.symbol.rsplit(".", 1)[-1].lower()
+        if tail not in asked:
+            continue
+        held = first.get(passage.symbol)
+        if held is None or (passage.line or 0) < (held.line or 0):
+            first[passage.symbol] = passage
+    return {p.chunk_id for p in first.values()}
 
 
 def ranked_spans(
@@ -338,9 +467,12 @@ def ranked_spans(
     passages: list[Passage],
     specific: list[str] | None = None,
     units: dict[str, re.Pattern[str]] | None = None,
+    question: str | None = None,
 ) -> list[Span]:
-    """Every candidate span of the weighed passages with its score, best first."""
+    """Every candidate span of the weighed passages with its score, best first; given the question, a
+    docstring summary of the symbol it asks about (`summary_passages`) gets `SUMMARY_BONUS`."""
     spans: list[Span] = []
+    summaries = summary_passages(question, passages) if question else set()
     cosines = [p.cosine for p in passages[:SUPPORT_PASSAGES] if p.cosine is not None]
     top_cosine = max(cosines, default=None)
     for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
@@ -363,10 +495,14 @@ def ranked_spans(
                 overlap /= 1.0 + RANK_PENALTY * rank
             if specific and _missing_specific(specific, f"{heading}\n{span}"):
                 overlap *= SPECIFIC_MISS
+            if question and scope_mismatch(question, span):
+                overlap *= SCOPE_MISS
             # among equally covering spans, the one whose words are mostly the question's reads best
             overlap *= 1.0 + DENSITY_BONUS * _density(weights, span)
             if passage.kind == "curated":  # vetted restatements win near ties
                 overlap *= CURATED_SPAN_BONUS
+            if passage.chunk_id in summaries:
+                overlap *= SUMMARY_BONUS
             spans.append(Span(span, passage, overlap))
     # stable: among equal scores the earlier (higher-ranked) span stays first
     spans.sort(key=lambda sp: -sp.overlap)
@@ -420,7 +556,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     best_at = max(range(len(top)), key=lambda i: supports[i])
     best_support = supports[best_at]
     specific = [t for t in weights if is_specific(t) and _df(index, t) > 0]
-    span = best_span(weights, passages, specific, value_units(question))
+    span = best_span(weights, passages, specific, value_units(question), question)
     if result.mode != "hybrid":
         need = LEXICAL_MIN_SUPPORT
     elif cos_best is not None and cos_best >= CLOSE_COSINE:
