@@ -28,6 +28,7 @@ def test_shipped_packs_join_the_main_file_categories(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("lines", "category"),
     [
+        # Generic cues (crash_cues/*.yaml), in wordings not in the corpus.
         (["[12.3] Out of memory: Killed process 77 (python3) total-vm:1kB, anon-rss:9kB"], "host_oom"),
         (["pt-xla-profiler: CompileTime too frequent: 40 counts during 12 steps"], "recompilation"),
         (["RuntimeError: No visible TPU devices were found on this host."], "runtime_init_failure"),
@@ -44,30 +45,6 @@ def test_shipped_packs_join_the_main_file_categories(tmp_path: Path) -> None:
         (["InvalidArgumentError: indices[3,1] = 70000 is not in [0, 32000)"], "shape_dtype_error"),
         (["ValueError: Cannot store scalars to VMEM"], "mosaic_compile_error"),
         (["  1. Size: 2.00M", "     Allocation type: scoped", "     Shape: bf16[8,512]"], "vmem_oom"),
-    ],
-)
-def test_generic_cues_decide_unseen_wordings(lines: list[str], category: str) -> None:
-    vote = weak_vote(lines)
-    assert vote is not None and vote.category == category
-
-
-def test_pack_cue_labels_must_be_new(tmp_path: Path) -> None:
-    config = _plain(tmp_path)
-    label = next(g for g in config.categories if g.category == "host_oom").cues[0].label
-    (tmp_path / "dup.yaml").write_text(
-        "categories:\n  - category: host_oom\n    cues:\n"
-        f"      - label: '{label}'\n        regex: 'x'\n        weight: 0.5\n"
-    )
-    packs = tmp_path / "packs"
-    packs.mkdir()
-    (tmp_path / "dup.yaml").rename(packs / "dup.yaml")
-    with pytest.raises(ValueError, match="already used"):
-        merge_cue_files(config, packs)
-
-
-@pytest.mark.parametrize(
-    ("lines", "category"),
-    [
         # Framework vocabularies (crash_cues/framework_vocabularies.yaml), in wordings not in the corpus.
         (
             ["error: unknown vhlo attribute code: 41", "note: in bytecode version 7 produced by: StableHLO"],
@@ -112,46 +89,7 @@ def test_pack_cue_labels_must_be_new(tmp_path: Path) -> None:
             ["INVALID_ARGUMENT: the layout for this output is not set to host memory"],
             "xla_compile_error",
         ),
-    ],
-)
-def test_framework_vocabularies_decide_unseen_wordings(lines: list[str], category: str) -> None:
-    vote = weak_vote(lines)
-    assert vote is not None and vote.category == category, vote
-
-
-def _override_config(tmp_path: Path, overrides: str) -> CueConfig:
-    """Two categories where version_mismatch suppresses runtime_init_failure, as in the shipped file."""
-    path = tmp_path / f"cues_{len(overrides)}.yaml"  # load_cues caches by path
-    path.write_text(
-        "categories:\n"
-        "  - category: version_mismatch\n    suppresses: [runtime_init_failure]\n    cues:\n"
-        "      - label: 'missing attribute'\n        regex: 'has no attribute'\n        weight: 0.5\n"
-        "  - category: runtime_init_failure\n    cues:\n"
-        "      - label: 'platform gone'\n        regex: 'only supports TPU VMs'\n        weight: 0.6\n"
-        f"        overrides: {overrides}\n",
-        encoding="utf-8",
-    )
-    return load_cues(path, families=None)
-
-
-def test_a_cue_stating_the_cause_overrides_the_symptoms_printed_before_it(tmp_path: Path) -> None:
-    lines = [
-        "AttributeError: module 'jax.tree_util' has no attribute 'register_x'",
-        "RuntimeError: JAX only supports TPU VMs, not the older Colab TPUs.",
-    ]
-    # Without the override the symptom's category suppresses the stated cause.
-    symptom = weak_vote(lines, _override_config(tmp_path, "[]"))
-    assert symptom is not None and symptom.category == "version_mismatch"
-    vote = weak_vote(lines, _override_config(tmp_path, "[version_mismatch]"))
-    assert vote is not None and vote.category == "runtime_init_failure"
-    # The override acts only when its own cue fires: the attribute error alone stays a version mismatch.
-    alone = weak_vote(lines[:1], _override_config(tmp_path, "[version_mismatch]"))
-    assert alone is not None and alone.category == "version_mismatch"
-
-
-@pytest.mark.parametrize(
-    ("lines", "category"),
-    [
+        # More framework vocabularies.
         (
             ["RuntimeError: Internal TPU kernel compiler error: unsupported operand shapes"],
             "mosaic_compile_error",
@@ -185,16 +123,7 @@ def test_a_cue_stating_the_cause_overrides_the_symptoms_printed_before_it(tmp_pa
             ],
             "hbm_oom",
         ),
-    ],
-)
-def test_more_framework_vocabularies_decide_unseen_wordings(lines: list[str], category: str) -> None:
-    vote = weak_vote(lines)
-    assert vote is not None and vote.category == category, vote
-
-
-@pytest.mark.parametrize(
-    ("lines", "category"),
-    [
+        # Status-code and environment vocabularies.
         (["RuntimeError: expected scalar type Float but found BFloat16"], "shape_dtype_error"),
         (
             ["TypeError: mul requires arguments to have the same dtypes, got float32, bfloat16."],
@@ -217,24 +146,7 @@ def test_more_framework_vocabularies_decide_unseen_wordings(lines: list[str], ca
             ["XlaRuntimeError: UNIMPLEMENTED: Eigendecomposition of complex input is not supported on TPU"],
             "unsupported_op",
         ),
-    ],
-)
-def test_status_and_environment_vocabularies_decide_unseen_wordings(lines: list[str], category: str) -> None:
-    vote = weak_vote(lines)
-    assert vote is not None and vote.category == category, vote
-
-
-def test_a_bare_killed_word_inside_a_sentence_is_not_an_oom() -> None:
-    for line in ("RuntimeError: worker 3 was killed by the scheduler, see its log", "Killed 3 stale workers"):
-        vote = weak_vote([line])
-        assert vote is None or vote.category != "host_oom", line
-    vote = weak_vote(["step 10 loss 2.1", "Killed"])
-    assert vote is not None and vote.category == "host_oom"
-
-
-@pytest.mark.parametrize(
-    ("lines", "category"),
-    [
+        # Shell job reports, retracing and operand checks printed without an exception name.
         (["[1]+  Killed                  python3 -m trainer.main --config=big.py"], "host_oom"),
         (["4242 Killed                  python train.py --steps 100"], "host_oom"),
         (
@@ -244,6 +156,58 @@ def test_a_bare_killed_word_inside_a_sentence_is_not_an_oom() -> None:
         (["add requires arguments to have the same shape, got (8, 128) and (8, 64)."], "shape_dtype_error"),
     ],
 )
-def test_shell_job_reports_retracing_and_unnamed_operand_checks(lines: list[str], category: str) -> None:
+def test_weak_cues_decide_unseen_wordings(lines: list[str], category: str) -> None:
     vote = weak_vote(lines)
     assert vote is not None and vote.category == category, vote
+
+
+def test_pack_cue_labels_must_be_new(tmp_path: Path) -> None:
+    config = _plain(tmp_path)
+    label = next(g for g in config.categories if g.category == "host_oom").cues[0].label
+    (tmp_path / "dup.yaml").write_text(
+        "categories:\n  - category: host_oom\n    cues:\n"
+        f"      - label: '{label}'\n        regex: 'x'\n        weight: 0.5\n"
+    )
+    packs = tmp_path / "packs"
+    packs.mkdir()
+    (tmp_path / "dup.yaml").rename(packs / "dup.yaml")
+    with pytest.raises(ValueError, match="already used"):
+        merge_cue_files(config, packs)
+
+
+def _override_config(tmp_path: Path, overrides: str) -> CueConfig:
+    """Two categories where version_mismatch suppresses runtime_init_failure, as in the shipped file."""
+    path = tmp_path / f"cues_{len(overrides)}.yaml"  # load_cues caches by path
+    path.write_text(
+        "categories:\n"
+        "  - category: version_mismatch\n    suppresses: [runtime_init_failure]\n    cues:\n"
+        "      - label: 'missing attribute'\n        regex: 'has no attribute'\n        weight: 0.5\n"
+        "  - category: runtime_init_failure\n    cues:\n"
+        "      - label: 'platform gone'\n        regex: 'only supports TPU VMs'\n        weight: 0.6\n"
+        f"        overrides: {overrides}\n",
+        encoding="utf-8",
+    )
+    return load_cues(path, families=None)
+
+
+def test_a_cue_stating_the_cause_overrides_the_symptoms_printed_before_it(tmp_path: Path) -> None:
+    lines = [
+        "AttributeError: module 'jax.tree_util' has no attribute 'register_x'",
+        "RuntimeError: JAX only supports TPU VMs, not the older Colab TPUs.",
+    ]
+    # Without the override the symptom's category suppresses the stated cause.
+    symptom = weak_vote(lines, _override_config(tmp_path, "[]"))
+    assert symptom is not None and symptom.category == "version_mismatch"
+    vote = weak_vote(lines, _override_config(tmp_path, "[version_mismatch]"))
+    assert vote is not None and vote.category == "runtime_init_failure"
+    # The override acts only when its own cue fires: the attribute error alone stays a version mismatch.
+    alone = weak_vote(lines[:1], _override_config(tmp_path, "[version_mismatch]"))
+    assert alone is not None and alone.category == "version_mismatch"
+
+
+def test_a_bare_killed_word_inside_a_sentence_is_not_an_oom() -> None:
+    for line in ("RuntimeError: worker 3 was killed by the scheduler, see its log", "Killed 3 stale workers"):
+        vote = weak_vote([line])
+        assert vote is None or vote.category != "host_oom", line
+    vote = weak_vote(["step 10 loss 2.1", "Killed"])
+    assert vote is not None and vote.category == "host_oom"

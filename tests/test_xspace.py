@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -140,17 +141,21 @@ def test_columns_match_the_per_event_parse_on_both_fixtures(
                     assert got == expected[stat_id], (plane.name, line.name, plane.stat_names[stat_id])
 
 
+def _host_space_with_one_line() -> tuple[Any, Any]:
+    """An XSpace with one host plane holding one empty line, whose events name metadata 1 ("f")."""
+    space = schema().XSpace()
+    plane = space.planes.add(id=1, name="/host:CPU")
+    plane.event_metadata[1].name = "f"
+    return space, plane.lines.add(id=1, name="t")
+
+
 @LINE_PATHS
 def test_columns_fall_back_when_fields_come_in_another_order(
     tmp_path: Path, small_line: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Hand-made events with duration before offset still decode to the right columns."""
     monkeypatch.setattr(xspace, "SMALL_LINE", small_line)
-    s = schema()
-    space = s.XSpace()
-    plane = space.planes.add(id=1, name="/host:CPU")
-    plane.event_metadata[1].name = "f"
-    line = plane.lines.add(id=1, name="t")
+    space, line = _host_space_with_one_line()
     line.events.add(metadata_id=1, offset_ps=100, duration_ps=50)
     wire = bytearray(space.SerializeToString())
     canonical = b"\x08\x01\x10\x64\x18\x32"
@@ -175,11 +180,7 @@ def test_a_bad_event_is_named_on_every_path(
     """An event that is not valid protobuf (a field of wire type 7) in a line of three: the error names
     the event, whichever way the line would have been decoded."""
     monkeypatch.setattr(xspace, "SMALL_LINE", small_line)
-    s = schema()
-    space = s.XSpace()
-    plane = space.planes.add(id=1, name="/host:CPU")
-    plane.event_metadata[1].name = "f"
-    line = plane.lines.add(id=1, name="t")
+    space, line = _host_space_with_one_line()
     for offset in (100, 200, 300):
         line.events.add(metadata_id=1, offset_ps=offset, duration_ps=50)
     wire = space.SerializeToString()

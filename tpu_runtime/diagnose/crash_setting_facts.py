@@ -12,7 +12,7 @@ category's fallbacks (crash_fix_packs) name the setting to change instead of the
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 __all__ = [
     "accepted_value_facts",
@@ -58,6 +58,16 @@ def _not_source(lines: Sequence[str]) -> list[str]:
             continue
         kept.append(line)
     return kept
+
+
+def _matches_from_end(lines: Sequence[str], patterns: Sequence[re.Pattern[str]]) -> Iterator[re.Match[str]]:
+    """Each match of the patterns, last line first (within a line, in the patterns' order): the message
+    nearest the end of a log is the one that stopped the program."""
+    for line in reversed(lines):
+        for pattern in patterns:
+            m = pattern.search(line)
+            if m is not None:
+                yield m
 
 
 # "Consider setting --max-model-len to a smaller value" (vLLM's warning before an OOM it predicts)
@@ -114,14 +124,12 @@ _REFUSED_ENV = (
 
 def refused_env_facts(lines: Sequence[str]) -> dict[str, str]:
     """`refused_env_var` (and `refused_env_value`) where a message refuses an environment variable's value."""
-    for line in reversed(_not_source(lines)):
-        for pattern in _REFUSED_ENV:
-            m = pattern.search(line)
-            if m is not None and m["var"].isupper():
-                out = {"refused_env_var": m["var"]}
-                if m["value"]:
-                    out["refused_env_value"] = m["value"]
-                return out
+    for m in _matches_from_end(_not_source(lines), _REFUSED_ENV):
+        if m["var"].isupper():
+            out = {"refused_env_var": m["var"]}
+            if m["value"]:
+                out["refused_env_value"] = m["value"]
+            return out
     return {}
 
 
@@ -136,13 +144,11 @@ _REJECTED_FLAG = re.compile(
 
 def rejected_flag_facts(lines: Sequence[str]) -> dict[str, str]:
     """`rejected_flag` (and `flag_source`, the variable it came from) where a flag parser refuses a flag."""
-    for line in reversed(_not_source(lines)):
-        m = _REJECTED_FLAG.search(line)
-        if m is not None:
-            out = {"rejected_flag": m["flag"].split("=")[0]}
-            if m["where"]:
-                out["flag_source"] = m["where"]
-            return out
+    for m in _matches_from_end(_not_source(lines), (_REJECTED_FLAG,)):
+        out = {"rejected_flag": m["flag"].split("=")[0]}
+        if m["where"]:
+            out["flag_source"] = m["where"]
+        return out
     return {}
 
 
@@ -160,10 +166,7 @@ _LIST_NOISE = {"dict_keys", "set", "list", "tuple", "and", "or", "got", "but"}
 
 def accepted_value_facts(lines: Sequence[str]) -> dict[str, str]:
     """`accepted_values`: the values a refusal lists as accepted (`None, 'fp8'`), from the last such line."""
-    for line in reversed(_not_source(lines)):
-        m = _ACCEPTED.search(line)
-        if m is None:
-            continue
+    for m in _matches_from_end(_not_source(lines), (_ACCEPTED,)):
         text = (m["list"] or m["list2"] or "").split(". ")[0]
         items = [i for i in _LIST_ITEMS.findall(text) if i not in _LIST_NOISE]
         if 1 <= len(items) <= 12:
@@ -177,13 +180,8 @@ _NO_ATTRIBUTE = re.compile(r"module '(?P<module>[A-Za-z_][\w.]*)' has no attribu
 def missing_api_facts(lines: Sequence[str]) -> dict[str, str]:
     """`missing_api` (module.attribute) and `missing_api_package` (the top-level package to upgrade or pin)
     where Python says a module has no such attribute."""
-    for line in reversed(lines[-MAX_LINES:]):
-        m = _NO_ATTRIBUTE.search(line)
-        if m is not None:
-            return {
-                "missing_api": f"{m['module']}.{m['attr']}",
-                "missing_api_package": m["module"].split(".")[0],
-            }
+    for m in _matches_from_end(lines[-MAX_LINES:], (_NO_ATTRIBUTE,)):
+        return {"missing_api": f"{m['module']}.{m['attr']}", "missing_api_package": m["module"].split(".")[0]}
     return {}
 
 
@@ -223,19 +221,15 @@ _MESH_DEVICES = (
 
 def mesh_device_facts(lines: Sequence[str]) -> dict[str, int]:
     """`visible_devices` and `mesh_devices` where a mesh asks for more (or other) devices than are visible."""
-    for line in reversed(lines[-MAX_LINES:]):
-        for pattern in _MESH_DEVICES:
-            m = pattern.search(line)
-            if m is None:
-                continue
-            groups = m.groupdict()
-            if groups.get("shape"):
-                want = 1
-                for dim in re.findall(r"\d+", groups["shape"]):
-                    want *= int(dim)
-            else:
-                want = int(groups["want"])
-            return {"visible_devices": int(m["have"]), "mesh_devices": want}
+    for m in _matches_from_end(lines[-MAX_LINES:], _MESH_DEVICES):
+        groups = m.groupdict()
+        if groups.get("shape"):
+            want = 1
+            for dim in re.findall(r"\d+", groups["shape"]):
+                want *= int(dim)
+        else:
+            want = int(groups["want"])
+        return {"visible_devices": int(m["have"]), "mesh_devices": want}
     return {}
 
 
@@ -254,11 +248,9 @@ _SIZE_PAIR = (
 
 def size_mismatch_facts(lines: Sequence[str]) -> dict[str, str]:
     """`mismatch_sizes` (`(1041,) vs (1029,)`) where a shape error states the two sizes that differ."""
-    for line in reversed(_not_source(lines)):
-        for pattern in _SIZE_PAIR:
-            m = pattern.search(line)
-            if m is not None and m["a"].strip() != m["b"].strip():
-                return {"mismatch_sizes": f"{m['a'].strip()} vs {m['b'].strip()}"}
+    for m in _matches_from_end(_not_source(lines), _SIZE_PAIR):
+        if m["a"].strip() != m["b"].strip():
+            return {"mismatch_sizes": f"{m['a'].strip()} vs {m['b'].strip()}"}
     return {}
 
 
