@@ -6,6 +6,10 @@ any wording of its family, and stay silent where the log does not name one.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
+
+import pytest
+
 from tpu_runtime.diagnose.crash_setting_facts import (
     accepted_value_facts,
     crash_phase_facts,
@@ -13,72 +17,122 @@ from tpu_runtime.diagnose.crash_setting_facts import (
     mesh_device_facts,
     missing_api_facts,
     refused_env_facts,
+    rejected_flag_facts,
     size_mismatch_facts,
     size_setting_facts,
 )
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions
 from tpu_runtime.diagnose.crashlog import diagnose_log
 
+Extractor = Callable[[Sequence[str]], Mapping[str, object]]
 
-def test_size_settings_read_from_prints_tuples_and_config_lines() -> None:
-    assert size_setting_facts(["(devices, tokens per device) = (4, 65536)"]) == {
-        "size_settings": "tokens per device = 65536"
-    }
-    config = "args: Namespace(model='m', max_model_len=32768, gpu_memory_utilization=0.95, seed=0)"
-    assert (
-        size_setting_facts([config])["size_settings"]
-        == "max_model_len = 32768, gpu_memory_utilization = 0.95"
-    )
-    assert size_setting_facts(["--per_device_train_batch_size 16"]) == {
-        "size_settings": "per_device_train_batch_size = 16"
-    }
+# (extractor, log lines, the facts it must read): each wording written for the test, with lines that
+# must yield nothing beside the ones that name a setting.
+EXTRACTED: list[tuple[Extractor, list[str], dict[str, object]]] = [
+    (
+        size_setting_facts,
+        ["(devices, tokens per device) = (4, 65536)"],
+        {"size_settings": "tokens per device = 65536"},
+    ),
+    (
+        size_setting_facts,
+        ["args: Namespace(model='m', max_model_len=32768, gpu_memory_utilization=0.95, seed=0)"],
+        {"size_settings": "max_model_len = 32768, gpu_memory_utilization = 0.95"},
+    ),
+    (
+        size_setting_facts,
+        ["--per_device_train_batch_size 16"],
+        {"size_settings": "per_device_train_batch_size = 16"},
+    ),
     # source code a traceback quotes is not a setting the run printed
-    frame = ['  File "train.py", line 9, in main', "    loader = make(batch_size=512)"]
-    assert size_setting_facts(frame) == {}
-    assert size_setting_facts(["Number of tokens: 750515", "step 3 loss 2.1"]) == {}
+    (size_setting_facts, ['  File "train.py", line 9, in main', "    loader = make(batch_size=512)"], {}),
+    (size_setting_facts, ["Number of tokens: 750515", "step 3 loss 2.1"], {}),
+    (
+        size_setting_facts,
+        [
+            "WARNING 12-12 11:16:38 tpu_model_runner.py:126] The max_model_len (8192) is too large. "
+            "Consider setting --max-model-len to a smaller value."
+        ],
+        {"size_settings": "--max-model-len (a warning advises a smaller value)"},
+    ),
+    (size_setting_facts, ["Consider setting a seed for reproducibility."], {}),
+    # progress counters are not size settings
+    (
+        size_setting_facts,
+        ["Epoch 1 batch 300 loss 2.1", "step 40/100 batch_size: 3/100", "processed tokens: 51200"],
+        {},
+    ),
+    (size_setting_facts, ["train_batch_size = 64"], {"size_settings": "train_batch_size = 64"}),
+    (
+        refused_env_facts,
+        ["Unknown PJRT_DEVICE 'GPU0'"],
+        {"refused_env_var": "PJRT_DEVICE", "refused_env_value": "GPU0"},
+    ),
+    (
+        refused_env_facts,
+        ["XLA_USE_SPMD=maybe is not a valid value"],
+        {"refused_env_var": "XLA_USE_SPMD", "refused_env_value": "maybe"},
+    ),
+    (refused_env_facts, ["unknown device xla:3"], {}),
+    (
+        accepted_value_facts,
+        ["NotImplementedError: awq not supported.", "Supported methods are ['fp8', None]"],
+        {"accepted_values": "'fp8', None"},
+    ),
+    (
+        accepted_value_facts,
+        ["ValueError: mode must be one of: train, eval"],
+        {"accepted_values": "train, eval"},
+    ),
+    (
+        accepted_value_facts,
+        ["error: argument --kv-cache-dtype: invalid choice: 'fp8_x' (choose from auto, bfloat16, fp8_e5m2)"],
+        {"accepted_values": "auto, bfloat16, fp8_e5m2"},
+    ),
+    (accepted_value_facts, ["loss 0.3 accuracy 0.91"], {}),
+    (
+        missing_api_facts,
+        ["AttributeError: module 'jax.experimental.pjit' has no attribute 'with_mesh'"],
+        {"missing_api": "jax.experimental.pjit.with_mesh", "missing_api_package": "jax"},
+    ),
+    (
+        init_order_facts,
+        [
+            "Traceback (most recent call last):",
+            '  File "/usr/lib/python3/site-packages/torch_xla/runtime.py", line 40, in use_spmd',
+            "    raise RuntimeError('XLA runtime is already initialized!')",
+            "RuntimeError: XLA runtime is already initialized!",
+        ],
+        {"late_call": "use_spmd"},
+    ),
+    (init_order_facts, ["RuntimeError: device busy"], {}),
+    (
+        mesh_device_facts,
+        ["ValueError: Number of devices 2 must equal the product of mesh_shape (2, 4)"],
+        {"visible_devices": 2, "mesh_devices": 8},
+    ),
+    (
+        mesh_device_facts,
+        ["Insufficient devices for 2D mesh: found 4, expected 16"],
+        {"visible_devices": 4, "mesh_devices": 16},
+    ),
+    (size_mismatch_facts, ["TypeError: got (512,) and (768,)"], {"mismatch_sizes": "(512,) vs (768,)"}),
+    (size_mismatch_facts, ["ValueError: got (3,) and (3,)"], {}),
+    (
+        rejected_flag_facts,
+        ["F0101 parse_flags_from_env.cc:225] Unknown flags in XLA_FLAGS: --xla_foo=1"],
+        {"rejected_flag": "--xla_foo", "flag_source": "XLA_FLAGS"},
+    ),
+    (rejected_flag_facts, ["ERROR: Unknown command line flag 'xla_bar'"], {"rejected_flag": "xla_bar"}),
+    (rejected_flag_facts, ["flags parsed: 12"], {}),
+]
 
 
-def test_refused_environment_value_and_accepted_values() -> None:
-    assert refused_env_facts(["Unknown PJRT_DEVICE 'GPU0'"]) == {
-        "refused_env_var": "PJRT_DEVICE",
-        "refused_env_value": "GPU0",
-    }
-    assert refused_env_facts(["XLA_USE_SPMD=maybe is not a valid value"])["refused_env_var"] == "XLA_USE_SPMD"
-    assert refused_env_facts(["unknown device xla:3"]) == {}
-    listed = accepted_value_facts(
-        ["NotImplementedError: awq not supported.", "Supported methods are ['fp8', None]"]
-    )
-    assert listed == {"accepted_values": "'fp8', None"}
-    assert accepted_value_facts(["ValueError: mode must be one of: train, eval"]) == {
-        "accepted_values": "train, eval"
-    }
-    assert accepted_value_facts(["loss 0.3 accuracy 0.91"]) == {}
-
-
-def test_missing_api_call_order_mesh_and_mismatch_facts() -> None:
-    assert missing_api_facts(
-        ["AttributeError: module 'jax.experimental.pjit' has no attribute 'with_mesh'"]
-    ) == {
-        "missing_api": "jax.experimental.pjit.with_mesh",
-        "missing_api_package": "jax",
-    }
-    late = [
-        "Traceback (most recent call last):",
-        '  File "/usr/lib/python3/site-packages/torch_xla/runtime.py", line 40, in use_spmd',
-        "    raise RuntimeError('XLA runtime is already initialized!')",
-        "RuntimeError: XLA runtime is already initialized!",
-    ]
-    assert init_order_facts(late) == {"late_call": "use_spmd"}
-    assert init_order_facts(["RuntimeError: device busy"]) == {}
-    assert mesh_device_facts(
-        ["ValueError: Number of devices 2 must equal the product of mesh_shape (2, 4)"]
-    ) == {
-        "visible_devices": 2,
-        "mesh_devices": 8,
-    }
-    assert mesh_device_facts(["Insufficient devices for 2D mesh: found 4, expected 16"])["mesh_devices"] == 16
-    assert size_mismatch_facts(["TypeError: got (512,) and (768,)"]) == {"mismatch_sizes": "(512,) vs (768,)"}
-    assert size_mismatch_facts(["ValueError: got (3,) and (3,)"]) == {}
+@pytest.mark.parametrize(("extractor", "lines", "expected"), EXTRACTED)
+def test_each_extractor_reads_the_setting_a_log_names(
+    extractor: Extractor, lines: list[str], expected: dict[str, object]
+) -> None:
+    assert extractor(lines) == expected
 
 
 def test_phase_at_crash_is_the_last_progress_line_before_the_first_fatal_one() -> None:
@@ -136,38 +190,3 @@ def test_a_refusal_that_lists_what_it_accepts_gets_those_values_as_the_fix() -> 
     )
     assert crash.category == "unsupported_op"
     assert crash.evidence.fix_rule == "unsupported_op/message_choices" and "None, 'int8'" in crash.fix
-
-
-def test_a_warning_that_advises_a_size_setting_is_named_too() -> None:
-    warning = (
-        "WARNING 12-12 11:16:38 tpu_model_runner.py:126] The max_model_len (8192) is too large. "
-        "Consider setting --max-model-len to a smaller value."
-    )
-    assert size_setting_facts([warning]) == {
-        "size_settings": "--max-model-len (a warning advises a smaller value)"
-    }
-    assert size_setting_facts(["Consider setting a seed for reproducibility."]) == {}
-
-
-def test_progress_counters_are_not_size_settings() -> None:
-    progress = ["Epoch 1 batch 300 loss 2.1", "step 40/100 batch_size: 3/100", "processed tokens: 51200"]
-    assert size_setting_facts(progress) == {}
-    assert size_setting_facts(["train_batch_size = 64"]) == {"size_settings": "train_batch_size = 64"}
-
-
-def test_a_refused_flag_is_named_with_where_it_was_read() -> None:
-    from tpu_runtime.diagnose.crash_setting_facts import rejected_flag_facts
-
-    assert rejected_flag_facts(
-        ["F0101 parse_flags_from_env.cc:225] Unknown flags in XLA_FLAGS: --xla_foo=1"]
-    ) == {
-        "rejected_flag": "--xla_foo",
-        "flag_source": "XLA_FLAGS",
-    }
-    assert rejected_flag_facts(["ERROR: Unknown command line flag 'xla_bar'"]) == {"rejected_flag": "xla_bar"}
-    assert rejected_flag_facts(["flags parsed: 12"]) == {}
-
-
-def test_argparse_choices_are_accepted_values() -> None:
-    line = "error: argument --kv-cache-dtype: invalid choice: 'fp8_x' (choose from auto, bfloat16, fp8_e5m2)"
-    assert accepted_value_facts([line]) == {"accepted_values": "auto, bfloat16, fp8_e5m2"}
