@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from tpu_runtime.diagnose.crash_operand_facts import (
@@ -20,17 +20,7 @@ from tpu_runtime.diagnose.crash_operand_facts import (
     narrow_dtype_facts,
     tiling_facts,
 )
-from tpu_runtime.diagnose.crash_setting_facts import (
-    accepted_value_facts,
-    crash_phase_facts,
-    init_order_facts,
-    mesh_device_facts,
-    missing_api_facts,
-    refused_env_facts,
-    rejected_flag_facts,
-    size_mismatch_facts,
-    size_setting_facts,
-)
+from tpu_runtime.diagnose.crash_setting_facts import SETTING_EXTRACTORS
 from tpu_runtime.diagnose.units import parse_size
 
 if TYPE_CHECKING:
@@ -461,19 +451,14 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
                 tasks.setdefault(task, None)
     if tasks and "missing_tasks" not in facts:
         out["missing_tasks"] = ", ".join(list(tasks)[:8])
-    operand_facts = (narrow_dtype_facts, tiling_facts, index_range_facts, backend_op_facts)
-    setting_facts = (
-        size_setting_facts,
-        refused_env_facts,
-        rejected_flag_facts,
-        accepted_value_facts,
-        missing_api_facts,
-        init_order_facts,
-        mesh_device_facts,
-        size_mismatch_facts,
-        crash_phase_facts,
+    extractors: tuple[Callable[[Sequence[str]], Mapping[str, Any]], ...] = (
+        narrow_dtype_facts,
+        tiling_facts,
+        index_range_facts,
+        backend_op_facts,
+        *SETTING_EXTRACTORS,
     )
-    for found in (extract(lines) for extract in (*operand_facts, *setting_facts)):
+    for found in (extract(lines) for extract in extractors):
         out.update({k: v for k, v in found.items() if k not in facts})
     return out
 

@@ -12,9 +12,10 @@ category's fallbacks (crash_fix_packs) name the setting to change instead of the
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 __all__ = [
+    "SETTING_EXTRACTORS",
     "accepted_value_facts",
     "crash_phase_facts",
     "init_order_facts",
@@ -301,3 +302,18 @@ def crash_phase_facts(lines: Sequence[str]) -> dict[str, str]:
                     break
             return {"crash_phase": phase, "phase_line": line.strip()[:160]}
     return {}
+
+
+# Every extractor above, in the order derive_facts applies them: adding an extractor here is all it takes
+# for the crash rules' fixes to see its facts.
+SETTING_EXTRACTORS: tuple[Callable[[Sequence[str]], Mapping[str, object]], ...] = (
+    size_setting_facts,
+    refused_env_facts,
+    rejected_flag_facts,
+    accepted_value_facts,
+    missing_api_facts,
+    init_order_facts,
+    mesh_device_facts,
+    size_mismatch_facts,
+    crash_phase_facts,
+)
