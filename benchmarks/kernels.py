@@ -4,7 +4,7 @@ over 16 candidates offline, both through the real path (sandboxed child processe
 `--upstream` instead checks every adapter of jax's shipped kernels (`tests/data/kernels/upstream/`)
 through every CPU stage and prints each one's verdict and seconds per stage, with its corpus half.
 
-Run by hand: `python benchmarks/kernels.py [--budget 16] [--json]` or
+Run by hand: `python benchmarks/kernels.py [--budget 16] [--repeat N] [--json]` or
 `python benchmarks/kernels.py --upstream [NAME ...] [-g v6e]`; the figures go into the README. The
 machine's load average is printed with them, since the interpreter and the compiler share its cores.
 """
@@ -37,6 +37,24 @@ def _cpu_seconds() -> float:
     PyTorch stage's process under it): on a shared machine a steadier figure than wall time."""
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def bench_checks(template: Path, repeat: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The check with and without stage 5, `repeat` times each, alternately (so both see the same load):
+    each one's first run, with the median wall and CPU seconds of all its runs and every run's pair."""
+    runs: dict[bool, list[dict[str, Any]]] = {False: [], True: []}
+    for _ in range(repeat):
+        for no_torch in (False, True):
+            runs[no_torch].append(bench_check(template, no_torch=no_torch))
+    out = []
+    for no_torch in (False, True):
+        first = dict(runs[no_torch][0])
+        if repeat > 1:
+            first["wall_seconds"] = round(statistics.median(r["wall_seconds"] for r in runs[no_torch]), 2)
+            first["cpu_seconds"] = round(statistics.median(r["cpu_seconds"] for r in runs[no_torch]), 2)
+            first["runs"] = [[r["wall_seconds"], r["cpu_seconds"]] for r in runs[no_torch]]
+        out.append(first)
+    return out[0], out[1]
 
 
 def bench_check(template: Path, no_torch: bool = False) -> dict[str, Any]:
@@ -145,6 +163,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--budget", type=int, default=16, help="candidates to tune (default 16; 0: no tune)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument(
+        "--repeat", type=int, default=1, help="run each check N times, alternately; report medians"
+    )
     parser.add_argument("--upstream", nargs="*", metavar="NAME", help="check jax's shipped kernels instead")
     parser.add_argument("-g", "--generations", default="v6e", help="for --upstream (default v6e)")
     args = parser.parse_args()
@@ -165,9 +186,9 @@ def main() -> None:
     figures: dict[str, Any] = {
         "machine": {"cpus": os.cpu_count(), "load_average_1m_before": round(load_before[0], 2)},
         "anchor_import_jax_torch_torch_tpu": bench_imports(),
-        "check_512_matmul_all_cpu_stages": bench_check(template),
-        "check_512_matmul_no_torch": bench_check(template, no_torch=True),
     }
+    checks = bench_checks(template, max(1, args.repeat))
+    figures["check_512_matmul_all_cpu_stages"], figures["check_512_matmul_no_torch"] = checks
     # the anchor again after the check: the check is set against the mean of the two runs
     figures["anchor_import_jax_torch_torch_tpu"] = round(
         (figures["anchor_import_jax_torch_torch_tpu"] + bench_imports()) / 2, 2
@@ -194,6 +215,10 @@ def main() -> None:
         f"the same with --no-torch (stage 5 not run): {bare['wall_seconds']} s ({bare['verdict']}), "
         f"{bare['wall_seconds'] / anchor:.2f}x the anchor; {bare['cpu_seconds']} s of CPU"
     )
+    if "runs" in check:
+        print(f"medians of {len(check['runs'])} runs each; [wall s, CPU s] of every run, in order:")
+        print(f"  default      {check['runs']}")
+        print(f"  --no-torch   {bare['runs']}")
     if not args.budget:
         return
     tune = figures[f"tune_{args.budget}_candidates_offline"]

@@ -20,6 +20,7 @@ from types import ModuleType
 from typing import Any
 
 from tpu_runtime.errors import BadInput
+from tpu_runtime.gc_pause import gc_paused
 
 REQUIRED_FUNCTIONS = ("kernel", "reference", "make_inputs")
 KNOWN_DTYPES = (
@@ -133,7 +134,8 @@ def import_kernel_file(path: Path) -> ModuleType:
         sys.path.insert(0, folder)
     sys.modules[name] = module
     try:
-        spec.loader.exec_module(module)
+        with gc_paused():  # the file imports jax: its objects are walked once, after the import
+            spec.loader.exec_module(module)
     except BaseException as exc:
         sys.modules.pop(name, None)
         where = _line_in(path, exc)

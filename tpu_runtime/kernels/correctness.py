@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from tpu_runtime.deferred_imports import deferred_imports
 from tpu_runtime.kernels.convention import KernelModule
 from tpu_runtime.kernels.explain import (
     DescribeRef,
@@ -46,6 +47,11 @@ from tpu_runtime.kernels.poison import poisoned_outputs
 from tpu_runtime.kernels.report import CaseResult, StageResult, stage_result
 
 DmaMode = Literal["on_wait", "eager"]
+
+#: jax's interpret-mode lowering imports the Mosaic GPU interpreter (and with it Mosaic GPU and the NVVM and
+#: LLVM dialects: 0.24 s of CPU) only to test whether the interpret parameters are GPU ones; ours are TPU
+#: `InterpretParams`, so it loads lazily and never runs (`tpu_runtime.deferred_imports`).
+GPU_INTERPRETER = frozenset({"jax._src.pallas.mosaic_gpu.interpret.interpret_pallas_call"})
 
 #: (rtol, atol as a fraction of the reference output's RMS), by output dtype.
 DEFAULT_TOLERANCE: dict[str, tuple[float, float]] = {
@@ -185,6 +191,7 @@ def run_kernel(
                 current_mesh(host_mesh),
                 poisoned_outputs(poison),
                 pltpu.force_tpu_interpret_mode(interpret),
+                deferred_imports(GPU_INTERPRETER),
             ):
                 result = km.kernel(*inputs, **params)
                 result = jax.block_until_ready(result)
