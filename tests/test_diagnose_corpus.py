@@ -109,9 +109,6 @@ KNOWN_DEV_MISSES = {
     # A check in torch_xla's mul lowering (aten_xla_type.cpp) after a nightly regression: the log shows the
     # check, not the nightly date that introduced it.
     "ver_torchxla_nightly_mul_inputs_check_spmd.log": "log does not show the torch_xla nightly build",
-    # Round diag14, collected before any rule change (the rules of that round take them off this list).
-    "vmem_torchxla_bart_smem_please_file_bug.log": "round diag14: collected before its rules",
-    "xla_tf_while_loop_fixed_tensor_list_size.log": "round diag14: collected before its rules",
 }
 
 

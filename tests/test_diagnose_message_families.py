@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tpu_runtime.diagnose.crash_cues import CUES_DIR, load_cues, weak_vote
-from tpu_runtime.diagnose.crash_suggestion import find_suggestions
+from tpu_runtime.diagnose.crash_suggestion import find_suggestions, suggestion_addendum
 from tpu_runtime.diagnose.crashlog import FALLBACK_PREFIX, diagnose_log, load_rules
 
 
@@ -98,3 +98,24 @@ def test_suggestions_read_purpose_clauses_and_quoted_commands() -> None:
 
 def test_cue_files_are_in_the_package_data() -> None:
     assert CUES_DIR.parent.name == "data" and Path(CUES_DIR, "message_families.yaml").is_file()
+
+
+def test_a_one_line_message_is_read_whole_for_its_advice() -> None:
+    # A pasted message without an error word still states its remedy after a comma ("you can fix this by").
+    line = "Needs a bounded list. Loops without max_steps set, you can fix this by setting max_steps."
+    assert [s.named for s in find_suggestions([line])] == [("max_steps",)]
+    assert find_suggestions(["step 1 loss 2.0", "step 2 loss 1.9", "step 3 loss 1.8", line]) == []
+
+
+def test_a_cause_specific_fix_keeps_the_advice_the_message_states() -> None:
+    # An invented HBM OOM whose allocator line also names a knob of its own: the sub-rule for the cause
+    # wins, and the message's own remedy is added rather than dropped.
+    log = [
+        "RESOURCE_EXHAUSTED: Ran out of memory in memory space hbm. Used 20.00G of 16.00G hbm.",
+        "Consider setting my_allocator_knob=0.5 to reduce fragmentation.",
+    ]
+    crash = diagnose_log("\n".join(log), "run.log", load_rules())
+    assert crash.category == "hbm_oom"
+    assert "/" in crash.evidence.fix_rule and not crash.evidence.fix_rule.endswith("/message_suggestion")
+    assert "my_allocator_knob=0.5" in crash.fix
+    assert suggestion_addendum("set my_allocator_knob=0.5", find_suggestions(log)) == ""

@@ -17,11 +17,14 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Suggestion", "choices_fix", "find_suggestions", "suggestion_fix"]
+__all__ = ["Suggestion", "choices_fix", "find_suggestions", "suggestion_addendum", "suggestion_fix"]
 
 MAX_SUGGESTIONS = 2
 MAX_TEXT = 300
 ERROR_TAIL = 3
+# A log this short is the error message itself (a fragment pasted into a thread): every line of it is the
+# error, even one that words its failure without an error word ("XLA compilation requires ...").
+WHOLE_MESSAGE_LINES = 3
 _ERRORISH = re.compile(
     r"\b(?:error|fatal|failed|failure|exception|abort(?:ed)?|unable|cannot|could not|not supported|"
     r"unsupported|not implemented|unimplemented|invalid|incompatible|exceed\w*|exhausted|timed out|"
@@ -134,6 +137,8 @@ def _named(text: str) -> tuple[str, ...]:
 def _near_errors(lines: Sequence[str]) -> set[int]:
     """An error line and the few lines after it (a message's advice often ends a multi-line error)."""
     near: set[int] = set()
+    if sum(1 for line in lines if line.strip()) <= WHOLE_MESSAGE_LINES:
+        return set(range(len(lines)))
     for i, line in enumerate(lines):
         if _ERRORISH.search(line):
             near.update(range(i, min(len(lines), i + 1 + ERROR_TAIL)))
@@ -184,3 +189,16 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
         f"The error message states its own remedy: {quoted}. Do that first: change {things} as it says, "
         "then rerun; if the same error comes back, the facts below and the category's general advice apply."
     )
+
+
+def suggestion_addendum(fix: str, suggestions: Sequence[Suggestion]) -> str:
+    """What to add to a cause-specific fix so it keeps the message's own advice ("" when the fix has it).
+
+    A sub-rule is written for the cause; the message's sentence is written for this very check. When the
+    sentence names something the fix does not (a parameter, flag or variable), both belong in the answer."""
+    lowered = fix.lower()
+    missing = [s for s in suggestions if not any(n.lower() in lowered for n in s.named)]
+    if not missing:
+        return ""
+    quoted = " and ".join(f'"{s.text}"' for s in missing)
+    return f" The error message also states its own remedy: {quoted}."

@@ -7,7 +7,8 @@ category's `cause`, `fix` and `citations`, and `fixes`: cause-specific sub-rules
 when its `when` conditions hold on the facts (present, at least / at most a number, matching a regex)
 or on a log line; its `fix` is a template that names the evidence (`{top_shape}`, `{holder_pid}`,
 `{missing_tasks}`), so the advice fits this log rather than the category. The first sub-rule whose
-conditions hold and whose template can be filled wins. When none does, the remedy the error message
+conditions hold and whose template can be filled wins, and keeps the remedy the error message states
+itself when that names something the sub-rule's fix does not. When none does, the remedy the error message
 states itself is used (crash_suggestion, `<category>/message_suggestion`), then the `from_facts_*`
 sub-rules (the category's main remedy named with this log's facts, among them the settings the log names
 itself: crash_setting_facts), then the values a refusal lists as accepted (`<category>/message_choices`),
@@ -51,7 +52,12 @@ from tpu_runtime.diagnose.crash_specs import (
     PatternSpec,
     SubRule,
 )
-from tpu_runtime.diagnose.crash_suggestion import choices_fix, find_suggestions, suggestion_fix
+from tpu_runtime.diagnose.crash_suggestion import (
+    choices_fix,
+    find_suggestions,
+    suggestion_addendum,
+    suggestion_fix,
+)
 from tpu_runtime.diagnose.logtext import focus, normalise, strip_prefix
 from tpu_runtime.diagnose.report import CATEGORIES, Category, Citation, CrashDiagnosis, CrashEvidence
 from tpu_runtime.yaml_data import safe_load
@@ -181,9 +187,10 @@ def choose_fix(rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str]) 
     specific = [sub for sub in rule.fixes if not sub.id.startswith(FALLBACK_PREFIX)]
     fallbacks = [sub for sub in rule.fixes if sub.id.startswith(FALLBACK_PREFIX)]
     found = _first_sub_rule(rule, specific, facts, lines)
-    if found is not None:
-        return found
     suggestions = find_suggestions(lines)
+    if found is not None:
+        cause, fix, citations, sub_id, why = found
+        return cause, fix + suggestion_addendum(fix, suggestions), citations, sub_id, why
     if suggestions:
         fix = suggestion_fix(suggestions)
         versions = facts.get("versions")
