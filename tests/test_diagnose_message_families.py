@@ -43,6 +43,8 @@ def test_family_cues_join_the_base_categories() -> None:
         ),
         (["RuntimeError: Could not run 'foo::bar' with arguments from the 'XLA' backend."], "unsupported_op"),
         (["pt-xla-profiler: CompileTime too frequent: 40 counts during 12 steps"], "recompilation"),
+        (["XLA compilation requires that shape arguments be fixed."], "xla_compile_error"),
+        (["Support for TensorList crossing the XLA/TF boundary is not implemented."], "xla_compile_error"),
     ],
 )
 def test_family_cues_give_the_category(lines: list[str], category: str) -> None:
@@ -119,3 +121,17 @@ def test_a_cause_specific_fix_keeps_the_advice_the_message_states() -> None:
     assert "/" in crash.evidence.fix_rule and not crash.evidence.fix_rule.endswith("/message_suggestion")
     assert "my_allocator_knob=0.5" in crash.fix
     assert suggestion_addendum("set my_allocator_knob=0.5", find_suggestions(log)) == ""
+
+
+def test_an_on_chip_oom_the_compiler_calls_its_bug_gets_the_compiler_fallback() -> None:
+    # Invented SMEM wording: the fallbacks alone (no cause-specific sub-rule) must still say "compiler bug,
+    # dump the HLO" rather than the SMEM-table advice for kernels.
+    rules = [
+        r.model_copy(update={"fixes": [f for f in r.fixes if f.id.startswith(FALLBACK_PREFIX)]})
+        for r in load_rules()
+    ]
+    log = "Resource exhausted: Ran out of memory in memory space smem. Please file a bug against XLA."
+    crash = diagnose_log(log, "run.log", rules)
+    assert crash.category == "vmem_oom"
+    assert crash.evidence.fix_rule == "vmem_oom/from_facts_compiler_fusion"
+    assert "xla_dump_to" in crash.fix
