@@ -109,8 +109,6 @@ KNOWN_DEV_MISSES = {
     # A check in torch_xla's mul lowering (aten_xla_type.cpp) after a nightly regression: the log shows the
     # check, not the nightly date that introduced it.
     "ver_torchxla_nightly_mul_inputs_check_spmd.log": "log does not show the torch_xla nightly build",
-    # Round diag14, second batch, collected before its rule.
-    "coll_megascale_bad_tpu_chips_hosts.log": "round diag14: collected before its rules",
 }
 
 

@@ -635,6 +635,14 @@ FORMS += [
         "runtime_init_failure/message_suggestion",
         "nprocs=1",
     ),
+    (
+        # A hang digest that blames the hardware of a named host (made-up host name): replace the host.
+        "Megascale detects a hang that is likely caused by bad TPU chips on the following hosts.\n"
+        "Full error digest:\n  Potential cause: Bad TPU chips\n  Potential culprit workers: t1v-n-abc-w-3\n",
+        "collective_timeout",
+        "collective_timeout/faulty_hardware_named",
+        "t1v-n-abc-w-3",
+    ),
 ]
 
 
