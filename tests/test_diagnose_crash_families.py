@@ -643,6 +643,21 @@ FORMS += [
         "collective_timeout/faulty_hardware_named",
         "t1v-n-abc-w-3",
     ),
+    (
+        # A Kubernetes container killed at its memory limit: raise the pod's limit, not the TPU's memory.
+        "  Last State:  Terminated\n    Reason:  OOMKilled\n    Exit Code:  137\n",
+        "host_oom",
+        "host_oom/from_facts_container_memory_limit",
+        "resources.limits.memory",
+    ),
+    (
+        # A one-line PyTorch/XLA device OOM without sizes: the fallback names torch_xla's own knobs.
+        "RuntimeError: Bad StatusOr access: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of "
+        "memory in memory space hbm.\n",
+        "hbm_oom",
+        "hbm_oom/from_facts_torch_xla",
+        "torch.utils.checkpoint",
+    ),
 ]
 
 
