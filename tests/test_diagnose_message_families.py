@@ -135,3 +135,11 @@ def test_an_on_chip_oom_the_compiler_calls_its_bug_gets_the_compiler_fallback() 
     assert crash.category == "vmem_oom"
     assert crash.evidence.fix_rule == "vmem_oom/from_facts_compiler_fusion"
     assert "xla_dump_to" in crash.fix
+
+
+def test_advice_that_names_a_limit_in_words_counts() -> None:
+    # "a longer ... timeout" names the setting to change even without a flag or variable name.
+    error = "DEADLINE_EXCEEDED: Barrier timed out."
+    (found,) = find_suggestions([error, "Consider setting a longer registration timeout if needed."])
+    assert found.named == ("registration timeout",)
+    assert find_suggestions([error, "Consider waiting a little longer."]) == []

@@ -100,6 +100,14 @@ _NAMED = (
     ("API", re.compile(r"`[^`\s][^`]{0,60}`|\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\([^()\s]{0,40}\))?")),
     ("parameter", re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b(?:=[^\s,;)'\"`]+)?")),
     ("setting", re.compile(r"\b[a-z][a-z0-9]*=[^\s,;)'\"`]+")),
+    # a limit named in words with the direction to move it ("a longer initialization timeout")
+    (
+        "limit",
+        re.compile(
+            r"\b(?:longer|shorter|larger|smaller|higher|lower|bigger) (?:[a-z_]+ ){0,2}"
+            r"(?:timeout|deadline|limit|size|fraction|threshold|interval|budget)\b"
+        ),
+    ),
 )
 
 
@@ -122,11 +130,13 @@ def _sentence(text: str) -> str:
 def _named(text: str) -> tuple[str, ...]:
     found: dict[str, None] = {}
     taken: list[tuple[int, int]] = []
-    for _, pattern in _NAMED:
+    for kind, pattern in _NAMED:
         for m in pattern.finditer(text):
             if any(m.start() < end and start < m.end() for start, end in taken):
                 continue
             value = m.group(0).strip("`'\".,").removeprefix("$").strip()
+            if kind == "limit":  # the setting, without the direction the sentence gives it
+                value = value.split(" ", 1)[1]
             if len(value) < 3 or value.lower() in {"e.g", "i.e", "etc"} or re.fullmatch(r"[\d.]+", value):
                 continue
             taken.append((m.start(), m.end()))
