@@ -45,6 +45,7 @@ def test_family_cues_join_the_base_categories() -> None:
         (["pt-xla-profiler: CompileTime too frequent: 40 counts during 12 steps"], "recompilation"),
         (["XLA compilation requires that shape arguments be fixed."], "xla_compile_error"),
         (["Support for TensorList crossing the XLA/TF boundary is not implemented."], "xla_compile_error"),
+        (["Megascale detects a hang that is likely caused by slow hosts."], "collective_timeout"),
     ],
 )
 def test_family_cues_give_the_category(lines: list[str], category: str) -> None:
