@@ -658,6 +658,14 @@ FORMS += [
         "hbm_oom/from_facts_torch_xla",
         "torch.utils.checkpoint",
     ),
+    (
+        # A barrier that only some tasks reached (made-up id): the fix names the barrier and the timeouts.
+        "XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Id: my_sync_7. "
+        "# of tasks that reached the barrier: 3/4.\n",
+        "collective_timeout",
+        "collective_timeout/from_facts_barrier_counts",
+        "heartbeat_timeout_seconds",
+    ),
 ]
 
 
