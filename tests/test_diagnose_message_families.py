@@ -44,7 +44,7 @@ def test_family_cues_join_the_base_categories() -> None:
         (["RuntimeError: Could not run 'foo::bar' with arguments from the 'XLA' backend."], "unsupported_op"),
         (["pt-xla-profiler: CompileTime too frequent: 40 counts during 12 steps"], "recompilation"),
         (["XLA compilation requires that shape arguments be fixed."], "xla_compile_error"),
-        (["Support for TensorList crossing the XLA/TF boundary is not implemented."], "xla_compile_error"),
+        (["Some_Op is not supported by XLA on this device."], "xla_compile_error"),
         (["Megascale detects a hang that is likely caused by slow hosts."], "collective_timeout"),
     ],
 )
