@@ -635,6 +635,53 @@ FORMS += [
         "runtime_init_failure/message_suggestion",
         "nprocs=1",
     ),
+    (
+        # Older jax raised Mosaic's layout failures as a bare NotImplementedError; the traceback's BlockSpec
+        # (index_map first, as before jax 0.4.31) names the block the fix points at.
+        '  File "/opt/venv/lib/python3.10/site-packages/jax/_src/pallas/pallas_call.py", line 402, in f\n'
+        "          pl.BlockSpec(lambda i: (i, 0), (16, 1)),\n"
+        "NotImplementedError: unsupported shape cast\n",
+        "mosaic_compile_error",
+        "mosaic_compile_error/layout_change",
+        "(16, 1)",
+    ),
+    (
+        # jax's TPU VM start-up finding no TPU attribute in the metadata (the server's 404 page as the key):
+        # the host is not a TPU VM, whatever the versions.
+        "/opt/venv/lib/python3.9/site-packages/jax/__init__.py:27: UserWarning: cloud_tpu_init failed: "
+        "KeyError('<!DOCTYPE html>\\n<html lang=en>\\n  <title>Error 404 (Not Found)!!1</title>')\n"
+        '  _warn(f"cloud_tpu_init failed: {repr(exc)}\\n This a JAX bug; please report ")\n',
+        "runtime_init_failure",
+        "runtime_init_failure/cloud_tpu_init_not_a_tpu_vm",
+        "Error 404 (Not Found)",
+    ),
+    (
+        # The same warning from another libtpu stays a version question.
+        "UserWarning: cloud_tpu_init failed: AttributeError(\"module 'libtpu' has no attribute "
+        "'get_library_path'\")\n",
+        "version_mismatch",
+        "version_mismatch/libtpu_from_another_package",
+        "get_library_path",
+    ),
+    (
+        # torch_xla's extension missing a torch symbol decides, even beside a jax start-up warning.
+        "UserWarning: cloud_tpu_init failed: KeyError('')\n"
+        '  _warn(f"cloud_tpu_init failed: {repr(exc)}\\n This a JAX bug; please report ")\n'
+        "ImportError: /opt/venv/lib/python3.11/site-packages/_XLAC.cpython-311-x86_64-linux-gnu.so: "
+        "undefined symbol: _ZN3c104impl12MadeUpSymbolEv\n",
+        "version_mismatch",
+        "version_mismatch/torch_xla_built_for_another_torch",
+        "_ZN3c104impl12MadeUpSymbolEv",
+    ),
+    (
+        # A container that cannot reach the metadata server: the fix names host networking and the runtime
+        # version a TPU VM of that generation needs.
+        "requests.exceptions.ConnectionError: HTTPConnectionPool(host='metadata.google.internal', port=80): "
+        "Max retries exceeded with url: /computeMetadata/v1/instance/attributes/accelerator-type\n",
+        "runtime_init_failure",
+        "runtime_init_failure/metadata_unreachable_unnamed",
+        "--network=host",
+    ),
 ]
 
 
