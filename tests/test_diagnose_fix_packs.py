@@ -136,6 +136,35 @@ def test_unlowered_pallas_primitive_is_named_for_any_primitive() -> None:
     assert "argsort" in crash.fix and "outside the pallas_call" in crash.fix
 
 
+@pytest.mark.parametrize(
+    "log",
+    [
+        "RuntimeError: Requested backend tpu_driver, but it failed to initialize: DEADLINE_EXCEEDED",
+        "UserWarning: cloud_tpu_init failed: KeyError('')",
+    ],
+)
+def test_tpu_node_runtime_names_the_tpu_vm_and_the_last_jax_for_nodes(log: str) -> None:
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule == "runtime_init_failure/from_facts_tpu_node_runtime"
+    assert "TPU VM" in crash.fix and "jax==0.3.25" in crash.fix
+
+
+def test_metadata_fallback_names_host_networking_and_the_runtime_version() -> None:
+    log = "Failed to get TPU metadata (tpu-env) from instance metadata for variable WORKER_ID: INTERNAL"
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.evidence.fix_rule == "runtime_init_failure/from_facts_metadata_server"
+    assert "--network=host" in crash.fix and "runtime version" in crash.fix
+
+
+def test_mosaic_dialect_skew_names_jax_and_libtpu() -> None:
+    log = "Mosaic failed to compile TPU kernel: unregistered operation 'tpu.made_up_op' found in dialect"
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.category == "version_mismatch"
+    assert crash.evidence.fix_rule == "version_mismatch/from_facts_mosaic_dialect_skew"
+    assert "libtpu" in crash.fix and "jax[tpu]" in crash.fix
+
+
 def test_position_last_goes_after_the_category_own_fallbacks(tmp_path: Path) -> None:
     (tmp_path / "late.yaml").write_text(
         "- category: host_oom\n  position: last\n  fixes:\n"
