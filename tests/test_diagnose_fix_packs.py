@@ -165,6 +165,25 @@ def test_mosaic_dialect_skew_names_jax_and_libtpu() -> None:
     assert "libtpu" in crash.fix and "jax[tpu]" in crash.fix
 
 
+def test_cpu_tensor_for_an_xla_op_names_the_move_to_the_device() -> None:
+    log = (
+        "RuntimeError: torch_xla/csrc/aten_xla_bridge.cpp:110 : Check failed: xtensor\n"
+        "Input tensor is not an XLA tensor: CPUFloatType"
+    )
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.category == "shape_dtype_error"
+    assert crash.evidence.fix_rule == "shape_dtype_error/from_facts_cpu_tensor_for_xla_op"
+    assert "xla_device()" in crash.fix
+
+
+def test_semaphore_left_signalled_names_the_dma_wait() -> None:
+    log = "INTERNAL: a DMA started in the kernel was never awaited; Make sure every DMA is awaited"
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.category == "mosaic_compile_error"
+    assert crash.evidence.fix_rule == "mosaic_compile_error/from_facts_semaphore_not_awaited"
+    assert ".wait()" in crash.fix
+
+
 def test_position_last_goes_after_the_category_own_fallbacks(tmp_path: Path) -> None:
     (tmp_path / "late.yaml").write_text(
         "- category: host_oom\n  position: last\n  fixes:\n"
