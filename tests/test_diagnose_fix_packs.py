@@ -184,6 +184,20 @@ def test_semaphore_left_signalled_names_the_dma_wait() -> None:
     assert ".wait()" in crash.fix
 
 
+@pytest.mark.parametrize(
+    "log",
+    [
+        "ValueError: operands could not be combined: got shape (4, 128) vs. (8, 128) in the float32 add",
+        "TypeError: the two operands must agree in shape: [16, 3] and [16, 4]",
+    ],
+)
+def test_two_shapes_in_any_wording_are_named(log: str) -> None:
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.category == "shape_dtype_error"
+    assert crash.evidence.fix_rule == "shape_dtype_error/from_facts_shape_pair"
+    assert "drop_remainder=True" in crash.fix
+
+
 def test_position_last_goes_after_the_category_own_fallbacks(tmp_path: Path) -> None:
     (tmp_path / "late.yaml").write_text(
         "- category: host_oom\n  position: last\n  fixes:\n"
