@@ -198,6 +198,13 @@ def test_two_shapes_in_any_wording_are_named(log: str) -> None:
     assert "drop_remainder=True" in crash.fix
 
 
+def test_framework_submodule_that_moved_is_a_release_question() -> None:
+    crash = diagnose_log("ModuleNotFoundError: No module named 'jax.experimental.made_up'", "x.log")
+    assert crash.category == "version_mismatch"
+    assert crash.evidence.fix_rule == "version_mismatch/from_facts_submodule_moved"
+    assert "requirements" in crash.fix
+
+
 def test_position_last_goes_after_the_category_own_fallbacks(tmp_path: Path) -> None:
     (tmp_path / "late.yaml").write_text(
         "- category: host_oom\n  position: last\n  fixes:\n"
