@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from tests.crashlog_support import diagnosed_as
+from tpu_runtime.diagnose.crash_facts import version_skew_facts
 from tpu_runtime.diagnose.crashlog import diagnose_log
 
 FORMS: list[tuple[str, str, str, str]] = [
@@ -752,3 +753,26 @@ def test_unknown_slice_failure_names_the_kind_and_the_worker() -> None:
     assert crash.evidence.fix_rule.startswith("unknown/slice_failure_on_named_worker")
     assert "w-7.headless-svc:8471" in crash.fix
     assert "SLICE_FAILURE_ICI_ERROR" in crash.fix
+
+
+@pytest.mark.parametrize(
+    ("prints", "skew"),
+    [
+        (["jax:    0.4.26", "jaxlib: 0.4.30"], "jax 0.4.26 with jaxlib 0.4.30"),
+        (["jax: 0.4.20", "jaxlib: 0.4.14"], "jax 0.4.20 with jaxlib 0.4.14"),
+        (["torch==2.1.0", "torch_xla==2.3.0+libtpu"], "torch 2.1.0 with torch_xla 2.3.0+libtpu"),
+        (["jax: 0.5.2", "jaxlib: 0.5.1"], None),  # jaxlib may trail jax by one patch release
+        (["torch: 2.3.1", "torch_xla: 2.3.0"], None),
+    ],
+)
+def test_lockstep_packages_of_different_releases(prints: list[str], skew: str | None) -> None:
+    assert version_skew_facts(prints).get("version_skew") == skew
+
+
+def test_a_printed_version_skew_decides_a_generic_error_and_names_the_command() -> None:
+    log = "jax:    0.4.26\njaxlib: 0.4.30\nRuntimeError: the backend returned an unexpected status\n"
+    crash = diagnose_log(log, "-")
+    assert crash.category == "version_mismatch"
+    assert crash.evidence.fix_rule == "version_mismatch/from_facts_version_skew"
+    assert "jax[tpu]==0.4.26" in crash.fix and "jaxlib 0.4.30" in crash.fix
+    assert "jaxlib: 0.4.30" in crash.evidence.lines  # the vote quotes the log's own version prints
