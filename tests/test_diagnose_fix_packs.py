@@ -205,6 +205,31 @@ def test_framework_submodule_that_moved_is_a_release_question() -> None:
     assert "requirements" in crash.fix
 
 
+@pytest.mark.parametrize(
+    "log",
+    [
+        "E0101 tpu_hal.cc:249] Failed to initialize TPU system with error: FAILED_PRECONDITION: "
+        "Couldn't mmap: Operation not permitted",
+        "XlaRuntimeError: INTERNAL: Failed to initialize TPU: ioctl on /dev/vfio/0 failed: Permission denied",
+    ],
+)
+def test_device_permission_names_the_holder_and_container_access(log: str) -> None:
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule == "runtime_init_failure/from_facts_device_permission"
+    assert "lsof" in crash.fix and "--privileged" in crash.fix
+
+
+def test_pjrt_client_not_created_is_a_start_up_failure() -> None:
+    log = "pjrt_registry.cpp:152] Check failed: client: Failed to create PJRT client for TPU: UNAVAILABLE"
+    assert diagnose_log(log, "x.log").category == "runtime_init_failure"
+
+
+def test_zero_devices_counted_is_a_start_up_cue() -> None:
+    crash = diagnose_log("RuntimeError: xla:0 is not a valid device; the runtime found 0 devices", "x.log")
+    assert crash.category == "runtime_init_failure"
+
+
 def test_position_last_goes_after_the_category_own_fallbacks(tmp_path: Path) -> None:
     (tmp_path / "late.yaml").write_text(
         "- category: host_oom\n  position: last\n  fixes:\n"
