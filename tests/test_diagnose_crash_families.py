@@ -776,3 +776,34 @@ def test_a_printed_version_skew_decides_a_generic_error_and_names_the_command() 
     assert crash.evidence.fix_rule == "version_mismatch/from_facts_version_skew"
     assert "jax[tpu]==0.4.26" in crash.fix and "jaxlib 0.4.30" in crash.fix
     assert "jaxlib: 0.4.30" in crash.evidence.lines  # the vote quotes the log's own version prints
+
+
+def test_a_dotted_op_name_does_not_cut_the_mosaic_message() -> None:
+    log = "INTERNAL: Mosaic failed to compile TPU kernel: failed to legalize operation 'tpu.made_up'\n"
+    assert "'tpu.made_up'" in diagnose_log(log, "-").fix
+
+
+@pytest.mark.parametrize(
+    ("log", "fix_rule", "named"),
+    [
+        (
+            "LoweringException: Only 32-bit types supported for scalar loads, got float16\n",
+            "mosaic_compile_error/dtype_on_this_generation",
+            "float16",
+        ),
+        (
+            "XlaRuntimeError: UNIMPLEMENTED: MadeUpScan with more than 3 operands is not supported on TPU\n",
+            "unsupported_op/from_facts_tpu_unsupported_op",
+            "MadeUpScan",
+        ),
+        (
+            "TypeError: add got incompatible shapes for broadcasting: (16, 256), (48, 256).\n",
+            "shape_dtype_error/from_facts_shape_pair",
+            "(16, 256) and (48, 256)",
+        ),
+    ],
+)
+def test_generic_wordings_name_their_evidence(log: str, fix_rule: str, named: str) -> None:
+    crash = diagnose_log(log, "-")
+    assert crash.evidence.fix_rule == fix_rule
+    assert named in crash.fix
