@@ -230,6 +230,13 @@ def test_zero_devices_counted_is_a_start_up_cue() -> None:
     assert crash.category == "runtime_init_failure"
 
 
+def test_dtype_fallback_names_the_two_dtypes_of_any_wording() -> None:
+    log = "TypeError: made_up_op expected dtype bfloat16 for the rhs but got float32 in the dtype check"
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.evidence.fix_rule == "shape_dtype_error/from_facts_dtype"
+    assert "bfloat16 expected, float32 found" in crash.fix
+
+
 def test_position_last_goes_after_the_category_own_fallbacks(tmp_path: Path) -> None:
     (tmp_path / "late.yaml").write_text(
         "- category: host_oom\n  position: last\n  fixes:\n"
