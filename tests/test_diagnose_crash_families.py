@@ -14,6 +14,7 @@ from __future__ import annotations
 import pytest
 
 from tests.crashlog_support import diagnosed_as
+from tpu_runtime.diagnose.crash_facts import version_skew_facts
 from tpu_runtime.diagnose.crashlog import diagnose_log
 
 FORMS: list[tuple[str, str, str, str]] = [
@@ -666,6 +667,53 @@ FORMS += [
         "collective_timeout/from_facts_barrier_counts",
         "heartbeat_timeout_seconds",
     ),
+    (
+        # Older jax raised Mosaic's layout failures as a bare NotImplementedError; the traceback's BlockSpec
+        # (index_map first, as before jax 0.4.31) names the block the fix points at.
+        '  File "/opt/venv/lib/python3.10/site-packages/jax/_src/pallas/pallas_call.py", line 402, in f\n'
+        "          pl.BlockSpec(lambda i: (i, 0), (16, 1)),\n"
+        "NotImplementedError: unsupported shape cast\n",
+        "mosaic_compile_error",
+        "mosaic_compile_error/layout_change",
+        "(16, 1)",
+    ),
+    (
+        # jax's TPU VM start-up finding no TPU attribute in the metadata (the server's 404 page as the key):
+        # the host is not a TPU VM, whatever the versions.
+        "/opt/venv/lib/python3.9/site-packages/jax/__init__.py:27: UserWarning: cloud_tpu_init failed: "
+        "KeyError('<!DOCTYPE html>\\n<html lang=en>\\n  <title>Error 404 (Not Found)!!1</title>')\n"
+        '  _warn(f"cloud_tpu_init failed: {repr(exc)}\\n This a JAX bug; please report ")\n',
+        "runtime_init_failure",
+        "runtime_init_failure/cloud_tpu_init_not_a_tpu_vm",
+        "Error 404 (Not Found)",
+    ),
+    (
+        # The same warning from another libtpu stays a version question.
+        "UserWarning: cloud_tpu_init failed: AttributeError(\"module 'libtpu' has no attribute "
+        "'get_library_path'\")\n",
+        "version_mismatch",
+        "version_mismatch/libtpu_from_another_package",
+        "get_library_path",
+    ),
+    (
+        # torch_xla's extension missing a torch symbol decides, even beside a jax start-up warning.
+        "UserWarning: cloud_tpu_init failed: KeyError('')\n"
+        '  _warn(f"cloud_tpu_init failed: {repr(exc)}\\n This a JAX bug; please report ")\n'
+        "ImportError: /opt/venv/lib/python3.11/site-packages/_XLAC.cpython-311-x86_64-linux-gnu.so: "
+        "undefined symbol: _ZN3c104impl12MadeUpSymbolEv\n",
+        "version_mismatch",
+        "version_mismatch/torch_xla_built_for_another_torch",
+        "_ZN3c104impl12MadeUpSymbolEv",
+    ),
+    (
+        # A container that cannot reach the metadata server: the fix names host networking and the runtime
+        # version a TPU VM of that generation needs.
+        "requests.exceptions.ConnectionError: HTTPConnectionPool(host='metadata.google.internal', port=80): "
+        "Max retries exceeded with url: /computeMetadata/v1/instance/attributes/accelerator-type\n",
+        "runtime_init_failure",
+        "runtime_init_failure/metadata_unreachable_unnamed",
+        "--network=host",
+    ),
 ]
 
 
@@ -736,3 +784,57 @@ def test_unknown_slice_failure_names_the_kind_and_the_worker() -> None:
     assert crash.evidence.fix_rule.startswith("unknown/slice_failure_on_named_worker")
     assert "w-7.headless-svc:8471" in crash.fix
     assert "SLICE_FAILURE_ICI_ERROR" in crash.fix
+
+
+@pytest.mark.parametrize(
+    ("prints", "skew"),
+    [
+        (["jax:    0.4.26", "jaxlib: 0.4.30"], "jax 0.4.26 with jaxlib 0.4.30"),
+        (["jax: 0.4.20", "jaxlib: 0.4.14"], "jax 0.4.20 with jaxlib 0.4.14"),
+        (["torch==2.1.0", "torch_xla==2.3.0+libtpu"], "torch 2.1.0 with torch_xla 2.3.0+libtpu"),
+        (["jax: 0.5.2", "jaxlib: 0.5.1"], None),  # jaxlib may trail jax by one patch release
+        (["torch: 2.3.1", "torch_xla: 2.3.0"], None),
+    ],
+)
+def test_lockstep_packages_of_different_releases(prints: list[str], skew: str | None) -> None:
+    assert version_skew_facts(prints).get("version_skew") == skew
+
+
+def test_a_printed_version_skew_decides_a_generic_error_and_names_the_command() -> None:
+    log = "jax:    0.4.26\njaxlib: 0.4.30\nRuntimeError: the backend returned an unexpected status\n"
+    crash = diagnose_log(log, "-")
+    assert crash.category == "version_mismatch"
+    assert crash.evidence.fix_rule == "version_mismatch/from_facts_version_skew"
+    assert "jax[tpu]==0.4.26" in crash.fix and "jaxlib 0.4.30" in crash.fix
+    assert "jaxlib: 0.4.30" in crash.evidence.lines  # the vote quotes the log's own version prints
+
+
+def test_a_dotted_op_name_does_not_cut_the_mosaic_message() -> None:
+    log = "INTERNAL: Mosaic failed to compile TPU kernel: failed to legalize operation 'tpu.made_up'\n"
+    assert "'tpu.made_up'" in diagnose_log(log, "-").fix
+
+
+@pytest.mark.parametrize(
+    ("log", "fix_rule", "named"),
+    [
+        (
+            "LoweringException: Only 32-bit types supported for scalar loads, got float16\n",
+            "mosaic_compile_error/dtype_on_this_generation",
+            "float16",
+        ),
+        (
+            "XlaRuntimeError: UNIMPLEMENTED: MadeUpScan with more than 3 operands is not supported on TPU\n",
+            "unsupported_op/from_facts_tpu_unsupported_op",
+            "MadeUpScan",
+        ),
+        (
+            "TypeError: add got incompatible shapes for broadcasting: (16, 256), (48, 256).\n",
+            "shape_dtype_error/from_facts_shape_pair",
+            "(16, 256) and (48, 256)",
+        ),
+    ],
+)
+def test_generic_wordings_name_their_evidence(log: str, fix_rule: str, named: str) -> None:
+    crash = diagnose_log(log, "-")
+    assert crash.evidence.fix_rule == fix_rule
+    assert named in crash.fix

@@ -154,6 +154,27 @@ def test_shipped_packs_join_the_main_file_categories(tmp_path: Path) -> None:
             "recompilation",
         ),
         (["add requires arguments to have the same shape, got (8, 128) and (8, 64)."], "shape_dtype_error"),
+        # Start-up, kernel, release and shape families in wordings not in the corpus.
+        (
+            ["JaxRuntimeError: UNAVAILABLE: TPU chips are not reachable; try again later"],
+            "runtime_init_failure",
+        ),
+        (
+            ["RuntimeError: TPU topology could not be determined: TPU_ACCELERATOR_TYPE is empty"],
+            "runtime_init_failure",
+        ),
+        (["RuntimeError: xla:0 is not a valid device; the runtime found 0 devices"], "runtime_init_failure"),
+        (
+            ["ConnectionError: HTTPConnectionPool(host='metadata.google.internal'): Max retries exceeded"],
+            "runtime_init_failure",
+        ),
+        (
+            ["RuntimeError: Pallas kernel 'made_up_attention' failed to compile for TPU v4"],
+            "mosaic_compile_error",
+        ),
+        (["ModuleNotFoundError: No module named 'jax.experimental.made_up'"], "version_mismatch"),
+        (["ValueError: the operands must agree in shape: [16, 3] and [16, 4]"], "shape_dtype_error"),
+        (["RuntimeError: Input tensor is not an XLA tensor: CPUFloatType"], "shape_dtype_error"),
     ],
 )
 def test_weak_cues_decide_unseen_wordings(lines: list[str], category: str) -> None:

@@ -136,6 +136,107 @@ def test_unlowered_pallas_primitive_is_named_for_any_primitive() -> None:
     assert "argsort" in crash.fix and "outside the pallas_call" in crash.fix
 
 
+@pytest.mark.parametrize(
+    "log",
+    [
+        "RuntimeError: Requested backend tpu_driver, but it failed to initialize: DEADLINE_EXCEEDED",
+        "UserWarning: cloud_tpu_init failed: KeyError('')",
+    ],
+)
+def test_tpu_node_runtime_names_the_tpu_vm_and_the_last_jax_for_nodes(log: str) -> None:
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule == "runtime_init_failure/from_facts_tpu_node_runtime"
+    assert "TPU VM" in crash.fix and "jax==0.3.25" in crash.fix
+
+
+def test_metadata_fallback_names_host_networking_and_the_runtime_version() -> None:
+    log = "Failed to get TPU metadata (tpu-env) from instance metadata for variable WORKER_ID: INTERNAL"
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.evidence.fix_rule == "runtime_init_failure/from_facts_metadata_server"
+    assert "--network=host" in crash.fix and "runtime version" in crash.fix
+
+
+def test_mosaic_dialect_skew_names_jax_and_libtpu() -> None:
+    log = "Mosaic failed to compile TPU kernel: unregistered operation 'tpu.made_up_op' found in dialect"
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.category == "version_mismatch"
+    assert crash.evidence.fix_rule == "version_mismatch/from_facts_mosaic_dialect_skew"
+    assert "libtpu" in crash.fix and "jax[tpu]" in crash.fix
+
+
+def test_cpu_tensor_for_an_xla_op_names_the_move_to_the_device() -> None:
+    log = (
+        "RuntimeError: torch_xla/csrc/aten_xla_bridge.cpp:110 : Check failed: xtensor\n"
+        "Input tensor is not an XLA tensor: CPUFloatType"
+    )
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.category == "shape_dtype_error"
+    assert crash.evidence.fix_rule == "shape_dtype_error/from_facts_cpu_tensor_for_xla_op"
+    assert "xla_device()" in crash.fix
+
+
+def test_semaphore_left_signalled_names_the_dma_wait() -> None:
+    log = "INTERNAL: a DMA started in the kernel was never awaited; Make sure every DMA is awaited"
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.category == "mosaic_compile_error"
+    assert crash.evidence.fix_rule == "mosaic_compile_error/from_facts_semaphore_not_awaited"
+    assert ".wait()" in crash.fix
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "ValueError: operands could not be combined: got shape (4, 128) vs. (8, 128) in the float32 add",
+        "TypeError: the two operands must agree in shape: [16, 3] and [16, 4]",
+    ],
+)
+def test_two_shapes_in_any_wording_are_named(log: str) -> None:
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.category == "shape_dtype_error"
+    assert crash.evidence.fix_rule == "shape_dtype_error/from_facts_shape_pair"
+    assert "drop_remainder=True" in crash.fix
+
+
+def test_framework_submodule_that_moved_is_a_release_question() -> None:
+    crash = diagnose_log("ModuleNotFoundError: No module named 'jax.experimental.made_up'", "x.log")
+    assert crash.category == "version_mismatch"
+    assert crash.evidence.fix_rule == "version_mismatch/from_facts_submodule_moved"
+    assert "requirements" in crash.fix
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        "E0101 tpu_hal.cc:249] Failed to initialize TPU system with error: FAILED_PRECONDITION: "
+        "Couldn't mmap: Operation not permitted",
+        "XlaRuntimeError: INTERNAL: Failed to initialize TPU: ioctl on /dev/vfio/0 failed: Permission denied",
+    ],
+)
+def test_device_permission_names_the_holder_and_container_access(log: str) -> None:
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule == "runtime_init_failure/from_facts_device_permission"
+    assert "lsof" in crash.fix and "--privileged" in crash.fix
+
+
+def test_pjrt_client_not_created_is_a_start_up_failure() -> None:
+    log = "pjrt_registry.cpp:152] Check failed: client: Failed to create PJRT client for TPU: UNAVAILABLE"
+    assert diagnose_log(log, "x.log").category == "runtime_init_failure"
+
+
+def test_zero_devices_counted_is_a_start_up_cue() -> None:
+    crash = diagnose_log("RuntimeError: xla:0 is not a valid device; the runtime found 0 devices", "x.log")
+    assert crash.category == "runtime_init_failure"
+
+
+def test_dtype_fallback_names_the_two_dtypes_of_any_wording() -> None:
+    log = "TypeError: made_up_op expected dtype bfloat16 for the rhs but got float32 in the dtype check"
+    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    assert crash.evidence.fix_rule == "shape_dtype_error/from_facts_dtype"
+    assert "bfloat16 expected, float32 found" in crash.fix
+
+
 def test_position_last_goes_after_the_category_own_fallbacks(tmp_path: Path) -> None:
     (tmp_path / "late.yaml").write_text(
         "- category: host_oom\n  position: last\n  fixes:\n"

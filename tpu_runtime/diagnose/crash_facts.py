@@ -35,6 +35,7 @@ __all__ = [
     "render_template",
     "split_hlo_shape",
     "user_frame",
+    "version_skew_facts",
 ]
 
 MAX_LINE = 400
@@ -281,6 +282,51 @@ def _versions(lines: Sequence[str]) -> dict[str, str]:
     return dict(list(seen.items())[:12])
 
 
+# Packages released in lockstep: (first, second, how much of the version must agree). jax and jaxlib
+# share major.minor and jaxlib may trail jax by one patch release (jax names its minimum jaxlib); torch
+# and torch_xla, tensorflow and tensorflow-tpu share major.minor.
+_LOCKSTEP = (("jax", "jaxlib", 3), ("torch", "torch_xla", 2), ("tensorflow", "tensorflow_tpu", 2))
+_RELEASE = re.compile(r"(\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def _release(version: str) -> tuple[int, int, int]:
+    m = _RELEASE.match(version)
+    return (int(m[1]), int(m[2]), int(m[3] or 0)) if m is not None else (0, 0, 0)
+
+
+def version_skew_facts(lines: Sequence[str]) -> dict[str, Any]:
+    """Two lockstep packages of different releases in the log's own version prints (`jax 0.4.26` beside
+    `jaxlib 0.4.30`, `torch 2.1.0` beside `torch_xla 2.3.0`): the pair, and the command that aligns the
+    second to the first's release, so a fix can name both versions and the package to move."""
+    versions = _versions(lines)
+    for first, second, depth in _LOCKSTEP:
+        a, b = versions.get(first), versions.get(second)
+        if a is None or b is None:
+            continue
+        ra, rb = _release(a), _release(b)
+        patch_apart = depth == 3 and (rb[2] > ra[2] or ra[2] - rb[2] > 1)
+        if ra[:2] == rb[:2] and not patch_apart:
+            continue
+        if first == "jax":
+            command = f'pip install -U "jax[tpu]=={a}" (jaxlib and libtpu of that release)'
+        elif first == "torch":
+            command = (
+                f'pip install "torch=={rb[0]}.{rb[1]}.*" "torch_xla[tpu]=={b}" (or torch_xla of torch {a})'
+            )
+        else:
+            command = f"pip install tensorflow-tpu=={a} (the tensorflow release installed)"
+        quoted = [
+            next((ln.strip() for ln in lines if v in ln and pkg in ln.lower().replace("-", "_")), "")
+            for pkg, v in ((first, a), (second, b))
+        ]
+        return {
+            "version_skew": f"{first} {a} with {second} {b}",
+            "skew_command": command,
+            "version_skew_lines": list(dict.fromkeys(q for q in quoted if q)),
+        }
+    return {}
+
+
 def _source_facts(lines: Sequence[str]) -> dict[str, Any]:
     """The innermost user frame of the last traceback that has one; else XLA/MLIR source metadata.
 
@@ -456,6 +502,7 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
         tiling_facts,
         index_range_facts,
         backend_op_facts,
+        version_skew_facts,
         *SETTING_EXTRACTORS,
     )
     for found in (extract(lines) for extract in extractors):

@@ -260,13 +260,24 @@ def _vote(rule: CrashRule, lines: Sequence[str]) -> _Vote | None:
                 hits += 1
                 score = max(score, vote.weight)
                 last = max(last, len(lines) - 1)
-                for line in _fact_lines(rule, vote.when, lines) or [f"(facts: {vote.when.describe()})"]:
+                quoted = _fact_lines(rule, vote.when, lines) or _derived_fact_lines(facts, vote.when)
+                for line in quoted or [f"(facts: {vote.when.describe()})"]:
                     evidence.setdefault(line, None)
     if hits == 0:
         return None
     # Each further pattern that agrees adds a little certainty, never past 0.99.
     score = min(0.99, score + 0.03 * (hits - 1))
     return _Vote(rule, score, last, list(evidence)[:MAX_EVIDENCE])
+
+
+def _derived_fact_lines(facts: dict[str, Any], when: FixCondition) -> list[str]:
+    """The log lines a derived fact was computed from, where its extractor kept them (`<name>_lines`)."""
+    found: list[str] = []
+    for name in when.facts:
+        kept = facts.get(f"{name}_lines")
+        if isinstance(kept, list):
+            found.extend(_clip(str(line)) for line in kept)
+    return found[:3]
 
 
 def _fact_lines(rule: CrashRule, when: FixCondition, lines: Sequence[str]) -> list[str]:
