@@ -176,8 +176,9 @@ TYPER_APP = [
 def test_a_plain_diagnose_of_a_profile_loads_no_typer(
     tmp_path: Path, extra: tuple[str, ...], printer: list[str]
 ) -> None:
-    """The console script runs `diagnose PATH [--json]` itself: no typer, click or command tree, only the
-    reader, the job and (for the terminal) rich; any other option still goes through typer."""
+    """The console script runs `diagnose PATH [--json]` itself, unreadable input included: no typer,
+    click or command tree, only the reader, the job and (for the terminal) rich; any other option still
+    goes through typer."""
     from tests.test_diagnose_detect import xspace_bytes
 
     profile = tmp_path / "host.xplane.pb"
@@ -186,5 +187,7 @@ def test_a_plain_diagnose_of_a_profile_loads_no_typer(
     for path in [profile, *([V6E] if V6E.is_file() else [])]:
         code, imported = _imported(watched, "diagnose", *extra, str(path))
         assert (code, imported) == (0, ["google.protobuf", *printer])
+    code, imported = _imported(TYPER_APP, "diagnose", *extra, str(tmp_path / "missing.xplane.pb"))
+    assert (code, imported) == (2, [])  # the `error:` line, without typer too
     code, imported = _imported(TYPER_APP, "diagnose", *extra, "--top", "3", str(profile))
     assert (code, imported) == (0, TYPER_APP)

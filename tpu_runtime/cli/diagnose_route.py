@@ -5,8 +5,9 @@ same bytes and exits with the same code.
 typer (with the pydantic adapters it converts parameters through), click and the CLI's other command
 modules cost about 0.2 s of CPU before a command starts, several times the analysis of a small profile.
 Only one PATH that is not an option (not `-`, stdin) with at most one `--json` takes this route; any
-other flag, several paths, a shell-completion request, or input the job rejects (a missing file, a file
-of no known kind) goes to the typer app unchanged, which prints its usage or `error:` line as always.
+other flag, several paths or a shell-completion request goes to the typer app unchanged. Input the job
+rejects (a missing file, a file of no known kind) gets the `error:` line and exit code of the CLI's error
+boundary, printed by the same function.
 """
 
 from __future__ import annotations
@@ -50,16 +51,17 @@ def serve(argv: Sequence[str]) -> int | None:
     if parsed is None:
         return None
     path, as_json = parsed
+    from tpu_runtime.cli.consoles import print_error
     from tpu_runtime.cli.diagnose_run import analyse, render
     from tpu_runtime.errors import TpuAgentError
 
     try:
-        try:
-            report = analyse([path], TOP, None, as_json)
-        except TpuAgentError:
-            return None  # nothing printed yet: typer's error boundary prints it and picks the exit code
+        report = analyse([path], TOP, None, as_json)
         render(report, as_json=as_json, top=TOP)
         sys.stdout.flush()
+    except TpuAgentError as exc:  # as the CLI's error boundary (tpu_runtime.cli.boundary) reports it
+        print_error(str(exc))
+        return exc.exit_code
     except KeyboardInterrupt:
         sys.stderr.write("\nAborted!\n")  # as click ends an interrupted command
         return 1
