@@ -137,3 +137,19 @@ def test_other_options_still_work_through_typer(small_profile: Path, tmp_path: P
     )
     assert code == 0 and "XProf profile" in stdout and f"wrote {md}" in stderr
     assert md.read_text(encoding="utf-8").startswith("#")
+
+
+def test_the_job_and_the_renderer_run_with_the_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Both ways run `diagnose_command`, which pauses the cyclic collector and restores it afterwards."""
+    import gc
+
+    import tpu_runtime.cli.diagnose_run as command
+    import tpu_runtime.diagnose.job as job
+
+    seen: list[object] = []
+    monkeypatch.setattr(job, "run_diagnose", lambda *args, **kwargs: seen.append(gc.isenabled()) or "report")
+    monkeypatch.setattr(command, "render", lambda report, **kwargs: seen.append((report, gc.isenabled())))
+    assert gc.isenabled()
+    command.diagnose_command(["run.log"], as_json=True, top=15)
+    assert seen == [False, ("report", False)]
+    assert gc.isenabled()

@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from tpu_runtime.cli.diagnose_run import analyse, err, render
+from tpu_runtime.cli.diagnose_run import diagnose_command, err
 
 __all__ = ["capture_profile", "diagnose"]
 
@@ -58,8 +58,7 @@ def diagnose(
     tpu-agent diagnose after.xplane.pb --compare before.xplane.pb)
     """
     # input that cannot be read raises BadInputError: `error: ...` and exit 2 at the CLI's boundary
-    report = analyse(paths, top, compare, as_json)
-    render(report, as_json=as_json, top=top, md=md, html=html)
+    diagnose_command(paths, as_json=as_json, top=top, compare=compare, md=md, html=html)
 
 
 def capture_profile(

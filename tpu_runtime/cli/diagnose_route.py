@@ -52,12 +52,11 @@ def serve(argv: Sequence[str]) -> int | None:
         return None
     path, as_json = parsed
     from tpu_runtime.cli.consoles import print_error
-    from tpu_runtime.cli.diagnose_run import analyse, render
+    from tpu_runtime.cli.diagnose_run import diagnose_command
     from tpu_runtime.errors import TpuAgentError
 
     try:
-        report = analyse([path], TOP, None, as_json)
-        render(report, as_json=as_json, top=TOP)
+        diagnose_command([path], as_json=as_json, top=TOP)
         sys.stdout.flush()
     except TpuAgentError as exc:  # as the CLI's error boundary (tpu_runtime.cli.boundary) reports it
         print_error(str(exc))
