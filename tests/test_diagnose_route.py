@@ -9,6 +9,7 @@ from run to run and are the one field compared by key only.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -153,3 +154,57 @@ def test_the_job_and_the_renderer_run_with_the_collector_paused(monkeypatch: pyt
     command.diagnose_command(["run.log"], as_json=True, top=15)
     assert seen == [False, ("report", False)]
     assert gc.isenabled()
+
+
+@pytest.mark.parametrize(
+    ("raised", "expected"), [(KeyboardInterrupt, 130), (EOFError, None)], ids=["interrupt", "eof"]
+)
+def test_an_interrupt_ends_as_typer_ends_it(
+    raised: type[BaseException],
+    expected: int | None,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """typer exits 130 without a word on Ctrl-C; on EOFError the route hands the command line to typer,
+    which prints its own abort message."""
+    import tpu_runtime.cli.diagnose_run as command
+    from tpu_runtime.cli import diagnose_route
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise raised
+
+    monkeypatch.setattr(command, "diagnose_command", interrupted)
+    assert diagnose_route.serve(["diagnose", "a.xplane.pb"]) == expected
+    assert capsys.readouterr() == ("", "")
+
+
+def test_a_reader_gone_ends_quietly_both_ways(small_profile: Path, tmp_path: Path) -> None:
+    """stdout closed before the report is written: exit 1 and no traceback, as typer ends it."""
+    import subprocess
+
+    results = []
+    for program in (LAUNCHER, TYPER_APP):
+        env = {**os.environ, "TPU_AGENT_HOME": str(tmp_path)}
+        child = subprocess.Popen(
+            [sys.executable, "-c", program, "diagnose", str(small_profile)],
+            env=env,
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert child.stdout is not None and child.stderr is not None
+        child.stdout.close()  # the reader goes before the child has imported anything
+        results.append((child.wait(timeout=120), child.stderr.read()))
+    assert results[0] == results[1] == (1, b"")
+
+
+def test_a_truncated_compressed_trace_aborts_as_typer_does(tmp_path: Path) -> None:
+    """gzip raises EOFError on a cut-off file: the route hands it to typer, whose abort message it is."""
+    import gzip
+
+    events = [{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": i, "dur": 1} for i in range(2000)]
+    whole = gzip.compress(json.dumps({"traceEvents": events}).encode())
+    trace = tmp_path / "trace.json.gz"
+    trace.write_bytes(whole[: len(whole) // 2])
+    code, stdout = _same_both_ways(["diagnose", str(trace)], tmp_path)
+    assert (code, stdout) == (1, "")

@@ -45,8 +45,8 @@ def plain_diagnose(argv: Sequence[str]) -> tuple[str, bool] | None:
 
 
 def serve(argv: Sequence[str]) -> int | None:
-    """Run a plain `diagnose` command line and return its exit code; None, having printed nothing, when
-    the typer app is to run it instead."""
+    """Run a plain `diagnose` command line and return its exit code; None when the typer app is to run
+    it instead (having printed nothing to stdout: an EOFError ends the job before its report)."""
     parsed = plain_diagnose(argv)
     if parsed is None:
         return None
@@ -62,8 +62,9 @@ def serve(argv: Sequence[str]) -> int | None:
         print_error(str(exc))
         return exc.exit_code
     except KeyboardInterrupt:
-        sys.stderr.write("\nAborted!\n")  # as click ends an interrupted command
-        return 1
+        return 130  # as typer ends an interrupted command: no message
+    except EOFError:
+        return None  # typer prints its abort message (a truncated compressed file raises this)
     except BrokenPipeError:
         # as click does when the reader has gone: no traceback, no second error at exit, status 1
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
