@@ -160,3 +160,34 @@ def test_lookup_commands_import_no_ml_stack(args: tuple[str, ...]) -> None:
     code, imported = _imported([*ML, *OTHER_COMMANDS], *args)
     assert code == 0
     assert imported == []
+
+
+#: What only the typer app loads: a plain `diagnose PATH [--json]` runs without it (cli.diagnose_route).
+TYPER_APP = [
+    "typer",
+    "typer._click",
+    "typer._adapters",
+    "tpu_runtime.cli.app",
+    "tpu_runtime.cli.diagnose_cmd",
+]
+
+
+@pytest.mark.parametrize(("extra", "printer"), [((), ["rich"]), (("--json",), [])], ids=["terminal", "json"])
+def test_a_plain_diagnose_of_a_profile_loads_no_typer(
+    tmp_path: Path, extra: tuple[str, ...], printer: list[str]
+) -> None:
+    """The console script runs `diagnose PATH [--json]` itself, unreadable input included: no typer,
+    click or command tree, only the reader, the job and (for the terminal) rich; any other option still
+    goes through typer."""
+    from tests.test_diagnose_detect import xspace_bytes
+
+    profile = tmp_path / "host.xplane.pb"
+    profile.write_bytes(xspace_bytes("/host:CPU", "/device:TPU:0"))
+    watched = [*TYPER_APP, *ML, *NOT_FOR_A_PROFILE, "google.protobuf", "rich"]
+    for path in [profile, *([V6E] if V6E.is_file() else [])]:
+        code, imported = _imported(watched, "diagnose", *extra, str(path))
+        assert (code, imported) == (0, ["google.protobuf", *printer])
+    code, imported = _imported(TYPER_APP, "diagnose", *extra, str(tmp_path / "missing.xplane.pb"))
+    assert (code, imported) == (2, [])  # the `error:` line, without typer too
+    code, imported = _imported(TYPER_APP, "diagnose", *extra, "--top", "3", str(profile))
+    assert (code, imported) == (0, TYPER_APP)

@@ -10,17 +10,10 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from tpu_runtime.cli.consoles import make_console
+from tpu_runtime.cli.consoles import print_error
 from tpu_runtime.errors import TpuAgentError
 
-_err = make_console(stderr=True)
-
-
-def print_error(message: str) -> None:
-    """`error: MESSAGE` on stderr, the message printed as given (no markup, no highlighting)."""
-    from rich.text import Text
-
-    _err.print(Text.assemble(("error: ", "bold red"), message), highlight=False, soft_wrap=True)
+__all__ = ["ErrorBoundary", "print_error"]
 
 
 class ErrorBoundary(TyperGroup):

@@ -48,6 +48,17 @@ def make_console(stderr: bool = False, **options: Any) -> Console:
     return cast("Console", _ConsoleOnFirstUse({"stderr": stderr, **options}))
 
 
+_err = make_console(stderr=True)
+
+
+def print_error(message: str) -> None:
+    """`error: MESSAGE` on stderr, the message printed as given (no markup, no highlighting): how the
+    CLI's error boundary (`tpu_runtime.cli.boundary`) and the typer-free `diagnose` route report an error."""
+    from rich.text import Text
+
+    _err.print(Text.assemble(("error: ", "bold red"), message), highlight=False, soft_wrap=True)
+
+
 def print_json(model: BaseModel) -> None:
     """A report as indented JSON on stdout (`--json`), past rich so that no width or markup touches it."""
     sys.stdout.write(json.dumps(model.model_dump(mode="json"), indent=2) + "\n")

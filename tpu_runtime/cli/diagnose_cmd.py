@@ -18,12 +18,9 @@ from typing import Annotated
 
 import typer
 
-from tpu_runtime.cli.consoles import make_console, print_json
+from tpu_runtime.cli.diagnose_run import diagnose_command, err
 
 __all__ = ["capture_profile", "diagnose"]
-
-out = make_console()
-err = make_console(stderr=True)
 
 
 class CaptureFramework(StrEnum):
@@ -60,32 +57,8 @@ def diagnose(
     Example: tpu-agent diagnose run.log   (or: tpu-agent diagnose trace.json.gz --html report.html;
     tpu-agent diagnose after.xplane.pb --compare before.xplane.pb)
     """
-    from tpu_runtime.cli.blas_threads import one_blas_thread
-    from tpu_runtime.cli.progress_bar import ProgressBar
-    from tpu_runtime.diagnose.job import run_diagnose
-
     # input that cannot be read raises BadInputError: `error: ...` and exit 2 at the CLI's boundary
-    with (
-        one_blas_thread(),
-        ProgressBar(err, with_step=True, enabled=not as_json and err.is_terminal) as progress,
-    ):
-        report = run_diagnose(paths, top, progress, compare=compare)
-    if as_json:
-        print_json(report)
-    else:
-        from tpu_runtime.cli.render.diagnose.terminal import render_diagnose_terminal
-
-        render_diagnose_terminal(report, out, top=top)
-    if md:
-        from tpu_runtime.cli.render.diagnose.markdown import render_diagnose_markdown
-
-        md.write_text(render_diagnose_markdown(report), encoding="utf-8")
-        err.print(f"wrote {md}", highlight=False)
-    if html:
-        from tpu_runtime.cli.render.diagnose.html import render_diagnose_html
-
-        html.write_text(render_diagnose_html(report), encoding="utf-8")
-        err.print(f"wrote {html}", highlight=False)
+    diagnose_command(paths, as_json=as_json, top=top, compare=compare, md=md, html=html)
 
 
 def capture_profile(
