@@ -1,14 +1,16 @@
 """Score `tpu-agent ask` on the team's labelled questions, each half of the set on its own row.
 
 Run by hand: `python benchmarks/kb_eval.py [--index DIR] [--build] [--lexical] [--show dev|held-back|all]
-[--half dev]`.
+[--half dev] [--fold A|B]`.
 Uses the index under the user's data folder (or DIR); `--build` brings it up to date first (full corpus,
 with vectors unless `--lexical`). "answered" is the share of covered questions answered with a citation
 whose quote contains the answer's key terms, "refused" the share of uncovered questions refused. The dev
 half is what retrieval and the gate are tuned on; the held-back half is only reported. `--show` lists the
 failures of one half only (tuning looks at dev). Prints a Markdown table for the README and exits 1 when
 the held-back half misses the aims (answered >= 0.90, refused >= 0.95). `--half dev` scores and prints
-the dev half alone, so tuning runs never see the held-back figures.
+the dev half alone, so tuning runs never see the held-back figures; `--fold A` or `--fold B` keeps one
+of the two folds of each half (`evaluate.fold`): failures are read on fold A, and a change is kept only
+when fold B, unread, does not drop.
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ def main() -> int:
     parser.add_argument(
         "--half", choices=["dev", "held-back"], default=None, help="score this half only (default: both)"
     )
+    parser.add_argument(
+        "--fold", choices=["A", "B"], default=None, help="score this fold of each half only (default: both)"
+    )
     args = parser.parse_args()
     folder = args.index or index_dir()
     if args.build:
@@ -51,7 +56,7 @@ def main() -> int:
         return 2
     cases = load_cases(args.cases)
     names = (args.half,) if args.half else ("dev", "held-back")
-    halves = {name: [c for c in cases if c.half == name] for name in names}
+    halves = {name: [c for c in cases if c.half == name and args.fold in (None, c.fold)] for name in names}
     reports: dict[str, EvalReport] = {name: score(index, items) for name, items in halves.items()}
     if args.show:
         for name, report in reports.items():
@@ -70,8 +75,9 @@ def main() -> int:
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, r in reports.items():
+        label = f"{name} {args.fold}" if args.fold else name
         print(
-            f"| {name} | {r.mode} | {r.covered_cases} | {r.uncovered_cases} | {r.answered:.3f} "
+            f"| {label} | {r.mode} | {r.covered_cases} | {r.uncovered_cases} | {r.answered:.3f} "
             f"| {r.refused:.3f} | {r.recall_at_5:.3f} | {r.mrr:.3f} | {r.mean_ms:.1f} |"
         )
     held = reports.get("held-back")

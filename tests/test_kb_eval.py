@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import REPO
 from tpu_runtime.knowledge.build import BuildRequest, run_kb_build
-from tpu_runtime.knowledge.evaluate import EvalCase, half, load_cases, score
+from tpu_runtime.knowledge.evaluate import EvalCase, fold, half, load_cases, score
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 CASES = load_cases(REPO / "tests" / "data" / "kb_eval.yaml")
@@ -39,6 +39,15 @@ def test_halves_follow_the_id_hash_and_quotes_are_checked_for_every_term() -> No
     assert case.quote_answers("Each v3 TensorCore has two  matrix units (MXUs)")
     assert not case.quote_answers("Each v3 TensorCore has four MXUs")
     assert not EvalCase(id="y", q="q", covered=False).quote_answers("anything")
+
+
+def test_folds_split_each_half_in_two_by_another_byte_of_the_id_hash() -> None:
+    dev = [c for c in CASES if c.half == "dev"]
+    for name in ("A", "B"):  # each fold of the dev half has both kinds of case to score
+        part = [c for c in dev if c.fold == name]
+        assert sum(1 for c in part if c.covered) >= 30 and sum(1 for c in part if not c.covered) >= 10
+    assert all(c.fold == fold(c.id) for c in CASES)
+    assert fold("hw-v3-mxu") == fold("hw-v3-mxu")
 
 
 @pytest.fixture(scope="module")

@@ -49,6 +49,16 @@ def half(case_id: str) -> Half:
     return "dev" if hashlib.sha256(case_id.encode()).digest()[0] % 2 == 0 else "held-back"
 
 
+Fold = Literal["A", "B"]
+
+
+def fold(case_id: str) -> Fold:
+    """The case's fold within its half: second byte of the id's sha256 even -> "A", odd -> "B". Answer
+    changes are chosen by looking at fold A's failures and kept only when fold B does not drop, so that
+    the dev figure itself is not fitted to the cases read."""
+    return "A" if hashlib.sha256(case_id.encode()).digest()[1] % 2 == 0 else "B"
+
+
 class EvalCase(BaseModel):
     model_config = ConfigDict(extra="forbid")
     id: str
@@ -62,6 +72,10 @@ class EvalCase(BaseModel):
     @property
     def half(self) -> Half:
         return half(self.id)
+
+    @property
+    def fold(self) -> Fold:
+        return fold(self.id)
 
     def quote_answers(self, quote: str) -> bool:
         """Whether a cited quote contains every key term (case-insensitive, whitespace-normalised)."""
