@@ -439,6 +439,61 @@ FORMS: list[tuple[str, str, str, str]] = [
         "host_oom/from_facts_loading_weights",
         "mmap=True",
     ),
+    (
+        # The shell's job report of a SIGKILLed command: the fallback names the command and the check.
+        "./run.sh: line 9: 71885 Killed                  python -m trainer.main --cfg=pod.py\n",
+        "host_oom",
+        "host_oom/from_facts_killed",
+        "python -m trainer.main --cfg=pod.py",
+    ),
+    (
+        # torch.compile guards on a module's training flag: train()/eval() toggling, two compiled functions.
+        "W0605 17:24:08.994000 1 convert_frame.py:744] [4/8] torch._dynamo hit config.cache_size_limit (8)\n"
+        "W0605 17:24:08.994000 1 convert_frame.py:744] [4/8]    function: 'forward' (model.py:149)\n"
+        "W0605 17:24:08.994000 1 convert_frame.py:744] [4/8]    last reason: L['self'].training == False\n",
+        "recompilation",
+        "recompilation/dynamo_training_guard",
+        "two separate compiled functions",
+    ),
+    (
+        # The guard on the line after "triggered by the following guard failure(s):" is a Python int.
+        "".join(
+            f"[2024-01-01 10:00:0{i},000] torch._dynamo.guards.__recompiles: [DEBUG] Recompiling function "
+            "accumulate in train.py:6\n"
+            f"[2024-01-01 10:00:0{i},000] torch._dynamo.guards.__recompiles: [DEBUG]     triggered by the "
+            "following guard failure(s):\n"
+            f"[2024-01-01 10:00:0{i},000] torch._dynamo.guards.__recompiles: [DEBUG]     - "
+            f"L['n_steps'] == {i}\n"
+            for i in range(3)
+        ),
+        "recompilation",
+        "recompilation/dynamo_python_value_guard",
+        "L['n_steps'] == 2",
+    ),
+    (
+        # The older one-line form inside a logged tuple; a captured object created anew each call.
+        "".join(
+            f"[2023-04-13 21:42:5{i},808] torch._dynamo.convert_frame.__recompiles: [DEBUG] ('Recompiling "
+            "function step in /home/u/run.py', \"triggered by the following guard failure: "
+            f"___check_obj_id(L['fn'], {1400 + i})\")\n"
+            for i in range(3)
+        ),
+        "recompilation",
+        "recompilation/dynamo_object_identity_guard",
+        "outside the loop",
+    ),
+    (
+        # One PT_XLA_DEBUG_LEVEL analysis (no error word): the host read and the user frame are named.
+        "pt-xla-profiler: Compilation Analysis: Compilation Cause\n"
+        "pt-xla-profiler: Compilation Analysis:   most likely user code trying to access tensor value before "
+        "mark_step\n"
+        "pt-xla-profiler: Compilation Analysis: Python Frame Triggered Execution:\n"
+        "pt-xla-profiler: Compilation Analysis:   mark_step (/src/xla/torch_xla/core/xla_model.py:840)\n"
+        "pt-xla-profiler: Compilation Analysis:   eval_step (/home/u/loop.py:51)\n",
+        "recompilation",
+        "recompilation/torch_xla_cause_host_read",
+        "eval_step at /home/u/loop.py:51",
+    ),
 ]
 
 
