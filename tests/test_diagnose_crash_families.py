@@ -494,6 +494,23 @@ FORMS: list[tuple[str, str, str, str]] = [
         "recompilation/torch_xla_cause_host_read",
         "eval_step at /home/u/loop.py:51",
     ),
+    (
+        # vLLM's TPU runner finds a compile after its warm-up: the bucket-sizing flags are named.
+        "ERROR 05-01 10:00:00 [core.py:386] AssertionError: Recompilation after warm up is detected during "
+        "execute_model. num_xla_graphs = 12 curr_cached_graph = 13\n",
+        "recompilation",
+        "recompilation/vllm_recompile_after_warmup",
+        "--max-num-batched-tokens",
+    ),
+    (
+        # XLA E0101: the program itself does not fit beside the live buffers; the program is named.
+        "XlaRuntimeError: RESOURCE_EXHAUSTED: Error loading program 'jit_update_fn': Attempting to reserve "
+        "12.50G at the bottom of memory. That was not possible. There are 310.00M free, 0B reserved, and "
+        "310.00M reservable.\n",
+        "hbm_oom",
+        "hbm_oom/program_load",
+        "jit_update_fn",
+    ),
 ]
 
 
