@@ -511,6 +511,14 @@ FORMS: list[tuple[str, str, str, str]] = [
         "hbm_oom/program_load",
         "jit_update_fn",
     ),
+    (
+        # PyTorch's DataLoader worker killed by SIGBUS: shared memory, not RAM, is the limit to raise.
+        "RuntimeError: DataLoader worker (pid 4312) is killed by signal: Bus error. It is possible that "
+        "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n",
+        "host_oom",
+        "host_oom/dataloader_shared_memory",
+        "--shm-size",
+    ),
 ]
 
 
