@@ -519,6 +519,14 @@ FORMS: list[tuple[str, str, str, str]] = [
         "host_oom/dataloader_shared_memory",
         "--shm-size",
     ),
+    (
+        # A constant baked into the executable (an array the jitted function closes over) does not fit.
+        "E0000 00:00:1 pjrt_stream_executor_client.cc:2985] Execution of replica 0 failed: INTERNAL: "
+        "Failed to allocate 17179869184 bytes for new constant\n",
+        "hbm_oom",
+        "hbm_oom/large_constant",
+        "as an argument",
+    ),
 ]
 
 
