@@ -824,3 +824,20 @@ def test_unknown_slice_failure_names_the_kind_and_the_worker() -> None:
     assert crash.evidence.fix_rule.startswith("unknown/slice_failure_on_named_worker")
     assert "w-7.headless-svc:8471" in crash.fix
     assert "SLICE_FAILURE_ICI_ERROR" in crash.fix
+
+
+def test_an_execution_failure_is_no_compile_error() -> None:
+    """A compiled program that fails while it runs (an NCCL call, a replica's execution) names XLA and a
+    failure, yet the weak tier does not call it a compile error; the same words without the execution do."""
+    running = diagnose_log(
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to execute XLA Runtime executable: run time "
+        "error: custom call 'xla.gpu.all_reduce' failed: NCCL operation ncclGroupEnd() failed\n",
+        "-",
+    )
+    assert running.category != "xla_compile_error"
+    compiling = diagnose_log(
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: XLA compilation failed: unexpected custom call "
+        "'xla.gpu.all_reduce' operand\n",
+        "-",
+    )
+    assert compiling.category == "xla_compile_error"
