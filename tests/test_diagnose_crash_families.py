@@ -527,6 +527,14 @@ FORMS: list[tuple[str, str, str, str]] = [
         "hbm_oom/large_constant",
         "as an argument",
     ),
+    (
+        # TensorFlow's allocator names the CPU: host RAM, and the tensor's shape is named.
+        "ResourceExhaustedError: OOM when allocating tensor with shape[8192,50257] and type float on "
+        "/job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu\n",
+        "host_oom",
+        "host_oom/tensorflow_cpu_tensor",
+        "[8192,50257]",
+    ),
 ]
 
 
