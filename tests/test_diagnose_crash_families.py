@@ -440,6 +440,102 @@ FORMS: list[tuple[str, str, str, str]] = [
         "host_oom/from_facts_loading_weights",
         "mmap=True",
     ),
+    (
+        # The shell's job report of a SIGKILLed command: the fallback names the command and the check.
+        "./run.sh: line 9: 71885 Killed                  python -m trainer.main --cfg=pod.py\n",
+        "host_oom",
+        "host_oom/from_facts_killed",
+        "python -m trainer.main --cfg=pod.py",
+    ),
+    (
+        # torch.compile guards on a module's training flag: train()/eval() toggling, two compiled functions.
+        "W0605 17:24:08.994000 1 convert_frame.py:744] [4/8] torch._dynamo hit config.cache_size_limit (8)\n"
+        "W0605 17:24:08.994000 1 convert_frame.py:744] [4/8]    function: 'forward' (model.py:149)\n"
+        "W0605 17:24:08.994000 1 convert_frame.py:744] [4/8]    last reason: L['self'].training == False\n",
+        "recompilation",
+        "recompilation/dynamo_training_guard",
+        "two separate compiled functions",
+    ),
+    (
+        # The guard on the line after "triggered by the following guard failure(s):" is a Python int.
+        "".join(
+            f"[2024-01-01 10:00:0{i},000] torch._dynamo.guards.__recompiles: [DEBUG] Recompiling function "
+            "accumulate in train.py:6\n"
+            f"[2024-01-01 10:00:0{i},000] torch._dynamo.guards.__recompiles: [DEBUG]     triggered by the "
+            "following guard failure(s):\n"
+            f"[2024-01-01 10:00:0{i},000] torch._dynamo.guards.__recompiles: [DEBUG]     - "
+            f"L['n_steps'] == {i}\n"
+            for i in range(3)
+        ),
+        "recompilation",
+        "recompilation/dynamo_python_value_guard",
+        "L['n_steps'] == 2",
+    ),
+    (
+        # The older one-line form inside a logged tuple; a captured object created anew each call.
+        "".join(
+            f"[2023-04-13 21:42:5{i},808] torch._dynamo.convert_frame.__recompiles: [DEBUG] ('Recompiling "
+            "function step in /home/u/run.py', \"triggered by the following guard failure: "
+            f"___check_obj_id(L['fn'], {1400 + i})\")\n"
+            for i in range(3)
+        ),
+        "recompilation",
+        "recompilation/dynamo_object_identity_guard",
+        "outside the loop",
+    ),
+    (
+        # One PT_XLA_DEBUG_LEVEL analysis (no error word): the host read and the user frame are named.
+        "pt-xla-profiler: Compilation Analysis: Compilation Cause\n"
+        "pt-xla-profiler: Compilation Analysis:   most likely user code trying to access tensor value before "
+        "mark_step\n"
+        "pt-xla-profiler: Compilation Analysis: Python Frame Triggered Execution:\n"
+        "pt-xla-profiler: Compilation Analysis:   mark_step (/src/xla/torch_xla/core/xla_model.py:840)\n"
+        "pt-xla-profiler: Compilation Analysis:   eval_step (/home/u/loop.py:51)\n",
+        "recompilation",
+        "recompilation/torch_xla_cause_host_read",
+        "eval_step at /home/u/loop.py:51",
+    ),
+    (
+        # vLLM's TPU runner finds a compile after its warm-up: the bucket-sizing flags are named.
+        "ERROR 05-01 10:00:00 [core.py:386] AssertionError: Recompilation after warm up is detected during "
+        "execute_model. num_xla_graphs = 12 curr_cached_graph = 13\n",
+        "recompilation",
+        "recompilation/vllm_recompile_after_warmup",
+        "--max-num-batched-tokens",
+    ),
+    (
+        # XLA E0101: the program itself does not fit beside the live buffers; the program is named.
+        "XlaRuntimeError: RESOURCE_EXHAUSTED: Error loading program 'jit_update_fn': Attempting to reserve "
+        "12.50G at the bottom of memory. That was not possible. There are 310.00M free, 0B reserved, and "
+        "310.00M reservable.\n",
+        "hbm_oom",
+        "hbm_oom/program_load",
+        "jit_update_fn",
+    ),
+    (
+        # PyTorch's DataLoader worker killed by SIGBUS: shared memory, not RAM, is the limit to raise.
+        "RuntimeError: DataLoader worker (pid 4312) is killed by signal: Bus error. It is possible that "
+        "dataloader's workers are out of shared memory. Please try to raise your shared memory limit.\n",
+        "host_oom",
+        "host_oom/dataloader_shared_memory",
+        "--shm-size",
+    ),
+    (
+        # A constant baked into the executable (an array the jitted function closes over) does not fit.
+        "E0000 00:00:1 pjrt_stream_executor_client.cc:2985] Execution of replica 0 failed: INTERNAL: "
+        "Failed to allocate 17179869184 bytes for new constant\n",
+        "hbm_oom",
+        "hbm_oom/large_constant",
+        "as an argument",
+    ),
+    (
+        # TensorFlow's allocator names the CPU: host RAM, and the tensor's shape is named.
+        "ResourceExhaustedError: OOM when allocating tensor with shape[8192,50257] and type float on "
+        "/job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu\n",
+        "host_oom",
+        "host_oom/tensorflow_cpu_tensor",
+        "[8192,50257]",
+    ),
 ]
 
 
@@ -838,3 +934,20 @@ def test_generic_wordings_name_their_evidence(log: str, fix_rule: str, named: st
     crash = diagnose_log(log, "-")
     assert crash.evidence.fix_rule == fix_rule
     assert named in crash.fix
+
+
+def test_an_execution_failure_is_no_compile_error() -> None:
+    """A compiled program that fails while it runs (an NCCL call, a replica's execution) names XLA and a
+    failure, yet the weak tier does not call it a compile error; the same words without the execution do."""
+    running = diagnose_log(
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to execute XLA Runtime executable: run time "
+        "error: custom call 'xla.gpu.all_reduce' failed: NCCL operation ncclGroupEnd() failed\n",
+        "-",
+    )
+    assert running.category != "xla_compile_error"
+    compiling = diagnose_log(
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: XLA compilation failed: unexpected custom call "
+        "'xla.gpu.all_reduce' operand\n",
+        "-",
+    )
+    assert compiling.category == "xla_compile_error"
