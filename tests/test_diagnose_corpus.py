@@ -109,15 +109,6 @@ KNOWN_DEV_MISSES = {
     # A check in torch_xla's mul lowering (aten_xla_type.cpp) after a nightly regression: the log shows the
     # check, not the nightly date that introduced it.
     "ver_torchxla_nightly_mul_inputs_check_spmd.log": "log does not show the torch_xla nightly build",
-    # Round diag17, committed as data before its rules: strict xfails until a rule covers them.
-    "shape_automl_efficientdet_num_classes_assign.log": "round diag17: until its rule",
-    "shape_jax_pallas_index_cast_f32_index.log": "round diag17: until its rule",
-    "shape_maskgit_take_along_axis_float32_indices.log": "round diag17: until its rule",
-    "shape_t5_tpuexecute_vocab_32000_vs_32128.log": "round diag17: until its rule",
-    "ver_colabfold_jax0325_config_name_stack.log": "round diag17: until its rule",
-    "ver_localcolabfold_colab_setup_tpu_no_longer_used.log": "round diag17: until its rule",
-    "ver_torchxla_colab_cp38_wheel_python310.log": "round diag17: until its rule",
-    "ver_torchxla_colab_cp39_wheel_not_supported.log": "round diag17: until its rule",
 }
 
 
