@@ -838,36 +838,36 @@ def test_a_dotted_op_name_does_not_cut_the_mosaic_message() -> None:
         # a multiple of 128 on one side, a classifier head restored from a checkpoint with other classes.
         (
             "ValueError: gather indices must be of integer type, got bfloat16\n",
-            "shape_dtype_error/index_dtype_any_wording",
+            "shape_dtype_error/from_facts_index_dtype_any_wording",
             "(bfloat16)",
         ),
         (
             "ERROR: jaxlib-0.4.30-cp312-cp312-manylinux2014_x86_64.whl is not a supported wheel on this "
             "platform.\n",
-            "version_mismatch/wheel_for_another_python",
+            "version_mismatch/from_facts_wheel_for_another_python",
             "Python 3.12",
         ),
         (
             "jax: 0.4.14\nAttributeError: 'Config' object has no attribute 'jax_made_up_flag'\n",
-            "version_mismatch/jax_config_flag_release",
+            "version_mismatch/from_facts_jax_config_flag_release",
             "jax==0.4.13",
         ),
         (
             "RuntimeError: tools.made_up_init() is only needed for older runtime versions and should no "
             "longer be used.\n",
-            "version_mismatch/legacy_api_refused",
+            "version_mismatch/from_facts_legacy_api_refused",
             "tools.made_up_init()",
         ),
         (
             "InvalidArgumentError: Run-time shape mismatch for TPUExecute argument[7]. Expected dimensions: "
             "50257 dimensions: 768; got dimensions: 50304 dimensions: 768\n",
-            "shape_dtype_error/vocab_padded_one_side",
+            "shape_dtype_error/from_facts_vocab_padded_one_side",
             "50304 rows",
         ),
         (
             "InvalidArgumentError: Assign requires shapes of both tensors to match. lhs shape= [256,3] rhs "
             "shape= [256,1000]\n  head/classifier/kernel (defined at /work/model.py:40)\n",
-            "shape_dtype_error/checkpoint_output_layer_classes",
+            "shape_dtype_error/from_facts_checkpoint_output_layer_classes",
             "head/classifier/kernel is [256,3] in the model and [256,1000] in the checkpoint",
         ),
     ],
