@@ -15,6 +15,7 @@ import pytest
 
 from tests.crashlog_support import diagnosed_as
 from tpu_runtime.diagnose.crash_facts import version_skew_facts
+from tpu_runtime.diagnose.crash_release_facts import vocab_padding_facts
 from tpu_runtime.diagnose.crashlog import diagnose_log
 
 FORMS: list[tuple[str, str, str, str]] = [
@@ -928,6 +929,43 @@ def test_a_dotted_op_name_does_not_cut_the_mosaic_message() -> None:
             "shape_dtype_error/from_facts_shape_pair",
             "(16, 256) and (48, 256)",
         ),
+        # Unseen wordings of this round's families: an index of a float dtype, a wheel for another Python,
+        # a jax config flag the installed release lacks, an API for older releases, a vocabulary padded to
+        # a multiple of 128 on one side, a classifier head restored from a checkpoint with other classes.
+        (
+            "ValueError: gather indices must be of integer type, got bfloat16\n",
+            "shape_dtype_error/from_facts_index_dtype_any_wording",
+            "(bfloat16)",
+        ),
+        (
+            "ERROR: jaxlib-0.4.30-cp312-cp312-manylinux2014_x86_64.whl is not a supported wheel on this "
+            "platform.\n",
+            "version_mismatch/from_facts_wheel_for_another_python",
+            "Python 3.12",
+        ),
+        (
+            "jax: 0.4.14\nAttributeError: 'Config' object has no attribute 'jax_made_up_flag'\n",
+            "version_mismatch/from_facts_jax_config_flag_release",
+            "jax==0.4.13",
+        ),
+        (
+            "RuntimeError: tools.made_up_init() is only needed for older runtime versions and should no "
+            "longer be used.\n",
+            "version_mismatch/from_facts_legacy_api_refused",
+            "tools.made_up_init()",
+        ),
+        (
+            "InvalidArgumentError: Run-time shape mismatch for TPUExecute argument[7]. Expected dimensions: "
+            "50257 dimensions: 768; got dimensions: 50304 dimensions: 768\n",
+            "shape_dtype_error/from_facts_vocab_padded_one_side",
+            "50304 rows",
+        ),
+        (
+            "InvalidArgumentError: Assign requires shapes of both tensors to match. lhs shape= [256,3] rhs "
+            "shape= [256,1000]\n  head/classifier/kernel (defined at /work/model.py:40)\n",
+            "shape_dtype_error/from_facts_checkpoint_output_layer_classes",
+            "head/classifier/kernel is [256,3] in the model and [256,1000] in the checkpoint",
+        ),
     ],
 )
 def test_generic_wordings_name_their_evidence(log: str, fix_rule: str, named: str) -> None:
@@ -951,3 +989,20 @@ def test_an_execution_failure_is_no_compile_error() -> None:
         "-",
     )
     assert compiling.category == "xla_compile_error"
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        ["ValueError: shapes (8000, 512) and (9000, 512) are incompatible"],  # 1000 apart, not a padding
+        ["Attempting to allocate 32000 bytes, 32128 bytes free"],  # not a shape line
+        ["Incompatible shapes: [32128, 512] vs. [32128, 512]"],  # one size only
+    ],
+)
+def test_vocab_padding_needs_two_shape_sizes_a_padding_apart(lines: list[str]) -> None:
+    assert vocab_padding_facts(lines) == {}
+
+
+def test_vocab_padding_names_both_sizes() -> None:
+    facts = vocab_padding_facts(["size mismatch: [151643, 896] against [151936, 896]"])
+    assert facts == {"vocab_rows": 151643, "vocab_padded_rows": 151936, "vocab_extra": 293}

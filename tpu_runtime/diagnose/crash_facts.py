@@ -20,6 +20,7 @@ from tpu_runtime.diagnose.crash_operand_facts import (
     narrow_dtype_facts,
     tiling_facts,
 )
+from tpu_runtime.diagnose.crash_release_facts import release_facts
 from tpu_runtime.diagnose.crash_setting_facts import SETTING_EXTRACTORS
 from tpu_runtime.diagnose.units import parse_size
 
@@ -503,6 +504,7 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
         index_range_facts,
         backend_op_facts,
         version_skew_facts,
+        release_facts,
         *SETTING_EXTRACTORS,
     )
     for found in (extract(lines) for extract in extractors):

@@ -1,0 +1,93 @@
+"""Facts about sizes and releases a crash log states in any wording, for fixes that name them.
+
+Three families that rules cannot compute from one regex group: a vocabulary-sized dimension padded to a
+multiple of 128 on one side only (`vocab_*`), the Python a refused wheel was built for (`wheel_*`, from its
+cp tag) and the jax config flag the installed jax lacks, with the release before the installed one
+(`config_flag`, `jax_installed`, `jax_previous`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+__all__ = ["jax_config_flag_facts", "release_facts", "vocab_padding_facts", "wheel_tag_facts"]
+
+MAX_LINES = 4000
+
+# Lines that print shapes or dimensions ("dimensions: 32128", "[4096, 32128]", "shape (32000, 512)").
+_SHAPE_LINE = re.compile(r"(?i)dimensions?\s*:|shapes?\b|\bsizes?\b|mismatch|[\[(]\d+,\s*\d+")
+_INT = re.compile(r"(?<![\w.])(\d{4,7})(?![\w.])")
+# Vocabularies are at least this large; the padding (sentinel or added ids, rounded up) at most this much.
+_MIN_VOCAB = 8000
+_MAX_EXTRA = 1024
+_ALIGN = 128
+
+
+def vocab_padding_facts(lines: Sequence[str]) -> dict[str, int]:
+    """`vocab_rows`, `vocab_padded_rows`, `vocab_extra`: two vocabulary-sized dimensions in shape lines where
+    the larger is the smaller plus at most 1024 rows, rounded to a multiple of 128 (32000 against 32128,
+    50257 against 50304): one side counts extra ids and pads its table, the other does not."""
+    sizes: dict[int, None] = {}
+    for line in lines[-MAX_LINES:]:
+        if _SHAPE_LINE.search(line):
+            sizes.update(dict.fromkeys(int(v) for v in _INT.findall(line) if int(v) >= _MIN_VOCAB))
+    values = sorted(sizes)
+    for small in values:
+        for big in values:
+            if big > small and big - small <= _MAX_EXTRA and big % _ALIGN == 0:
+                return {"vocab_rows": small, "vocab_padded_rows": big, "vocab_extra": big - small}
+    return {}
+
+
+# pip: "ERROR: torch_xla-2.0-cp39-cp39-linux_x86_64.whl is not a supported wheel on this platform."
+_WHEEL = re.compile(
+    r"(?P<wheel>[\w.+\-]+?-(?P<tag>cp3(?P<minor>\d+))-[\w]+-[\w.]+\.whl) is not a supported wheel"
+)
+
+
+def wheel_tag_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`wheel_file`, `wheel_python_tag` and `wheel_python` (the Python its cp tag names) of a refused
+    wheel."""
+    for line in lines[-MAX_LINES:]:
+        m = _WHEEL.search(line)
+        if m is not None:
+            return {
+                "wheel_file": m["wheel"].rsplit("/", 1)[-1],
+                "wheel_python_tag": m["tag"],
+                "wheel_python": f"3.{m['minor']}",
+            }
+    return {}
+
+
+_CONFIG_FLAG = re.compile(r"'Config' object has no attribute '(?P<flag>jax_\w+)'")
+# "jax 0.3.25" (pip list), "jax==0.3.25", "jax: 0.3.25", "jax version 0.3.25"
+_JAX_RELEASE = re.compile(r"(?<![\w.-])jax(?:\s+version)?(?:\s*[=:]=?\s*|\s+v?)(\d+)\.(\d+)\.(\d+)\b")
+
+
+def jax_config_flag_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`config_flag`: a jax config flag the installed jax does not have; with the installed release printed,
+    `jax_installed` and `jax_previous` (the patch release before it, where the flag was last seen when it
+    was removed)."""
+    tail = lines[-MAX_LINES:]
+    flag = next((m["flag"] for m in map(_CONFIG_FLAG.search, tail) if m is not None), None)
+    if flag is None:
+        return {}
+    out = {"config_flag": flag}
+    for line in tail:
+        m = _JAX_RELEASE.search(line)
+        if m is not None:
+            major, minor, patch = int(m[1]), int(m[2]), int(m[3])
+            out["jax_installed"] = f"{major}.{minor}.{patch}"
+            if patch > 0:
+                out["jax_previous"] = f"{major}.{minor}.{patch - 1}"
+            break
+    return out
+
+
+def release_facts(lines: Sequence[str]) -> dict[str, object]:
+    """All of this module's facts that the log supports."""
+    out: dict[str, object] = {}
+    for extract in (vocab_padding_facts, wheel_tag_facts, jax_config_flag_facts):
+        out.update(extract(lines))
+    return out
