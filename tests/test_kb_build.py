@@ -15,6 +15,7 @@ from tpu_runtime.knowledge.build import (
     PACKAGE_EMBED_TOKENS,
     BuildRequest,
     embed_text,
+    embed_texts,
     run_kb_build,
 )
 from tpu_runtime.knowledge.corpus import ChunkRecord
@@ -283,6 +284,23 @@ def test_package_passages_are_embedded_from_their_first_word_pieces_and_sheets_w
     assert len(tokenizer.encode(_record("curated", text).index_text()).ids) == MAX_TOKENS
     short = "grid steps run in order"
     assert embed_text(_record("package", short), tokenizer) == _record("package", short).index_text()
+
+
+def test_passages_cut_in_one_batch_match_each_cut_alone() -> None:
+    """The build cuts a group's package passages with one tokenizer call; each text must be the one
+    its passage gets alone, whatever kinds and lengths sit around it."""
+    tokenizer = load_embedder().tokenizer
+    long = " ".join(f"block shape {i} must divide the array" for i in range(40))
+    mixed = [
+        _record("curated", long + " ([source](https://example.com/a), checked 2026-12-03)"),
+        _record("package", long),
+        _record("folder", "a note"),
+        _record("package", "grid steps run in order"),
+        _record("package", "Runs the kernel " + long),
+    ]
+    assert embed_texts(mixed, tokenizer) == [embed_text(r, tokenizer) for r in mixed]
+    assert len({len(tokenizer.encode(t).ids) for t in embed_texts([mixed[1], mixed[4]], tokenizer)}) == 1
+    assert embed_texts([], tokenizer) == []
 
 
 def test_fact_sheet_vectors_leave_out_the_source_notes_the_citation_gives() -> None:
