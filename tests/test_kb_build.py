@@ -336,3 +336,14 @@ def test_package_passage_vectors_leave_out_the_location_the_citation_gives() -> 
     assert len(tokenizer.encode(expected).ids) < PACKAGE_EMBED_TOKENS  # whole, so only the location went
     assert embed_text(record, tokenizer) == expected
     assert "[jax 0.10.2" in record.index_text() and "0.10.2" in record.citation()  # BM25 and citing keep it
+
+
+def test_vector_search_looks_at_more_candidates_than_ask_requests(corpus: BuildRequest) -> None:
+    """The HNSW search list covers every candidate `ask` asks for, so the neighbours found do not
+    depend on how the graph happened to be built (chromadb's default list is only max(10, k))."""
+    from tpu_runtime.knowledge.retrieve import CANDIDATES
+
+    run_kb_build(corpus)
+    assert corpus.folder is not None
+    metadata = Store(corpus.folder).open_collection(create=False).metadata
+    assert metadata["hnsw:space"] == "cosine" and metadata["hnsw:search_ef"] >= 4 * CANDIDATES
