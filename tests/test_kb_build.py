@@ -15,6 +15,7 @@ from tpu_runtime.knowledge.build import (
     PACKAGE_EMBED_TOKENS,
     BuildRequest,
     embed_text,
+    embed_texts,
     run_kb_build,
 )
 from tpu_runtime.knowledge.corpus import ChunkRecord
@@ -285,6 +286,23 @@ def test_package_passages_are_embedded_from_their_first_word_pieces_and_sheets_w
     assert embed_text(_record("package", short), tokenizer) == _record("package", short).index_text()
 
 
+def test_passages_cut_in_one_batch_match_each_cut_alone() -> None:
+    """The build cuts a group's package passages with one tokenizer call; each text must be the one
+    its passage gets alone, whatever kinds and lengths sit around it."""
+    tokenizer = load_embedder().tokenizer
+    long = " ".join(f"block shape {i} must divide the array" for i in range(40))
+    mixed = [
+        _record("curated", long + " ([source](https://example.com/a), checked 2026-12-03)"),
+        _record("package", long),
+        _record("folder", "a note"),
+        _record("package", "grid steps run in order"),
+        _record("package", "Runs the kernel " + long),
+    ]
+    assert embed_texts(mixed, tokenizer) == [embed_text(r, tokenizer) for r in mixed]
+    assert len({len(tokenizer.encode(t).ids) for t in embed_texts([mixed[1], mixed[4]], tokenizer)}) == 1
+    assert embed_texts([], tokenizer) == []
+
+
 def test_fact_sheet_vectors_leave_out_the_source_notes_the_citation_gives() -> None:
     """Both forms of a fact's source note are left out of its vector's text (a URL is many word pieces
     of little meaning), while BM25 and the cited passage keep them."""
@@ -318,3 +336,14 @@ def test_package_passage_vectors_leave_out_the_location_the_citation_gives() -> 
     assert len(tokenizer.encode(expected).ids) < PACKAGE_EMBED_TOKENS  # whole, so only the location went
     assert embed_text(record, tokenizer) == expected
     assert "[jax 0.10.2" in record.index_text() and "0.10.2" in record.citation()  # BM25 and citing keep it
+
+
+def test_vector_search_looks_at_more_candidates_than_ask_requests(corpus: BuildRequest) -> None:
+    """The HNSW search list covers every candidate `ask` asks for, so the neighbours found do not
+    depend on how the graph happened to be built (chromadb's default list is only max(10, k))."""
+    from tpu_runtime.knowledge.retrieve import CANDIDATES
+
+    run_kb_build(corpus)
+    assert corpus.folder is not None
+    metadata = Store(corpus.folder).open_collection(create=False).metadata
+    assert metadata["hnsw:space"] == "cosine" and metadata["hnsw:search_ef"] >= 4 * CANDIDATES

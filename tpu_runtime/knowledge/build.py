@@ -181,21 +181,40 @@ def all_chunks(store: Store, manifest: Manifest, problems: list[str]) -> list[Ch
     return chunks
 
 
+def _readable_chunks(store: Store, unit: str) -> list[ChunkRecord]:
+    try:
+        return store.read_chunks(unit)
+    except KbIndexError:
+        return []  # all_chunks reports it; its cached vectors are dropped as before
+
+
 def embed_text(chunk: ChunkRecord, tokenizer: Any) -> str:
     """The text a passage's vector is computed from: for a package passage, its title without the
     trailing "[package version path]" and its text, cut to the first PACKAGE_EMBED_TOKENS word pieces
     (counting [CLS] and [SEP]) at a word-piece boundary; a fact sheet's passage without its source
     notes; any other passage whole."""
-    if chunk.kind == "curated":
-        return SOURCE_NOTE.sub("", chunk.index_text())
-    if chunk.kind != "package":
-        return chunk.index_text()
-    title = chunk.title.removesuffix(f" [{chunk.package} {chunk.version} {chunk.path}]")
-    text = f"{title}\n{chunk.text}"
-    encoding = tokenizer.encode(text)
-    if len(encoding.ids) <= PACKAGE_EMBED_TOKENS:
-        return text
-    return text[: encoding.offsets[PACKAGE_EMBED_TOKENS - 2][1]]  # the last piece kept before [SEP]
+    return embed_texts([chunk], tokenizer)[0]
+
+
+def embed_texts(chunks: list[ChunkRecord], tokenizer: Any) -> list[str]:
+    """`embed_text` of each passage, the package passages tokenized in one batch call (the
+    tokenizer spreads it over its threads)."""
+    texts: list[str] = []
+    cut: list[int] = []  # positions of package passages, whose text is cut to PACKAGE_EMBED_TOKENS
+    for chunk in chunks:
+        if chunk.kind == "curated":
+            texts.append(SOURCE_NOTE.sub("", chunk.index_text()))
+        elif chunk.kind != "package":
+            texts.append(chunk.index_text())
+        else:
+            title = chunk.title.removesuffix(f" [{chunk.package} {chunk.version} {chunk.path}]")
+            texts.append(f"{title}\n{chunk.text}")
+            cut.append(len(texts) - 1)
+    encodings = tokenizer.encode_batch([texts[i] for i in cut]) if cut else []
+    for i, encoding in zip(cut, encodings, strict=True):
+        if len(encoding.ids) > PACKAGE_EMBED_TOKENS:  # keep up to the last piece before [SEP]
+            texts[i] = texts[i][: encoding.offsets[PACKAGE_EMBED_TOKENS - 2][1]]
+    return texts
 
 
 def _write_lexical(store: Store, manifest: Manifest, report: BuildReport) -> None:
@@ -254,6 +273,7 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
     todo = [s for s in manifest.units.values() if not s.dense_done]
     cache = VectorCache(store.folder, f"{described['sha256']}:{described['max_tokens']}")
     total = sum(s.chunks for s in todo) or 1
+    seen: dict[str, list[str]] = {}  # embed texts by unit, for pruning the cache without re-reading
     done = 0
     group: list[tuple[SourceState, list[ChunkRecord]]] = []
     for number, state in enumerate(todo):
@@ -263,7 +283,11 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
             report.problems.append(f"{exc}; its passages answer lexically until `tpu-agent kb build`")
         if sum(len(c) for _, c in group) < EMBED_GROUP and number + 1 < len(todo):
             continue
-        texts = [embed_text(c, embedder.tokenizer) for _, chunks in group for c in chunks]
+        texts = embed_texts([c for _, chunks in group for c in chunks], embedder.tokenizer)
+        offset = 0
+        for state_, chunks in group:
+            seen[state_.unit] = texts[offset : offset + len(chunks)]
+            offset += len(chunks)
         notify("embed", f"embedding {len(texts)} passages ({done}/{total} done)", 0.1 + 0.9 * done / total)
         try:
             vectors = cache.embed(texts, embedder.embed_many)
@@ -294,7 +318,9 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
     store.write_manifest(manifest)
     report.reused_vectors = cache.hits
     if todo:
-        cache.keep_only(embed_text(c, embedder.tokenizer) for c in all_chunks(store, manifest, []))
+        kept = [text for unit in manifest.units if unit in seen for text in seen[unit]]
+        others = [c for unit in manifest.units if unit not in seen for c in _readable_chunks(store, unit)]
+        cache.keep_only([*kept, *embed_texts(others, embedder.tokenizer)])
         try:
             cache.save()
         except OSError as exc:

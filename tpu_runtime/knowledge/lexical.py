@@ -20,6 +20,11 @@ import numpy as np
 
 _WORD_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/:]*[A-Za-z0-9_]|[A-Za-z0-9]")
 _PART_RE = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
+# compiled once: tokenize runs these on every word of the corpus, and re's own lookup of a pattern given
+# as a string was a third of the BM25 build's time
+_COMPOUND_RE = re.compile(r"[._\-/:]|[a-z][A-Z]")
+_CAMEL_RE = re.compile(r"[a-z][A-Z]")
+_SEPARATORS_RE = re.compile(r"[.\-/:]+")
 STOPWORDS = frozenset(
     "a an and are as at be but by can do does for from has have how i if in into is it its me my "  # noqa: SIM905
     "not of on or so such than that the their them then there these they this to was we were what "
@@ -54,12 +59,10 @@ def tokenize(text: str) -> list[str]:
         if lower in STOPWORDS:
             continue
         tokens.append(lower)
-        if len(word) > 2 and re.search(r"[._\-/:]|[a-z][A-Z]", word):
-            for sep_part in re.split(r"[.\-/:]+", word):
+        if len(word) > 2 and _COMPOUND_RE.search(word):
+            for sep_part in _SEPARATORS_RE.split(word):
                 for part in [sep_part, *sep_part.split("_")] if "_" in sep_part else [sep_part]:
-                    for piece in (
-                        [part, *_PART_RE.findall(part)] if re.search(r"[a-z][A-Z]", part) else [part]
-                    ):
+                    for piece in [part, *_PART_RE.findall(part)] if _CAMEL_RE.search(part) else [part]:
                         low = piece.lower()
                         if low and low != lower and low not in STOPWORDS:
                             tokens.append(low)
