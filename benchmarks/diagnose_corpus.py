@@ -38,7 +38,7 @@ from tpu_runtime.diagnose.crash_corpus import (  # noqa: E402
     per_category,
     score_file,
 )
-from tpu_runtime.diagnose.crashlog import FALLBACK_PREFIX, diagnose_log, load_rules  # noqa: E402
+from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules, load_rules  # noqa: E402
 from tpu_runtime.diagnose.job import run_diagnose  # noqa: E402
 
 AIM_CATEGORY = 0.90
@@ -70,10 +70,7 @@ def ablate(show: bool = False) -> None:
     With `show`, each dev file's two ablated verdicts are listed (held-back files never are)."""
     rules = load_rules()
     cues_only = [r.model_copy(update={"patterns": [], "fact_votes": []}) for r in rules]
-    generic_fixes = [
-        r.model_copy(update={"fixes": [f for f in r.fixes if f.id.startswith(FALLBACK_PREFIX)]})
-        for r in rules
-    ]
+    generic_fixes = fallback_rules(rules)
     corpus = {n: e for n, e in load_corpus().items() if entry_split(n, e) == "dev"}
     right = wrong = undecided = remedies = 0
     by_round: dict[str, list[int]] = {}  # round -> [files, category right, remedy right]

@@ -8,14 +8,7 @@ import pytest
 
 from tpu_runtime.diagnose.crash_fix_packs import merge_fix_packs
 from tpu_runtime.diagnose.crash_operand_facts import narrow_dtype_facts, tiling_facts
-from tpu_runtime.diagnose.crashlog import FALLBACK_PREFIX, RULES_DIR, diagnose_log, load_rules
-
-
-def _fallbacks_only() -> list:
-    return [
-        r.model_copy(update={"fixes": [f for f in r.fixes if f.id.startswith(FALLBACK_PREFIX)]})
-        for r in load_rules()
-    ]
+from tpu_runtime.diagnose.crashlog import FALLBACK_PREFIX, RULES_DIR, diagnose_log, fallback_rules, load_rules
 
 
 def test_narrow_dtype_read_from_mlir_types_of_any_wording() -> None:
@@ -59,7 +52,7 @@ def test_pack_fallback_names_the_cast_for_an_unseen_wording() -> None:
             '  %9 = "tpu.dynamic_rotate"(%8, %c1) : (vector<16x128xi8>, i32) -> vector<16x128xi8>',
         ]
     )
-    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    crash = diagnose_log(log, "x.log", fallback_rules())
     assert crash.category == "mosaic_compile_error"
     assert crash.evidence.fix_rule == "mosaic_compile_error/from_facts_narrow_operand_dtype"
     assert "int32" in crash.fix and "int8" in crash.fix
@@ -71,7 +64,7 @@ def test_pack_fallback_names_the_tiling_the_block_must_divide_by() -> None:
         "Operand of shape (..., 64, 512) has tiling (32, 128), but its block shape (..., 8, 512) "
         "is not divisible by tiling evenly nor matches the full shape"
     )
-    crash = diagnose_log(log, "x.log", _fallbacks_only())
+    crash = diagnose_log(log, "x.log", fallback_rules())
     assert crash.evidence.fix_rule == "mosaic_compile_error/from_facts_block_tiling"
     assert "(32, 128)" in crash.fix and "(..., 8, 512)" in crash.fix
 
@@ -103,99 +96,117 @@ def test_index_outside_table_named_from_either_framework_wording() -> None:
 
     torch_line = "IndexError: index 50260 is out of bounds for dimension 0 with size 50257"
     assert index_range_facts([torch_line]) == {"bad_index": 50260, "table_size": 50257}
-    crash = diagnose_log(torch_line, "x.log", _fallbacks_only())
+    crash = diagnose_log(torch_line, "x.log", fallback_rules())
     assert crash.category == "shape_dtype_error"
     assert crash.evidence.fix_rule == "shape_dtype_error/from_facts_index_outside_table"
     assert "50260" in crash.fix and "50257" in crash.fix and "vocab" in crash.fix
 
 
-def test_op_without_backend_kernel_is_named() -> None:
-    log = (
+# Invented wordings the `from_facts_*` fallbacks alone (no cause-specific sub-rule) must still place, each
+# with the fix that names its evidence: (log, category, fallback that chose the fix, what the fix names).
+FALLBACK_CASES = [
+    (
         "NotImplementedError: Could not run 'torchvision::roi_align' with arguments from the 'XLA' backend. "
-        "'torchvision::roi_align' is only available for these backends: [CPU, CUDA]."
-    )
-    crash = diagnose_log(log, "x.log", _fallbacks_only())
-    assert crash.category == "unsupported_op"
-    assert crash.evidence.fix_rule == "unsupported_op/from_facts_no_backend_kernel"
-    assert "torchvision::roi_align" in crash.fix and ".cpu()" in crash.fix
-
-
-def test_tpu_held_by_another_process_names_lsof() -> None:
-    log = "RuntimeError: TPU initialization failed: open(/dev/vfio/0): Device or resource busy"
-    crash = diagnose_log(log, "x.log", _fallbacks_only())
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/from_facts_tpu_held_by_process"
-    assert "lsof" in crash.fix
-
-
-def test_unlowered_pallas_primitive_is_named_for_any_primitive() -> None:
-    log = "NotImplementedError: Unimplemented primitive in Pallas TPU lowering for KernelType.TC: argsort."
-    crash = diagnose_log(log, "x.log", _fallbacks_only())
-    assert crash.category == "mosaic_compile_error"
-    assert crash.evidence.fix_rule == "mosaic_compile_error/from_facts_unlowered_primitive"
-    assert "argsort" in crash.fix and "outside the pallas_call" in crash.fix
-
-
-@pytest.mark.parametrize(
-    "log",
-    [
+        "'torchvision::roi_align' is only available for these backends: [CPU, CUDA].",
+        "unsupported_op",
+        "from_facts_no_backend_kernel",
+        ("torchvision::roi_align", ".cpu()"),
+    ),
+    (
+        "RuntimeError: TPU initialization failed: open(/dev/vfio/0): Device or resource busy",
+        "runtime_init_failure",
+        "from_facts_tpu_held_by_process",
+        ("lsof",),
+    ),
+    (
+        "NotImplementedError: Unimplemented primitive in Pallas TPU lowering for KernelType.TC: argsort.",
+        "mosaic_compile_error",
+        "from_facts_unlowered_primitive",
+        ("argsort", "outside the pallas_call"),
+    ),
+    # A TPU-node runtime in either wording: the TPU VM, or the last jax for nodes.
+    (
         "RuntimeError: Requested backend tpu_driver, but it failed to initialize: DEADLINE_EXCEEDED",
+        "runtime_init_failure",
+        "from_facts_tpu_node_runtime",
+        ("TPU VM", "jax==0.3.25"),
+    ),
+    (
         "UserWarning: cloud_tpu_init failed: KeyError('')",
-    ],
-)
-def test_tpu_node_runtime_names_the_tpu_vm_and_the_last_jax_for_nodes(log: str) -> None:
-    crash = diagnose_log(log, "x.log", _fallbacks_only())
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/from_facts_tpu_node_runtime"
-    assert "TPU VM" in crash.fix and "jax==0.3.25" in crash.fix
-
-
-def test_metadata_fallback_names_host_networking_and_the_runtime_version() -> None:
-    log = "Failed to get TPU metadata (tpu-env) from instance metadata for variable WORKER_ID: INTERNAL"
-    crash = diagnose_log(log, "x.log", _fallbacks_only())
-    assert crash.evidence.fix_rule == "runtime_init_failure/from_facts_metadata_server"
-    assert "--network=host" in crash.fix and "runtime version" in crash.fix
-
-
-def test_mosaic_dialect_skew_names_jax_and_libtpu() -> None:
-    log = "Mosaic failed to compile TPU kernel: unregistered operation 'tpu.made_up_op' found in dialect"
-    crash = diagnose_log(log, "x.log", _fallbacks_only())
-    assert crash.category == "version_mismatch"
-    assert crash.evidence.fix_rule == "version_mismatch/from_facts_mosaic_dialect_skew"
-    assert "libtpu" in crash.fix and "jax[tpu]" in crash.fix
-
-
-def test_cpu_tensor_for_an_xla_op_names_the_move_to_the_device() -> None:
-    log = (
+        "runtime_init_failure",
+        "from_facts_tpu_node_runtime",
+        ("TPU VM", "jax==0.3.25"),
+    ),
+    (
+        "Failed to get TPU metadata (tpu-env) from instance metadata for variable WORKER_ID: INTERNAL",
+        "runtime_init_failure",
+        "from_facts_metadata_server",
+        ("--network=host", "runtime version"),
+    ),
+    (
+        "Mosaic failed to compile TPU kernel: unregistered operation 'tpu.made_up_op' found in dialect",
+        "version_mismatch",
+        "from_facts_mosaic_dialect_skew",
+        ("libtpu", "jax[tpu]"),
+    ),
+    (
         "RuntimeError: torch_xla/csrc/aten_xla_bridge.cpp:110 : Check failed: xtensor\n"
-        "Input tensor is not an XLA tensor: CPUFloatType"
-    )
-    crash = diagnose_log(log, "x.log", _fallbacks_only())
-    assert crash.category == "shape_dtype_error"
-    assert crash.evidence.fix_rule == "shape_dtype_error/from_facts_cpu_tensor_for_xla_op"
-    assert "xla_device()" in crash.fix
-
-
-def test_semaphore_left_signalled_names_the_dma_wait() -> None:
-    log = "INTERNAL: a DMA started in the kernel was never awaited; Make sure every DMA is awaited"
-    crash = diagnose_log(log, "x.log", _fallbacks_only())
-    assert crash.category == "mosaic_compile_error"
-    assert crash.evidence.fix_rule == "mosaic_compile_error/from_facts_semaphore_not_awaited"
-    assert ".wait()" in crash.fix
-
-
-@pytest.mark.parametrize(
-    "log",
-    [
+        "Input tensor is not an XLA tensor: CPUFloatType",
+        "shape_dtype_error",
+        "from_facts_cpu_tensor_for_xla_op",
+        ("xla_device()",),
+    ),
+    (
+        "INTERNAL: a DMA started in the kernel was never awaited; Make sure every DMA is awaited",
+        "mosaic_compile_error",
+        "from_facts_semaphore_not_awaited",
+        (".wait()",),
+    ),
+    # Two shapes side by side, in any wording.
+    (
         "ValueError: operands could not be combined: got shape (4, 128) vs. (8, 128) in the float32 add",
+        "shape_dtype_error",
+        "from_facts_shape_pair",
+        ("drop_remainder=True",),
+    ),
+    (
         "TypeError: the two operands must agree in shape: [16, 3] and [16, 4]",
-    ],
-)
-def test_two_shapes_in_any_wording_are_named(log: str) -> None:
-    crash = diagnose_log(log, "x.log", _fallbacks_only())
-    assert crash.category == "shape_dtype_error"
-    assert crash.evidence.fix_rule == "shape_dtype_error/from_facts_shape_pair"
-    assert "drop_remainder=True" in crash.fix
+        "shape_dtype_error",
+        "from_facts_shape_pair",
+        ("drop_remainder=True",),
+    ),
+    # Device files refused: who holds them, and the container's access.
+    (
+        "E0101 tpu_hal.cc:249] Failed to initialize TPU system with error: FAILED_PRECONDITION: "
+        "Couldn't mmap: Operation not permitted",
+        "runtime_init_failure",
+        "from_facts_device_permission",
+        ("lsof", "--privileged"),
+    ),
+    (
+        "XlaRuntimeError: INTERNAL: Failed to initialize TPU: ioctl on /dev/vfio/0 failed: Permission denied",
+        "runtime_init_failure",
+        "from_facts_device_permission",
+        ("lsof", "--privileged"),
+    ),
+    (
+        "TypeError: made_up_op expected dtype bfloat16 for the rhs but got float32 in the dtype check",
+        "shape_dtype_error",
+        "from_facts_dtype",
+        ("bfloat16 expected, float32 found",),
+    ),
+]
+
+
+@pytest.mark.parametrize(("log", "category", "fallback", "named"), FALLBACK_CASES)
+def test_fallbacks_alone_name_the_evidence(
+    log: str, category: str, fallback: str, named: tuple[str, ...]
+) -> None:
+    crash = diagnose_log(log, "x.log", fallback_rules())
+    assert crash.category == category
+    assert crash.evidence.fix_rule == f"{category}/{fallback}"
+    for term in named:
+        assert term in crash.fix
 
 
 def test_framework_submodule_that_moved_is_a_release_question() -> None:
@@ -203,21 +214,6 @@ def test_framework_submodule_that_moved_is_a_release_question() -> None:
     assert crash.category == "version_mismatch"
     assert crash.evidence.fix_rule == "version_mismatch/from_facts_submodule_moved"
     assert "requirements" in crash.fix
-
-
-@pytest.mark.parametrize(
-    "log",
-    [
-        "E0101 tpu_hal.cc:249] Failed to initialize TPU system with error: FAILED_PRECONDITION: "
-        "Couldn't mmap: Operation not permitted",
-        "XlaRuntimeError: INTERNAL: Failed to initialize TPU: ioctl on /dev/vfio/0 failed: Permission denied",
-    ],
-)
-def test_device_permission_names_the_holder_and_container_access(log: str) -> None:
-    crash = diagnose_log(log, "x.log", _fallbacks_only())
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/from_facts_device_permission"
-    assert "lsof" in crash.fix and "--privileged" in crash.fix
 
 
 def test_pjrt_client_not_created_is_a_start_up_failure() -> None:
@@ -228,13 +224,6 @@ def test_pjrt_client_not_created_is_a_start_up_failure() -> None:
 def test_zero_devices_counted_is_a_start_up_cue() -> None:
     crash = diagnose_log("RuntimeError: xla:0 is not a valid device; the runtime found 0 devices", "x.log")
     assert crash.category == "runtime_init_failure"
-
-
-def test_dtype_fallback_names_the_two_dtypes_of_any_wording() -> None:
-    log = "TypeError: made_up_op expected dtype bfloat16 for the rhs but got float32 in the dtype check"
-    crash = diagnose_log(log, "x.log", _fallbacks_only())
-    assert crash.evidence.fix_rule == "shape_dtype_error/from_facts_dtype"
-    assert "bfloat16 expected, float32 found" in crash.fix
 
 
 def test_position_last_goes_after_the_category_own_fallbacks(tmp_path: Path) -> None:

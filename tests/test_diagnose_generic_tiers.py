@@ -16,7 +16,7 @@ import pytest
 from tests.crashlog_support import UNFILLED, diagnosed_as
 from tpu_runtime.diagnose.crash_cues import load_cues, weak_vote
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions
-from tpu_runtime.diagnose.crashlog import FALLBACK_PREFIX, CrashRule, diagnose_log, load_rules
+from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules
 
 # ------------------------------------------------------------------------------- weak-evidence tier
 
@@ -391,16 +391,9 @@ SELECTED: list[tuple[str, str, str, str]] = [
 ]
 
 
-def _fallbacks_only() -> list[CrashRule]:
-    return [
-        r.model_copy(update={"fixes": [f for f in r.fixes if f.id.startswith(FALLBACK_PREFIX)]})
-        for r in load_rules()
-    ]
-
-
 @pytest.mark.parametrize(("text", "category", "sub_rule", "named"), SELECTED)
 def test_evidence_selects_the_fallback_remedy(text: str, category: str, sub_rule: str, named: str) -> None:
-    crash = diagnose_log(text, "-", _fallbacks_only())
+    crash = diagnose_log(text, "-", fallback_rules())
     assert crash.category == category
     assert crash.evidence.fix_rule == f"{category}/{sub_rule}"
     assert named in crash.fix
@@ -412,7 +405,7 @@ def test_busy_tpu_is_not_taken_for_a_missing_wheel() -> None:
         "RuntimeError: Unable to initialize backend 'tpu': ABORTED: The TPU is already in use by process "
         "with pid 77. libtpu not found in this process.\n",
         "-",
-        _fallbacks_only(),
+        fallback_rules(),
     )
     assert crash.evidence.fix_rule == "runtime_init_failure/from_facts_backend_busy"
 

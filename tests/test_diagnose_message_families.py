@@ -12,7 +12,7 @@ import pytest
 
 from tpu_runtime.diagnose.crash_cues import CUES_DIR, load_cues, weak_vote
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions, suggestion_addendum
-from tpu_runtime.diagnose.crashlog import FALLBACK_PREFIX, diagnose_log, load_rules
+from tpu_runtime.diagnose.crashlog import FALLBACK_PREFIX, diagnose_log, fallback_rules, load_rules
 
 
 def test_family_cues_join_the_base_categories() -> None:
@@ -73,10 +73,7 @@ def test_family_fallbacks_come_before_the_category_fallbacks() -> None:
 
 
 def test_a_family_fallback_names_the_remedy() -> None:
-    rules = [
-        r.model_copy(update={"fixes": [f for f in r.fixes if f.id.startswith(FALLBACK_PREFIX)]})
-        for r in load_rules()
-    ]
+    rules = fallback_rules()
     text = "InvalidArgumentError: indices[4,7] = 50311 is not in [0, 50257)\n"
     crash = diagnose_log(text, "-", rules)
     assert crash.category == "shape_dtype_error"
@@ -127,10 +124,7 @@ def test_a_cause_specific_fix_keeps_the_advice_the_message_states() -> None:
 def test_an_on_chip_oom_the_compiler_calls_its_bug_gets_the_compiler_fallback() -> None:
     # Invented SMEM wording: the fallbacks alone (no cause-specific sub-rule) must still say "compiler bug,
     # dump the HLO" rather than the SMEM-table advice for kernels.
-    rules = [
-        r.model_copy(update={"fixes": [f for f in r.fixes if f.id.startswith(FALLBACK_PREFIX)]})
-        for r in load_rules()
-    ]
+    rules = fallback_rules()
     log = "Resource exhausted: Ran out of memory in memory space smem. Please file a bug against XLA."
     crash = diagnose_log(log, "run.log", rules)
     assert crash.category == "vmem_oom"

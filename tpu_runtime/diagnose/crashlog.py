@@ -104,6 +104,15 @@ def load_rules(folder: Path = RULES_DIR, packs: Path | None = PACKS_DIR) -> tupl
     return merge_fix_packs(rules, packs) if packs is not None else tuple(rules)
 
 
+def fallback_rules(rules: tuple[CrashRule, ...] | None = None) -> list[CrashRule]:
+    """The rules with only their `from_facts_*` fallbacks as fixes: what the general mechanisms choose for
+    a log no cause-specific sub-rule was written for (the corpus ablation and the fallback tests)."""
+    return [
+        r.model_copy(update={"fixes": [f for f in r.fixes if f.id.startswith(FALLBACK_PREFIX)]})
+        for r in (load_rules() if rules is None else rules)
+    ]
+
+
 # ----------------------------------------------------------------------------------------- matching
 
 
