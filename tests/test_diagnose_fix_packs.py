@@ -195,6 +195,19 @@ FALLBACK_CASES = [
         "from_facts_dtype",
         ("bfloat16 expected, float32 found",),
     ),
+    (
+        "InvalidArgumentError: indices[4,7] = 50311 is not in [0, 50257)\n",
+        "shape_dtype_error",
+        "from_facts_index_outside_table",
+        ("vocab",),
+    ),
+    # An on-chip OOM the message calls a compiler bug: dump the HLO, not the SMEM-table advice for kernels.
+    (
+        "Resource exhausted: Ran out of memory in memory space smem. Please file a bug against XLA.",
+        "vmem_oom",
+        "from_facts_compiler_fusion",
+        ("xla_dump_to",),
+    ),
 ]
 
 

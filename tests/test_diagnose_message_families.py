@@ -12,7 +12,7 @@ import pytest
 
 from tpu_runtime.diagnose.crash_cues import CUES_DIR, load_cues, weak_vote
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions, suggestion_addendum
-from tpu_runtime.diagnose.crashlog import FALLBACK_PREFIX, diagnose_log, fallback_rules, load_rules
+from tpu_runtime.diagnose.crashlog import FALLBACK_PREFIX, diagnose_log, load_rules
 
 
 def test_family_cues_join_the_base_categories() -> None:
@@ -72,15 +72,6 @@ def test_family_fallbacks_come_before_the_category_fallbacks() -> None:
     assert max(specific) < ids.index("from_facts_local_files")
 
 
-def test_a_family_fallback_names_the_remedy() -> None:
-    rules = fallback_rules()
-    text = "InvalidArgumentError: indices[4,7] = 50311 is not in [0, 50257)\n"
-    crash = diagnose_log(text, "-", rules)
-    assert crash.category == "shape_dtype_error"
-    assert crash.evidence.fix_rule == "shape_dtype_error/from_facts_index_outside_table"
-    assert "vocab" in crash.fix
-
-
 def test_suggestions_read_purpose_clauses_and_quoted_commands() -> None:
     purpose = [
         "ValueError: Cannot lower pallas_call on tpu. To use Pallas on TPU, install jaxlib TPU and libtpu."
@@ -119,17 +110,6 @@ def test_a_cause_specific_fix_keeps_the_advice_the_message_states() -> None:
     assert "/" in crash.evidence.fix_rule and not crash.evidence.fix_rule.endswith("/message_suggestion")
     assert "my_allocator_knob=0.5" in crash.fix
     assert suggestion_addendum("set my_allocator_knob=0.5", find_suggestions(log)) == ""
-
-
-def test_an_on_chip_oom_the_compiler_calls_its_bug_gets_the_compiler_fallback() -> None:
-    # Invented SMEM wording: the fallbacks alone (no cause-specific sub-rule) must still say "compiler bug,
-    # dump the HLO" rather than the SMEM-table advice for kernels.
-    rules = fallback_rules()
-    log = "Resource exhausted: Ran out of memory in memory space smem. Please file a bug against XLA."
-    crash = diagnose_log(log, "run.log", rules)
-    assert crash.category == "vmem_oom"
-    assert crash.evidence.fix_rule == "vmem_oom/from_facts_compiler_fusion"
-    assert "xla_dump_to" in crash.fix
 
 
 def test_advice_that_names_a_limit_in_words_counts() -> None:
