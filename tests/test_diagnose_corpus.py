@@ -109,11 +109,6 @@ KNOWN_DEV_MISSES = {
     # A check in torch_xla's mul lowering (aten_xla_type.cpp) after a nightly regression: the log shows the
     # check, not the nightly date that introduced it.
     "ver_torchxla_nightly_mul_inputs_check_spmd.log": "log does not show the torch_xla nightly build",
-    # Round diag18, committed as data before the rules that use them.
-    "init_orbax_distributed_not_initialized.log": "round diag18: no rule yet",
-    "ver_sglang_jax_flax_static_list_attribute.log": "round diag18: no rule yet",
-    "ver_levanter_pypi_tpucluster_import.log": "round diag18: no rule yet",
-    "xla_equinox_host_channel_multiple_send_recv.log": "round diag18: no rule yet",
 }
 
 
