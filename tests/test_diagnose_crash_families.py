@@ -1061,3 +1061,15 @@ def test_a_distributed_runtime_never_started_is_an_init_failure() -> None:
         "-",
     )
     assert crash.category == "runtime_init_failure"
+
+
+def test_a_private_attribute_sends_the_upgrade_to_its_caller() -> None:
+    """A name starting with `_` is reached into by a library built on the module: that library is upgraded."""
+    private = diagnosed_as(
+        "AttributeError: module 'jax.interpreters' has no attribute '_made_up_internal'\n",
+        "version_mismatch",
+        "version_mismatch/private_attribute_of_another_release",
+    )
+    assert "library built on jax.interpreters" in private.fix
+    public = diagnose_log("AttributeError: module 'jax.numpy' has no attribute 'made_up_api'\n", "-")
+    assert public.evidence.fix_rule == "version_mismatch/module_missing_attribute"
