@@ -1016,7 +1016,7 @@ def test_vocab_padding_names_both_sizes() -> None:
             "ImportError: cannot import name 'shard_alike' from 'jax._src.sharding_impls' "
             "(/opt/venv/lib/python3.11/site-packages/jax/_src/sharding_impls.py)\n",
             "version_mismatch",
-            "version_mismatch/import_from_another_release",
+            "version_mismatch/from_facts_private_module_import",
             "pip install git+https://",
         ),
         (
@@ -1068,7 +1068,7 @@ def test_a_private_attribute_sends_the_upgrade_to_its_caller() -> None:
     private = diagnosed_as(
         "AttributeError: module 'jax.interpreters' has no attribute '_made_up_internal'\n",
         "version_mismatch",
-        "version_mismatch/private_attribute_of_another_release",
+        "version_mismatch/from_facts_private_attribute",
     )
     assert "library built on jax.interpreters" in private.fix
     public = diagnose_log("AttributeError: module 'jax.numpy' has no attribute 'made_up_api'\n", "-")
