@@ -109,6 +109,12 @@ KNOWN_DEV_MISSES = {
     # A check in torch_xla's mul lowering (aten_xla_type.cpp) after a nightly regression: the log shows the
     # check, not the nightly date that introduced it.
     "ver_torchxla_nightly_mul_inputs_check_spmd.log": "log does not show the torch_xla nightly build",
+    # Round diag18. One line from accelerate listing the device types it accepts: that the host is a TPU VM
+    # and that transformers 4.45 stopped recognising it (pin 4.44.2) is in the thread, not in the log.
+    "ver_transformers_445_no_xpu_cuda_npu_on_tpu.log": "log shows neither the TPU nor the release",
+    # One line saying jax.numpy lacks DeviceArray: that optax (an old release) is the caller to upgrade is in
+    # the thread; the line alone cannot tell a removed API from one not yet added.
+    "ver_optax_jnp_devicearray_removed.log": "log does not show the library that calls the removed API",
 }
 
 

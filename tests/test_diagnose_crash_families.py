@@ -1006,3 +1006,70 @@ def test_vocab_padding_needs_two_shape_sizes_a_padding_apart(lines: list[str]) -
 def test_vocab_padding_names_both_sizes() -> None:
     facts = vocab_padding_facts(["size mismatch: [151643, 896] against [151936, 896]"])
     assert facts == {"vocab_rows": 151643, "vocab_padded_rows": 151936, "vocab_extra": 293}
+
+
+@pytest.mark.parametrize(
+    ("log", "category", "fix_rule", "named"),
+    [
+        (
+            # A package importing a private jax module of another release (values made up).
+            "ImportError: cannot import name 'shard_alike' from 'jax._src.sharding_impls' "
+            "(/opt/venv/lib/python3.11/site-packages/jax/_src/sharding_impls.py)\n",
+            "version_mismatch",
+            "version_mismatch/from_facts_private_module_import",
+            "pip install git+https://",
+        ),
+        (
+            # Host callbacks reusing a channel, in the verifier's other wording.
+            "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: RET_CHECK failure "
+            "(xla/service/hlo_verifier.cc:2400) channel 3 is used for multiple host send/recv instructions\n",
+            "xla_compile_error",
+            "xla_compile_error/host_callback_channels",
+            "jax.debug.print",
+        ),
+        (
+            # Flax NNX's static-attribute check on a dict of submodules.
+            "ValueError: Found unexpected Arrays on value of type <class 'dict'> in static attribute "
+            "'heads' of Pytree type 'model.Decoder'.\n",
+            "version_mismatch",
+            "version_mismatch/flax_nnx_static_data",
+            "heads of model.Decoder",
+        ),
+    ],
+)
+def test_release_and_callback_families_name_their_evidence(
+    log: str, category: str, fix_rule: str, named: str
+) -> None:
+    crash = diagnosed_as(log, category, fix_rule)
+    assert named in crash.fix
+
+
+def test_a_public_module_import_does_not_send_to_the_development_version() -> None:
+    """Only a private module (a `_name` part) ties a package to one release date of the library."""
+    crash = diagnosed_as(
+        "ImportError: cannot import name 'MadeUpLayer' from 'flax.linen' (/opt/flax/linen/__init__.py)\n",
+        "version_mismatch",
+        "version_mismatch/import_from_another_release",
+    )
+    assert "git+" not in crash.fix
+    assert "pin flax" in crash.fix
+
+
+def test_a_distributed_runtime_never_started_is_an_init_failure() -> None:
+    crash = diagnose_log(
+        "ValueError: Distributed client was never initialized; the checkpoint manager needs it.\n",
+        "-",
+    )
+    assert crash.category == "runtime_init_failure"
+
+
+def test_a_private_attribute_sends_the_upgrade_to_its_caller() -> None:
+    """A name starting with `_` is reached into by a library built on the module: that library is upgraded."""
+    private = diagnosed_as(
+        "AttributeError: module 'jax.interpreters' has no attribute '_made_up_internal'\n",
+        "version_mismatch",
+        "version_mismatch/from_facts_private_attribute",
+    )
+    assert "library built on jax.interpreters" in private.fix
+    public = diagnose_log("AttributeError: module 'jax.numpy' has no attribute 'made_up_api'\n", "-")
+    assert public.evidence.fix_rule == "version_mismatch/module_missing_attribute"
