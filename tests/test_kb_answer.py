@@ -8,12 +8,14 @@ import pytest
 
 from tests.kb_helpers import write_corpus
 from tpu_runtime.knowledge.answer import (
+    _GIVES_COUNT_RE,
     SUPPORT_PASSAGES,
     _missing_specific,
     _present,
     _terms,
     _url_near,
     _weights,
+    asks_count,
     best_span,
     candidate_spans,
     closest_page,
@@ -239,6 +241,7 @@ GENERATIONS = """\
 
 - Each TPU v3 chip has two TensorCores, and each v3 TensorCore has two matrix-multiply units (MXUs). ([source](https://example.org/v3), checked 2026-12-02)
 - A TPU v3 Pod has 1024 chips connected as a 2D torus. ([source](https://example.org/v3), checked 2026-12-02)
+- TPU v3 racks are joined by optical circuit switches. ([source](https://example.org/v3ocs), checked 2026-12-04)
 
 ## TPU v4
 
@@ -276,6 +279,7 @@ def _ask(index: KnowledgeIndex, question: str) -> Answer:
     ("question", "expected"),
     [
         ("How many chips are in a TPU v3 Pod?", "1024 chips"),
+        ("What is the number of chips in a TPU v3 Pod?", "1024 chips"),
         ("Must all Multislice slices have the same topology?", "same TPU type, size and topology"),
         ("How many MXUs does each v4 TensorCore have?", "four MXUs"),
         ("Where does scalar prefetch put the first operand?", "SMEM"),
@@ -311,6 +315,8 @@ def test_a_question_whose_answer_is_in_a_passage_is_answered_with_it(
         "What is the default value of the XLA flag --xla_tpu_enable_turbo_all_reduce?",
         # a count is asked for: the line names the layers scan_layers loops over but gives no number
         "What is the maximum number of layers scan_layers can loop over?",
+        # the only digit of the matching line is inside the product's name: 'v3' is not a count
+        "How many optical circuit switches join TPU v3 racks?",
     ],
 )
 def test_a_question_the_sources_do_not_answer_is_refused(tiny: KnowledgeIndex, question: str) -> None:
@@ -323,6 +329,15 @@ def test_a_line_about_another_generation_does_not_answer(tiny: KnowledgeIndex) -
     reply = _ask(tiny, "How many matrix multiply units per TensorCore does TPU v4 have?")
     assert reply.covered and "v4" in reply.citations[0].quote
     assert _ask(tiny, "How many matrix multiply units does a TPU v9 chip have?").covered is False
+
+
+def test_a_count_is_a_number_starting_its_word_and_a_way_question_asks_for_none() -> None:
+    assert asks_count("How many chips does a v5p Pod have?")
+    assert asks_count("What is the number of hosts in a slice?")
+    assert not asks_count("How can a kernel read the number of cores of its chip?")
+    assert _GIVES_COUNT_RE.search("A Pod has 256 chips.") and _GIVES_COUNT_RE.search("a 2x2x1 slice")
+    assert _GIVES_COUNT_RE.search("a 4-chip host") and _GIVES_COUNT_RE.search("eight hosts")
+    assert not _GIVES_COUNT_RE.search("TPU v5p racks use bf16 and HBM2e")
 
 
 def test_a_line_citing_two_sources_is_quoted_whole() -> None:

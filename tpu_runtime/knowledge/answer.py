@@ -17,8 +17,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
   for "which version", '900 GBps' for "what bandwidth") counts as naming it, when spans are ranked as
   in the focus check;
-- counts: a "how many / number of" question needs a number (a digit or a number word) in the quoted
-  line; a line that only names what is counted does not say how many;
+- counts: a "how many / number of" question needs a number (one that starts its word, or a number word)
+  in the quoted line; a line that only names what is counted, or a digit inside a name ('v5p', 'bf16'),
+  does not say how many;
 - word forms: light stemming, irregular past forms ('written' is 'write') and 'un-'/'re-' prefixes
   ('retracing' meets 'tracing'); a dotted name is also named without its root alias ('pltpu.BufferedRef'
   by 'BufferedRef'), and that root, like a duration the question states ('within 6 hours'), weighs little;
@@ -122,11 +123,14 @@ ATTRIBUTE_UNITS: dict[str, re.Pattern[str]] = {
 MEMORY_NOUNS = frozenset(("memory", "hbm", "dram", "vmem", "smem"))
 _ASKS_SIZE_RE = re.compile(r"\bhow\s+(?:much|big|large)\b|\bsize\b|\bcapacity\b", re.I)
 # "How many X", "the maximum number of X": the question asks for a count, so the quoted line must give
-# one (a digit or a number word); a line that only names X ('scan_layers loops over decoder layers') does
-# not say how many.
+# one (a number or a number word); a line that only names X ('scan_layers loops over decoder layers') does
+# not say how many. A digit inside a name, version tag or flag ('v5p', 'bf16', 'HBM2e') is not a number:
+# a number starts its word ('256', '4-chip', '2x2x1', '8GB'). "How can a kernel read the number of X"
+# asks for a way, not a count.
 _ASKS_COUNT_RE = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b", re.I)
+_ASKS_WAY_RE = re.compile(r"\bhow\s+(?:to|do|does|did|can|could|should|would)\b", re.I)
 _GIVES_COUNT_RE = re.compile(
-    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen|hundred|thousand|"
+    r"(?<![A-Za-z_\d])\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen|hundred|thousand|"
     r"dozens?|single|twice|double|half|none|unlimited)\b",
     re.I,
 )
@@ -324,6 +328,15 @@ def focus_term(question: str) -> str | None:
     if match.group(0).lower().startswith("how") and plurals:
         heads = plurals[:1]
     return heads[-1] if heads else None
+
+
+def asks_count(question: str) -> bool:
+    """Whether the question asks how many: 'how many X', or 'the number of X' outside a question asking
+    for a way ('how can a kernel read the number of cores' is answered by the call that reads it)."""
+    match = _ASKS_COUNT_RE.search(question)
+    if not match:
+        return False
+    return match.group(0).lower().startswith("how") or not _ASKS_WAY_RE.search(question)
 
 
 def names_attribute(attribute: str, text: str) -> bool:
@@ -586,7 +599,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         focus = focus_term(question)
         if focus and not names_attribute(focus, f"{_heading(span.passage)}\n{span.text}"):
             reasons.append(f"the quoted line does not say anything about '{focus}'")
-        if _ASKS_COUNT_RE.search(question) and not _GIVES_COUNT_RE.search(span.text):
+        if asks_count(question) and not _GIVES_COUNT_RE.search(span.text):
             reasons.append("the question asks for a number and the quoted line gives none")
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
