@@ -22,6 +22,7 @@ from tpu_runtime.knowledge.answer import (
     compose,
     focus_term,
     listed_passages,
+    name_terms,
     names_attribute,
     scope_mismatch,
     stem,
@@ -317,6 +318,8 @@ def test_a_question_whose_answer_is_in_a_passage_is_answered_with_it(
         "What is the maximum number of layers scan_layers can loop over?",
         # the only digit of the matching line is inside the product's name: 'v3' is not a count
         "How many optical circuit switches join TPU v3 racks?",
+        # a name no source mentions ('SLA'), whatever the other words match
+        "Which SLA covers the 1024 chips of a TPU v3 Pod?",
     ],
 )
 def test_a_question_the_sources_do_not_answer_is_refused(tiny: KnowledgeIndex, question: str) -> None:
@@ -338,6 +341,15 @@ def test_a_count_is_a_number_starting_its_word_and_a_way_question_asks_for_none(
     assert _GIVES_COUNT_RE.search("A Pod has 256 chips.") and _GIVES_COUNT_RE.search("a 2x2x1 slice")
     assert _GIVES_COUNT_RE.search("a 4-chip host") and _GIVES_COUNT_RE.search("eight hosts")
     assert not _GIVES_COUNT_RE.search("TPU v5p racks use bf16 and HBM2e")
+
+
+def test_name_terms_are_the_words_a_question_capitalises_after_its_first() -> None:
+    assert name_terms("What uptime SLA does Google give? Does Trillium have one") == [
+        "sla",
+        "google",
+        "trillium",
+    ]
+    assert name_terms("Which flags does a v5e chip take?") == []
 
 
 def test_a_line_citing_two_sources_is_quoted_whole() -> None:

@@ -11,7 +11,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   exist) lowers or raises the share needed;
 - specificity: the quoted span, with its heading, must name every specific term of the question that the
   corpus knows (a question about v4 is not answered from a line about v3);
-- unknown names: a question naming a specific term that no source mentions (a 'v9') is not covered;
+- unknown names: a question naming a specific term or a capitalised name that no source mentions (a
+  'v9', an 'SLA') is not covered;
 - focus: the attribute a "how many X / what is the X of" question asks for must appear in the quoted
   line or its heading (a line giving a chip's HBM size does not answer how many HBM stacks it has);
 - values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
@@ -218,6 +219,19 @@ def _unprefixed(token: str) -> str | None:
 def is_specific(token: str) -> bool:
     """A term that pins down what is asked about: a generation or size (v5e, 2x2x1, bf16), a flag or name."""
     return any(ch.isdigit() for ch in token) or is_identifier(token)
+
+
+def name_terms(question: str) -> list[str]:
+    """Words the question writes as a name (capitalised after a sentence's first word: 'Trillium',
+    'SLA'): like a version or flag, a name pins down what is asked about, so one that no source
+    mentions makes the question not covered, however well its other words match a line."""
+    names: list[str] = []
+    for sentence in re.split(r"(?<=[.?!:])\s+", question):
+        for word in re.findall(r"[A-Za-z][\w-]*", sentence)[1:]:
+            lower = word.lower()
+            if word[0].isupper() and word.isalpha() and lower not in QUESTION_WORDS and lower not in names:
+                names.append(lower)
+    return names
 
 
 def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
@@ -587,7 +601,10 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
             f"(absent: {', '.join(missing[:5])})"
         )
     seen = _terms(f"{_heading(top[best_at])}\n{top[best_at].text}")
-    unknown = [t for t in weights if is_specific(t) and _df(index, t) == 0 and not _present(seen, t)]
+    names = [t for t in name_terms(question) if t in weights]
+    unknown = [
+        t for t in weights if (is_specific(t) or t in names) and _df(index, t) == 0 and not _present(seen, t)
+    ]
     if unknown:  # 'v9', 'tpu8': the question names something no source mentions
         reasons.append(f"the sources never mention {', '.join(unknown[:3])}")
     if span is None or span.text not in span.passage.text:
