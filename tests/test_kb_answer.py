@@ -247,6 +247,7 @@ GENERATIONS = """\
 ## TPU v4
 
 - Each v4 TensorCore has four MXUs, one vector unit and one scalar unit. ([source](https://example.org/v4), checked 2026-12-02)
+- TPU v4 ICI resilience routes traffic around faulty optical links. ([source](https://example.org/v4res), checked 2026-12-04)
 - Sources disagree on the v4 figure: one page prints 1200 GBps ([source](https://example.org/a), checked 2026-12-02), another prints 1100 GBps ([source](https://example.org/b), checked 2026-12-02).
 
 ## Multislice
@@ -325,6 +326,17 @@ def test_a_question_whose_answer_is_in_a_passage_is_answered_with_it(
 def test_a_question_the_sources_do_not_answer_is_refused(tiny: KnowledgeIndex, question: str) -> None:
     reply = _ask(tiny, question)
     assert not reply.covered and reply.citations == [] and reply.closest
+
+
+def test_a_derived_form_of_a_question_word_meets_the_lines_form(tiny: KnowledgeIndex) -> None:
+    for word, form in (("resiliency", "resilience"), ("availability", "available"), ("deployment", "deploy")):
+        assert stem(word) == stem(form)
+    assert stem("preemptible") == stem("preempted")
+    # the line says 'resilience'; the question's 'resiliency' is the same word
+    reply = _ask(tiny, "What does ICI resiliency route around on TPU v4?")
+    assert reply.covered and "faulty optical links" in reply.citations[0].quote
+    # the same wording about a generation the line does not name is still refused
+    assert not _ask(tiny, "What does ICI resiliency route around on TPU v3?").covered
 
 
 def test_a_line_about_another_generation_does_not_answer(tiny: KnowledgeIndex) -> None:

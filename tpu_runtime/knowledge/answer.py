@@ -21,9 +21,10 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - counts: a "how many / number of" question needs a number (one that starts its word, or a number word)
   in the quoted line; a line that only names what is counted, or a digit inside a name ('v5p', 'bf16'),
   does not say how many;
-- word forms: light stemming, irregular past forms ('written' is 'write') and 'un-'/'re-' prefixes
-  ('retracing' meets 'tracing'); a dotted name is also named without its root alias ('pltpu.BufferedRef'
-  by 'BufferedRef'), and that root, like a duration the question states ('within 6 hours'), weighs little;
+- word forms: light stemming (derived forms too: 'resiliency' is 'resilience'), irregular past forms
+  ('written' is 'write') and 'un-'/'re-' prefixes ('retracing' meets 'tracing'); a dotted name is
+  also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), and that root, like a
+  duration the question states ('within 6 hours'), weighs little;
 - definitions: for "what is X / what does X do" about an API symbol, the symbol's docstring summary
   (its first retrieved paragraph) is preferred to later paragraphs that merely mention X;
 - scope: a line giving its figure per a unit (chip, host, Pod, slice, VM, TensorCore) the question does
@@ -176,6 +177,15 @@ NAMESPACE_WEIGHT = 0.2  # weight factor of the root of a dotted name ('pltpu' in
 _DOTTED_RE = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 
 _SUFFIXES = (
+    # derived forms name the same thing: 'resiliency' is 'resilience', 'availability' 'available',
+    # 'preemptible' 'preempt', 'deployment' 'deploy'
+    ("ency", "ence"),
+    ("ancy", "ance"),
+    ("ability", "able"),
+    ("ibility", "ible"),
+    ("able", ""),
+    ("ible", ""),
+    ("ment", ""),
     ("ies", "y"),
     ("sses", "ss"),
     ("ing", ""),
