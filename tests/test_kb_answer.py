@@ -4,6 +4,8 @@ questions the sheets answer must be answered from the right line and the others 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tests.kb_helpers import write_corpus
@@ -258,6 +260,7 @@ GENERATIONS = """\
 
 ## Scan
 
+- The Falcon tracer records one event per scan step. ([source](https://example.org/falcon), checked 2026-12-04)
 - `scan_layers` replaces a Python loop over identical decoder layers: it traces the first layer and reuses it for the others. ([source](https://example.org/scan), checked 2026-12-03)
 """
 
@@ -337,6 +340,18 @@ def test_a_derived_form_of_a_question_word_meets_the_lines_form(tiny: KnowledgeI
     assert reply.covered and "faulty optical links" in reply.citations[0].quote
     # the same wording about a generation the line does not name is still refused
     assert not _ask(tiny, "What does ICI resiliency route around on TPU v3?").covered
+
+
+def test_a_name_only_an_unrelated_passage_mentions_makes_a_question_not_covered(tiny: KnowledgeIndex) -> None:
+    # 'Falcon' is known to the corpus (a tracer), but no passage about TPU v3 Pods mentions it: a question
+    # about a 'v3 Falcon Pod' asks about something else than the v3 Pod the other words match
+    question = "How many chips are in a TPU v3 Falcon Pod?"
+    found = tiny.search(question, SUPPORT_PASSAGES)
+    about = replace(found, passages=[p for p in found.passages if "Falcon" not in p.text])
+    assert about.passages and not compose(question, tiny, about).covered
+    # the same question without the made-up variant is answered from the same passages
+    plain = "How many chips are in a TPU v3 Pod?"
+    assert compose(plain, tiny, replace(found, passages=about.passages)).covered
 
 
 def test_a_line_about_another_generation_does_not_answer(tiny: KnowledgeIndex) -> None:

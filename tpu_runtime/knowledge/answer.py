@@ -12,7 +12,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - specificity: the quoted span, with its heading, must name every specific term of the question that the
   corpus knows (a question about v4 is not answered from a line about v3);
 - unknown names: a question naming a specific term or a capitalised name that no source mentions (a
-  'v9', an 'SLA') is not covered;
+  'v9', an 'SLA') is not covered, nor one naming a name that none of the passages retrieved for it
+  mentions ('Ironwood Ultra': the passages are about Ironwood, not the variant the qualifier names);
 - focus: the attribute a "how many X / what is the X of" question asks for must appear in the quoted
   line or its heading (a line giving a chip's HBM size does not answer how many HBM stacks it has);
 - values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
@@ -617,6 +618,12 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     ]
     if unknown:  # 'v9', 'tpu8': the question names something no source mentions
         reasons.append(f"the sources never mention {', '.join(unknown[:3])}")
+    # a name no passage retrieved for the question mentions, though some source does: the question is
+    # about something else of that name ('Ironwood Ultra' is not Ironwood)
+    retrieved = [_terms(f"{_heading(p)}\n{p.text}") for p in top]
+    elsewhere = [t for t in names if t not in unknown and not any(_present(terms, t) for terms in retrieved)]
+    if elsewhere:
+        reasons.append(f"no passage about the question mentions {', '.join(elsewhere[:3])}")
     if span is None or span.text not in span.passage.text:
         reasons.append("no quotable span")
     else:
