@@ -377,6 +377,15 @@ def test_name_terms_are_the_words_a_question_capitalises_after_its_first() -> No
         "trillium",
     ]
     assert name_terms("Which flags does a v5e chip take?") == []
+    # a quoted log line or code is text to match, not names
+    assert name_terms('A log says "Retrace Warning Zeta". Does `Foo Bar` run on Trillium?') == ["trillium"]
+
+
+def test_capitalised_words_of_a_quoted_log_line_are_not_names_to_find(tiny: KnowledgeIndex) -> None:
+    reply = _ask(tiny, 'My log says "Retrace Warning Zeta". Which layer does scan_layers trace first?')
+    assert reply.covered and "traces the first layer" in reply.citations[0].quote
+    # the same unknown word written as a name outside the quote is not covered
+    assert not _ask(tiny, "Which layer does scan_layers trace first on a Zeta host?").covered
 
 
 def test_a_line_citing_two_sources_is_quoted_whole() -> None:

@@ -232,12 +232,17 @@ def is_specific(token: str) -> bool:
     return any(ch.isdigit() for ch in token) or is_identifier(token)
 
 
+_QUOTED_RE = re.compile(r'"[^"]*"|`[^`]*`|\u201c[^\u201d]*\u201d')
+
+
 def name_terms(question: str) -> list[str]:
     """Words the question writes as a name (capitalised after a sentence's first word: 'Trillium',
     'SLA'): like a version or flag, a name pins down what is asked about, so one that no source
     mentions makes the question not covered, however well its other words match a line."""
     names: list[str] = []
-    for sentence in re.split(r"(?<=[.?!:])\s+", question):
+    # a quoted log line or code ('logs "Couldn't find tuned sizes"') is matched as text, not as names
+    prose = _QUOTED_RE.sub(" ", question)
+    for sentence in re.split(r"(?<=[.?!:])\s+", prose):
         for word in re.findall(r"[A-Za-z][\w-]*", sentence)[1:]:
             lower = word.lower()
             if word[0].isupper() and word.isalpha() and lower not in QUESTION_WORDS and lower not in names:
