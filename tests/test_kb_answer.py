@@ -4,22 +4,27 @@ questions the sheets answer must be answered from the right line and the others 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from tests.kb_helpers import write_corpus
 from tpu_runtime.knowledge.answer import (
+    _GIVES_COUNT_RE,
     SUPPORT_PASSAGES,
     _missing_specific,
     _present,
     _terms,
     _url_near,
     _weights,
+    asks_count,
     best_span,
     candidate_spans,
     closest_page,
     compose,
     focus_term,
     listed_passages,
+    name_terms,
     names_attribute,
     scope_mismatch,
     stem,
@@ -239,10 +244,12 @@ GENERATIONS = """\
 
 - Each TPU v3 chip has two TensorCores, and each v3 TensorCore has two matrix-multiply units (MXUs). ([source](https://example.org/v3), checked 2026-12-02)
 - A TPU v3 Pod has 1024 chips connected as a 2D torus. ([source](https://example.org/v3), checked 2026-12-02)
+- TPU v3 racks are joined by optical circuit switches. ([source](https://example.org/v3ocs), checked 2026-12-04)
 
 ## TPU v4
 
 - Each v4 TensorCore has four MXUs, one vector unit and one scalar unit. ([source](https://example.org/v4), checked 2026-12-02)
+- TPU v4 ICI resilience routes traffic around faulty optical links. ([source](https://example.org/v4res), checked 2026-12-04)
 - Sources disagree on the v4 figure: one page prints 1200 GBps ([source](https://example.org/a), checked 2026-12-02), another prints 1100 GBps ([source](https://example.org/b), checked 2026-12-02).
 
 ## Multislice
@@ -253,6 +260,7 @@ GENERATIONS = """\
 
 ## Scan
 
+- The Falcon tracer records one event per scan step. ([source](https://example.org/falcon), checked 2026-12-04)
 - `scan_layers` replaces a Python loop over identical decoder layers: it traces the first layer and reuses it for the others. ([source](https://example.org/scan), checked 2026-12-03)
 """
 
@@ -276,6 +284,7 @@ def _ask(index: KnowledgeIndex, question: str) -> Answer:
     ("question", "expected"),
     [
         ("How many chips are in a TPU v3 Pod?", "1024 chips"),
+        ("What is the number of chips in a TPU v3 Pod?", "1024 chips"),
         ("Must all Multislice slices have the same topology?", "same TPU type, size and topology"),
         ("How many MXUs does each v4 TensorCore have?", "four MXUs"),
         ("Where does scalar prefetch put the first operand?", "SMEM"),
@@ -311,6 +320,10 @@ def test_a_question_whose_answer_is_in_a_passage_is_answered_with_it(
         "What is the default value of the XLA flag --xla_tpu_enable_turbo_all_reduce?",
         # a count is asked for: the line names the layers scan_layers loops over but gives no number
         "What is the maximum number of layers scan_layers can loop over?",
+        # the only digit of the matching line is inside the product's name: 'v3' is not a count
+        "How many optical circuit switches join TPU v3 racks?",
+        # a name no source mentions ('SLA'), whatever the other words match
+        "Which SLA covers the 1024 chips of a TPU v3 Pod?",
     ],
 )
 def test_a_question_the_sources_do_not_answer_is_refused(tiny: KnowledgeIndex, question: str) -> None:
@@ -318,11 +331,61 @@ def test_a_question_the_sources_do_not_answer_is_refused(tiny: KnowledgeIndex, q
     assert not reply.covered and reply.citations == [] and reply.closest
 
 
+def test_a_derived_form_of_a_question_word_meets_the_lines_form(tiny: KnowledgeIndex) -> None:
+    for word, form in (("resiliency", "resilience"), ("availability", "available"), ("deployment", "deploy")):
+        assert stem(word) == stem(form)
+    assert stem("preemptible") == stem("preempted")
+    # the line says 'resilience'; the question's 'resiliency' is the same word
+    reply = _ask(tiny, "What does ICI resiliency route around on TPU v4?")
+    assert reply.covered and "faulty optical links" in reply.citations[0].quote
+    # the same wording about a generation the line does not name is still refused
+    assert not _ask(tiny, "What does ICI resiliency route around on TPU v3?").covered
+
+
+def test_a_name_only_an_unrelated_passage_mentions_makes_a_question_not_covered(tiny: KnowledgeIndex) -> None:
+    # 'Falcon' is known to the corpus (a tracer), but no passage about TPU v3 Pods mentions it: a question
+    # about a 'v3 Falcon Pod' asks about something else than the v3 Pod the other words match
+    question = "How many chips are in a TPU v3 Falcon Pod?"
+    found = tiny.search(question, SUPPORT_PASSAGES)
+    about = replace(found, passages=[p for p in found.passages if "Falcon" not in p.text])
+    assert about.passages and not compose(question, tiny, about).covered
+    # the same question without the made-up variant is answered from the same passages
+    plain = "How many chips are in a TPU v3 Pod?"
+    assert compose(plain, tiny, replace(found, passages=about.passages)).covered
+
+
 def test_a_line_about_another_generation_does_not_answer(tiny: KnowledgeIndex) -> None:
     # the v3 line matches more of the wording; only the v4 line answers a question about v4
     reply = _ask(tiny, "How many matrix multiply units per TensorCore does TPU v4 have?")
     assert reply.covered and "v4" in reply.citations[0].quote
     assert _ask(tiny, "How many matrix multiply units does a TPU v9 chip have?").covered is False
+
+
+def test_a_count_is_a_number_starting_its_word_and_a_way_question_asks_for_none() -> None:
+    assert asks_count("How many chips does a v5p Pod have?")
+    assert asks_count("What is the number of hosts in a slice?")
+    assert not asks_count("How can a kernel read the number of cores of its chip?")
+    assert _GIVES_COUNT_RE.search("A Pod has 256 chips.") and _GIVES_COUNT_RE.search("a 2x2x1 slice")
+    assert _GIVES_COUNT_RE.search("a 4-chip host") and _GIVES_COUNT_RE.search("eight hosts")
+    assert not _GIVES_COUNT_RE.search("TPU v5p racks use bf16 and HBM2e")
+
+
+def test_name_terms_are_the_words_a_question_capitalises_after_its_first() -> None:
+    assert name_terms("What uptime SLA does Google give? Does Trillium have one") == [
+        "sla",
+        "google",
+        "trillium",
+    ]
+    assert name_terms("Which flags does a v5e chip take?") == []
+    # a quoted log line or code is text to match, not names
+    assert name_terms('A log says "Retrace Warning Zeta". Does `Foo Bar` run on Trillium?') == ["trillium"]
+
+
+def test_capitalised_words_of_a_quoted_log_line_are_not_names_to_find(tiny: KnowledgeIndex) -> None:
+    reply = _ask(tiny, 'My log says "Retrace Warning Zeta". Which layer does scan_layers trace first?')
+    assert reply.covered and "traces the first layer" in reply.citations[0].quote
+    # the same unknown word written as a name outside the quote is not covered
+    assert not _ask(tiny, "Which layer does scan_layers trace first on a Zeta host?").covered
 
 
 def test_a_line_citing_two_sources_is_quoted_whole() -> None:

@@ -11,17 +11,21 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   exist) lowers or raises the share needed;
 - specificity: the quoted span, with its heading, must name every specific term of the question that the
   corpus knows (a question about v4 is not answered from a line about v3);
-- unknown names: a question naming a specific term that no source mentions (a 'v9') is not covered;
+- unknown names: a question naming a specific term or a capitalised name that no source mentions (a
+  'v9', an 'SLA') is not covered, nor one naming a name that none of the passages retrieved for it
+  mentions ('Ironwood Ultra': the passages are about Ironwood, not the variant the qualifier names);
 - focus: the attribute a "how many X / what is the X of" question asks for must appear in the quoted
   line or its heading (a line giving a chip's HBM size does not answer how many HBM stacks it has);
 - values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
   for "which version", '900 GBps' for "what bandwidth") counts as naming it, when spans are ranked as
   in the focus check;
-- counts: a "how many / number of" question needs a number (a digit or a number word) in the quoted
-  line; a line that only names what is counted does not say how many;
-- word forms: light stemming, irregular past forms ('written' is 'write') and 'un-'/'re-' prefixes
-  ('retracing' meets 'tracing'); a dotted name is also named without its root alias ('pltpu.BufferedRef'
-  by 'BufferedRef'), and that root, like a duration the question states ('within 6 hours'), weighs little;
+- counts: a "how many / number of" question needs a number (one that starts its word, or a number word)
+  in the quoted line; a line that only names what is counted, or a digit inside a name ('v5p', 'bf16'),
+  does not say how many;
+- word forms: light stemming (derived forms too: 'resiliency' is 'resilience'), irregular past forms
+  ('written' is 'write') and 'un-'/'re-' prefixes ('retracing' meets 'tracing'); a dotted name is
+  also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), and that root, like a
+  duration the question states ('within 6 hours'), weighs little;
 - definitions: for "what is X / what does X do" about an API symbol, the symbol's docstring summary
   (its first retrieved paragraph) is preferred to later paragraphs that merely mention X;
 - scope: a line giving its figure per a unit (chip, host, Pod, slice, VM, TensorCore) the question does
@@ -122,11 +126,14 @@ ATTRIBUTE_UNITS: dict[str, re.Pattern[str]] = {
 MEMORY_NOUNS = frozenset(("memory", "hbm", "dram", "vmem", "smem"))
 _ASKS_SIZE_RE = re.compile(r"\bhow\s+(?:much|big|large)\b|\bsize\b|\bcapacity\b", re.I)
 # "How many X", "the maximum number of X": the question asks for a count, so the quoted line must give
-# one (a digit or a number word); a line that only names X ('scan_layers loops over decoder layers') does
-# not say how many.
+# one (a number or a number word); a line that only names X ('scan_layers loops over decoder layers') does
+# not say how many. A digit inside a name, version tag or flag ('v5p', 'bf16', 'HBM2e') is not a number:
+# a number starts its word ('256', '4-chip', '2x2x1', '8GB'). "How can a kernel read the number of X"
+# asks for a way, not a count.
 _ASKS_COUNT_RE = re.compile(r"\bhow\s+many\b|\bnumber\s+of\b", re.I)
+_ASKS_WAY_RE = re.compile(r"\bhow\s+(?:to|do|does|did|can|could|should|would)\b", re.I)
 _GIVES_COUNT_RE = re.compile(
-    r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen|hundred|thousand|"
+    r"(?<![A-Za-z_\d])\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen|hundred|thousand|"
     r"dozens?|single|twice|double|half|none|unlimited)\b",
     re.I,
 )
@@ -171,6 +178,15 @@ NAMESPACE_WEIGHT = 0.2  # weight factor of the root of a dotted name ('pltpu' in
 _DOTTED_RE = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 
 _SUFFIXES = (
+    # derived forms name the same thing: 'resiliency' is 'resilience', 'availability' 'available',
+    # 'preemptible' 'preempt', 'deployment' 'deploy'
+    ("ency", "ence"),
+    ("ancy", "ance"),
+    ("ability", "able"),
+    ("ibility", "ible"),
+    ("able", ""),
+    ("ible", ""),
+    ("ment", ""),
     ("ies", "y"),
     ("sses", "ss"),
     ("ing", ""),
@@ -214,6 +230,24 @@ def _unprefixed(token: str) -> str | None:
 def is_specific(token: str) -> bool:
     """A term that pins down what is asked about: a generation or size (v5e, 2x2x1, bf16), a flag or name."""
     return any(ch.isdigit() for ch in token) or is_identifier(token)
+
+
+_QUOTED_RE = re.compile(r'"[^"]*"|`[^`]*`|\u201c[^\u201d]*\u201d')
+
+
+def name_terms(question: str) -> list[str]:
+    """Words the question writes as a name (capitalised after a sentence's first word: 'Trillium',
+    'SLA'): like a version or flag, a name pins down what is asked about, so one that no source
+    mentions makes the question not covered, however well its other words match a line."""
+    names: list[str] = []
+    # a quoted log line or code ('logs "Couldn't find tuned sizes"') is matched as text, not as names
+    prose = _QUOTED_RE.sub(" ", question)
+    for sentence in re.split(r"(?<=[.?!:])\s+", prose):
+        for word in re.findall(r"[A-Za-z][\w-]*", sentence)[1:]:
+            lower = word.lower()
+            if word[0].isupper() and word.isalpha() and lower not in QUESTION_WORDS and lower not in names:
+                names.append(lower)
+    return names
 
 
 def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
@@ -324,6 +358,15 @@ def focus_term(question: str) -> str | None:
     if match.group(0).lower().startswith("how") and plurals:
         heads = plurals[:1]
     return heads[-1] if heads else None
+
+
+def asks_count(question: str) -> bool:
+    """Whether the question asks how many: 'how many X', or 'the number of X' outside a question asking
+    for a way ('how can a kernel read the number of cores' is answered by the call that reads it)."""
+    match = _ASKS_COUNT_RE.search(question)
+    if not match:
+        return False
+    return match.group(0).lower().startswith("how") or not _ASKS_WAY_RE.search(question)
 
 
 def names_attribute(attribute: str, text: str) -> bool:
@@ -574,9 +617,18 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
             f"(absent: {', '.join(missing[:5])})"
         )
     seen = _terms(f"{_heading(top[best_at])}\n{top[best_at].text}")
-    unknown = [t for t in weights if is_specific(t) and _df(index, t) == 0 and not _present(seen, t)]
+    names = [t for t in name_terms(question) if t in weights]
+    unknown = [
+        t for t in weights if (is_specific(t) or t in names) and _df(index, t) == 0 and not _present(seen, t)
+    ]
     if unknown:  # 'v9', 'tpu8': the question names something no source mentions
         reasons.append(f"the sources never mention {', '.join(unknown[:3])}")
+    # a name no passage retrieved for the question mentions, though some source does: the question is
+    # about something else of that name ('Ironwood Ultra' is not Ironwood)
+    retrieved = [_terms(f"{_heading(p)}\n{p.text}") for p in top]
+    elsewhere = [t for t in names if t not in unknown and not any(_present(terms, t) for terms in retrieved)]
+    if elsewhere:
+        reasons.append(f"no passage about the question mentions {', '.join(elsewhere[:3])}")
     if span is None or span.text not in span.passage.text:
         reasons.append("no quotable span")
     else:
@@ -586,7 +638,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         focus = focus_term(question)
         if focus and not names_attribute(focus, f"{_heading(span.passage)}\n{span.text}"):
             reasons.append(f"the quoted line does not say anything about '{focus}'")
-        if _ASKS_COUNT_RE.search(question) and not _GIVES_COUNT_RE.search(span.text):
+        if asks_count(question) and not _GIVES_COUNT_RE.search(span.text):
             reasons.append("the question asks for a number and the quoted line gives none")
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
