@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.crashlog_support import diagnosed_as
 from tpu_runtime.diagnose.crash_fix_packs import merge_fix_packs
 from tpu_runtime.diagnose.crash_operand_facts import narrow_dtype_facts, tiling_facts
 from tpu_runtime.diagnose.crashlog import FALLBACK_PREFIX, RULES_DIR, diagnose_log, fallback_rules, load_rules
@@ -215,9 +216,7 @@ FALLBACK_CASES = [
 def test_fallbacks_alone_name_the_evidence(
     log: str, category: str, fallback: str, named: tuple[str, ...]
 ) -> None:
-    crash = diagnose_log(log, "x.log", fallback_rules())
-    assert crash.category == category
-    assert crash.evidence.fix_rule == f"{category}/{fallback}"
+    crash = diagnosed_as(log, category, f"{category}/{fallback}", fallback_rules())
     for term in named:
         assert term in crash.fix
 

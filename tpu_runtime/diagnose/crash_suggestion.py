@@ -79,6 +79,11 @@ _NOT_A_REMEDY = re.compile(
     r"specify these on the TF_XLA_FLAGS",
     re.IGNORECASE,
 )
+# a limit named in words with the direction to move it ("a longer initialization timeout")
+_LIMIT_IN_WORDS = re.compile(
+    r"\b(?:longer|shorter|larger|smaller|higher|lower|bigger) (?:[a-z_]+ ){0,2}"
+    r"(?:timeout|deadline|limit|size|fraction|threshold|interval|budget)\b"
+)
 _NAMED = (
     ("command", re.compile(r"(?<=\")\$\s*[^\"]{2,80}(?=\")|(?<=`)\$\s*[^`]{2,80}(?=`)")),
     ("flag", re.compile(r"(?<![\w-])--[A-Za-z][\w-]*(?:=[^\s,;)'\"`]+)?")),
@@ -100,14 +105,7 @@ _NAMED = (
     ("API", re.compile(r"`[^`\s][^`]{0,60}`|\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\([^()\s]{0,40}\))?")),
     ("parameter", re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b(?:=[^\s,;)'\"`]+)?")),
     ("setting", re.compile(r"\b[a-z][a-z0-9]*=[^\s,;)'\"`]+")),
-    # a limit named in words with the direction to move it ("a longer initialization timeout")
-    (
-        "limit",
-        re.compile(
-            r"\b(?:longer|shorter|larger|smaller|higher|lower|bigger) (?:[a-z_]+ ){0,2}"
-            r"(?:timeout|deadline|limit|size|fraction|threshold|interval|budget)\b"
-        ),
-    ),
+    ("limit", _LIMIT_IN_WORDS),
 )
 
 
