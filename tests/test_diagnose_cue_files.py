@@ -5,8 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from tpu_runtime.diagnose.crash_cues import CUES_FILE, CueConfig, load_cues, merge_cue_files, weak_vote
+
+#: Wordings the cues alone must place, with the category each belongs to.
+UNSEEN_WORDINGS = yaml.safe_load(
+    (Path(__file__).parent / "data" / "diagnose" / "unseen_cue_wordings.yaml").read_text(encoding="utf-8")
+)
 
 
 def _plain(tmp_path: Path) -> CueConfig:  # the main file alone, without the cue files beside it
@@ -25,158 +31,7 @@ def test_shipped_packs_join_the_main_file_categories(tmp_path: Path) -> None:
     assert host.cues[: len(host_plain.cues)] == host_plain.cues
 
 
-@pytest.mark.parametrize(
-    ("lines", "category"),
-    [
-        # Generic cues (crash_cues/*.yaml), in wordings not in the corpus.
-        (["[12.3] Out of memory: Killed process 77 (python3) total-vm:1kB, anon-rss:9kB"], "host_oom"),
-        (["pt-xla-profiler: CompileTime too frequent: 40 counts during 12 steps"], "recompilation"),
-        (["RuntimeError: No visible TPU devices were found on this host."], "runtime_init_failure"),
-        (["F0101 fns.inc:99] TpuCompile_NewThing not available in this library."], "version_mismatch"),
-        (["INTERNAL: during context [hlo verifier]: operand 1 has the wrong layout"], "xla_compile_error"),
-        (
-            ["terminate called after throwing an instance of 'std::bad_alloc'", "  what():  std::bad_alloc"],
-            "host_oom",
-        ),
-        (
-            ["NotImplementedError: Could not run 'aten::_foo' with arguments from the 'XLA' backend."],
-            "unsupported_op",
-        ),
-        (["InvalidArgumentError: indices[3,1] = 70000 is not in [0, 32000)"], "shape_dtype_error"),
-        (["ValueError: Cannot store scalars to VMEM"], "mosaic_compile_error"),
-        (["  1. Size: 2.00M", "     Allocation type: scoped", "     Shape: bf16[8,512]"], "vmem_oom"),
-        # Framework vocabularies (crash_cues/framework_vocabularies.yaml), in wordings not in the corpus.
-        (
-            ["error: unknown vhlo attribute code: 41", "note: in bytecode version 7 produced by: StableHLO"],
-            "version_mismatch",
-        ),
-        (
-            ["INVALID_ARGUMENT: unregistered operation 'tpu.sem_barrier' found in dialect ('tpu')"],
-            "version_mismatch",
-        ),
-        (
-            ["TypeError: f(): incompatible function arguments. The following argument types are supported"],
-            "version_mismatch",
-        ),
-        (
-            ["InvalidArgumentError: NodeDef expected inputs 'float, int32' do not match 1 inputs specified"],
-            "version_mismatch",
-        ),
-        (
-            ['ScopeParamShapeError: Inconsistent shapes for parameter "bias": (1, 1, 256), (256,)'],
-            "version_mismatch",
-        ),
-        (
-            [
-                "*** SIGSEGV received by PID 7 (TID 7) on cpu 3; stack trace: ***",
-                "    @     0x7f00aa11 176  TpuPlatform_Initialize",
-            ],
-            "runtime_init_failure",
-        ),
-        (
-            ["ValueError: Cannot lower pallas_call on platform: tpu. Install jaxlib TPU and libtpu."],
-            "runtime_init_failure",
-        ),
-        (
-            ["ValueError: One of pjit arguments was given the sharding of NamedSharding(...), which implies"],
-            "shape_dtype_error",
-        ),
-        (
-            ["XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 9 bytes."],
-            "hbm_oom",
-        ),
-        (
-            ["INVALID_ARGUMENT: the layout for this output is not set to host memory"],
-            "xla_compile_error",
-        ),
-        # More framework vocabularies.
-        (
-            ["RuntimeError: Internal TPU kernel compiler error: unsupported operand shapes"],
-            "mosaic_compile_error",
-        ),
-        (["NotImplementedError: unsupported layout change for vector<8x1xf32>"], "mosaic_compile_error"),
-        (
-            ["ValueError: The block shape (4, 64) of input 0 must have its last dims divisible by 8 and 128"],
-            "mosaic_compile_error",
-        ),
-        (
-            ["InvalidArgumentError: No matching devices found for '/device:TPU_SYSTEM:0'"],
-            "runtime_init_failure",
-        ),
-        (["ValueError: Please provide a TPU Name to connect to."], "runtime_init_failure"),
-        (
-            ["Warning  FailedScheduling  0/3 nodes are available: 3 Insufficient google.com/tpu."],
-            "runtime_init_failure",
-        ),
-        (["    State:  Terminated", "      Reason:  OOMKilled", "      Exit Code:  137"], "host_oom"),
-        (
-            [
-                "2024-03-04 10:00:01.5: E external/coordination_service.cc:500] Task /job:jax_worker/task:2 "
-                "unexpectedly tried to connect with a different incarnation. It has likely restarted."
-            ],
-            "collective_timeout",
-        ),
-        (
-            [
-                "ValueError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 1.5G."
-                " That was not possible. There are 900M free."
-            ],
-            "hbm_oom",
-        ),
-        # Status-code and environment vocabularies.
-        (["RuntimeError: expected scalar type Float but found BFloat16"], "shape_dtype_error"),
-        (
-            ["TypeError: mul requires arguments to have the same dtypes, got float32, bfloat16."],
-            "shape_dtype_error",
-        ),
-        (["RuntimeError: PJRT_DEVICE is not set; expected TPU or CPU"], "runtime_init_failure"),
-        (
-            ["RuntimeError: The XLA runtime is already initialized; set devices before the first call"],
-            "runtime_init_failure",
-        ),
-        (
-            ["step 1200 loss 2.31", "./train.sh: line 4: 31337 Killed                  python3 train.py"],
-            "host_oom",
-        ),
-        (
-            ["InvalidArgumentError: XLA compilation needs the size argument to be a compile-time constant"],
-            "xla_compile_error",
-        ),
-        (
-            ["XlaRuntimeError: UNIMPLEMENTED: Eigendecomposition of complex input is not supported on TPU"],
-            "unsupported_op",
-        ),
-        # Shell job reports, retracing and operand checks printed without an exception name.
-        (["[1]+  Killed                  python3 -m trainer.main --config=big.py"], "host_oom"),
-        (["4242 Killed                  python train.py --steps 100"], "host_oom"),
-        (
-            ["RuntimeError: re-tracing function step at /src/train.py:88 for `jit`, but 'no_tracing' is set"],
-            "recompilation",
-        ),
-        (["add requires arguments to have the same shape, got (8, 128) and (8, 64)."], "shape_dtype_error"),
-        # Start-up, kernel, release and shape families in wordings not in the corpus.
-        (
-            ["JaxRuntimeError: UNAVAILABLE: TPU chips are not reachable; try again later"],
-            "runtime_init_failure",
-        ),
-        (
-            ["RuntimeError: TPU topology could not be determined: TPU_ACCELERATOR_TYPE is empty"],
-            "runtime_init_failure",
-        ),
-        (["RuntimeError: xla:0 is not a valid device; the runtime found 0 devices"], "runtime_init_failure"),
-        (
-            ["ConnectionError: HTTPConnectionPool(host='metadata.google.internal'): Max retries exceeded"],
-            "runtime_init_failure",
-        ),
-        (
-            ["RuntimeError: Pallas kernel 'made_up_attention' failed to compile for TPU v4"],
-            "mosaic_compile_error",
-        ),
-        (["ModuleNotFoundError: No module named 'jax.experimental.made_up'"], "version_mismatch"),
-        (["ValueError: the operands must agree in shape: [16, 3] and [16, 4]"], "shape_dtype_error"),
-        (["RuntimeError: Input tensor is not an XLA tensor: CPUFloatType"], "shape_dtype_error"),
-    ],
-)
+@pytest.mark.parametrize(("lines", "category"), [(w["lines"], w["category"]) for w in UNSEEN_WORDINGS])
 def test_weak_cues_decide_unseen_wordings(lines: list[str], category: str) -> None:
     vote = weak_vote(lines)
     assert vote is not None and vote.category == category, vote
