@@ -311,7 +311,7 @@ def test_multi_host_runs_one_task_per_host_and_brings_files_back(cluster: str, t
     script = tmp_path / "work.py"
     script.write_text(
         "import os\nhost = os.environ['TPU_AGENT_WORKER']\nos.makedirs('out', exist_ok=True)\n"
-        "open(os.path.join('out', 'host.txt'), 'w').write(host)\nprint('hello from host', host)\n"
+        "open(os.path.join('out', 'host%s.txt' % host), 'w').write(host)\nprint('hello from host', host)\n"
     )
     engine = _engine(tmp_path, {"slice": _ray(cluster, tpu_hosts=2, tpu_pod_type="v6e-16")})
     request = engine.request_run("slice", ["python", "work.py"], uploads=[(script, None)], downloads=["out"])
@@ -322,9 +322,11 @@ def test_multi_host_runs_one_task_per_host_and_brings_files_back(cluster: str, t
     hellos = sorted((line.worker, line.text) for line in lines if line.text.startswith("hello"))
     assert hellos == [(0, "hello from host 0"), (1, "hello from host 1")]
     assert [(w.worker, w.status, w.exit_status) for w in result.workers] == [(0, "ok", 0), (1, "ok", 0)]
+    # The test cluster is one node, so both "hosts" share the job's working_dir (a real slice gives each
+    # host its own): each writes a file of its own name, which its own download must hold.
     for w in result.workers:
         (folder,) = w.downloads
-        assert Path(folder, "host.txt").read_text() == str(w.worker)
+        assert Path(folder, f"host{w.worker}.txt").read_text() == str(w.worker)
 
 
 @pytest.mark.slow
