@@ -962,7 +962,7 @@ def test_a_dotted_op_name_does_not_cut_the_mosaic_message() -> None:
         ),
         (
             "InvalidArgumentError: Assign requires shapes of both tensors to match. lhs shape= [256,3] rhs "
-            "shape= [256,1000]\n  head/classifier/kernel (defined at /work/model.py:40)\n",
+            "shape= [256,1000]\n  head/classifier/kernel (defined at /home/u/model.py:40)\n",
             "shape_dtype_error/from_facts_checkpoint_output_layer_classes",
             "head/classifier/kernel is [256,3] in the model and [256,1000] in the checkpoint",
         ),
