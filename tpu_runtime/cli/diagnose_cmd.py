@@ -18,7 +18,7 @@ from typing import Annotated
 
 import typer
 
-from tpu_runtime.cli.diagnose_run import diagnose_command, err
+from tpu_runtime.cli.diagnose_run import DEFAULT_TOP, diagnose_command, err
 
 __all__ = ["capture_profile", "diagnose"]
 
@@ -42,7 +42,7 @@ def diagnose(
     html: Annotated[
         Path | None, typer.Option(help="also write a self-contained HTML report with a step timeline")
     ] = None,
-    top: Annotated[int, typer.Option(min=1, help="rows per table (ops, buffers, syncs)")] = 15,
+    top: Annotated[int, typer.Option(min=1, help="rows per table (ops, buffers, syncs)")] = DEFAULT_TOP,
     compare: Annotated[
         str | None,
         typer.Option(

@@ -24,8 +24,6 @@ __all__ = ["plain_diagnose", "serve"]
 
 COMMAND = "diagnose"
 JSON_FLAG = "--json"
-#: The options of `diagnose` for which the typer command takes (and this route keeps) its defaults.
-TOP = 15
 
 
 def plain_diagnose(argv: Sequence[str]) -> tuple[str, bool] | None:
@@ -52,11 +50,11 @@ def serve(argv: Sequence[str]) -> int | None:
         return None
     path, as_json = parsed
     from tpu_runtime.cli.consoles import print_error
-    from tpu_runtime.cli.diagnose_run import diagnose_command
+    from tpu_runtime.cli.diagnose_run import DEFAULT_TOP, diagnose_command
     from tpu_runtime.errors import TpuAgentError
 
     try:
-        diagnose_command([path], as_json=as_json, top=TOP)
+        diagnose_command([path], as_json=as_json, top=DEFAULT_TOP)
         sys.stdout.flush()
     except TpuAgentError as exc:  # as the CLI's error boundary (tpu_runtime.cli.boundary) reports it
         print_error(str(exc))

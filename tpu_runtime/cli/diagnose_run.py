@@ -18,7 +18,10 @@ from tpu_runtime.cli.consoles import make_console, print_json
 if TYPE_CHECKING:
     from tpu_runtime.diagnose.report import DiagnoseReport
 
-__all__ = ["analyse", "diagnose_command", "err", "out", "render"]
+__all__ = ["DEFAULT_TOP", "analyse", "diagnose_command", "err", "out", "render"]
+
+#: Rows per table (ops, buffers, syncs) when `--top` is not given, by the typer command or the plain route.
+DEFAULT_TOP = 15
 
 out = make_console()
 err = make_console(stderr=True)
