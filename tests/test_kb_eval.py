@@ -46,8 +46,10 @@ def test_folds_split_each_half_in_two_by_another_byte_of_the_id_hash() -> None:
     for name in ("A", "B"):  # each fold of the dev half has both kinds of case to score
         part = [c for c in dev if c.fold == name]
         assert sum(1 for c in part if c.covered) >= 30 and sum(1 for c in part if not c.covered) >= 10
-    assert all(c.fold == fold(c.id) for c in CASES)
-    assert fold("hw-v3-mxu") == fold("hw-v3-mxu")
+    # another byte than the half's: each half is cut about in two, not all of it into one fold
+    for name in ("dev", "held-back"):
+        ids = [c.id for c in CASES if c.half == name]
+        assert 0.35 < sum(1 for i in ids if fold(i) == "A") / len(ids) < 0.65
 
 
 @pytest.fixture(scope="module")
