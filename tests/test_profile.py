@@ -435,6 +435,21 @@ def test_peaks_fall_back_to_the_chip_table(tmp_path: Path) -> None:
     assert any("chip table" in note for note in summary.notes)
 
 
+def test_the_summary_holds_what_validation_would_make_of_it(tmp_path: Path, v6e: ProfileSummary) -> None:
+    """The analyser constructs the report models without validating them (their schemas are built only
+    when a report is written as JSON), so every field must already hold what validation would make of
+    it, types included: `repr` tells 1 from 1.0 and a numpy scalar from a float."""
+    space = load_space(need(V6E))
+    edit_device_stats(space, drop=("peak_teraflops_per_second", "peak_hbm_bw_gigabytes_per_second"))
+    summaries = [
+        v6e,
+        analyze_profile(write_space(space, tmp_path / "nopeaks.xplane.pb")),
+        analyze_profile(need(GPU)),
+    ]
+    for summary in summaries:
+        assert repr(ProfileSummary.model_validate(summary.model_dump())) == repr(summary)
+
+
 def test_unknown_kind_without_peaks_gives_no_roofline_verdict(tmp_path: Path) -> None:
     space = load_space(need(V6E))
     edit_device_stats(

@@ -38,15 +38,18 @@ PeakSource = Literal["device_plane", "chip_table", "none"]
 # --- the report model ----------------------------------------------------------------------------
 
 
-#: Config of the report models a profile's terminal report does not need (the comparison here; in
-#: `report.py` the other inputs' summaries and `DiagnoseReport` itself, which `diagnose` constructs from
-#: validated parts): pydantic builds their validators and serializers when they are first used, as by
-#: `--json` or a crash log, instead of at import (`defer_build`).
+#: Config of every report model (here and in `report.py`): pydantic builds a model's validator and
+#: serializer when it is first used, as by `--json`, an MCP schema or a crash log, instead of at import
+#: (`defer_build`). The profile analyser constructs its models from fields it has typed itself
+#: (`model_construct`), so a terminal report of a profile never builds them (tests/test_profile.py checks
+#: that validation would make the same summary).
 BUILT_ON_FIRST_USE = ConfigDict(defer_build=True)
 
 
 class Peaks(BaseModel):
     """Peak rates one TPU core can reach, and where they came from."""
+
+    model_config = BUILT_ON_FIRST_USE
 
     teraflops_per_second: float | None = None
     hbm_gigabytes_per_second: float | None = Field(default=None, description="decimal GB/s")
@@ -60,6 +63,8 @@ class Peaks(BaseModel):
 class DeviceTime(BaseModel):
     """Busy and idle time of the TPU chips, summed over chips."""
 
+    model_config = BUILT_ON_FIRST_USE
+
     chips: int
     busy_ms: float
     idle_ms: float
@@ -69,6 +74,8 @@ class DeviceTime(BaseModel):
 
 class StepStats(BaseModel):
     """Step time and what the device did within a step (means over all steps of all cores)."""
+
+    model_config = BUILT_ON_FIRST_USE
 
     source: str = Field(description="'Steps line', or the XLA module whose runs were taken as steps")
     count: int = Field(
@@ -87,6 +94,8 @@ class StepStats(BaseModel):
 
 class TopOp(BaseModel):
     """One HLO op, over all its runs on all TensorCores, with the roofline verdict and its origin."""
+
+    model_config = BUILT_ON_FIRST_USE
 
     rank: int
     name: str
@@ -122,6 +131,8 @@ class TopOp(BaseModel):
 class TimeShare(BaseModel):
     """One class of device time (compute, HBM-bound ops, collectives, host transfers, idle)."""
 
+    model_config = BUILT_ON_FIRST_USE
+
     time_class: TimeClass
     label: str
     ms: float = Field(description="op self time of the class (idle: the duty-cycle idle), summed over cores")
@@ -129,6 +140,7 @@ class TimeShare(BaseModel):
 
 
 class CategoryTime(BaseModel):
+    model_config = BUILT_ON_FIRST_USE
     category: str
     self_time_ms: float
     percent_of_busy: float
@@ -136,6 +148,8 @@ class CategoryTime(BaseModel):
 
 class Roofline(BaseModel):
     """The whole program on the roofline: all ops' FLOPs and bytes over the summed program time."""
+
+    model_config = BUILT_ON_FIRST_USE
 
     total_flops: int
     total_bytes: int
@@ -149,6 +163,7 @@ class Roofline(BaseModel):
 
 
 class HostEvent(BaseModel):
+    model_config = BUILT_ON_FIRST_USE
     name: str
     self_time_ms: float
     count: int
@@ -157,6 +172,8 @@ class HostEvent(BaseModel):
 class HostSummary(BaseModel):
     """What the host threads did (the only view of a profile without TPU planes)."""
 
+    model_config = BUILT_ON_FIRST_USE
+
     threads: int
     events: int
     top_events: list[HostEvent]
@@ -164,6 +181,8 @@ class HostSummary(BaseModel):
 
 class ProfileSummary(BaseModel):
     """Everything `tpu-agent diagnose` says about one profile; sized by `top`, never raw events."""
+
+    model_config = BUILT_ON_FIRST_USE
 
     schema_version: int = SCHEMA_VERSION
     path: str

@@ -77,7 +77,7 @@ class ProfileAnalyzer(PlaneFolder):
 
     def summary(self, path: Path) -> ProfileSummary:
         info = read_space_info(path)
-        summary = ProfileSummary(
+        summary = ProfileSummary.model_construct(
             path=str(path),
             files=[str(f) for f in info.files],
             hosts=sorted(set(info.hostnames)),
@@ -187,13 +187,13 @@ class ProfileAnalyzer(PlaneFolder):
             peak_flops = spec.peak_bf16.value / per_chip
             peak_bw, source = spec.hbm_bandwidth.value / per_chip, "chip_table"
         else:
-            return Peaks(source="none", chip=chip_name)
+            return Peaks.model_construct(source="none", chip=chip_name)
         ridge = peak_flops * 1e12 / (peak_bw * 1e9) if peak_bw else None
-        return Peaks(
+        return Peaks.model_construct(
             teraflops_per_second=peak_flops,
             hbm_gigabytes_per_second=peak_bw,
             ridge_flops_per_byte=ridge,
-            source=source,  # type: ignore[arg-type]
+            source=source,
             chip=chip_name,
         )
 
@@ -206,7 +206,7 @@ class ProfileAnalyzer(PlaneFolder):
             chip_busy = int(np.sum(e - s))
             busy += chip_busy
             idle += max(chip.last_ps - chip.first_ps - chip_busy, 0)
-        return DeviceTime(
+        return DeviceTime.model_construct(
             chips=len(self.chips),
             busy_ms=_ms(busy),
             idle_ms=_ms(idle),
@@ -229,7 +229,7 @@ class ProfileAnalyzer(PlaneFolder):
         source = key
         mean = float(lengths.mean())
         idle = float(np.maximum(lengths - busy, 0).mean())
-        return StepStats(
+        return StepStats.model_construct(
             source=source,
             count=max(len(a) for a in entry.lengths),
             windows=len(lengths),
@@ -261,7 +261,7 @@ class ProfileAnalyzer(PlaneFolder):
         intensity, bound = self._bound(flops, nbytes, peaks)
         flop_rate, byte_rate = flops / seconds, nbytes / seconds
         # program time is summed over cores, so these rates are per core: compare with one core's peak
-        return Roofline(
+        return Roofline.model_construct(
             total_flops=flops,
             total_bytes=nbytes,
             program_time_ms=_ms(self.program_ps),
@@ -290,7 +290,7 @@ class ProfileAnalyzer(PlaneFolder):
             gigabytes: float | None = None
         else:
             gigabytes = rate
-        return TopOp(
+        return TopOp.model_construct(
             rank=rank,
             name=op.name,
             category=op.category,
@@ -321,7 +321,7 @@ class ProfileAnalyzer(PlaneFolder):
         total = sum(per.values())
         ranked = sorted(per.items(), key=lambda kv: (-kv[1], kv[0]))[: self.top]
         return [
-            CategoryTime(category=c, self_time_ms=_ms(ps), percent_of_busy=_pct(ps, total))
+            CategoryTime.model_construct(category=c, self_time_ms=_ms(ps), percent_of_busy=_pct(ps, total))
             for c, ps in ranked
         ]
 
@@ -336,7 +336,9 @@ class ProfileAnalyzer(PlaneFolder):
         per["idle"] = device.idle_ms * 1e9
         total = sum(per.values())
         shares = [
-            TimeShare(time_class=c, label=TIME_CLASS_WORDS[c], ms=_ms(ps), percent=_pct(ps, total))
+            TimeShare.model_construct(
+                time_class=c, label=TIME_CLASS_WORDS[c], ms=_ms(ps), percent=_pct(ps, total)
+            )
             for c, ps in per.items()
             if ps > 0
         ]
@@ -397,11 +399,13 @@ class ProfileAnalyzer(PlaneFolder):
         if not self.host_threads:
             return None
         ranked = sorted(self.host_self.items(), key=lambda kv: (-kv[1], kv[0]))[: self.top]
-        return HostSummary(
+        return HostSummary.model_construct(
             threads=self.host_threads,
             events=self.host_events,
             top_events=[
-                HostEvent(name=name[:EXPRESSION_CHARS], self_time_ms=_ms(ps), count=self.host_count[name])
+                HostEvent.model_construct(
+                    name=name[:EXPRESSION_CHARS], self_time_ms=_ms(ps), count=self.host_count[name]
+                )
                 for name, ps in ranked
             ],
         )

@@ -69,6 +69,8 @@ class Citation(BaseModel):
     quote the team's own wording and look the id up with the knowledge tools.
     """
 
+    model_config = BUILT_ON_FIRST_USE
+
     label: str
     url: str
     kb: str | None = Field(
@@ -85,6 +87,8 @@ class Citation(BaseModel):
 class Finding(BaseModel):
     """One thing worth changing, found in a trace, a dump or a metrics report."""
 
+    model_config = BUILT_ON_FIRST_USE
+
     kind: str = Field(description="machine-readable name, e.g. 'host_sync', 'dataloader_stall'")
     severity: Severity
     message: str = Field(description="what the data shows, with the numbers")
@@ -94,6 +98,7 @@ class Finding(BaseModel):
 
 
 class InputSummary(BaseModel):
+    model_config = BUILT_ON_FIRST_USE
     path: str = Field(description="as given on the command line; '-' is standard input")
     kind: InputKind
     detail: str = Field(description="how the kind was recognised, and which files were read")

@@ -56,11 +56,13 @@ def detect(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
         ctx.detected.append(detect_input(path, ctx.stdin))
     if ctx.compare is not None:
         ctx.baseline = _detect_baseline(ctx.compare, ctx.detected)
-    # constructed, not validated: the parts are models already, and `DiagnoseReport` (built on first use)
-    # then has its validator and serializer built only when the report is written as JSON
+    # constructed, not validated: the detector's fields are typed already, and the report models (built on
+    # first use) then have their validators and serializers built only when the report is written as JSON
     ctx.report = DiagnoseReport.model_construct(
         inputs=[
-            InputSummary(path=d.path, kind=d.kind, detail=d.detail, files=[str(f) for f in d.files])
+            InputSummary.model_construct(
+                path=d.path, kind=d.kind, detail=d.detail, files=[str(f) for f in d.files]
+            )
             for d in ctx.detected
         ],
         top=ctx.top,
