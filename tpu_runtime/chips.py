@@ -19,17 +19,19 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from tpu_runtime.errors import BadInput
 from tpu_runtime.resources import knowledge_dir
-from tpu_runtime.yaml_data import safe_load
+from tpu_runtime.yaml_data import compiled, safe_load
 
 GIB = 1 << 30
 CHIPS_FILE = "chips.yaml"
+#: The precompiled form of the sheet's names (`tpu_runtime.yaml_data.compiled`): normalised name -> key.
+COMPILED_AS = "alias_index"
 
 
 class Sourced(BaseModel):
     """What every fact-sheet entry carries (here and `onboard/serving.py`): the https:// page it was taken
     from and the date that page was checked. Entries are frozen and refuse unknown keys."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     source: str
     checked: date
@@ -100,7 +102,7 @@ class SliceShape(Sourced):
 class ChipSpec(BaseModel):
     """What `knowledge/chips.yaml` knows about one TPU generation (all per chip unless named otherwise)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     name: str = Field(description="canonical key, e.g. 'v6e'")
     display_name: str
@@ -208,10 +210,17 @@ def _parse_chips(path: Path) -> dict[str, ChipSpec]:
 
 @functools.cache
 def _alias_index() -> Mapping[str, str]:
+    """Normalised name or alias -> generation key, precompiled from the sheet (resolving a name then
+    reads no figure of the sheet) or, when the sheet has changed since, made from it."""
+    shipped = compiled(knowledge_dir() / CHIPS_FILE, COMPILED_AS)
+    return shipped if shipped is not None else alias_index_of(_default_chips())
+
+
+def alias_index_of(chips: Mapping[str, ChipSpec]) -> dict[str, str]:
+    """Every name a generation goes by (key, display name, aliases, device kinds), normalised -> its key."""
     index: dict[str, str] = {}
-    for key, spec in _default_chips().items():
-        names = {key, spec.display_name, *spec.aliases, *spec.device_kinds.values}
-        for alias in names:
+    for key, spec in chips.items():
+        for alias in dict.fromkeys([key, spec.display_name, *spec.aliases, *spec.device_kinds.values]):
             norm = normalize_chip_name(alias)
             owner = index.setdefault(norm, key)
             if owner != key:
@@ -224,13 +233,19 @@ def known_chips() -> list[str]:
     return list(_default_chips())
 
 
-def get_chip(name: str) -> ChipSpec:
-    """Look a generation up by name or alias ('v6e', 'TPU v6 lite', 'trillium', 'v5litepod-8', ...)."""
+def chip_key(name: str) -> str | None:
+    """The canonical generation a name or alias names ('TPU v6 lite' -> 'v6e'), None when none does."""
     norm = normalize_chip_name(name)
     index = _alias_index()
     key = index.get(norm)
     if key is None and norm.startswith("tpu"):
         key = index.get(norm[3:])
+    return key
+
+
+def get_chip(name: str) -> ChipSpec:
+    """Look a generation up by name or alias ('v6e', 'TPU v6 lite', 'trillium', 'v5litepod-8', ...)."""
+    key = chip_key(name)
     if key is None:
         chips = _default_chips()
         listing = "; ".join(

@@ -15,12 +15,15 @@ from collections.abc import Callable, Collection
 from functools import cache
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from tpu_runtime.errors import TpuAgentError
 from tpu_runtime.progress import ProgressFn
 from tpu_runtime.resources import workflows_dir
-from tpu_runtime.yaml_data import safe_load
+from tpu_runtime.yaml_data import compiled, safe_load
+
+#: The precompiled form of a playbook (`tpu_runtime.yaml_data.compiled`): its validated model as JSON.
+COMPILED_AS = "workflow"
 
 
 class WorkflowError(TpuAgentError):
@@ -28,6 +31,9 @@ class WorkflowError(TpuAgentError):
 
 
 class Step(BaseModel):
+    # validators built on first use: a playbook read precompiled is constructed, not validated
+    model_config = ConfigDict(defer_build=True)
+
     id: str
     title: str
     run: str
@@ -36,6 +42,8 @@ class Step(BaseModel):
 
 
 class Workflow(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     name: str
     title: str
     agent: str
@@ -59,7 +67,16 @@ def load_workflow(name: str) -> Workflow:
     if not path.is_file():
         known = sorted(p.stem for p in workflows_dir().glob("*.yaml"))
         raise ValueError(f"no workflow named {name!r}; known: {', '.join(known)}")
-    return Workflow.model_validate(safe_load(path.read_text()))
+    shipped = compiled(path, COMPILED_AS)
+    if shipped is not None:  # validated when it was compiled, from this very text
+        steps = [Step.model_construct(**step) for step in shipped["steps"]]
+        return Workflow.model_construct(**{**shipped, "steps": steps})
+    return parse_workflow(path.read_text())
+
+
+def parse_workflow(text: str) -> Workflow:
+    """A playbook's YAML text, validated."""
+    return Workflow.model_validate(safe_load(text))
 
 
 _T = TypeVar("_T")

@@ -167,21 +167,16 @@ class ProfileAnalyzer(PlaneFolder):
         )
 
     def _peaks(self, device_kind: str | None) -> Peaks:
+        from tpu_runtime.chips import chip_key, get_chip
+
         flops = [f for f, _ in self.plane_peaks if f]
         bws = [b for _, b in self.plane_peaks if b]
-        chip_name: str | None = None
-        spec = None
-        if device_kind:
-            from tpu_runtime.chips import UnknownChipError, get_chip
-
-            try:
-                spec = get_chip(device_kind)
-                chip_name = spec.name
-            except UnknownChipError:
-                spec = None
+        # the generation's name only: the sheet's figures are read when the planes carry no peaks
+        chip_name = chip_key(device_kind) if device_kind else None
         if flops and bws:
             peak_flops, peak_bw, source = max(flops), max(bws), "device_plane"
-        elif spec is not None:
+        elif chip_name is not None:
+            spec = get_chip(chip_name)
             # the table is per chip; a device plane is one framework device (TPU7x has two per chip)
             per_chip = spec.devices_per_chip.value if spec.devices_per_chip else 1
             peak_flops = spec.peak_bf16.value / per_chip
