@@ -38,9 +38,10 @@ NOT_FOR_A_PROFILE = [
     "numpy.ma",
 ]
 #: What a profile's terminal report does without: PyYAML (its workflow and the chip names are read
-#: precompiled, `tpu_runtime.yaml_data.compiled`) and pydantic's plugin lookup in the installed packages'
-#: metadata, which comes with the first validator built (`--json` builds the report's serializer).
-NOT_FOR_A_PROFILE_REPORT = ["yaml", "importlib.metadata"]
+#: precompiled, `tpu_runtime.yaml_data.compiled`), protobuf's generated descriptor classes (the reader
+#: writes its schema itself) and pydantic's plugin lookup in the installed packages' metadata, which
+#: comes with the first validator built (`--json` builds the report's serializer).
+NOT_FOR_A_PROFILE_REPORT = ["yaml", "google.protobuf.descriptor_pb2", "importlib.metadata"]
 #: The real v6e profile in the shared fixtures beside the checkout, when present.
 V6E = REPO.parent / "shared" / "fixtures" / "profiles" / "tpu_v6e_inference.xplane.pb"
 

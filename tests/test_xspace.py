@@ -284,3 +284,51 @@ def test_planes_are_usable_after_the_file_is_closed() -> None:
     planes = list(read_planes(need(V6E)))  # the generator closes the mapping when it ends
     assert sum(len(line.columns()) for line in planes[0].lines()) > 0
     assert np.all(np.diff(next(planes[0].lines()).columns().offset_ps) >= 0)
+
+
+def test_the_schema_is_a_file_descriptor_protobuf_reads_back_field_for_field() -> None:
+    """The reader writes its FileDescriptorProto with the project's wire primitives (no `descriptor_pb2`
+    at run time); protobuf's own class reads it back with every message, field, oneof and map entry, and
+    writes the same bytes again."""
+    from google.protobuf import descriptor_pb2
+
+    field_type = descriptor_pb2.FieldDescriptorProto
+    assert (xspace._OPT, xspace._REP) == (field_type.LABEL_OPTIONAL, field_type.LABEL_REPEATED)
+    assert (xspace._I64, xspace._U64, xspace._DBL) == (
+        field_type.TYPE_INT64,
+        field_type.TYPE_UINT64,
+        field_type.TYPE_DOUBLE,
+    )
+    assert (xspace._STR, xspace._BYTES, xspace._MSG) == (
+        field_type.TYPE_STRING,
+        field_type.TYPE_BYTES,
+        field_type.TYPE_MESSAGE,
+    )
+    data = xspace.file_descriptor()
+    file = descriptor_pb2.FileDescriptorProto.FromString(data)
+    assert file.SerializeToString() == data
+    assert (file.package, file.syntax) == (xspace._PACKAGE, "proto3")
+    messages = {m.name: m for m in file.message_type}
+    assert list(messages) == [*xspace._MESSAGES, "XPlane", "XPlaneLazy"]
+    for name, (specs, oneofs) in xspace._MESSAGES.items():
+        fields = [
+            (
+                f.name,
+                f.number,
+                f.type,
+                f.label,
+                f.type_name or None,
+                f.oneof_index if f.HasField("oneof_index") else None,
+            )
+            for f in messages[name].field
+        ]
+        assert fields == [
+            (*spec[:4], f".{xspace._PACKAGE}.{spec[4]}" if spec[4] else None, spec[5]) for spec in specs
+        ]
+        assert [o.name for o in messages[name].oneof_decl] == oneofs
+    for plane, lines in (("XPlane", field_type.TYPE_MESSAGE), ("XPlaneLazy", field_type.TYPE_BYTES)):
+        message = messages[plane]
+        assert next(f.type for f in message.field if f.name == "lines") == lines
+        entries = {n.name: n for n in message.nested_type}
+        assert list(entries) == ["EventMetadataEntry", "StatMetadataEntry"]
+        assert all(n.options.map_entry for n in entries.values())

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
 
 from tpu_runtime.errors import BadInput
-from tpu_runtime.protowire import ByteSource, read_varint
+from tpu_runtime.protowire import ByteSource, bytes_field, int_field, read_varint, str_field
 
 PROFILE_SUFFIX = ".xplane.pb"
 
@@ -50,10 +50,22 @@ StatValue = int | float | str | bytes
 # Our package name is private so the pool never clashes with a TensorFlow or xprof copy.
 
 _PACKAGE = "tpu_agent.xplane"
-_F = descriptor_pb2.FieldDescriptorProto
-_OPT, _REP = _F.LABEL_OPTIONAL, _F.LABEL_REPEATED
-_I64, _U64, _DBL = _F.TYPE_INT64, _F.TYPE_UINT64, _F.TYPE_DOUBLE
-_STR, _BYTES, _MSG = _F.TYPE_STRING, _F.TYPE_BYTES, _F.TYPE_MESSAGE
+# The schema reaches protobuf as a serialized FileDescriptorProto, written here with the wire primitives of
+# `tpu_runtime.protowire` (protobuf's generated `descriptor_pb2` would cost a fifth of the reader's import).
+# Enum values and field numbers of descriptor.proto
+# (https://github.com/protocolbuffers/protobuf/blob/main/src/google/protobuf/descriptor.proto):
+#   FieldDescriptorProto.Label: LABEL_OPTIONAL 1, LABEL_REPEATED 3
+#   FieldDescriptorProto.Type:  TYPE_DOUBLE 1, TYPE_INT64 3, TYPE_UINT64 4, TYPE_STRING 9, TYPE_MESSAGE 11,
+#                               TYPE_BYTES 12
+#   FileDescriptorProto:  name 1, package 2, message_type 4 (DescriptorProto, repeated), syntax 12
+#   DescriptorProto:      name 1, field 2 (FieldDescriptorProto, repeated), nested_type 3 (repeated),
+#                         options 7 (MessageOptions), oneof_decl 8 (OneofDescriptorProto, repeated)
+#   FieldDescriptorProto: name 1, number 3, label 4, type 5, type_name 6, oneof_index 9
+#   OneofDescriptorProto: name 1
+#   MessageOptions:       map_entry 7 (bool)
+_OPT, _REP = 1, 3
+_I64, _U64, _DBL = 3, 4, 1
+_STR, _BYTES, _MSG = 9, 12, 11
 
 # (name, number, type, label, message type or None, oneof index or None)
 _FieldSpec = tuple[str, int, int, int, str | None, int | None]
@@ -141,18 +153,29 @@ _PLANE_FIELDS: list[_FieldSpec] = [
 ]
 
 
-def _add_fields(msg: descriptor_pb2.DescriptorProto, specs: Iterable[_FieldSpec]) -> None:
+def _fields(specs: Iterable[_FieldSpec]) -> bytes:
+    """The `field` entries of a DescriptorProto."""
+    out = b""
     for name, number, ftype, label, type_name, oneof in specs:
-        fd = msg.field.add(name=name, number=number, type=ftype, label=label)
+        field_ = str_field(1, name) + int_field(3, number) + int_field(4, label) + int_field(5, ftype)
         if type_name is not None:
-            fd.type_name = f".{_PACKAGE}.{type_name}"
+            field_ += str_field(6, f".{_PACKAGE}.{type_name}")
         if oneof is not None:
-            fd.oneof_index = oneof
+            field_ += int_field(9, oneof)
+        out += bytes_field(2, field_)
+    return out
 
 
-def _add_plane(file: descriptor_pb2.FileDescriptorProto, name: str, lines_type: str | None) -> None:
-    """Add an XPlane message; `lines_type` None keeps the lines as raw bytes (the lazy twin)."""
-    msg = file.message_type.add(name=name)
+def _message(
+    name: str, specs: Iterable[_FieldSpec], oneofs: Iterable[str] = (), nested: bytes = b""
+) -> bytes:
+    """A DescriptorProto (a `message_type` or `nested_type` body)."""
+    oneof_decls = b"".join(bytes_field(8, str_field(1, oneof)) for oneof in oneofs)
+    return str_field(1, name) + _fields(specs) + nested + oneof_decls
+
+
+def _plane(name: str, lines_type: str | None) -> bytes:
+    """An XPlane message; `lines_type` None keeps the lines as raw bytes (the lazy twin)."""
     specs = list(_PLANE_FIELDS)
     if lines_type is None:
         specs.insert(2, ("lines", 3, _BYTES, _REP, None, None))
@@ -162,14 +185,33 @@ def _add_plane(file: descriptor_pb2.FileDescriptorProto, name: str, lines_type: 
         (n, num, t, lab, tn.replace("XPlane.", f"{name}.") if tn else tn, o)
         for n, num, t, lab, tn, o in specs
     ]
-    _add_fields(msg, specs)
-    for entry_name, value_type in (
-        ("EventMetadataEntry", "XEventMetadata"),
-        ("StatMetadataEntry", "XStatMetadata"),
-    ):
-        entry = msg.nested_type.add(name=entry_name)
-        entry.options.map_entry = True
-        _add_fields(entry, [("key", 1, _I64, _OPT, None, None), ("value", 2, _MSG, _OPT, value_type, None)])
+    map_entry = bytes_field(7, int_field(7, 1))
+    nested = b"".join(
+        bytes_field(
+            3,
+            _message(
+                entry_name, [("key", 1, _I64, _OPT, None, None), ("value", 2, _MSG, _OPT, value_type, None)]
+            )
+            + map_entry,
+        )
+        for entry_name, value_type in (
+            ("EventMetadataEntry", "XEventMetadata"),
+            ("StatMetadataEntry", "XStatMetadata"),
+        )
+    )
+    return _message(name, specs, nested=nested)
+
+
+def file_descriptor() -> bytes:
+    """The serialized FileDescriptorProto of the schema above (proto3, a package of its own)."""
+    messages = [_message(name, specs, oneofs) for name, (specs, oneofs) in _MESSAGES.items()]
+    messages += [_plane("XPlane", "XLine"), _plane("XPlaneLazy", None)]
+    return (
+        str_field(1, "tpu_agent_xplane.proto")
+        + str_field(2, _PACKAGE)
+        + b"".join(bytes_field(4, m) for m in messages)
+        + str_field(12, "proto3")
+    )
 
 
 @dataclass(frozen=True)
@@ -190,18 +232,8 @@ class Schema:
 @cache
 def schema() -> Schema:
     """Build the XSpace message classes once per process, in a pool of their own."""
-    file = descriptor_pb2.FileDescriptorProto(
-        name="tpu_agent_xplane.proto", package=_PACKAGE, syntax="proto3"
-    )
-    for name, (specs, oneofs) in _MESSAGES.items():
-        msg = file.message_type.add(name=name)
-        for oneof in oneofs:
-            msg.oneof_decl.add(name=oneof)
-        _add_fields(msg, specs)
-    _add_plane(file, "XPlane", "XLine")
-    _add_plane(file, "XPlaneLazy", None)
     pool = descriptor_pool.DescriptorPool()
-    pool.AddSerializedFile(file.SerializeToString())
+    pool.AddSerializedFile(file_descriptor())
     classes = {
         name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
         for name in Schema.__dataclass_fields__
