@@ -282,3 +282,27 @@ def test_a_layout_that_fits_is_no_mesh_fact() -> None:
     assert (
         mesh_device_facts(["auto_logical_to_physical_tpu logical_shape=[8] physical_shape=[2, 2, 2]"]) == {}
     )
+
+
+# ------------------------------------------------------------------------------ a TPU node's core halt
+
+
+def test_a_core_halt_reported_by_the_tpu_nodes_server_names_the_software_versions() -> None:
+    log = (
+        "Exception in device=TPU:3: From /job:tpu_worker/replica:0/task:0:\n"
+        "2 root error(s) found.\n"
+        "  (0) Internal: Core halted unexpectedly: No error message available.\n"
+    )
+    crash = diagnosed_as(log, "version_mismatch", "version_mismatch/from_facts_tpu_node_halt")
+    assert "/job:tpu_worker" in crash.fix
+    assert "TPU software version" in crash.fix
+
+
+def test_a_core_halt_without_a_remote_tpu_server_is_no_release_question() -> None:
+    log = (
+        "E0101 00:00:00.000000 1 real_program_continuator.cc:1331] 0x0x0_TC0: *** Halt is unexpected, all "
+        "pending programs will fail.\n"
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Core halted unexpectedly: No error message "
+        "available as no compiler metadata was provided.\n"
+    )
+    assert diagnose_log(log, "-").category != "version_mismatch"

@@ -115,11 +115,10 @@ KNOWN_DEV_MISSES = {
     # One line saying jax.numpy lacks DeviceArray: that optax (an old release) is the caller to upgrade is in
     # the thread; the line alone cannot tell a removed API from one not yet added.
     "ver_optax_jnp_devicearray_removed.log": "log does not show the library that calls the removed API",
-    # Round diag19, committed before the round's rules (each entry goes when a general rule gets it right).
-    # TensorFlow failing while it parses the TPU runtime's topology is a client/runtime skew (the category is
-    # right), but the release to pin (tensorflow-text 2.2, which keeps TensorFlow 2.2) is not in the log.
+    # Round diag19. TensorFlow failing while it parses the TPU runtime's topology is a client/runtime
+    # skew (the category is right), but the release to pin (tensorflow-text 2.2, keeping TensorFlow 2.2)
+    # is not in the log.
     "ver_t5_tf23_topology_mesh_shape_size4.log": "log does not show the TensorFlow release to pin",
-    "ver_tf_tpu_core_halted_client_runtime_skew.log": "round diag19: collected before its rules",
 }
 
 
