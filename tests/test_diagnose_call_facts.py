@@ -18,7 +18,7 @@ from tpu_runtime.diagnose.crash_call_facts import (
     signature_skew_facts,
     single_device_facts,
 )
-from tpu_runtime.diagnose.crash_setting_facts import mesh_device_facts
+from tpu_runtime.diagnose.crash_setting_facts import graduated_api_facts, mesh_device_facts
 from tpu_runtime.diagnose.crashlog import diagnose_log
 
 SITE = "/opt/venv/lib/python3.11/site-packages"
@@ -306,3 +306,52 @@ def test_a_core_halt_without_a_remote_tpu_server_is_no_release_question() -> Non
         "available as no compiler metadata was provided.\n"
     )
     assert diagnose_log(log, "-").category != "version_mismatch"
+
+
+# --------------------------------------------------------------- renamed APIs and bare signature errors
+
+
+@pytest.mark.parametrize(
+    ("line", "old", "new"),
+    [
+        (
+            "AttributeError: 'TPUStrategyV2' object has no attribute 'experimental_run_v2'",
+            "experimental_run_v2",
+            "run",
+        ),
+        (
+            "AttributeError: 'MadeUpRunner' object has no attribute 'experimental_compile'",
+            "experimental_compile",
+            "compile",
+        ),
+        ("AttributeError: 'Checkpointer' object has no attribute 'restore_v2'", "restore_v2", "restore"),
+    ],
+)
+def test_an_api_called_by_its_experimental_name_names_the_stable_one(line: str, old: str, new: str) -> None:
+    crash = diagnosed_as(line + "\n", "version_mismatch", "version_mismatch/from_facts_graduated_api")
+    assert f"Call {new} instead of {old}" in crash.fix
+
+
+def test_a_missing_plain_attribute_is_no_graduated_api() -> None:
+    assert graduated_api_facts(["AttributeError: 'Trainer' object has no attribute 'fit_v'"]) == {}
+    assert graduated_api_facts(["AttributeError: 'Trainer' object has no attribute 'model'"]) == {}
+
+
+def test_a_bare_signature_error_is_a_release_question_whatever_the_argument_is_called() -> None:
+    crash = diagnosed_as(
+        "TypeError: __init__() got an unexpected keyword argument 'dtype'\n",
+        "version_mismatch",
+        "version_mismatch/from_facts_signature_refused",
+    )
+    assert "__init__() refused its call" in crash.fix
+
+
+def test_one_visible_device_under_a_mesh_names_the_missing_tpu() -> None:
+    crash = diagnosed_as(
+        "ValueError: Number of devices 1 must equal the product of mesh_shape (2, 4)\n",
+        "runtime_init_failure",
+        "runtime_init_failure/from_facts_mesh_on_one_device",
+    )
+    assert "only one is visible" in crash.fix
+    many = diagnose_log("ValueError: Number of devices 4 must equal the product of mesh_shape (2, 4)\n", "-")
+    assert many.evidence.fix_rule == "runtime_init_failure/from_facts_mesh_larger_than_devices"

@@ -20,6 +20,7 @@ __all__ = [
     "SETTING_EXTRACTORS",
     "accepted_value_facts",
     "crash_phase_facts",
+    "graduated_api_facts",
     "init_order_facts",
     "mesh_device_facts",
     "missing_api_facts",
@@ -180,6 +181,23 @@ def accepted_value_facts(lines: Sequence[str]) -> dict[str, str]:
 _NO_ATTRIBUTE = re.compile(r"module '(?P<module>[A-Za-z_][\w.]*)' has no attribute '(?P<attr>\w+)'")
 
 
+# "'TPUStrategyV2' object has no attribute 'experimental_run_v2'": an API that left its experimental name.
+_GRADUATED = re.compile(
+    r"'(?P<owner>[A-Za-z_][\w.]*)' object has no attribute '(?P<attr>experimental_\w+?|\w+?_v\d+)'"
+)
+
+
+def graduated_api_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`graduated_api` (the experimental or versioned name an object lacks), `graduated_owner` and
+    `graduated_name` (the name without `experimental_` and the `_vN` suffix, the stable API it became)."""
+    for m in _matches_from_end(lines[-MAX_LINES:], (_GRADUATED,)):
+        stable = re.sub(r"_v\d+$", "", m["attr"].removeprefix("experimental_"))
+        if not stable or stable == m["attr"]:
+            continue
+        return {"graduated_api": m["attr"], "graduated_owner": m["owner"], "graduated_name": stable}
+    return {}
+
+
 def missing_api_facts(lines: Sequence[str]) -> dict[str, str]:
     """`missing_api` (module.attribute) and `missing_api_package` (the top-level package to upgrade or pin)
     where Python says a module has no such attribute."""
@@ -331,6 +349,7 @@ SETTING_EXTRACTORS: tuple[Callable[[Sequence[str]], Mapping[str, object]], ...] 
     rejected_flag_facts,
     accepted_value_facts,
     missing_api_facts,
+    graduated_api_facts,
     init_order_facts,
     mesh_device_facts,
     size_mismatch_facts,
