@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 MAX_LINES = 4000
+MAX_CODE = 400  # a quoted statement longer than this is clipped before the call regexes read it
 
 # File "/usr/lib/python3.10/site-packages/pkg/mod.py", line 12, in func
 _PLAIN_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line \d+(?:, in (?P<func>[\w.<>]+))?')
@@ -74,7 +75,7 @@ def last_frame(lines: Sequence[str]) -> Frame | None:
             if _PLAIN_FRAME.match(code) or _is_exception_line(code):
                 code = ""
             shown = (window[i].strip(), code) if code else (window[i].strip(),)
-            return Frame(plain["path"], plain["func"] or "", code, shown)
+            return Frame(plain["path"], plain["func"] or "", code[:MAX_CODE], shown)
         ipy = _IPYTHON_FRAME.match(window[i])
         if ipy is not None:
             code = ""
@@ -85,7 +86,7 @@ def last_frame(lines: Sequence[str]) -> Frame | None:
                     code = arrow["code"].strip()
                     quoted = (*quoted, following.strip())
                     break
-            return Frame(ipy["path"], ipy["func"] or "", code, quoted)
+            return Frame(ipy["path"], ipy["func"] or "", code[:MAX_CODE], quoted)
     return None
 
 
