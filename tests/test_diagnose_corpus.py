@@ -79,9 +79,6 @@ KNOWN_DEV_MISSES = {
     # A torch_xla lowering bug fixed upstream (pytorch/xla PR 1736): the check failure shows neither the
     # torch_xla build nor that a newer one fixes it.
     "xla_torchxla_batch_norm_training_tuple_operand.log": "log does not show the torch_xla build",
-    # Round diag10. A TypeError inside the program's own actor under Ray: that the installed jax is newer
-    # than the project's pinned requirements is in the thread, not in the log.
-    "ver_mesh_jax_ray_actor_new_missing_loops.log": "log shows a TypeError, not the jax release it needs",
     # Round diag13 (collected for the category work; their remedies are the remedy rules' open cases). A
     # 2020 Colab TPU node needs jax's tpu_driver backend: the one-line CPU-fallback warning shows neither
     # Colab nor a remote TPU.
@@ -115,6 +112,10 @@ KNOWN_DEV_MISSES = {
     # One line saying jax.numpy lacks DeviceArray: that optax (an old release) is the caller to upgrade is in
     # the thread; the line alone cannot tell a removed API from one not yet added.
     "ver_optax_jnp_devicearray_removed.log": "log does not show the library that calls the removed API",
+    # Round diag19. TensorFlow failing while it parses the TPU runtime's topology is a client/runtime
+    # skew (the category is right), but the release to pin (tensorflow-text 2.2, keeping TensorFlow 2.2)
+    # is not in the log.
+    "ver_t5_tf23_topology_mesh_shape_size4.log": "log does not show the TensorFlow release to pin",
 }
 
 

@@ -14,10 +14,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
+from tpu_runtime.diagnose.crash_call_facts import CALL_EXTRACTORS
+
 __all__ = [
     "SETTING_EXTRACTORS",
     "accepted_value_facts",
     "crash_phase_facts",
+    "graduated_api_facts",
     "init_order_facts",
     "mesh_device_facts",
     "missing_api_facts",
@@ -178,6 +181,23 @@ def accepted_value_facts(lines: Sequence[str]) -> dict[str, str]:
 _NO_ATTRIBUTE = re.compile(r"module '(?P<module>[A-Za-z_][\w.]*)' has no attribute '(?P<attr>\w+)'")
 
 
+# "'TPUStrategyV2' object has no attribute 'experimental_run_v2'": an API that left its experimental name.
+_GRADUATED = re.compile(
+    r"'(?P<owner>[A-Za-z_][\w.]*)' object has no attribute '(?P<attr>experimental_\w+?|\w+?_v\d+)'"
+)
+
+
+def graduated_api_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`graduated_api` (the experimental or versioned name an object lacks), `graduated_owner` and
+    `graduated_name` (the name without `experimental_` and the `_vN` suffix, the stable API it became)."""
+    for m in _matches_from_end(lines[-MAX_LINES:], (_GRADUATED,)):
+        stable = re.sub(r"_v\d+$", "", m["attr"].removeprefix("experimental_"))
+        if not stable or stable == m["attr"]:
+            continue
+        return {"graduated_api": m["attr"], "graduated_owner": m["owner"], "graduated_name": stable}
+    return {}
+
+
 def missing_api_facts(lines: Sequence[str]) -> dict[str, str]:
     """`missing_api` (module.attribute) and `missing_api_package` (the top-level package to upgrade or pin)
     where Python says a module has no such attribute."""
@@ -217,19 +237,36 @@ _MESH_DEVICES = (
         r"\((?P<shape>[\d, ]+)\)"
     ),
     re.compile(r"[Ii]nsufficient devices for .{0,20}mesh: found (?P<have>\d+), expected (?P<want>\d+)"),
+    # Mesh TensorFlow (mesh_tensorflow/simd_mesh_impl.py) laying a logical mesh on the TPU's physical one, in
+    # its log line and its error: "logical_shape=[128] physical_shape=[2, 2, 2]", either order.
+    re.compile(r"\blogical_shape=\[(?P<want_shape>[\d, ]+)\],? physical_shape=\[(?P<have_shape>[\d, ]+)\]"),
+    re.compile(r"\bphysical_shape=\[(?P<have_shape>[\d, ]+)\],? logical_shape=\[(?P<want_shape>[\d, ]+)\]"),
 )
 
 
-def mesh_device_facts(lines: Sequence[str]) -> dict[str, int]:
-    """`visible_devices` and `mesh_devices` where a mesh asks for more (or other) devices than are visible."""
+def _product(dims: str) -> int:
+    total = 1
+    for dim in re.findall(r"\d+", dims):
+        total *= int(dim)
+    return total
+
+
+def mesh_device_facts(lines: Sequence[str]) -> dict[str, int | str | list[str]]:
+    """`visible_devices` and `mesh_devices` where a mesh asks for more (or other) devices than are visible;
+    `mesh_layout` (`logical [128] on physical [2, 2, 2]`) where the two meshes are printed as shapes."""
     for m in _matches_from_end(lines[-MAX_LINES:], _MESH_DEVICES):
         groups = m.groupdict()
-        if groups.get("shape"):
-            want = 1
-            for dim in re.findall(r"\d+", groups["shape"]):
-                want *= int(dim)
-        else:
-            want = int(groups["want"])
+        if groups.get("have_shape") and groups.get("want_shape"):
+            have, want = _product(groups["have_shape"]), _product(groups["want_shape"])
+            if have == want:
+                continue  # the layout fits; an earlier line may hold the one that did not
+            return {
+                "visible_devices": have,
+                "mesh_devices": want,
+                "mesh_layout": f"logical [{groups['want_shape']}] on physical [{groups['have_shape']}]",
+                "mesh_layout_lines": [m.string.strip()],
+            }
+        want = _product(groups["shape"]) if groups.get("shape") else int(groups["want"])
         return {"visible_devices": int(m["have"]), "mesh_devices": want}
     return {}
 
@@ -312,8 +349,10 @@ SETTING_EXTRACTORS: tuple[Callable[[Sequence[str]], Mapping[str, object]], ...] 
     rejected_flag_facts,
     accepted_value_facts,
     missing_api_facts,
+    graduated_api_facts,
     init_order_facts,
     mesh_device_facts,
     size_mismatch_facts,
     crash_phase_facts,
+    *CALL_EXTRACTORS,
 )
