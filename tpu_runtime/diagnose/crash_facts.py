@@ -22,6 +22,7 @@ from tpu_runtime.diagnose.crash_operand_facts import (
 )
 from tpu_runtime.diagnose.crash_release_facts import release_facts
 from tpu_runtime.diagnose.crash_setting_facts import SETTING_EXTRACTORS
+from tpu_runtime.diagnose.crash_versions import package_versions
 from tpu_runtime.diagnose.units import parse_size
 
 if TYPE_CHECKING:
@@ -212,12 +213,6 @@ _FRAMEWORKS = (
     ),
     ("torch", re.compile(r"\btorch\b")),
 )
-_VERSION = re.compile(
-    r"(?<![\w/.-])(?P<pkg>jaxlib|jax|libtpu(?:[-_]nightly)?|torch[-_]xla|torch[-_]tpu|torch|tensorflow(?:-tpu)?|vllm|"
-    r"tpu[-_]inference|flax|transformers)(?:\[[\w,]+\])?(?: version| is version| is)?(?:\s*[=:]=?\s*|\s+v?)"
-    r"(?P<ver>\d+\.\d+(?:\.\d+)?(?:(?:\.dev|\.post|rc|\+)[\w.]*)?)\b"
-)
-_PJRT_API = re.compile(r"PJRT (?:C )?API version (?:is )?\(?(?P<ver>\d+\.\d+)")
 _NOT_USER = ("site-packages", "dist-packages", "/lib/python3", "<frozen", "/usr/lib/python")
 
 
@@ -263,24 +258,10 @@ def generic_facts(lines: Sequence[str]) -> dict[str, Any]:
     if frameworks:
         facts["frameworks"] = frameworks
         facts["framework"] = frameworks[0]  # the most specific one seen (torch_xla before plain torch)
-    versions = _versions(lines)
+    versions = package_versions(lines)
     if versions:
         facts["versions"] = versions
     return facts
-
-
-def _versions(lines: Sequence[str]) -> dict[str, str]:
-    """Package versions the log states (`jax: 0.5.2`, `jaxlib version 0.4.14`, `torch_xla==2.1.0`)."""
-    seen: dict[str, str] = {}
-    for line in lines:
-        if "version" not in line and "==" not in line and ":" not in line and " v" not in line:
-            continue
-        for m in _VERSION.finditer(line):
-            pkg = m["pkg"].lower().replace("-", "_")
-            seen.setdefault(pkg, m["ver"])
-        for i, m in enumerate(_PJRT_API.finditer(line)):
-            seen.setdefault("pjrt_api" if i == 0 else "pjrt_api_2", m["ver"])
-    return dict(list(seen.items())[:12])
 
 
 # Packages released in lockstep: (first, second, how much of the version must agree). jax and jaxlib
@@ -299,7 +280,7 @@ def version_skew_facts(lines: Sequence[str]) -> dict[str, Any]:
     """Two lockstep packages of different releases in the log's own version prints (`jax 0.4.26` beside
     `jaxlib 0.4.30`, `torch 2.1.0` beside `torch_xla 2.3.0`): the pair, and the command that aligns the
     second to the first's release, so a fix can name both versions and the package to move."""
-    versions = _versions(lines)
+    versions = package_versions(lines)
     for first, second, depth in _LOCKSTEP:
         a, b = versions.get(first), versions.get(second)
         if a is None or b is None:
