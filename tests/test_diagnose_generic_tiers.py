@@ -131,6 +131,61 @@ def test_advice_that_is_not_a_remedy_is_skipped(line: str) -> None:
     assert find_suggestions([line]) == []
 
 
+@pytest.mark.parametrize(
+    ("lines", "advice"),
+    [
+        (
+            ["The collective runner hangs on two workers. Please drain the listed nodes and restart the job"],
+            "Please drain the listed nodes and restart the job",
+        ),
+        (
+            ["RuntimeError: stale runtime state. You must restart the notebook kernel first."],
+            "You must restart",
+        ),
+    ],
+)
+def test_advice_addressed_to_the_reader_counts_without_a_named_flag(lines: list[str], advice: str) -> None:
+    found = find_suggestions(lines)
+    assert found and found[0].text.startswith(advice) and found[0].named == ()
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: the runner hangs. Please inspect the full report printed below.",
+        "RuntimeError: failed. Please note that this happens on some hosts.",
+        "RuntimeError: failed. Please remove it.",  # too short to say what to remove
+    ],
+)
+def test_addressed_advice_without_an_action_is_skipped(line: str) -> None:
+    assert find_suggestions([line]) == []
+
+
+def test_addressed_advice_is_quoted_as_the_fix() -> None:
+    crash = diagnose_log(
+        "RuntimeError: all-reduce across 16 workers timed out after 300 s: the chips on worker 4 look "
+        "faulty. Please remove that worker from the pool and restart the workload.\n",
+        "-",
+        fallback_rules(),
+    )
+    assert crash.category == "collective_timeout"
+    assert crash.evidence.fix_rule == "collective_timeout/message_suggestion"
+    assert '"Please remove that worker from the pool and restart the workload."' in crash.fix
+    assert "act on it as written" in crash.fix
+
+
+def test_an_unknown_crash_quotes_the_message_advice_before_its_next_steps() -> None:
+    crash = diagnose_log(
+        "RuntimeError: invented failure of the widget pool. Please recreate the widget pool with "
+        "widget_pool_size=8 and rerun.\n",
+        "-",
+    )
+    assert crash.category == "unknown"
+    assert crash.evidence.fix_rule.startswith("unknown/message_suggestion+")
+    assert crash.fix.startswith('The error message states its own remedy: "Please recreate the widget pool')
+    assert "if the error stays: " in crash.fix  # the next diagnostic steps still follow
+
+
 def test_advice_far_from_any_error_is_ignored() -> None:
     """Start-up notices give advice too; only advice in or just after an error line counts."""
     lines = [
