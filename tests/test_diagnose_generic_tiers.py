@@ -15,6 +15,7 @@ import pytest
 
 from tests.crashlog_support import diagnosed_as
 from tpu_runtime.diagnose.crash_cues import load_cues, weak_vote
+from tpu_runtime.diagnose.crash_facts import raising_package_facts
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions
 from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules
 
@@ -591,3 +592,51 @@ def test_pallas_verification_error_is_a_mosaic_error() -> None:
     )
     assert crash.category == "mosaic_compile_error"
     assert "file a bug" not in crash.fix
+
+
+# ------------------------------------------------------------------- a library's own check raised
+
+INVENTED_TRACE = [
+    "Traceback (most recent call last):",
+    '  File "/srv/job/train.py", line 12, in <module>',
+    "    trainer = Trainer(accelerator='tpu')",
+    '  File "/opt/venv/lib/python3.11/site-packages/made_up_trainer/probe.py", line 40, in find_tpu',
+    "    raise RuntimeError('no accelerator of kind tpu is reachable')",
+    "RuntimeError: no accelerator of kind tpu is reachable",
+]
+
+
+@pytest.mark.parametrize(
+    ("lines", "exception", "package"),
+    [
+        (INVENTED_TRACE, "RuntimeError", "made_up_trainer"),
+        (["made_up_lib.errors.SetupError: TPU count 0"], "made_up_lib.errors.SetupError", "made_up_lib"),
+        # the TPU stack's own checks and transport errors name no library to move
+        (["jaxlib.xla_extension.XlaRuntimeError: NOT_FOUND"], "jaxlib.xla_extension.XlaRuntimeError", None),
+        (
+            [
+                *INVENTED_TRACE[:3],
+                INVENTED_TRACE[3].replace("made_up_trainer", "urllib3"),
+                *INVENTED_TRACE[4:],
+            ],
+            "RuntimeError",
+            None,
+        ),
+    ],
+)
+def test_the_library_whose_check_raised(lines: list[str], exception: str, package: str | None) -> None:
+    facts = raising_package_facts(lines, exception)
+    assert facts.get("raising_package") == package
+    if package is not None:
+        assert facts["raising_dist"] == package.replace("_", "-")
+
+
+def test_a_library_check_at_start_up_names_the_library_to_upgrade() -> None:
+    crash = diagnose_log(
+        "\n".join([*INVENTED_TRACE[:-1], "RuntimeError: No TPU devices were found by the trainer."]) + "\n",
+        "-",
+        fallback_rules(),
+    )
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule == "runtime_init_failure/from_facts_library_check"
+    assert "pip install -U made-up-trainer" in crash.fix and "jax.devices()" in crash.fix

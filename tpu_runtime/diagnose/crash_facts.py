@@ -261,7 +261,70 @@ def generic_facts(lines: Sequence[str]) -> dict[str, Any]:
     versions = package_versions(lines)
     if versions:
         facts["versions"] = versions
+    facts.update(raising_package_facts(lines, facts.get("exception")))
     return facts
+
+
+# The runtime and the frameworks on top of it (a check of theirs is the TPU stack's own, not a library's),
+# and the transport libraries (a network or storage error surfaces in them whatever its cause).
+_CORE_PACKAGES = frozenset(
+    [
+        "jax",
+        "jaxlib",
+        "libtpu",
+        "torch",
+        "torch_xla",
+        "torch_tpu",
+        "tensorflow",
+        "tensorflow_tpu",
+        "numpy",
+        "builtins",
+        "ray",
+        "google",
+        "absl",
+        "concurrent",
+        "multiprocessing",
+        "asyncio",
+        "threading",
+        "importlib",
+        "urllib3",
+        "requests",
+        "grpc",
+        "httpx",
+        "aiohttp",
+        "fsspec",
+        "gcsfs",
+        "botocore",
+        "certifi",
+        "ssl",
+        "socket",
+        "http",
+    ]
+)
+_INSTALLED_MODULE = re.compile(r"(?:site|dist)-packages/(?P<pkg>[A-Za-z_]\w*)/")
+
+
+def raising_package_facts(lines: Sequence[str], exception: object = None) -> dict[str, str]:
+    """`raising_package` and `raising_dist` (its pip name): the library above the TPU stack whose own check
+    raised, read from the exception's module (`pytorch_lightning.utilities.exceptions.X`) or else the
+    innermost installed frame of the last traceback. Such a check (a wrapper's device probe, a library's
+    validation) changes between the library's releases, so the library's release is the first suspect."""
+    package = None
+    if isinstance(exception, str) and "." in exception:
+        package = exception.split(".", 1)[0]
+    else:
+        for line in reversed(lines):
+            if _TRACEBACK.search(line):
+                break
+            m = _FRAME.search(line.strip())
+            if m is not None:
+                found = _INSTALLED_MODULE.search(m["file"])
+                if found is not None:
+                    package = found["pkg"]
+                break
+    if package is None or package in _CORE_PACKAGES or package.startswith("_"):
+        return {}
+    return {"raising_package": package, "raising_dist": package.replace("_", "-")}
 
 
 # Packages released in lockstep: (first, second, how much of the version must agree). jax and jaxlib
