@@ -151,6 +151,32 @@ def test_advice_addressed_to_the_reader_counts_without_a_named_flag(lines: list[
 
 
 @pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        (
+            "W0101 check failed on the cache key, consider using made_up.config.static_keys = True to keep "
+            "one compiled program.",
+            "made_up.config.static_keys",
+        ),
+        (
+            "RuntimeError: widget count exceeded, try setting WIDGET_POOL_MAX=64 before the run.",
+            "WIDGET_POOL_MAX",
+        ),
+    ],
+)
+def test_advice_after_a_comma(line: str, named: str) -> None:
+    found = find_suggestions([line])
+    assert found and any(named in n for n in found[0].named)
+
+
+def test_a_comma_before_a_plain_verb_is_no_advice() -> None:
+    assert (
+        find_suggestions(["RuntimeError: widget failed, set WIDGET_POOL_MAX=64 was ignored by the loader"])
+        == []
+    )
+
+
+@pytest.mark.parametrize(
     "line",
     [
         "RuntimeError: the runner hangs. Please inspect the full report printed below.",

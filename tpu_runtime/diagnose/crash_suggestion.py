@@ -51,6 +51,12 @@ _SUGGESTION = re.compile(
     rf"(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
     re.IGNORECASE,
 )
+# ... or, for the words that only advise, follows a comma ("Guard failed on a parameter, consider using X").
+_AFTER_COMMA = re.compile(
+    r"(?<=,\s)(?P<text>(?:consider|try|please|you (?:should|could|may want to|might want to|need to|must))\b"
+    r"(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
+    re.IGNORECASE,
+)
 # ... or follows a purpose clause ("To use Pallas on TPU, install jaxlib TPU and libtpu.") ...
 _PURPOSE = re.compile(
     rf"(?:^|(?<=[.:;!?]\s))To (?:use|run|enable|get|fix|avoid|resolve|support|see) [^.,;\n]{{1,80}}, "
@@ -177,9 +183,12 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             continue
         if len(line) > 4000 or line.lstrip().startswith(('File "', "#", "//")):
             continue
-        for m in [*_SUGGESTION.finditer(line), *_PURPOSE.finditer(line), *_HELPS.finditer(line)]:
+        matches = [*_SUGGESTION.finditer(line), *_PURPOSE.finditer(line), *_AFTER_COMMA.finditer(line)]
+        for m in [*matches, *_HELPS.finditer(line)]:
             text = _sentence(m["text"])
-            if len(text.split()) < 3 or _NOT_A_REMEDY.search(text):
+            # the clause that leads into the advice counts too ("if you are seeing X, try Y" is conditional)
+            lead = re.split(r"[.!?]\s", line[: m.start()])[-1]
+            if len(text.split()) < 3 or _NOT_A_REMEDY.search(lead + text):
                 continue
             named = _named(text)
             if (not named and not _DIRECT.match(text)) or text.lower() in seen:
