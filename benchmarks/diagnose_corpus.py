@@ -1,9 +1,9 @@
 """Score crash-log triage on the real corpus: per-category precision and recall, dev and held-back.
 
-Run by hand: `python benchmarks/diagnose_corpus.py [--show] [--split dev|held_back|both]`. Each file of
-tests/data/crash_logs/real/ goes through `tpu-agent diagnose` as a user's file would (content detection,
-then the crash rules); a file is right when its category is the one in index.yaml, and its remedy is
-right when, in addition, the fix was chosen for this log by a sub-rule (not the category's paragraph,
+Run by hand: `python benchmarks/diagnose_corpus.py [--show] [--split dev|held_back|both] [--fold A|B]`.
+Each file of tests/data/crash_logs/real/ goes through `tpu-agent diagnose` as a user's file would (content
+detection, then the crash rules); a file is right when its category is the one in index.yaml, and its remedy
+is right when, in addition, the fix was chosen for this log by a sub-rule (not the category's paragraph,
 which prints for every log of the category) and names one of the entry's `remedy_keys` (the flag,
 variable, API or layout change the thread settled on). The split (crash_corpus.split_of, a hash of the
 file name) was fixed before the rules were written: rules are written against `dev`; `held_back` is only
@@ -16,6 +16,10 @@ times one 100 MB log whose error is at its end (written to a temporary folder, n
 known logs: the category from the weak-evidence cues alone (every signature pattern removed), and the
 remedy from the error message's own suggestion and the `from_facts_*` fallbacks alone (every
 cause-specific sub-rule removed). It estimates what they do for logs in wordings nobody collected.
+
+`--fold A` or `--fold B` keeps one fold of each half (crash_corpus.fold_of, a second hash byte): a general
+mechanism is built from fold A's failures alone (`--split dev --fold A --show`, with or without
+`--ablate`) and kept when fold B, never read, gains as well.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ use_quiet_env()
 from tpu_runtime.diagnose.crash_corpus import (  # noqa: E402
     CORPUS_DIR,
     Scored,
+    entry_fold,
     entry_split,
     load_corpus,
     per_category,
@@ -64,14 +69,18 @@ def time_big_log(size_mb: int = 100) -> None:
         print(f"{mb:.0f} MB log, error at the end: {crash.evidence.fix_rule} in {elapsed:.1f} s\n")
 
 
-def ablate(show: bool = False) -> None:
+def ablate(show: bool = False, fold: str | None = None) -> None:
     """Dev half only: the weak cues alone decide the category; the generic fixes alone choose the remedy.
 
     With `show`, each dev file's two ablated verdicts are listed (held-back files never are)."""
     rules = load_rules()
     cues_only = [r.model_copy(update={"patterns": [], "fact_votes": []}) for r in rules]
     generic_fixes = fallback_rules(rules)
-    corpus = {n: e for n, e in load_corpus().items() if entry_split(n, e) == "dev"}
+    corpus = {
+        n: e
+        for n, e in load_corpus().items()
+        if entry_split(n, e) == "dev" and fold in (None, entry_fold(n, e))
+    }
     right = wrong = undecided = remedies = 0
     by_round: dict[str, list[int]] = {}  # round -> [files, category right, remedy right]
     for name, entry in sorted(corpus.items()):
@@ -95,7 +104,7 @@ def ablate(show: bool = False) -> None:
             verdict = f"cues {cue_mark} ({got}) fix {fix_mark} ({scored.fix_rule})"
             print(f"  {verdict} {name}: expected {entry.category}")
     n = len(corpus)
-    print(f"## ablation (dev, {n} files)")
+    print(f"## ablation (dev{f' fold {fold}' if fold else ''}, {n} files)")
     print(f"  weak cues alone: category right {right}, wrong {wrong}, left unknown {undecided}")
     print(f"  message suggestion + from_facts fallbacks alone: remedy right {remedies}/{n}")
     for round_name, (files, cues_right, fixed) in sorted(by_round.items()):
@@ -110,9 +119,10 @@ def main() -> int:
     parser.add_argument("--show-held-back", action="store_true", help="also print held-back files' verdicts")
     parser.add_argument("--big-log", action="store_true", help="also time a 100 MB log ending in a crash")
     parser.add_argument("--ablate", action="store_true", help="dev only: the general mechanisms alone")
+    parser.add_argument("--fold", choices=("A", "B"), default=None, help="score this fold of each half only")
     args = parser.parse_args()
     if args.ablate:
-        ablate(show=args.show)
+        ablate(show=args.show, fold=args.fold)
         return 0
     if args.big_log:
         time_big_log()
@@ -122,7 +132,7 @@ def main() -> int:
     rounds: dict[str, str] = {}
     start = time.perf_counter()
     for name, entry in sorted(corpus.items()):
-        if entry_split(name, entry) not in splits:
+        if entry_split(name, entry) not in splits or args.fold not in (None, entry_fold(name, entry)):
             continue
         report = run_diagnose([str(CORPUS_DIR / name)])
         scored.append(score_file(name, entry, report.crashes[0] if report.crashes else None))
@@ -136,8 +146,9 @@ def main() -> int:
             continue
         right = sum(s.category_ok for s in part)
         remedy = sum(s.remedy_ok for s in part)
+        label = f"{split} fold {args.fold}" if args.fold else split
         print(
-            f"## {split}: {len(part)} files, category {right}/{len(part)} ({right / len(part):.0%}), "
+            f"## {label}: {len(part)} files, category {right}/{len(part)} ({right / len(part):.0%}), "
             f"remedy {remedy}/{len(part)} ({remedy / len(part):.0%})\n"
         )
         print("| category | files | precision | recall | remedy right |")

@@ -17,7 +17,9 @@ from tpu_runtime.diagnose.content import classify_text
 from tpu_runtime.diagnose.crash_corpus import (
     CORPUS_DIR,
     CorpusEntry,
+    entry_fold,
     entry_split,
+    fold_of,
     load_corpus,
     remedy_matches,
     score_file,
@@ -51,6 +53,18 @@ def test_corpus_is_large_labelled_and_split_before_the_rules() -> None:
     assert split_of("hbm_lwm_vision_chat_compile.log") == "held_back"
     groups = Counter(entry.group for entry in CORPUS.values() if entry.group)
     assert groups and all(n >= 2 for n in groups.values())  # each worker of a multi-host job
+
+
+def test_the_dev_folds_cut_the_half_in_two_and_keep_a_job_together() -> None:
+    folds = Counter(entry_fold(name, CORPUS[name]) for name in DEV)
+    assert set(folds) == {"A", "B"} and min(folds.values()) >= len(DEV) // 3, folds
+    # A fold is a pure function of the key, independent of the half (both bits of one hash).
+    assert {fold_of(f"invented_{i}.log") for i in range(16)} == {"A", "B"}
+    assert any(fold_of(k) != fold_of(k + "x") for k in ("a.log", "b.log", "c.log", "d.log"))
+    for entry in CORPUS.values():
+        if entry.group:
+            workers = [n for n, e in CORPUS.items() if e.group == entry.group]
+            assert len({entry_fold(n, CORPUS[n]) for n in workers}) == 1
 
 
 def test_corpus_keeps_pasted_forms_byte_for_byte() -> None:

@@ -15,6 +15,7 @@ import pytest
 
 from tests.crashlog_support import diagnosed_as
 from tpu_runtime.diagnose.crash_cues import load_cues, weak_vote
+from tpu_runtime.diagnose.crash_facts import raising_package_facts
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions
 from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules
 
@@ -129,6 +130,87 @@ def test_advice_sentences_and_what_they_name(line: str, named: str) -> None:
 )
 def test_advice_that_is_not_a_remedy_is_skipped(line: str) -> None:
     assert find_suggestions([line]) == []
+
+
+@pytest.mark.parametrize(
+    ("lines", "advice"),
+    [
+        (
+            ["The collective runner hangs on two workers. Please drain the listed nodes and restart the job"],
+            "Please drain the listed nodes and restart the job",
+        ),
+        (
+            ["RuntimeError: stale runtime state. You must restart the notebook kernel first."],
+            "You must restart",
+        ),
+    ],
+)
+def test_advice_addressed_to_the_reader_counts_without_a_named_flag(lines: list[str], advice: str) -> None:
+    found = find_suggestions(lines)
+    assert found and found[0].text.startswith(advice) and found[0].named == ()
+
+
+@pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        (
+            "W0101 check failed on the cache key, consider using made_up.config.static_keys = True to keep "
+            "one compiled program.",
+            "made_up.config.static_keys",
+        ),
+        (
+            "RuntimeError: widget count exceeded, try setting WIDGET_POOL_MAX=64 before the run.",
+            "WIDGET_POOL_MAX",
+        ),
+    ],
+)
+def test_advice_after_a_comma(line: str, named: str) -> None:
+    found = find_suggestions([line])
+    assert found and any(named in n for n in found[0].named)
+
+
+def test_a_comma_before_a_plain_verb_is_no_advice() -> None:
+    assert (
+        find_suggestions(["RuntimeError: widget failed, set WIDGET_POOL_MAX=64 was ignored by the loader"])
+        == []
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: the runner hangs. Please inspect the full report printed below.",
+        "RuntimeError: failed. Please note that this happens on some hosts.",
+        "RuntimeError: failed. Please remove it.",  # too short to say what to remove
+    ],
+)
+def test_addressed_advice_without_an_action_is_skipped(line: str) -> None:
+    assert find_suggestions([line]) == []
+
+
+def test_addressed_advice_is_quoted_as_the_fix() -> None:
+    crash = diagnose_log(
+        "RuntimeError: all-reduce across 16 workers timed out after 300 s: the chips on worker 4 look "
+        "faulty. Please remove that worker from the pool and restart the workload.\n",
+        "-",
+        fallback_rules(),
+    )
+    assert crash.category == "collective_timeout"
+    assert crash.evidence.fix_rule == "collective_timeout/message_suggestion"
+    assert '"Please remove that worker from the pool and restart the workload."' in crash.fix
+    assert "act on it as written" in crash.fix
+
+
+def test_an_unknown_crash_quotes_the_message_advice_before_its_next_steps() -> None:
+    crash = diagnose_log(
+        "RuntimeError: invented failure of the widget pool. Please recreate the widget pool with "
+        "widget_pool_size=8 and rerun.\n",
+        "-",
+    )
+    assert crash.category == "unknown"
+    assert crash.evidence.fix_rule.startswith("unknown/message_suggestion+")
+    assert crash.fix.startswith('The error message states its own remedy: "Please recreate the widget pool')
+    assert "if the error stays: " in crash.fix  # the next diagnostic steps still follow
 
 
 def test_advice_far_from_any_error_is_ignored() -> None:
@@ -536,3 +618,51 @@ def test_pallas_verification_error_is_a_mosaic_error() -> None:
     )
     assert crash.category == "mosaic_compile_error"
     assert "file a bug" not in crash.fix
+
+
+# ------------------------------------------------------------------- a library's own check raised
+
+INVENTED_TRACE = [
+    "Traceback (most recent call last):",
+    '  File "/srv/job/train.py", line 12, in <module>',
+    "    trainer = Trainer(accelerator='tpu')",
+    '  File "/opt/venv/lib/python3.11/site-packages/made_up_trainer/probe.py", line 40, in find_tpu',
+    "    raise RuntimeError('no accelerator of kind tpu is reachable')",
+    "RuntimeError: no accelerator of kind tpu is reachable",
+]
+
+
+@pytest.mark.parametrize(
+    ("lines", "exception", "package"),
+    [
+        (INVENTED_TRACE, "RuntimeError", "made_up_trainer"),
+        (["made_up_lib.errors.SetupError: TPU count 0"], "made_up_lib.errors.SetupError", "made_up_lib"),
+        # the TPU stack's own checks and transport errors name no library to move
+        (["jaxlib.xla_extension.XlaRuntimeError: NOT_FOUND"], "jaxlib.xla_extension.XlaRuntimeError", None),
+        (
+            [
+                *INVENTED_TRACE[:3],
+                INVENTED_TRACE[3].replace("made_up_trainer", "urllib3"),
+                *INVENTED_TRACE[4:],
+            ],
+            "RuntimeError",
+            None,
+        ),
+    ],
+)
+def test_the_library_whose_check_raised(lines: list[str], exception: str, package: str | None) -> None:
+    facts = raising_package_facts(lines, exception)
+    assert facts.get("raising_package") == package
+    if package is not None:
+        assert facts["raising_dist"] == package.replace("_", "-")
+
+
+def test_a_library_check_at_start_up_names_the_library_to_upgrade() -> None:
+    crash = diagnose_log(
+        "\n".join([*INVENTED_TRACE[:-1], "RuntimeError: No TPU devices were found by the trainer."]) + "\n",
+        "-",
+        fallback_rules(),
+    )
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule == "runtime_init_failure/from_facts_library_check"
+    assert "pip install -U made-up-trainer" in crash.fix and "jax.devices()" in crash.fix

@@ -26,10 +26,13 @@ from tpu_runtime.yaml_data import safe_load
 __all__ = [
     "CORPUS_DIR",
     "CorpusEntry",
+    "Fold",
     "Scored",
     "Split",
+    "entry_fold",
     "entry_split",
     "fits_the_log",
+    "fold_of",
     "load_corpus",
     "per_category",
     "remedy_matches",
@@ -38,12 +41,20 @@ __all__ = [
 ]
 
 Split = Literal["dev", "held_back"]
+Fold = Literal["A", "B"]
 
 
 def split_of(key: str) -> Split:
     """`dev` or `held_back` for a corpus file's group (or file name, without folders), by SHA-256."""
     digest = hashlib.sha256(key.encode("utf-8")).digest()
     return "held_back" if digest[0] & 1 else "dev"
+
+
+def fold_of(key: str) -> Fold:
+    """`A` or `B`, a file's fold within its half (the second byte of the same hash). General mechanisms are
+    built by reading failures on fold A only and kept when fold B, unread, gains: the gain on B estimates
+    what they do for logs nobody read."""
+    return "B" if hashlib.sha256(key.encode("utf-8")).digest()[1] & 1 else "A"
 
 
 # ------------------------------------------------------------------------------------------ scoring
@@ -91,6 +102,10 @@ def load_corpus(folder: Path = CORPUS_DIR) -> dict[str, CorpusEntry]:
 
 def entry_split(name: str, entry: CorpusEntry) -> Split:
     return split_of(entry.group or name)
+
+
+def entry_fold(name: str, entry: CorpusEntry) -> Fold:
+    return fold_of(entry.group or name)
 
 
 def remedy_matches(fix: str, keys: list[str]) -> bool:

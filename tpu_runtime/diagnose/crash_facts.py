@@ -22,6 +22,7 @@ from tpu_runtime.diagnose.crash_operand_facts import (
 )
 from tpu_runtime.diagnose.crash_release_facts import release_facts
 from tpu_runtime.diagnose.crash_setting_facts import SETTING_EXTRACTORS
+from tpu_runtime.diagnose.crash_versions import package_versions
 from tpu_runtime.diagnose.units import parse_size
 
 if TYPE_CHECKING:
@@ -212,12 +213,6 @@ _FRAMEWORKS = (
     ),
     ("torch", re.compile(r"\btorch\b")),
 )
-_VERSION = re.compile(
-    r"(?<![\w/.-])(?P<pkg>jaxlib|jax|libtpu(?:[-_]nightly)?|torch[-_]xla|torch[-_]tpu|torch|tensorflow(?:-tpu)?|vllm|"
-    r"tpu[-_]inference|flax|transformers)(?:\[[\w,]+\])?(?: version| is version| is)?(?:\s*[=:]=?\s*|\s+v?)"
-    r"(?P<ver>\d+\.\d+(?:\.\d+)?(?:(?:\.dev|\.post|rc|\+)[\w.]*)?)\b"
-)
-_PJRT_API = re.compile(r"PJRT (?:C )?API version (?:is )?\(?(?P<ver>\d+\.\d+)")
 _NOT_USER = ("site-packages", "dist-packages", "/lib/python3", "<frozen", "/usr/lib/python")
 
 
@@ -263,24 +258,73 @@ def generic_facts(lines: Sequence[str]) -> dict[str, Any]:
     if frameworks:
         facts["frameworks"] = frameworks
         facts["framework"] = frameworks[0]  # the most specific one seen (torch_xla before plain torch)
-    versions = _versions(lines)
+    versions = package_versions(lines)
     if versions:
         facts["versions"] = versions
+    facts.update(raising_package_facts(lines, facts.get("exception")))
     return facts
 
 
-def _versions(lines: Sequence[str]) -> dict[str, str]:
-    """Package versions the log states (`jax: 0.5.2`, `jaxlib version 0.4.14`, `torch_xla==2.1.0`)."""
-    seen: dict[str, str] = {}
-    for line in lines:
-        if "version" not in line and "==" not in line and ":" not in line and " v" not in line:
-            continue
-        for m in _VERSION.finditer(line):
-            pkg = m["pkg"].lower().replace("-", "_")
-            seen.setdefault(pkg, m["ver"])
-        for i, m in enumerate(_PJRT_API.finditer(line)):
-            seen.setdefault("pjrt_api" if i == 0 else "pjrt_api_2", m["ver"])
-    return dict(list(seen.items())[:12])
+# The runtime and the frameworks on top of it (a check of theirs is the TPU stack's own, not a library's),
+# and the transport libraries (a network or storage error surfaces in them whatever its cause).
+_CORE_PACKAGES = frozenset(
+    [
+        "jax",
+        "jaxlib",
+        "libtpu",
+        "torch",
+        "torch_xla",
+        "torch_tpu",
+        "tensorflow",
+        "tensorflow_tpu",
+        "numpy",
+        "builtins",
+        "ray",
+        "google",
+        "absl",
+        "concurrent",
+        "multiprocessing",
+        "asyncio",
+        "threading",
+        "importlib",
+        "urllib3",
+        "requests",
+        "grpc",
+        "httpx",
+        "aiohttp",
+        "fsspec",
+        "gcsfs",
+        "botocore",
+        "certifi",
+        "ssl",
+        "socket",
+        "http",
+    ]
+)
+_INSTALLED_MODULE = re.compile(r"(?:site|dist)-packages/(?P<pkg>[A-Za-z_]\w*)/")
+
+
+def raising_package_facts(lines: Sequence[str], exception: object = None) -> dict[str, str]:
+    """`raising_package` and `raising_dist` (its pip name): the library above the TPU stack whose own check
+    raised, read from the exception's module (`pytorch_lightning.utilities.exceptions.X`) or else the
+    innermost installed frame of the last traceback. Such a check (a wrapper's device probe, a library's
+    validation) changes between the library's releases, so the library's release is the first suspect."""
+    package = None
+    if isinstance(exception, str) and "." in exception:
+        package = exception.split(".", 1)[0]
+    else:
+        for line in reversed(lines):
+            if _TRACEBACK.search(line):
+                break
+            m = _FRAME.search(line.strip())
+            if m is not None:
+                found = _INSTALLED_MODULE.search(m["file"])
+                if found is not None:
+                    package = found["pkg"]
+                break
+    if package is None or package in _CORE_PACKAGES or package.startswith("_"):
+        return {}
+    return {"raising_package": package, "raising_dist": package.replace("_", "-")}
 
 
 # Packages released in lockstep: (first, second, how much of the version must agree). jax and jaxlib
@@ -299,7 +343,7 @@ def version_skew_facts(lines: Sequence[str]) -> dict[str, Any]:
     """Two lockstep packages of different releases in the log's own version prints (`jax 0.4.26` beside
     `jaxlib 0.4.30`, `torch 2.1.0` beside `torch_xla 2.3.0`): the pair, and the command that aligns the
     second to the first's release, so a fix can name both versions and the package to move."""
-    versions = _versions(lines)
+    versions = package_versions(lines)
     for first, second, depth in _LOCKSTEP:
         a, b = versions.get(first), versions.get(second)
         if a is None or b is None:

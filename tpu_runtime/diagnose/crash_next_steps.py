@@ -4,6 +4,8 @@ No rule matched, so no cause is claimed. What the log does show (exception, erro
 framework and package versions) goes into the facts, and the fix is the next diagnostic step that fits
 it: which debug variable or dump flag to set for the framework in use, or where the real error is when
 this process was only stopped by another. The steps are data (`tpu_runtime/data/crash_next_steps.yaml`).
+When the error message states its own remedy (crash_suggestion), that comes first: the check's authors
+wrote it for this failure, whatever family it belongs to.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from tpu_runtime.diagnose.crash_facts import render_template
 from tpu_runtime.diagnose.crash_specs import FixCondition
+from tpu_runtime.diagnose.crash_suggestion import find_suggestions
 from tpu_runtime.diagnose.report import Citation, CrashDiagnosis, CrashEvidence
 from tpu_runtime.yaml_data import safe_load
 
@@ -86,6 +89,11 @@ def unknown_diagnosis(source: str, lines: Sequence[str], facts: dict[str, Any]) 
             citations.setdefault(citation.url, citation)
     facts["next_steps"] = ids
     fix = " ".join(f"({i}) {s}" for i, s in enumerate(steps, 1)) if len(steps) > 1 else "".join(steps)
+    suggestions = find_suggestions(lines)
+    if suggestions:
+        quoted = " and ".join(f'"{s.text}"' for s in suggestions)
+        fix = f"The error message states its own remedy: {quoted}. Try that first; if the error stays: {fix}"
+        ids.insert(0, "message_suggestion")
     return CrashDiagnosis(
         source=source,
         category="unknown",

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from tpu_runtime.diagnose.crash_versions import package_versions
+
 __all__ = ["jax_config_flag_facts", "release_facts", "vocab_padding_facts", "wheel_tag_facts"]
 
 MAX_LINES = 4000
@@ -61,27 +63,24 @@ def wheel_tag_facts(lines: Sequence[str]) -> dict[str, str]:
 
 
 _CONFIG_FLAG = re.compile(r"'Config' object has no attribute '(?P<flag>jax_\w+)'")
-# "jax 0.3.25" (pip list), "jax==0.3.25", "jax: 0.3.25", "jax version 0.3.25"
-_JAX_RELEASE = re.compile(r"(?<![\w.-])jax(?:\s+version)?(?:\s*[=:]=?\s*|\s+v?)(\d+)\.(\d+)\.(\d+)\b")
+_RELEASE = re.compile(r"(\d+)\.(\d+)\.(\d+)")
 
 
 def jax_config_flag_facts(lines: Sequence[str]) -> dict[str, str]:
-    """`config_flag`: a jax config flag the installed jax does not have; with the installed release printed,
-    `jax_installed` and `jax_previous` (the patch release before it, where the flag was last seen when it
-    was removed)."""
+    """`config_flag`: a jax config flag the installed jax does not have; with the installed release printed
+    (in any wording crash_versions reads), `jax_installed` and `jax_previous` (the patch release before it,
+    where the flag was last seen when it was removed)."""
     tail = lines[-MAX_LINES:]
     flag = next((m["flag"] for m in map(_CONFIG_FLAG.search, tail) if m is not None), None)
     if flag is None:
         return {}
     out = {"config_flag": flag}
-    for line in tail:
-        m = _JAX_RELEASE.search(line)
-        if m is not None:
-            major, minor, patch = int(m[1]), int(m[2]), int(m[3])
-            out["jax_installed"] = f"{major}.{minor}.{patch}"
-            if patch > 0:
-                out["jax_previous"] = f"{major}.{minor}.{patch - 1}"
-            break
+    m = _RELEASE.match(package_versions(tail).get("jax", ""))
+    if m is not None:
+        major, minor, patch = int(m[1]), int(m[2]), int(m[3])
+        out["jax_installed"] = f"{major}.{minor}.{patch}"
+        if patch > 0:
+            out["jax_previous"] = f"{major}.{minor}.{patch - 1}"
     return out
 
 

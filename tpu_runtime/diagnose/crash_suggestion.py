@@ -8,7 +8,9 @@ sub-rule of the category applies, the fix quotes it (sub-rule `<category>/messag
 what it names: the flag, the environment variable, the API or parameter, the version.
 
 Only a sentence that starts like advice (an imperative or "you should/can ...") and names something
-concrete counts; advice to file a bug or share a reproducer is not a remedy and is skipped.
+concrete counts, or one that addresses the reader directly ("Please remove the hosts from the fleet",
+"You must restart the runtime"): the people who wrote the check chose that action for this very failure,
+even when it names no flag. Advice to file a bug or share a reproducer is not a remedy and is skipped.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ WHOLE_MESSAGE_LINES = 3
 _ERRORISH = re.compile(
     r"\b(?:error|fatal|failed|failure|exception|abort(?:ed)?|unable|cannot|could not|not supported|"
     r"unsupported|not implemented|unimplemented|invalid|incompatible|exceed\w*|exhausted|timed out|"
-    r"mismatch|out of memory|OOM|already in use|not found|crashed)\b|(?-i:\b[A-Z][A-Z_]{3,}: )|"
+    r"mismatch|out of memory|OOM|already in use|not found|crashed|hangs?|hung|deadlock(?:ed)?)\b|"
+    r"(?-i:\b[A-Z][A-Z_]{3,}: )|"
     r"\w+(?:Error|Exception)\b",
     re.IGNORECASE,
 )
@@ -48,6 +51,12 @@ _SUGGESTION = re.compile(
     rf"(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
     re.IGNORECASE,
 )
+# ... or, for the words that only advise, follows a comma ("Guard failed on a parameter, consider using X").
+_AFTER_COMMA = re.compile(
+    r"(?<=,\s)(?P<text>(?:consider|try|please|you (?:should|could|may want to|might want to|need to|must))\b"
+    r"(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
+    re.IGNORECASE,
+)
 # ... or follows a purpose clause ("To use Pallas on TPU, install jaxlib TPU and libtpu.") ...
 _PURPOSE = re.compile(
     rf"(?:^|(?<=[.:;!?]\s))To (?:use|run|enable|get|fix|avoid|resolve|support|see) [^.,;\n]{{1,80}}, "
@@ -59,6 +68,16 @@ _HELPS = re.compile(
     r"(?P<text>(?:[^.!?\n]|[.!?](?=\S))*?\b(?:may|might|could|can|should|would|will) "
     r"(?:help|fix|resolve|avoid|work around)\b[^.!?\n]*|(?:[^.!?\n]|[.!?](?=\S))*?"
     r"\bis (?:recommended|strongly recommended)\b[^.!?\n]*)",
+    re.IGNORECASE,
+)
+# Advice addressed to the reader with an action that changes something, kept even when it names nothing the
+# _NAMED patterns know ("please inspect the digest below" points at evidence; it is no remedy).
+_DIRECT = re.compile(
+    r"^(?:please|you (?:should|must|need to|have to|will need to))\s+(?:also |first |then )?"
+    r"(?:remove|restart|reboot|recreate|delete|replace|upgrade|downgrade|install|reinstall|update|set|unset|"
+    r"use|switch|reduce|increase|lower|raise|disable|enable|pass|add|specify|move|rerun|re-run|make sure|"
+    r"ensure|change|pin|kill|stop|free|release|close|call|wrap|avoid|do not|don't|drain|exclude|shrink)\b"
+    r"(?:\s+\S+){2,}",
     re.IGNORECASE,
 )
 _SENTENCE_END = re.compile(r"(?<=[^\s.\d])[.!?](?=\s|$)")
@@ -164,12 +183,15 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             continue
         if len(line) > 4000 or line.lstrip().startswith(('File "', "#", "//")):
             continue
-        for m in [*_SUGGESTION.finditer(line), *_PURPOSE.finditer(line), *_HELPS.finditer(line)]:
+        matches = [*_SUGGESTION.finditer(line), *_PURPOSE.finditer(line), *_AFTER_COMMA.finditer(line)]
+        for m in [*matches, *_HELPS.finditer(line)]:
             text = _sentence(m["text"])
-            if len(text.split()) < 3 or _NOT_A_REMEDY.search(text):
+            # the clause that leads into the advice counts too ("if you are seeing X, try Y" is conditional)
+            lead = re.split(r"[.!?]\s", line[: m.start()])[-1]
+            if len(text.split()) < 3 or _NOT_A_REMEDY.search(lead + text):
                 continue
             named = _named(text)
-            if not named or text.lower() in seen:
+            if (not named and not _DIRECT.match(text)) or text.lower() in seen:
                 continue
             seen.add(text.lower())
             found.append(Suggestion(text=text, line=index, named=named))
@@ -193,8 +215,9 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
     quoted = " and ".join(f'"{s.text}"' for s in suggestions)
     names = list(dict.fromkeys(n for s in suggestions for n in s.named))
     things = ", ".join(f"`{n}`" for n in names[:6])
+    act = f"change {things} as it says" if names else "act on it as written"
     return (
-        f"The error message states its own remedy: {quoted}. Do that first: change {things} as it says, "
+        f"The error message states its own remedy: {quoted}. Do that first: {act}, "
         "then rerun; if the same error comes back, the facts below and the category's general advice apply."
     )
 
@@ -205,7 +228,11 @@ def suggestion_addendum(fix: str, suggestions: Sequence[Suggestion]) -> str:
     A sub-rule is written for the cause; the message's sentence is written for this very check. When the
     sentence names something the fix does not (a parameter, flag or variable), both belong in the answer."""
     lowered = fix.lower()
-    missing = [s for s in suggestions if not any(n.lower() in lowered for n in s.named)]
+    missing = [
+        s
+        for s in suggestions
+        if not any(n.lower() in lowered for n in s.named) and (s.named or s.text.lower() not in lowered)
+    ]
     if not missing:
         return ""
     quoted = " and ".join(f'"{s.text}"' for s in missing)
