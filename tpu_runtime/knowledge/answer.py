@@ -26,6 +26,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   ('written' is 'write') and 'un-'/'re-' prefixes ('retracing' meets 'tracing'); a dotted name is
   also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), and that root, like a
   duration the question states ('within 6 hours'), weighs little;
+- word families (`words.FAMILIES`): a paraphrase meets the docs' word ('documentation' the docs,
+  'place shards' a line that 'puts' them) and weighs as rare as that word, not as a word no source has;
 - definitions: for "what is X / what does X do" about an API symbol, the symbol's docstring summary
   (its first retrieved paragraph) is preferred to later paragraphs that merely mention X;
 - scope: a line giving its figure per a unit (chip, host, Pod, slice, VM, TensorCore) the question does
@@ -47,6 +49,8 @@ from tpu_runtime.knowledge.corpus import urls_in
 from tpu_runtime.knowledge.lexical import is_identifier, tokenize
 from tpu_runtime.knowledge.models import Answer, Citation, Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult
+from tpu_runtime.knowledge.words import family, family_words, stem
+from tpu_runtime.knowledge.words import unprefixed as _unprefixed
 
 SUPPORT_PASSAGES = 8  # passages whose support is judged and whose spans may be quoted (dev: 6-10 tie)
 MIN_SUPPORT = 0.60  # share of the question's weighted terms the best passage must contain
@@ -154,18 +158,6 @@ class Span:
     overlap: float
 
 
-# Past forms the suffix rules cannot undo: 'written' is 'write', so "where is the trace written" meets
-# "where TorchTPU writes the trace".
-IRREGULAR = {
-    "written": "write", "wrote": "write", "ran": "run", "built": "build", "chosen": "choose",
-    "given": "give", "gave": "give", "taken": "take", "took": "take", "made": "make", "found": "find",
-    "sent": "send", "kept": "keep", "held": "hold", "shown": "show", "known": "know", "knew": "know",
-    "done": "do", "gone": "go", "began": "begin", "begun": "begin", "fell": "fall", "fallen": "fall",
-    "chose": "choose", "hidden": "hide", "bound": "bind", "brought": "bring", "caught": "catch",
-    "thought": "think", "bought": "buy", "led": "lead", "lost": "lose", "spent": "spend",
-}  # fmt: skip
-# Prefixes that keep a word's subject: 'unfilled' is about being filled, 'retracing' about tracing.
-_PREFIX_RE = re.compile(r"^(?:un|re)(?=[a-z]{5,}$)")
 # Durations a question states as a value ("not filled within 6 hours", "hangs for minutes") rather than
 # asks about: passages give the setting, not the user's number, so these words weigh little unless the
 # question asks how long something takes.
@@ -177,54 +169,9 @@ _ASKS_DURATION_RE = re.compile(r"\bhow\s+(?:long|many\s+(?:seconds|minutes|hours
 NAMESPACE_WEIGHT = 0.2  # weight factor of the root of a dotted name ('pltpu' in 'pltpu.BufferedRef')
 _DOTTED_RE = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 
-_SUFFIXES = (
-    # derived forms name the same thing: 'resiliency' is 'resilience', 'availability' 'available',
-    # 'preemptible' 'preempt', 'deployment' 'deploy'
-    ("ency", "ence"),
-    ("ancy", "ance"),
-    ("ability", "able"),
-    ("ibility", "ible"),
-    ("able", ""),
-    ("ible", ""),
-    ("ment", ""),
-    ("ies", "y"),
-    ("sses", "ss"),
-    ("ing", ""),
-    ("ed", ""),
-    ("ion", ""),
-    ("es", "e"),
-    ("s", ""),
-    ("e", ""),
-)
-
-
-@functools.lru_cache(maxsize=65536)
-def stem(token: str) -> str:
-    """A light English stemmer, applied until nothing changes, so that 'topologies' meets 'topology',
-    'offers' 'offer', 'preempted' 'preemption', 'sizes' 'size' and 'TPUs' 'TPU'."""
-    if not token.isalpha():
-        return token
-    if token in IRREGULAR:
-        return stem(IRREGULAR[token])
-    if len(token) == 4 and token.endswith("s") and not token.endswith("ss"):
-        return token[:-1]  # a short plural: 'tpus' is 'tpu', 'mxus' 'mxu', 'runs' 'run'
-    while len(token) > 4:
-        for suffix, repl in _SUFFIXES:
-            if token.endswith(suffix) and len(token) - len(suffix) >= 4:
-                token = token[: -len(suffix)] + repl
-                break
-        else:
-            return token
-    return token
-
 
 def _parts(token: str) -> list[str]:
     return [p for p in re.split(r"[._\-/:]+", token) if p]
-
-
-def _unprefixed(token: str) -> str | None:
-    """The word under an 'un-' or 're-' prefix ('unfilled' -> 'filled'), or None."""
-    return _PREFIX_RE.sub("", token) if _PREFIX_RE.match(token) else None
 
 
 def is_specific(token: str) -> bool:
@@ -261,9 +208,11 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
     for token in tokenize(question):
         if token in QUESTION_WORDS or len(token) < 2 or token in weights:
             continue
-        # rarity of the word's family: 'TPUs' is as common as 'TPU', though the plural is rarer
-        family = max(_df(index, token), index.document_frequency(stem(token)))
-        weights[token] = math.log((total + 1) / (family + 0.5))
+        # rarity of the word's family: 'TPUs' is as common as 'TPU', though the plural is rarer, and a
+        # paraphrase ('steer', absent from the docs) is as common as the docs' word for it ('hint')
+        kin = {token, *family_words(token)}
+        common = max(max(_df(index, w), index.document_frequency(stem(w))) for w in kin)
+        weights[token] = math.log((total + 1) / (common + 0.5))
         if is_specific(token) and _df(index, token) > 0:
             weights[token] *= SPECIFIC_WEIGHT
         if token in roots:
@@ -291,7 +240,10 @@ def _terms(text: str) -> frozenset[str]:
     # a versioned name also names its family: 'HBM2e' is HBM, 'DDR5' is DDR
     families = {m.group(1) for t in tokens if (m := _VERSIONED_RE.match(t))}
     bare = {b for t in tokens if (b := _unprefixed(t))}  # 'unfilled' also names 'filled'
-    return frozenset(tokens) | {stem(t) for t in tokens} | families | bare | {stem(b) for b in bare}
+    stems = {stem(t) for t in tokens} | {stem(b) for b in bare}
+    # word families: 'documentation' names the docs, 'place' what a line 'puts' (`words.FAMILIES`)
+    marks = {k for t in stems if (k := family(t))}
+    return frozenset(tokens) | stems | families | bare | marks
 
 
 def _present(terms: frozenset[str], token: str) -> bool:
@@ -299,6 +251,9 @@ def _present(terms: frozenset[str], token: str) -> bool:
     meets 'tracing'), or by its parts; a dotted name ('pltpu.BufferedRef') also without its root when
     the rest is distinctive (a part with '_' or of 8+ letters), since sources spell the alias their way."""
     if token in terms or stem(token) in terms:
+        return True
+    mark = family(token)
+    if mark is not None and mark in terms:
         return True
     bare = _unprefixed(token)
     if bare and (bare in terms or stem(bare) in terms):
@@ -389,7 +344,10 @@ def _density(weights: dict[str, float], span: str) -> float:
     words = {t for t in tokenize(span) if t not in QUESTION_WORDS}
     if not words:
         return 0.0
-    return sum(1 for w in words if any(w == t or stem(w) == stem(t) for t in weights)) / len(words)
+    marks = {family(t) for t in weights} - {None}
+    return sum(
+        1 for w in words if family(w) in marks or any(w == t or stem(w) == stem(t) for t in weights)
+    ) / len(words)
 
 
 def _missing_specific(specific: list[str], text: str) -> list[str]:
