@@ -429,3 +429,33 @@ def test_the_cited_passage_is_listed_even_when_it_ranks_below_k() -> None:
         "c1",
         "c2",
     ]
+
+
+def test_the_thing_a_what_or_which_question_asks_for_is_its_head_word() -> None:
+    from tpu_runtime.knowledge.answer import asked_thing
+
+    assert asked_thing("What refund does Google give when a quota request is blocked?") == "refund"
+    assert asked_thing("Which XProf tool shows memory over time?") == "tool"
+    assert asked_thing("How many HBM stacks does a TPU v3 chip use?") == "stacks"
+    assert asked_thing("How do I enable the fused mode?") is None
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # every other word matches the v3 Pod line; what is asked for is named nowhere
+        "What refund covers the 1024 chips of a TPU v3 Pod?",
+        "Which heatsink do the chips of a TPU v3 Pod use?",
+    ],
+)
+def test_a_question_asking_for_something_no_source_names_is_refused(
+    tiny: KnowledgeIndex, question: str
+) -> None:
+    reply = _ask(tiny, question)
+    assert not reply.covered and "what the question asks for" in reply.reason
+
+
+def test_an_agent_noun_is_known_through_its_verb(tiny: KnowledgeIndex) -> None:
+    # 'picker' is named nowhere, but 'pick' is: the question is not refused for naming it
+    reply = _ask(tiny, "Which mode picker runs faster than strict eager?")
+    assert "what the question asks for" not in reply.reason

@@ -58,3 +58,8 @@ def test_families_are_disjoint_and_their_marks_are_not_tokens() -> None:
     assert len(marks) == len(FAMILIES) and all(m and m.startswith("=") for m in marks)
     assert family_words("documentation") == ("doc", "document", "documentation")
     assert family_words("tpu") == ("tpu",)
+
+
+def test_an_ization_noun_meets_its_ize_verb() -> None:
+    assert stem("rematerialization") == stem("rematerialized")
+    assert stem("quantization") == stem("quantize")

@@ -14,6 +14,10 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - unknown names: a question naming a specific term or a capitalised name that no source mentions (a
   'v9', an 'SLA') is not covered, nor one naming a name that none of the passages retrieved for it
   mentions ('Ironwood Ultra': the passages are about Ironwood, not the variant the qualifier names);
+- asked for: the thing a 'what X / which X / how many X' question asks for, when no source names it
+  in any form ('what refund', 'which heatsink'), makes it not covered, however well its other words
+  match a line; an attribute a value can name (bandwidth) and an agent noun whose verb is known
+  ('installer') are spared;
 - focus: the attribute a "how many X / what is the X of" question asks for must appear in the quoted
   line or its heading (a line giving a chip's HBM size does not answer how many HBM stacks it has);
 - values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
@@ -100,6 +104,8 @@ SCOPES = {
 }  # fmt: skip
 _PER_RE = re.compile(r"\bper[\s-]+(chip|host|pod|slice|vm|tensorcore|core)\b", re.I)
 _WHICH_RE = re.compile(r"\bwhich\s+([^?]*)", re.I)
+# "What refund ...", "which warranty ...": the thing a what/which question asks for
+_ASKED_RE = re.compile(r"^\s*(?:what|which)\s+([^?]*)", re.I)
 _FOCUS_STOP = frozenset(
     "of in on per for at to from with by does do did is are was were can could will would should has "  # noqa: SIM905
     "have had a an the that which when if and or vs versus".split()
@@ -210,9 +216,7 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
             continue
         # rarity of the word's family: 'TPUs' is as common as 'TPU', though the plural is rarer, and a
         # paraphrase ('steer', absent from the docs) is as common as the docs' word for it ('hint')
-        kin = {token, *family_words(token)}
-        common = max(max(_df(index, w), index.document_frequency(stem(w))) for w in kin)
-        weights[token] = math.log((total + 1) / (common + 0.5))
+        weights[token] = math.log((total + 1) / (_family_df(index, token) + 0.5))
         if is_specific(token) and _df(index, token) > 0:
             weights[token] *= SPECIFIC_WEIGHT
         if token in roots:
@@ -220,6 +224,12 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
         if states_duration and token in DURATION_WORDS:
             weights[token] *= DURATION_WEIGHT
     return weights
+
+
+def _family_df(index: KnowledgeIndex, token: str) -> int:
+    """Passages naming the word in any form or family member (the largest count of one of them)."""
+    kin = {token, *family_words(token)}
+    return max(max(_df(index, w), index.document_frequency(stem(w))) for w in kin)
 
 
 def _df(index: KnowledgeIndex, token: str) -> int:
@@ -312,6 +322,21 @@ def focus_term(question: str) -> str | None:
     plurals = [w for w in heads if w.endswith("s")]
     if match.group(0).lower().startswith("how") and plurals:
         heads = plurals[:1]
+    return heads[-1] if heads else None
+
+
+def asked_thing(question: str) -> str | None:
+    """The head word of what a question asks for: the focus of 'how many X / what is the X', else the
+    last of the first two words of 'what X / which X' ('refund' in 'what refund does Google give',
+    'tool' in 'which XProf tool shows ...')."""
+    focus = focus_term(question)
+    if focus:
+        return focus
+    match = _ASKED_RE.search(question)
+    if not match:
+        return None
+    # two words at most: a noun phrase's head comes early, and a third word is often the verb
+    heads = [w for w in _lead_words(match.group(1))[:2] if w not in QUANTITY_WORDS and not is_specific(w)]
     return heads[-1] if heads else None
 
 
@@ -581,6 +606,20 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     ]
     if unknown:  # 'v9', 'tpu8': the question names something no source mentions
         reasons.append(f"the sources never mention {', '.join(unknown[:3])}")
+    # the thing asked for ('what refund', 'how many heatsinks') in no form anywhere in the sources: no
+    # line can give it, however well the question's other words match one
+    asked = asked_thing(question)
+    if asked in ATTRIBUTE_UNITS:  # a value in its unit names it ('900 GBps' is a bandwidth)
+        asked = None
+    # an agent noun is known through its verb: an 'installer' is what the sources' 'install with' names
+    verb = asked[:-2] if asked and re.search(r"[a-z]{4}(?:er|or)$", asked) else None
+    if (
+        asked
+        and asked not in unknown
+        and _family_df(index, asked) == 0
+        and not (verb and _family_df(index, verb))
+    ):
+        reasons.append(f"the sources never mention '{asked}', what the question asks for")
     # a name no passage retrieved for the question mentions, though some source does: the question is
     # about something else of that name ('Ironwood Ultra' is not Ironwood)
     retrieved = [_terms(f"{_heading(p)}\n{p.text}") for p in top]

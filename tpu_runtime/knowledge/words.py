@@ -36,6 +36,9 @@ _SUFFIXES = (
     ("able", ""),
     ("ible", ""),
     ("ment", ""),
+    # '-ization' is the '-ize' verb's noun: 'rematerialization' meets 'rematerialized'
+    ("ization", "ize"),
+    ("isation", "ise"),
     ("ies", "y"),
     ("sses", "ss"),
     ("ing", ""),
