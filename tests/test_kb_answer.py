@@ -459,3 +459,15 @@ def test_an_agent_noun_is_known_through_its_verb(tiny: KnowledgeIndex) -> None:
     # 'picker' is named nowhere, but 'pick' is: the question is not refused for naming it
     reply = _ask(tiny, "Which mode picker runs faster than strict eager?")
     assert "what the question asks for" not in reply.reason
+
+
+def test_a_word_the_question_says_twice_weighs_twice(tiny: KnowledgeIndex) -> None:
+    once = _weights(tiny, "How much HBM does a v3 chip have?")
+    twice = _weights(tiny, "How much HBM does a v3 chip have, in HBM stacks?")
+    assert twice["hbm"] == pytest.approx(2 * once["hbm"])
+    assert twice["chip"] == pytest.approx(once["chip"])
+
+
+def test_auxiliary_verb_forms_are_not_question_terms(tiny: KnowledgeIndex) -> None:
+    weights = _weights(tiny, "How do I keep the backend from being loaded?")
+    assert "being" not in weights and "loaded" in weights

@@ -84,7 +84,7 @@ QUESTION_WORDS = frozenset(
     # to ...", "what could be wrong"): a passage need not repeat them to answer it
     "happen happens happened gets got getting ask asking better worse big bigger small smaller up down "
     "within between wrong kind kinds sort thing things something anything actually really instead still "
-    "again able possible whether else enough "
+    "again able possible whether else enough being been having "
     # comparisons frame a question about two named things ("is X the same as Y", "how do X and Y differ")
     "same different differ differs difference ".split()
 )
@@ -223,6 +223,11 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
             weights[token] *= NAMESPACE_WEIGHT
         if states_duration and token in DURATION_WORDS:
             weights[token] *= DURATION_WEIGHT
+    # a word the question says twice ('host DRAM of a v6e VM host') is what it is about: it counts twice,
+    # as a repeated query word does in BM25
+    said = tokenize(question)
+    for token in weights:
+        weights[token] *= said.count(token)
     return weights
 
 
