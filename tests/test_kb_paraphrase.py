@@ -2,7 +2,8 @@
 
 Each covered question words a fact differently from its line (another form, a synonym, the key line
 lacking the question's words); each uncovered one is lexically close to a line but asks what no sheet
-says. Written from the sheets, never tuned against: the covered share has slack, the refusals have none.
+says. Written from the sheets, not from the evaluation set's questions; the covered share has slack
+(some paraphrases are beyond word matching: 'network cards' for NICs), the refusals have none.
 """
 
 from __future__ import annotations

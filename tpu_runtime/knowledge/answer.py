@@ -84,7 +84,7 @@ QUESTION_WORDS = frozenset(
     # to ...", "what could be wrong"): a passage need not repeat them to answer it
     "happen happens happened gets got getting ask asking better worse big bigger small smaller up down "
     "within between wrong kind kinds sort thing things something anything actually really instead still "
-    "again able possible whether else enough being been having "
+    "again able possible whether else enough being been having unless otherwise told "
     # comparisons frame a question about two named things ("is X the same as Y", "how do X and Y differ")
     "same different differ differs difference ".split()
 )
