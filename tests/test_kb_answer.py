@@ -471,3 +471,23 @@ def test_a_word_the_question_says_twice_weighs_twice(tiny: KnowledgeIndex) -> No
 def test_auxiliary_verb_forms_are_not_question_terms(tiny: KnowledgeIndex) -> None:
     weights = _weights(tiny, "How do I keep the backend from being loaded, unless told otherwise?")
     assert not {"being", "unless", "told", "otherwise"} & set(weights) and "loaded" in weights
+
+
+def test_the_action_of_a_how_do_i_question_is_its_verb() -> None:
+    from tpu_runtime.knowledge.answer import asked_action
+
+    assert asked_action("How do I disable the MXU on TPU v5e?") == "disable"
+    assert asked_action("How to pin a kernel to a core?") == "pin"
+    # finding out is not an action a line must name; 'use' frames any question
+    assert asked_action("How do I read the roofline of a profile?") is None
+    assert asked_action("How do I use scalar prefetch?") is None
+    assert asked_action("What does the fused mode do?") is None
+
+
+def test_a_how_do_i_question_needs_a_line_naming_the_action_or_giving_a_command(tiny: KnowledgeIndex) -> None:
+    # the fused-mode line describes the mode; it neither says how to disable it nor gives a setting
+    refused = _ask(tiny, "How do I disable the fused eager mode?")
+    assert not refused.covered and "'disable'" in refused.reason
+    # the line gives the call in a code span: it answers how to pick the mode
+    answered = _ask(tiny, "How do I pick the eager mode for a block of code?")
+    assert answered.covered and "set_eager_mode" in answered.citations[0].quote

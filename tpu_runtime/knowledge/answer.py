@@ -18,6 +18,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   in any form ('what refund', 'which heatsink'), makes it not covered, however well its other words
   match a line; an attribute a value can name (bandwidth) and an agent noun whose verb is known
   ('installer') are spared;
+- actions: a 'how do I <verb> ...' question is answered only by a line that names the verb (in some
+  form or family) or gives a command or setting in a code span; 'how do I disable the MXU' is not
+  answered by a line describing the MXU (verbs of finding out, 'read', 'check', are spared);
 - focus: the attribute a "how many X / what is the X of" question asks for must appear in the quoted
   line or its heading (a line giving a chip's HBM size does not answer how many HBM stacks it has);
 - values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
@@ -50,7 +53,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tpu_runtime.knowledge.corpus import urls_in
-from tpu_runtime.knowledge.lexical import is_identifier, tokenize
+from tpu_runtime.knowledge.lexical import STOPWORDS, is_identifier, tokenize
 from tpu_runtime.knowledge.models import Answer, Citation, Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult
 from tpu_runtime.knowledge.words import family, family_words, stem
@@ -148,6 +151,13 @@ _GIVES_COUNT_RE = re.compile(
     re.I,
 )
 _PROCEDURAL_RE = re.compile(r"\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\b|\bhow\s+to\b", re.I)
+# verbs of finding out rather than doing: 'how do I read the roofline' is answered by what it shows
+INQUIRY_VERBS = frozenset(
+    "read see find check view look understand interpret learn identify spot tell know figure work".split()  # noqa: SIM905
+)
+# "How do I <verb> ...": the action asked for
+_ACTION_RE = re.compile(r"^\s*how\s+(?:(?:do|can|should|would)\s+(?:i|we|you)|to)\s+([a-z]+)\b", re.I)
+_CODE_RE = re.compile(r"`[^`]+`")
 # "What is X (for)", "what does X do": the question asks for a definition
 _ASKS_DEFINITION_RE = re.compile(r"^\s*what\s+(?:is|are|does|do)\b", re.I)
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\[*])")
@@ -343,6 +353,14 @@ def asked_thing(question: str) -> str | None:
     # two words at most: a noun phrase's head comes early, and a third word is often the verb
     heads = [w for w in _lead_words(match.group(1))[:2] if w not in QUANTITY_WORDS and not is_specific(w)]
     return heads[-1] if heads else None
+
+
+def asked_action(question: str) -> str | None:
+    """The verb of a 'how do I <verb> ...' question ('disable' in 'how do I disable the MXU'), unless it is
+    a word that frames any question ('get', 'make', 'use')."""
+    match = _ACTION_RE.search(question)
+    verb = match.group(1).lower() if match else None
+    return verb if verb and verb not in QUESTION_WORDS | INQUIRY_VERBS and verb not in STOPWORDS else None
 
 
 def asks_count(question: str) -> bool:
@@ -642,6 +660,13 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
             reasons.append(f"the quoted line does not say anything about '{focus}'")
         if asks_count(question) and not _GIVES_COUNT_RE.search(span.text):
             reasons.append("the question asks for a number and the quoted line gives none")
+        action = asked_action(question)
+        if (
+            action
+            and not _CODE_RE.search(span.text)
+            and not _present(_terms(f"{_heading(span.passage)}\n{span.text}"), action)
+        ):
+            reasons.append(f"the quoted line neither says how to '{action}' nor gives a command or setting")
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
         page = closest_page(passages)
