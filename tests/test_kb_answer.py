@@ -324,6 +324,8 @@ def test_a_question_whose_answer_is_in_a_passage_is_answered_with_it(
         "How many optical circuit switches join TPU v3 racks?",
         # a name no source mentions ('SLA'), whatever the other words match
         "Which SLA covers the 1024 chips of a TPU v3 Pod?",
+        # the cost is asked for: a line about the Pod's chips does not give it
+        "How much does a TPU v3 Pod with 1024 chips cost?",
     ],
 )
 def test_a_question_the_sources_do_not_answer_is_refused(tiny: KnowledgeIndex, question: str) -> None:
@@ -438,6 +440,7 @@ def test_the_thing_a_what_or_which_question_asks_for_is_its_head_word() -> None:
     assert asked_thing("Which XProf tool shows memory over time?") == "tool"
     assert asked_thing("How many HBM stacks does a TPU v3 chip use?") == "stacks"
     assert asked_thing("How do I enable the fused mode?") is None
+    assert asked_thing("How much does a TPU v3 Pod cost per hour?") == "cost"
 
 
 @pytest.mark.parametrize(

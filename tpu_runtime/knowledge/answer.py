@@ -21,8 +21,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - actions: a 'how do I <verb> ...' question is answered only by a line that names the verb (in some
   form or family) or gives a command or setting in a code span; 'how do I disable the MXU' is not
   answered by a line describing the MXU (verbs of finding out, 'read', 'check', are spared);
-- focus: the attribute a "how many X / what is the X of" question asks for must appear in the quoted
-  line or its heading (a line giving a chip's HBM size does not answer how many HBM stacks it has);
+- focus: the attribute a "how many X / what is the X of / how much does X cost" question asks for must
+  appear in the quoted line or its heading (a line giving a chip's HBM size does not answer how many HBM
+  stacks it has);
 - values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
   for "which version", '900 GBps' for "what bandwidth") counts as naming it, when spans are ranked as
   in the focus check;
@@ -106,6 +107,8 @@ SCOPES = {
     "tensorcores": "tensorcore", "core": "tensorcore", "cores": "tensorcore",
 }  # fmt: skip
 _PER_RE = re.compile(r"\bper[\s-]+(chip|host|pod|slice|vm|tensorcore|core)\b", re.I)
+# "How much does X cost / weigh": the verb names the quantity asked for
+_COST_RE = re.compile(r"\bhow\s+much\s+(?:does|do|did|will|would|could)\s+[^?]*?\b(costs?|weighs?)\b", re.I)
 _WHICH_RE = re.compile(r"\bwhich\s+([^?]*)", re.I)
 # "What refund ...", "which warranty ...": the thing a what/which question asks for
 _ASKED_RE = re.compile(r"^\s*(?:what|which)\s+([^?]*)", re.I)
@@ -321,6 +324,9 @@ def focus_term(question: str) -> str | None:
     """The head word of the quantity or attribute a 'how many / what is the' question asks for; for a
     'which X' question only when X is an attribute with a unit ('which Windows version', 'which
     bandwidth'), since 'which tool' or 'which flag' is answered by a line naming one, not the word."""
+    verb = _COST_RE.search(question)
+    if verb:  # 'how much does X cost': the cost is asked for
+        return stem(verb.group(1).lower())
     match = _FOCUS_RE.search(question)
     if not match:
         which = _WHICH_RE.search(question)
