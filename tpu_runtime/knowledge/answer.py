@@ -110,6 +110,8 @@ _PER_RE = re.compile(r"\bper[\s-]+(chip|host|pod|slice|vm|tensorcore|core)\b", r
 # "How much does X cost / weigh": the verb names the quantity asked for
 _COST_RE = re.compile(r"\bhow\s+much\s+(?:does|do|did|will|would|could)\s+[^?]*?\b(costs?|weighs?)\b", re.I)
 _WHICH_RE = re.compile(r"\bwhich\s+([^?]*)", re.I)
+# verbs that end the noun phrase of "what X does ...", "which X is ..."
+AUXILIARIES = frozenset("does do did is are was were can could will would should has have had".split())  # noqa: SIM905
 # "What refund ...", "which warranty ...": the thing a what/which question asks for
 _ASKED_RE = re.compile(r"^\s*(?:what|which)\s+([^?]*)", re.I)
 _FOCUS_STOP = frozenset(
@@ -245,9 +247,12 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
 
 
 def _family_df(index: KnowledgeIndex, token: str) -> int:
-    """Passages naming the word in any form or family member (the largest count of one of them)."""
+    """Passages naming the word in any form or family member (the largest count of one of them; the
+    index holds words as written, so a member's plural is looked up too: 'docs' for 'doc')."""
     kin = {token, *family_words(token)}
-    return max(max(_df(index, w), index.document_frequency(stem(w))) for w in kin)
+    return max(
+        max(_df(index, w), index.document_frequency(stem(w)), index.document_frequency(f"{w}s")) for w in kin
+    )
 
 
 def _df(index: KnowledgeIndex, token: str) -> int:
@@ -347,18 +352,21 @@ def focus_term(question: str) -> str | None:
 
 
 def asked_thing(question: str) -> str | None:
-    """The head word of what a question asks for: the focus of 'how many X / what is the X', else the
-    last of the first two words of 'what X / which X' ('refund' in 'what refund does Google give',
-    'tool' in 'which XProf tool shows ...')."""
+    """The head word of what a question asks for: the focus of 'how many X / what is the X', else for
+    'what X / which X' the word before the auxiliary verb that ends the noun phrase ('refund' in 'what
+    refund does Google give', 'generation' in 'which PCIe generation does ...'); without such a verb
+    the first word only, since the second may be the main verb ('which documentation holds ...')."""
     focus = focus_term(question)
     if focus:
         return focus
     match = _ASKED_RE.search(question)
     if not match:
         return None
-    # two words at most: a noun phrase's head comes early, and a third word is often the verb
-    heads = [w for w in _lead_words(match.group(1))[:2] if w not in QUANTITY_WORDS and not is_specific(w)]
-    return heads[-1] if heads else None
+    raw = [w.strip(",.;:()'\"").lower() for w in match.group(1).split()[:3]]
+    lead = _lead_words(match.group(1))
+    ends = next((i for i, w in enumerate(raw) if w in AUXILIARIES), None)
+    head = lead[ends - 1] if ends and ends <= len(lead) else (lead[0] if lead else None)
+    return head if head and head not in QUANTITY_WORDS and not is_specific(head) else None
 
 
 def asked_action(question: str) -> str | None:
