@@ -59,7 +59,7 @@ FAMILIES: tuple[tuple[str, ...], ...] = (
     ("doc", "document", "documentation"),
     ("variable", "var"),  # 'variable' stems to 'vari'; 'env var' is how users write it
     ("environment", "env"),
-    ("compile", "compilation"),
+    ("compile", "compilation"),  # not "compiler": the tool is not the step (a dev fold dropped with it)
     ("quantize", "quantization", "quantise", "quantisation"),
     ("initialize", "initialization", "initialise", "initialisation", "init"),
     ("optimize", "optimization", "optimise", "optimisation"),
@@ -77,7 +77,7 @@ FAMILIES: tuple[tuple[str, ...], ...] = (
     ("stop", "halt"),
     ("run", "execute", "execution"),
     ("error", "exception"),
-    ("communicate", "communication"),
+    ("communicate", "communication"),  # not "talk": chips "talk over ICI" is not user code communicating
 )
 
 
