@@ -324,6 +324,8 @@ def test_a_question_whose_answer_is_in_a_passage_is_answered_with_it(
         "How many optical circuit switches join TPU v3 racks?",
         # a name no source mentions ('SLA'), whatever the other words match
         "Which SLA covers the 1024 chips of a TPU v3 Pod?",
+        # the cost is asked for: a line about the Pod's chips does not give it
+        "How much does a TPU v3 Pod with 1024 chips cost?",
     ],
 )
 def test_a_question_the_sources_do_not_answer_is_refused(tiny: KnowledgeIndex, question: str) -> None:
@@ -429,3 +431,67 @@ def test_the_cited_passage_is_listed_even_when_it_ranks_below_k() -> None:
         "c1",
         "c2",
     ]
+
+
+def test_the_thing_a_what_or_which_question_asks_for_is_its_head_word() -> None:
+    from tpu_runtime.knowledge.answer import asked_thing
+
+    assert asked_thing("What refund does Google give when a quota request is blocked?") == "refund"
+    assert asked_thing("Which XProf tool shows memory over time?") == "xprof"  # no auxiliary: the first word
+    assert asked_thing("Which PCIe generation does TPU v5e use?") == "generation"
+    assert asked_thing("How many HBM stacks does a TPU v3 chip use?") == "stacks"
+    assert asked_thing("How do I enable the fused mode?") is None
+    assert asked_thing("How much does a TPU v3 Pod cost per hour?") == "cost"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # every other word matches the v3 Pod line; what is asked for is named nowhere
+        "What refund covers the 1024 chips of a TPU v3 Pod?",
+        "Which heatsink do the chips of a TPU v3 Pod use?",
+    ],
+)
+def test_a_question_asking_for_something_no_source_names_is_refused(
+    tiny: KnowledgeIndex, question: str
+) -> None:
+    reply = _ask(tiny, question)
+    assert not reply.covered and "what the question asks for" in reply.reason
+
+
+def test_an_agent_noun_is_known_through_its_verb(tiny: KnowledgeIndex) -> None:
+    # 'picker' is named nowhere, but 'pick' is: the question is not refused for naming it
+    reply = _ask(tiny, "Which mode picker runs faster than strict eager?")
+    assert "what the question asks for" not in reply.reason
+
+
+def test_a_word_the_question_says_twice_weighs_twice(tiny: KnowledgeIndex) -> None:
+    once = _weights(tiny, "How much HBM does a v3 chip have?")
+    twice = _weights(tiny, "How much HBM does a v3 chip have, in HBM stacks?")
+    assert twice["hbm"] == pytest.approx(2 * once["hbm"])
+    assert twice["chip"] == pytest.approx(once["chip"])
+
+
+def test_auxiliary_verb_forms_are_not_question_terms(tiny: KnowledgeIndex) -> None:
+    weights = _weights(tiny, "How do I keep the backend from being loaded, unless told otherwise?")
+    assert not {"being", "unless", "told", "otherwise"} & set(weights) and "loaded" in weights
+
+
+def test_the_action_of_a_how_do_i_question_is_its_verb() -> None:
+    from tpu_runtime.knowledge.answer import asked_action
+
+    assert asked_action("How do I disable the MXU on TPU v5e?") == "disable"
+    assert asked_action("How to pin a kernel to a core?") == "pin"
+    # finding out is not an action a line must name; 'use' frames any question
+    assert asked_action("How do I read the roofline of a profile?") is None
+    assert asked_action("How do I use scalar prefetch?") is None
+    assert asked_action("What does the fused mode do?") is None
+
+
+def test_a_how_do_i_question_needs_a_line_naming_the_action_or_giving_a_command(tiny: KnowledgeIndex) -> None:
+    # the fused-mode line describes the mode; it neither says how to disable it nor gives a setting
+    refused = _ask(tiny, "How do I disable the fused eager mode?")
+    assert not refused.covered and "'disable'" in refused.reason
+    # the line gives the call in a code span: it answers how to pick the mode
+    answered = _ask(tiny, "How do I pick the eager mode for a block of code?")
+    assert answered.covered and "set_eager_mode" in answered.citations[0].quote

@@ -14,8 +14,16 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - unknown names: a question naming a specific term or a capitalised name that no source mentions (a
   'v9', an 'SLA') is not covered, nor one naming a name that none of the passages retrieved for it
   mentions ('Ironwood Ultra': the passages are about Ironwood, not the variant the qualifier names);
-- focus: the attribute a "how many X / what is the X of" question asks for must appear in the quoted
-  line or its heading (a line giving a chip's HBM size does not answer how many HBM stacks it has);
+- asked for: the thing a 'what X / which X / how many X' question asks for, when no source names it
+  in any form ('what refund', 'which heatsink'), makes it not covered, however well its other words
+  match a line; an attribute a value can name (bandwidth) and an agent noun whose verb is known
+  ('installer') are spared;
+- actions: a 'how do I <verb> ...' question is answered only by a line that names the verb (in some
+  form or family) or gives a command or setting in a code span; 'how do I disable the MXU' is not
+  answered by a line describing the MXU (verbs of finding out, 'read', 'check', are spared);
+- focus: the attribute a "how many X / what is the X of / how much does X cost" question asks for must
+  appear in the quoted line or its heading (a line giving a chip's HBM size does not answer how many HBM
+  stacks it has);
 - values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
   for "which version", '900 GBps' for "what bandwidth") counts as naming it, when spans are ranked as
   in the focus check;
@@ -26,6 +34,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   ('written' is 'write') and 'un-'/'re-' prefixes ('retracing' meets 'tracing'); a dotted name is
   also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), and that root, like a
   duration the question states ('within 6 hours'), weighs little;
+- word families (`words.FAMILIES`): a paraphrase meets the docs' word ('documentation' the docs,
+  'place shards' a line that 'puts' them) and weighs as rare as that word, not as a word no source has;
 - definitions: for "what is X / what does X do" about an API symbol, the symbol's docstring summary
   (its first retrieved paragraph) is preferred to later paragraphs that merely mention X;
 - scope: a line giving its figure per a unit (chip, host, Pod, slice, VM, TensorCore) the question does
@@ -44,9 +54,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from tpu_runtime.knowledge.corpus import urls_in
-from tpu_runtime.knowledge.lexical import is_identifier, tokenize
+from tpu_runtime.knowledge.lexical import STOPWORDS, is_identifier, tokenize
 from tpu_runtime.knowledge.models import Answer, Citation, Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult
+from tpu_runtime.knowledge.words import family, family_words, stem
+from tpu_runtime.knowledge.words import unprefixed as _unprefixed
 
 SUPPORT_PASSAGES = 8  # passages whose support is judged and whose spans may be quoted (dev: 6-10 tie)
 MIN_SUPPORT = 0.60  # share of the question's weighted terms the best passage must contain
@@ -76,7 +88,7 @@ QUESTION_WORDS = frozenset(
     # to ...", "what could be wrong"): a passage need not repeat them to answer it
     "happen happens happened gets got getting ask asking better worse big bigger small smaller up down "
     "within between wrong kind kinds sort thing things something anything actually really instead still "
-    "again able possible whether else enough "
+    "again able possible whether else enough being been having unless otherwise told "
     # comparisons frame a question about two named things ("is X the same as Y", "how do X and Y differ")
     "same different differ differs difference ".split()
 )
@@ -95,7 +107,13 @@ SCOPES = {
     "tensorcores": "tensorcore", "core": "tensorcore", "cores": "tensorcore",
 }  # fmt: skip
 _PER_RE = re.compile(r"\bper[\s-]+(chip|host|pod|slice|vm|tensorcore|core)\b", re.I)
+# "How much does X cost / weigh": the verb names the quantity asked for
+_COST_RE = re.compile(r"\bhow\s+much\s+(?:does|do|did|will|would|could)\s+[^?]*?\b(costs?|weighs?)\b", re.I)
 _WHICH_RE = re.compile(r"\bwhich\s+([^?]*)", re.I)
+# verbs that end the noun phrase of "what X does ...", "which X is ..."
+AUXILIARIES = frozenset("does do did is are was were can could will would should has have had".split())  # noqa: SIM905
+# "What refund ...", "which warranty ...": the thing a what/which question asks for
+_ASKED_RE = re.compile(r"^\s*(?:what|which)\s+([^?]*)", re.I)
 _FOCUS_STOP = frozenset(
     "of in on per for at to from with by does do did is are was were can could will would should has "  # noqa: SIM905
     "have had a an the that which when if and or vs versus".split()
@@ -138,6 +156,13 @@ _GIVES_COUNT_RE = re.compile(
     re.I,
 )
 _PROCEDURAL_RE = re.compile(r"\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\b|\bhow\s+to\b", re.I)
+# verbs of finding out rather than doing: 'how do I read the roofline' is answered by what it shows
+INQUIRY_VERBS = frozenset(
+    "read see find check view look understand interpret learn identify spot tell know figure work".split()  # noqa: SIM905
+)
+# "How do I <verb> ...": the action asked for
+_ACTION_RE = re.compile(r"^\s*how\s+(?:(?:do|can|should|would)\s+(?:i|we|you)|to)\s+([a-z]+)\b", re.I)
+_CODE_RE = re.compile(r"`[^`]+`")
 # "What is X (for)", "what does X do": the question asks for a definition
 _ASKS_DEFINITION_RE = re.compile(r"^\s*what\s+(?:is|are|does|do)\b", re.I)
 _SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(\[*])")
@@ -154,18 +179,6 @@ class Span:
     overlap: float
 
 
-# Past forms the suffix rules cannot undo: 'written' is 'write', so "where is the trace written" meets
-# "where TorchTPU writes the trace".
-IRREGULAR = {
-    "written": "write", "wrote": "write", "ran": "run", "built": "build", "chosen": "choose",
-    "given": "give", "gave": "give", "taken": "take", "took": "take", "made": "make", "found": "find",
-    "sent": "send", "kept": "keep", "held": "hold", "shown": "show", "known": "know", "knew": "know",
-    "done": "do", "gone": "go", "began": "begin", "begun": "begin", "fell": "fall", "fallen": "fall",
-    "chose": "choose", "hidden": "hide", "bound": "bind", "brought": "bring", "caught": "catch",
-    "thought": "think", "bought": "buy", "led": "lead", "lost": "lose", "spent": "spend",
-}  # fmt: skip
-# Prefixes that keep a word's subject: 'unfilled' is about being filled, 'retracing' about tracing.
-_PREFIX_RE = re.compile(r"^(?:un|re)(?=[a-z]{5,}$)")
 # Durations a question states as a value ("not filled within 6 hours", "hangs for minutes") rather than
 # asks about: passages give the setting, not the user's number, so these words weigh little unless the
 # question asks how long something takes.
@@ -177,54 +190,9 @@ _ASKS_DURATION_RE = re.compile(r"\bhow\s+(?:long|many\s+(?:seconds|minutes|hours
 NAMESPACE_WEIGHT = 0.2  # weight factor of the root of a dotted name ('pltpu' in 'pltpu.BufferedRef')
 _DOTTED_RE = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 
-_SUFFIXES = (
-    # derived forms name the same thing: 'resiliency' is 'resilience', 'availability' 'available',
-    # 'preemptible' 'preempt', 'deployment' 'deploy'
-    ("ency", "ence"),
-    ("ancy", "ance"),
-    ("ability", "able"),
-    ("ibility", "ible"),
-    ("able", ""),
-    ("ible", ""),
-    ("ment", ""),
-    ("ies", "y"),
-    ("sses", "ss"),
-    ("ing", ""),
-    ("ed", ""),
-    ("ion", ""),
-    ("es", "e"),
-    ("s", ""),
-    ("e", ""),
-)
-
-
-@functools.lru_cache(maxsize=65536)
-def stem(token: str) -> str:
-    """A light English stemmer, applied until nothing changes, so that 'topologies' meets 'topology',
-    'offers' 'offer', 'preempted' 'preemption', 'sizes' 'size' and 'TPUs' 'TPU'."""
-    if not token.isalpha():
-        return token
-    if token in IRREGULAR:
-        return stem(IRREGULAR[token])
-    if len(token) == 4 and token.endswith("s") and not token.endswith("ss"):
-        return token[:-1]  # a short plural: 'tpus' is 'tpu', 'mxus' 'mxu', 'runs' 'run'
-    while len(token) > 4:
-        for suffix, repl in _SUFFIXES:
-            if token.endswith(suffix) and len(token) - len(suffix) >= 4:
-                token = token[: -len(suffix)] + repl
-                break
-        else:
-            return token
-    return token
-
 
 def _parts(token: str) -> list[str]:
     return [p for p in re.split(r"[._\-/:]+", token) if p]
-
-
-def _unprefixed(token: str) -> str | None:
-    """The word under an 'un-' or 're-' prefix ('unfilled' -> 'filled'), or None."""
-    return _PREFIX_RE.sub("", token) if _PREFIX_RE.match(token) else None
 
 
 def is_specific(token: str) -> bool:
@@ -261,16 +229,30 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
     for token in tokenize(question):
         if token in QUESTION_WORDS or len(token) < 2 or token in weights:
             continue
-        # rarity of the word's family: 'TPUs' is as common as 'TPU', though the plural is rarer
-        family = max(_df(index, token), index.document_frequency(stem(token)))
-        weights[token] = math.log((total + 1) / (family + 0.5))
+        # rarity of the word's family: 'TPUs' is as common as 'TPU', though the plural is rarer, and a
+        # paraphrase ('steer', absent from the docs) is as common as the docs' word for it ('hint')
+        weights[token] = math.log((total + 1) / (_family_df(index, token) + 0.5))
         if is_specific(token) and _df(index, token) > 0:
             weights[token] *= SPECIFIC_WEIGHT
         if token in roots:
             weights[token] *= NAMESPACE_WEIGHT
         if states_duration and token in DURATION_WORDS:
             weights[token] *= DURATION_WEIGHT
+    # a word the question says twice ('host DRAM of a v6e VM host') is what it is about: it counts twice,
+    # as a repeated query word does in BM25
+    said = tokenize(question)
+    for token in weights:
+        weights[token] *= said.count(token)
     return weights
+
+
+def _family_df(index: KnowledgeIndex, token: str) -> int:
+    """Passages naming the word in any form or family member (the largest count of one of them; the
+    index holds words as written, so a member's plural is looked up too: 'docs' for 'doc')."""
+    kin = {token, *family_words(token)}
+    return max(
+        max(_df(index, w), index.document_frequency(stem(w)), index.document_frequency(f"{w}s")) for w in kin
+    )
 
 
 def _df(index: KnowledgeIndex, token: str) -> int:
@@ -291,7 +273,10 @@ def _terms(text: str) -> frozenset[str]:
     # a versioned name also names its family: 'HBM2e' is HBM, 'DDR5' is DDR
     families = {m.group(1) for t in tokens if (m := _VERSIONED_RE.match(t))}
     bare = {b for t in tokens if (b := _unprefixed(t))}  # 'unfilled' also names 'filled'
-    return frozenset(tokens) | {stem(t) for t in tokens} | families | bare | {stem(b) for b in bare}
+    stems = {stem(t) for t in tokens} | {stem(b) for b in bare}
+    # word families: 'documentation' names the docs, 'place' what a line 'puts' (`words.FAMILIES`)
+    marks = {k for t in stems if (k := family(t))}
+    return frozenset(tokens) | stems | families | bare | marks
 
 
 def _present(terms: frozenset[str], token: str) -> bool:
@@ -299,6 +284,9 @@ def _present(terms: frozenset[str], token: str) -> bool:
     meets 'tracing'), or by its parts; a dotted name ('pltpu.BufferedRef') also without its root when
     the rest is distinctive (a part with '_' or of 8+ letters), since sources spell the alias their way."""
     if token in terms or stem(token) in terms:
+        return True
+    mark = family(token)
+    if mark is not None and mark in terms:
         return True
     bare = _unprefixed(token)
     if bare and (bare in terms or stem(bare) in terms):
@@ -341,6 +329,9 @@ def focus_term(question: str) -> str | None:
     """The head word of the quantity or attribute a 'how many / what is the' question asks for; for a
     'which X' question only when X is an attribute with a unit ('which Windows version', 'which
     bandwidth'), since 'which tool' or 'which flag' is answered by a line naming one, not the word."""
+    verb = _COST_RE.search(question)
+    if verb:  # 'how much does X cost': the cost is asked for
+        return stem(verb.group(1).lower())
     match = _FOCUS_RE.search(question)
     if not match:
         which = _WHICH_RE.search(question)
@@ -358,6 +349,32 @@ def focus_term(question: str) -> str | None:
     if match.group(0).lower().startswith("how") and plurals:
         heads = plurals[:1]
     return heads[-1] if heads else None
+
+
+def asked_thing(question: str) -> str | None:
+    """The head word of what a question asks for: the focus of 'how many X / what is the X', else for
+    'what X / which X' the word before the auxiliary verb that ends the noun phrase ('refund' in 'what
+    refund does Google give', 'generation' in 'which PCIe generation does ...'); without such a verb
+    the first word only, since the second may be the main verb ('which documentation holds ...')."""
+    focus = focus_term(question)
+    if focus:
+        return focus
+    match = _ASKED_RE.search(question)
+    if not match:
+        return None
+    raw = [w.strip(",.;:()'\"").lower() for w in match.group(1).split()[:3]]
+    lead = _lead_words(match.group(1))
+    ends = next((i for i, w in enumerate(raw) if w in AUXILIARIES), None)
+    head = lead[ends - 1] if ends and ends <= len(lead) else (lead[0] if lead else None)
+    return head if head and head not in QUANTITY_WORDS and not is_specific(head) else None
+
+
+def asked_action(question: str) -> str | None:
+    """The verb of a 'how do I <verb> ...' question ('disable' in 'how do I disable the MXU'), unless it is
+    a word that frames any question ('get', 'make', 'use')."""
+    match = _ACTION_RE.search(question)
+    verb = match.group(1).lower() if match else None
+    return verb if verb and verb not in QUESTION_WORDS | INQUIRY_VERBS and verb not in STOPWORDS else None
 
 
 def asks_count(question: str) -> bool:
@@ -389,7 +406,10 @@ def _density(weights: dict[str, float], span: str) -> float:
     words = {t for t in tokenize(span) if t not in QUESTION_WORDS}
     if not words:
         return 0.0
-    return sum(1 for w in words if any(w == t or stem(w) == stem(t) for t in weights)) / len(words)
+    marks = {family(t) for t in weights} - {None}
+    return sum(
+        1 for w in words if family(w) in marks or any(w == t or stem(w) == stem(t) for t in weights)
+    ) / len(words)
 
 
 def _missing_specific(specific: list[str], text: str) -> list[str]:
@@ -623,6 +643,20 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     ]
     if unknown:  # 'v9', 'tpu8': the question names something no source mentions
         reasons.append(f"the sources never mention {', '.join(unknown[:3])}")
+    # the thing asked for ('what refund', 'how many heatsinks') in no form anywhere in the sources: no
+    # line can give it, however well the question's other words match one
+    asked = asked_thing(question)
+    if asked in ATTRIBUTE_UNITS:  # a value in its unit names it ('900 GBps' is a bandwidth)
+        asked = None
+    # an agent noun is known through its verb: an 'installer' is what the sources' 'install with' names
+    verb = asked[:-2] if asked and re.search(r"[a-z]{4}(?:er|or)$", asked) else None
+    if (
+        asked
+        and asked not in unknown
+        and _family_df(index, asked) == 0
+        and not (verb and _family_df(index, verb))
+    ):
+        reasons.append(f"the sources never mention '{asked}', what the question asks for")
     # a name no passage retrieved for the question mentions, though some source does: the question is
     # about something else of that name ('Ironwood Ultra' is not Ironwood)
     retrieved = [_terms(f"{_heading(p)}\n{p.text}") for p in top]
@@ -640,6 +674,13 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
             reasons.append(f"the quoted line does not say anything about '{focus}'")
         if asks_count(question) and not _GIVES_COUNT_RE.search(span.text):
             reasons.append("the question asks for a number and the quoted line gives none")
+        action = asked_action(question)
+        if (
+            action
+            and not _CODE_RE.search(span.text)
+            and not _present(_terms(f"{_heading(span.passage)}\n{span.text}"), action)
+        ):
+            reasons.append(f"the quoted line neither says how to '{action}' nor gives a command or setting")
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
         page = closest_page(passages)

@@ -1,0 +1,132 @@
+# ruff: noqa: E501  (fact-sheet lines are long by design)
+"""Word forms and families: a paraphrased question word meets the docs' word, a look-alike does not."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.kb_helpers import write_corpus
+from tpu_runtime.knowledge.answer import SUPPORT_PASSAGES, _present, _terms, compose
+from tpu_runtime.knowledge.build import run_kb_build
+from tpu_runtime.knowledge.models import Answer
+from tpu_runtime.knowledge.retrieve import KnowledgeIndex
+from tpu_runtime.knowledge.words import FAMILIES, family, family_words, stem
+
+
+@pytest.mark.parametrize(
+    ("word", "form"),
+    [("jitted", "jit"), ("padding", "pad"), ("embedded", "embed"), ("running", "runs")],
+)
+def test_a_doubled_consonant_before_ed_or_ing_is_undone(word: str, form: str) -> None:
+    assert stem(word) == stem(form)
+
+
+def test_doubled_l_and_s_are_the_words_own() -> None:
+    assert stem("installed") == "install"
+    assert stem("passed") == "pass"
+
+
+@pytest.mark.parametrize(
+    ("asked", "written"),
+    [
+        # the stemmer splits these three ('docu', 'documentat', 'doc'); the family joins them
+        ("documentation", "docs"),
+        ("documented", "doc"),
+        ("variables", "var"),
+        ("placed", "puts"),
+        ("steer", "hints"),
+        ("choice", "picks"),
+        ("execution", "runs"),
+    ],
+)
+def test_a_family_member_names_its_kin_in_a_line(asked: str, written: str) -> None:
+    assert family(asked) is not None and family(asked) == family(written)
+    assert _present(_terms(f"A line that {written} something."), asked)
+
+
+@pytest.mark.parametrize(
+    ("asked", "written"),
+    [("compiler", "compile"), ("portable", "document"), ("communication", "talk"), ("price", "cost")],
+)
+def test_words_outside_a_family_stay_apart(asked: str, written: str) -> None:
+    assert not _present(_terms(f"A line that says {written} once."), asked)
+
+
+def test_families_are_disjoint_and_their_marks_are_not_tokens() -> None:
+    # a stem in two families would join them both, so a word would meet words of another family
+    owners: dict[str, set[str]] = {}
+    for members in FAMILIES:
+        for word in members:
+            owners.setdefault(stem(word), set()).add(members[0])
+    assert all(len(heads) == 1 for heads in owners.values())
+    marks = {family(m[0]) for m in FAMILIES}
+    assert len(marks) == len(FAMILIES) and all(m and m.startswith("=") for m in marks)
+    assert family_words("documentation") == ("doc", "document", "documentation")
+    assert family_words("tpu") == ("tpu",)
+
+
+def test_an_ization_noun_meets_its_ize_verb() -> None:
+    assert stem("rematerialization") == stem("rematerialized")
+    assert stem("quantization") == stem("quantize")
+
+
+# invented lines; the questions below word them otherwise
+PARAPHRASE_SHEET = """\
+# Tiny paraphrase sheet
+
+## Sharding
+
+- `with_sharding_constraint` hints a sharding to the compiler for an intermediate value. ([source](https://example.org/wsc), checked 2026-12-04)
+- The Falcon runtime reads its settings from the docs folder. ([source](https://example.org/docs), checked 2026-12-04)
+
+## Hosts
+
+- A Falcon host has 1536 GiB of DRAM. ([source](https://example.org/host), checked 2026-12-04)
+"""
+
+
+@pytest.fixture(scope="module")
+def paraphrased(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    request = write_corpus(tmp_path_factory.mktemp("words"))
+    assert request.knowledge_folder is not None and request.folder is not None
+    (request.knowledge_folder / "paraphrase.md").write_text(PARAPHRASE_SHEET)
+    run_kb_build(request.model_copy(update={"dense": False}))
+    return KnowledgeIndex.open(request.folder)
+
+
+def _ask(index: KnowledgeIndex, question: str) -> Answer:
+    return compose(question, index, index.search(question, SUPPORT_PASSAGES))
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        # 'steer' is the line's 'hints' (a word no line uses, so it would weigh most and sink the support)
+        ("How do I steer the compiler?", "with_sharding_constraint"),
+        # 'documentation' stems to 'documentat', the line's 'docs' to 'doc'
+        ("Which documentation holds the Falcon settings?", "docs folder"),
+        # 'RAM' is the line's 'DRAM'
+        ("How much RAM does a Falcon host have?", "1536 GiB"),
+    ],
+)
+def test_a_paraphrased_question_is_answered_from_its_line(
+    paraphrased: KnowledgeIndex, question: str, expected: str
+) -> None:
+    reply = _ask(paraphrased, question)
+    assert reply.covered, reply.reason
+    assert expected in reply.citations[0].quote
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # the same paraphrases about what no line says
+        "How do I steer the compiler's sharding of an intermediate value on a Gaudi accelerator?",
+        "What refund does the documentation of the Falcon runtime promise?",
+        "How much RAM does a Falcon host lose per year to ECC scrubbing?",
+    ],
+)
+def test_a_lexically_close_paraphrase_the_lines_do_not_answer_is_refused(
+    paraphrased: KnowledgeIndex, question: str
+) -> None:
+    assert not _ask(paraphrased, question).covered

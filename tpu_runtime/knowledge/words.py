@@ -1,0 +1,132 @@
+"""Word forms and word families: when two words of a question and a passage name the same thing.
+
+Users paraphrase the documentation: they write 'documentation' where a line says 'docs', 'jitted' for
+'jit', 'place shards' for 'put shards', 'steer the compiler' for 'hint to the compiler'. A light
+stemmer joins the regular forms ('topologies' and 'topology'); `FAMILIES` joins what no suffix rule
+can: irregular or clipped forms, stems the suffix rules split ('document' stems to 'docu' but
+'documentation' to 'documentat'), and a few synonyms of the TPU docs' own vocabulary. The families
+are kept small on purpose: each one widens what a question matches, so a loose family would let a
+question about something the sources never say be answered from a line that merely sounds alike.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+# Past forms the suffix rules cannot undo: 'written' is 'write', so "where is the trace written" meets
+# "where TorchTPU writes the trace".
+IRREGULAR = {
+    "written": "write", "wrote": "write", "ran": "run", "built": "build", "chosen": "choose",
+    "given": "give", "gave": "give", "taken": "take", "took": "take", "made": "make", "found": "find",
+    "sent": "send", "kept": "keep", "held": "hold", "shown": "show", "known": "know", "knew": "know",
+    "done": "do", "gone": "go", "began": "begin", "begun": "begin", "fell": "fall", "fallen": "fall",
+    "chose": "choose", "hidden": "hide", "bound": "bind", "brought": "bring", "caught": "catch",
+    "thought": "think", "bought": "buy", "led": "lead", "lost": "lose", "spent": "spend",
+}  # fmt: skip
+# Prefixes that keep a word's subject: 'unfilled' is about being filled, 'retracing' about tracing.
+_PREFIX_RE = re.compile(r"^(?:un|re)(?=[a-z]{5,}$)")
+_SUFFIXES = (
+    # derived forms name the same thing: 'resiliency' is 'resilience', 'availability' 'available',
+    # 'preemptible' 'preempt', 'deployment' 'deploy'
+    ("ency", "ence"),
+    ("ancy", "ance"),
+    ("ability", "able"),
+    ("ibility", "ible"),
+    ("able", ""),
+    ("ible", ""),
+    ("ment", ""),
+    # '-ization' is the '-ize' verb's noun: 'rematerialization' meets 'rematerialized'
+    ("ization", "ize"),
+    ("isation", "ise"),
+    ("ies", "y"),
+    ("sses", "ss"),
+    ("ing", ""),
+    ("ed", ""),
+    ("ion", ""),
+    ("es", "e"),
+    ("s", ""),
+    ("e", ""),
+)
+# after '-ed'/'-ing' a doubled final consonant is the spelling's, not the word's: 'jitted' is 'jit',
+# 'padding' 'pad', 'embedded' 'embed' (but 'installed' stays 'install', 'passed' 'pass')
+_DOUBLED_RE = re.compile(r"([b-df-hj-km-np-rtv-y])\1$")
+
+# Words that name the same thing in TPU documentation and in users' questions. Each family is matched
+# through the stems of its words, so every form of a member belongs to it ('picks', 'picked').
+FAMILIES: tuple[tuple[str, ...], ...] = (
+    # the stemmer splits these: 'document' -> 'docu', 'documentation' -> 'documentat', 'docs' -> 'doc'
+    ("doc", "document", "documentation"),
+    ("variable", "var"),  # 'variable' stems to 'vari'; 'env var' is how users write it
+    ("environment", "env"),
+    ("compile", "compilation"),  # not "compiler": the tool is not the step (a dev fold dropped with it)
+    ("quantize", "quantization", "quantise", "quantisation"),
+    ("initialize", "initialization", "initialise", "initialisation", "init"),
+    ("optimize", "optimization", "optimise", "optimisation"),
+    ("parallel", "parallelism"),
+    ("utilization", "utilisation", "usage", "utilize"),
+    # synonyms of the docs' vocabulary
+    ("put", "place", "placement"),
+    ("hint", "steer", "guide", "nudge"),
+    ("choose", "choice", "pick", "select", "selection"),
+    ("dram", "ram"),
+    ("fast", "faster", "fastest", "quick", "quicker", "speed", "speedup"),
+    ("slow", "slower", "slowdown"),
+    ("delete", "remove", "removal"),
+    ("start", "begin"),
+    ("stop", "halt"),
+    ("run", "execute", "execution"),
+    ("error", "exception"),
+    ("communicate", "communication"),  # not "talk": chips "talk over ICI" is not user code communicating
+)
+
+
+@functools.lru_cache(maxsize=65536)
+def stem(token: str) -> str:
+    """A light English stemmer, applied until nothing changes, so that 'topologies' meets 'topology',
+    'offers' 'offer', 'preempted' 'preemption', 'sizes' 'size', 'TPUs' 'TPU' and 'jitted' 'jit'."""
+    if not token.isalpha():
+        return token
+    if token in IRREGULAR:
+        return stem(IRREGULAR[token])
+    if len(token) == 4 and token.endswith("s") and not token.endswith("ss"):
+        return token[:-1]  # a short plural: 'tpus' is 'tpu', 'mxus' 'mxu', 'runs' 'run'
+    while len(token) > 4:
+        for suffix, repl in _SUFFIXES:
+            if token.endswith(suffix) and len(token) - len(suffix) >= 4:
+                token = token[: -len(suffix)] + repl
+                if suffix in ("ing", "ed") and _DOUBLED_RE.search(token):
+                    token = token[:-1]
+                break
+        else:
+            return token
+    return token
+
+
+def unprefixed(token: str) -> str | None:
+    """The word under an 'un-' or 're-' prefix ('unfilled' -> 'filled'), or None."""
+    return _PREFIX_RE.sub("", token) if _PREFIX_RE.match(token) else None
+
+
+@functools.cache
+def _family_of() -> dict[str, str]:
+    """Stem -> family mark ('=' and the family's first word: a mark no tokenizer produces)."""
+    marks: dict[str, str] = {}
+    for members in FAMILIES:
+        for word in members:
+            marks[word] = marks[stem(word)] = f"={members[0]}"
+    return marks
+
+
+def family(token: str) -> str | None:
+    """The family mark of a word or its stem ('documentation' and 'docs' share one), or None."""
+    marks = _family_of()
+    return marks.get(token) or marks.get(stem(token))
+
+
+def family_words(token: str) -> tuple[str, ...]:
+    """The words of the token's family (the token alone when it has none)."""
+    mark = family(token)
+    if mark is None:
+        return (token,)
+    return next(members for members in FAMILIES if f"={members[0]}" == mark)
