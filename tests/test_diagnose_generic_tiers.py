@@ -503,6 +503,21 @@ SELECTED: list[tuple[str, str, str, str | tuple[str, ...]]] = [
         "from_facts_tpu_node_runtime",
         ("TPU VM", "jax==0.3.25"),
     ),
+    # A 404 for a TPU VM attribute, in made-up wordings: a GCE host that is not a TPU VM (a TPU node).
+    (
+        "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: "
+        "http://metadata.google.internal/computeMetadata/v1/instance/attributes/accelerator-type",
+        "runtime_init_failure",
+        "from_facts_metadata_attribute_absent",
+        ("accelerator-type", "TPU node", "torch_xla 2.0", "jax==0.3.25"),
+    ),
+    (
+        "W0101 tpu.py:40] GET http://169.254.169.254/computeMetadata/v1/instance/attributes/"
+        "agent-worker-number returned (http status: 404)",
+        "runtime_init_failure",
+        "from_facts_metadata_attribute_absent",
+        ("agent-worker-number", "TPU_SKIP_MDS_QUERY=1"),
+    ),
     (
         "Failed to get TPU metadata (tpu-env) from instance metadata for variable WORKER_ID: INTERNAL",
         "runtime_init_failure",
@@ -584,6 +599,25 @@ def test_evidence_selects_the_fallback_remedy(
     crash = diagnosed_as(text, category, f"{category}/{sub_rule}", fallback_rules())
     for term in (named,) if isinstance(named, str) else named:
         assert term in crash.fix
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # The metadata server did not answer: a timeout is not an absent attribute.
+        "HTTPConnectionPool(host='metadata.google.internal', port=80): Max retries exceeded with url: "
+        "/computeMetadata/v1/instance/attributes/agent-worker-number (Caused by NewConnectionError: "
+        "[Errno 110] Connection timed out)\n",
+        # A 404 from another server, and a 404 on a line of its own after an unrelated metadata query.
+        "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: "
+        "https://huggingface.co/org/model/resolve/main/config.json\n",
+        "Fetched http://metadata.google.internal/computeMetadata/v1/instance/attributes/tpu-env\n"
+        "OSError: 404 Not Found: gs://bucket/data/train-00000.tfrecord\n",
+    ],
+)
+def test_only_a_404_for_a_metadata_attribute_means_no_tpu_vm(text: str) -> None:
+    crash = diagnose_log(text, "-")
+    assert crash.evidence.fix_rule != "runtime_init_failure/from_facts_metadata_attribute_absent"
 
 
 def test_busy_tpu_is_not_taken_for_a_missing_wheel() -> None:
