@@ -130,12 +130,6 @@ KNOWN_DEV_MISSES = {
     # skew (the category is right), but the release to pin (tensorflow-text 2.2, keeping TensorFlow 2.2)
     # is not in the log.
     "ver_t5_tf23_topology_mesh_shape_size4.log": "log does not show the TensorFlow release to pin",
-    # Round diag21 (machine-written errors quoted by JAX's documentation), collected before any rule of the
-    # round: the misses as the rules stood.
-    "coll_jax_doc_fault_tolerance_incarnation_not_connected.log": "collected before the round's rules",
-    "shape_jax_doc_multiprocess_fetch_non_addressable.log": "collected before the round's rules",
-    "shape_jax_doc_pmap_incompatible_devices.log": "collected before the round's rules",
-    "xla_jax_doc_errors_tracer_array_conversion_np_sin.log": "collected before the round's rules",
 }
 
 
