@@ -1073,3 +1073,61 @@ def test_a_private_attribute_sends_the_upgrade_to_its_caller() -> None:
     assert "library built on jax.interpreters" in private.fix
     public = diagnose_log("AttributeError: module 'jax.numpy' has no attribute 'made_up_api'\n", "-")
     assert public.evidence.fix_rule == "version_mismatch/module_missing_attribute"
+
+
+@pytest.mark.parametrize(
+    ("log", "category", "fix_rule", "named"),
+    [
+        (
+            # A collective cancelled because a peer process left the job, as the runtime raises it.
+            "E1204 03:12:45.112233  8812 pjrt_client.cc:77] jax.errors.JaxRuntimeError: FAILED_PRECONDITION: "
+            "Task with incarnation id 98765 is not connected\n",
+            "collective_timeout",
+            "collective_timeout/peer_task_gone",
+            "live_devices",
+        ),
+        (
+            # Two arguments of one jitted step placed on disjoint device sets.
+            "ValueError: Received incompatible devices for pjit computation. Got argument params['w'] of "
+            "train_step with shape bfloat16[512,512] and device ids [0, 1, 2, 3] on platform TPU and "
+            "argument batch of train_step with shape int32[8,128] and device ids [4, 5, 6, 7] "
+            "on platform TPU\n",
+            "shape_dtype_error",
+            "shape_dtype_error/arguments_on_different_devices",
+            "jax.device_put",
+        ),
+        (
+            # Printing a process-spanning array, without the message's own advice.
+            'Traceback (most recent call last):\n  File "/srv/eval.py", line 41, in <module>\n'
+            "    print(logits)\nRuntimeError: Fetching value for `jax.Array` that spans non-addressable "
+            "(non process local) devices is not possible.\n",
+            "shape_dtype_error",
+            "shape_dtype_error/fetch_other_hosts_shards",
+            "process_allgather",
+        ),
+        (
+            # NumPy called on a traced array, the conversion line alone.
+            "jax.errors.TracerArrayConversionError: The numpy.ndarray conversion method __array__() was "
+            "called on traced array with shape float32[16,128]\n",
+            "xla_compile_error",
+            "xla_compile_error/numpy_on_tracer",
+            "jnp.asarray",
+        ),
+    ],
+)
+def test_placement_and_tracer_families_name_their_remedy(
+    log: str, category: str, fix_rule: str, named: str
+) -> None:
+    crash = diagnosed_as(log, category, fix_rule)
+    assert named in crash.fix
+
+
+def test_a_restarted_task_is_not_taken_for_a_task_gone() -> None:
+    """The incarnation mismatch of a task that came back keeps its own remedy (restart from a checkpoint)."""
+    crash = diagnose_log(
+        "/job:jax_worker/replica:0/task:3 Heartbeat: Incarnation ID mismatch; it restarted after a crash\n",
+        "-",
+    )
+    assert crash.category == "collective_timeout"
+    assert crash.evidence.fix_rule != "collective_timeout/peer_task_gone"
+    assert "live_devices" not in crash.fix
