@@ -495,3 +495,24 @@ def test_a_how_do_i_question_needs_a_line_naming_the_action_or_giving_a_command(
     # the line gives the call in a code span: it answers how to pick the mode
     answered = _ask(tiny, "How do I pick the eager mode for a block of code?")
     assert answered.covered and "set_eager_mode" in answered.citations[0].quote
+
+
+def test_the_answer_reaches_a_line_ranked_below_the_top_eight(tiny: KnowledgeIndex) -> None:
+    # the retrieval ranks lines that share the question's wording above the one that answers it; the
+    # answer step weighs SUPPORT_PASSAGES passages, so a line in ninth place or lower is still quoted
+    question = "Must all Multislice slices have the same topology?"
+    found = tiny.search(question, SUPPORT_PASSAGES)
+    answering = next(p for p in found.passages if "same TPU type, size and topology" in p.text)
+    decoy = Passage(
+        text="Multislice slices are listed in the console.",
+        source="decoy.md:1",
+        score=0.0,
+        kind="curated",
+        path="decoy.md",
+        line=1,
+        chunk_id="decoy",
+    )
+    ahead = [decoy.model_copy(update={"chunk_id": f"decoy-{i}", "line": i}) for i in range(9)]
+    assert len(ahead) < SUPPORT_PASSAGES
+    reply = compose(question, tiny, replace(found, passages=[*ahead, answering]))
+    assert reply.covered and "same TPU type, size and topology" in reply.citations[0].quote

@@ -18,7 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from tpu_runtime.knowledge.answer import compose
+from tpu_runtime.knowledge.answer import SUPPORT_PASSAGES, compose
 from tpu_runtime.knowledge.models import Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 from tpu_runtime.yaml_data import safe_load
@@ -142,7 +142,8 @@ def score(index: KnowledgeIndex, cases: list[EvalCase]) -> EvalReport:
     modes: set[str] = set()
     for case in cases:
         started = time.perf_counter()
-        found = index.search(case.q, MRR_DEPTH)
+        # as deep as the ask workflow's retrieve step goes, so the answer weighs the same passages
+        found = index.search(case.q, max(MRR_DEPTH, SUPPORT_PASSAGES))
         reply = compose(case.q, index, found)
         modes.add(found.mode)
         elapsed = (time.perf_counter() - started) * 1000
