@@ -60,8 +60,8 @@ from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult
 from tpu_runtime.knowledge.words import family, family_words, stem
 from tpu_runtime.knowledge.words import unprefixed as _unprefixed
 
-# passages whose support is judged and whose spans may be quoted (dev: 8 and 10 tie; 12 and 16 answer one fewer
-# once the kb20 facts are in; 10 is also the evaluation's ranking depth, so both weigh the same passages)
+# passages whose support is judged and whose spans may be quoted (dev: 8 and 10 tie; 12 and 16 answer one
+# fewer once the kb20 facts are in; 10 is also the evaluation's ranking depth: both weigh the same ones)
 SUPPORT_PASSAGES = 10
 MIN_SUPPORT = 0.60  # share of the question's weighted terms the best passage must contain
 CLOSE_COSINE = 0.60  # a passage this close in meaning may leave more of the wording unmatched...
