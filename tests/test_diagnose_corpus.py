@@ -133,11 +133,6 @@ KNOWN_DEV_MISSES = {
     # Round diag20. One line saying an array could not be copied to another host's CPU device: that
     # big_vision's put_cpu did it and that a later big_vision commit fixed it is in the thread, not the log.
     "ver_big_vision_put_cpu_non_addressable_device.log": "log shows neither the library nor its fix",
-    # Round diag22 (errors quoted by JAX's export, shape polymorphism, donation, checkify, compiler-option and
-    # profiling pages), collected before any rule of the round: the misses as the rules stood.
-    "shape_jax_doc_export_called_with_fewer_devices.log": "collected before the round's rules",
-    "shape_jax_doc_shape_poly_broadcast_symbolic.log": "collected before the round's rules",
-    "unsup_jax_doc_export_custom_call_no_compat.log": "collected before the round's rules",
 }
 
 

@@ -1131,3 +1131,63 @@ def test_a_restarted_task_is_not_taken_for_a_task_gone() -> None:
     assert crash.category == "collective_timeout"
     assert crash.evidence.fix_rule != "collective_timeout/peer_task_gone"
     assert "live_devices" not in crash.fix
+
+
+@pytest.mark.parametrize(
+    ("log", "category", "fix_rule", "named"),
+    [
+        (
+            # An exported step restored on a smaller slice than it was serialized for, in other words.
+            'Traceback (most recent call last):\n  File "/srv/serve.py", line 12, in <module>\n'
+            "ValueError: Exported module train_step was lowered for 16 devices and is called in a context "
+            "with 4 devices.\n",
+            "shape_dtype_error",
+            "shape_dtype_error/artifact_device_count",
+            "in_shardings_jax",
+        ),
+        (
+            # Contracting dimensions that are a symbol and a size (shape polymorphism).
+            "TypeError: dot_general requires contracting dimensions to have the same shape, got (batch,) and "
+            "(128,).\n",
+            "shape_dtype_error",
+            "shape_dtype_error/symbolic_dimension_mismatch",
+            "symbolic_shape",
+        ),
+        (
+            # A symbolic expression in a broadcast.
+            "TypeError: mul got incompatible shapes for broadcasting: (2*b, 64), (b, 64).\n",
+            "shape_dtype_error",
+            "shape_dtype_error/symbolic_dimension_mismatch",
+            "symbolic_shape",
+        ),
+        (
+            # Serializing a module that calls a kernel by name.
+            "ValueError: Cannot serialize code with custom calls whose targets have no compatibility "
+            "guarantees: my_fused_attention\n",
+            "unsupported_op",
+            "unsupported_op/custom_call_without_compat_guarantee",
+            "DisabledSafetyCheck.custom_call",
+        ),
+    ],
+)
+def test_export_and_symbolic_shape_families_name_their_remedy(
+    log: str, category: str, fix_rule: str, named: str
+) -> None:
+    crash = diagnosed_as(log, category, fix_rule)
+    assert named in crash.fix
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # Concrete sizes only: the size-based advice, not the symbolic one.
+        "TypeError: add got incompatible shapes for broadcasting: (8, 128), (4, 128).\n",
+        # Keras prints unknown batch sizes as None, which is no dimension variable.
+        "ValueError: Shapes (None, 10) and (None, 5) are incompatible\n",
+    ],
+)
+def test_concrete_shapes_are_not_taken_for_symbolic_ones(log: str) -> None:
+    crash = diagnose_log(log, "-")
+    assert crash.category == "shape_dtype_error"
+    assert crash.evidence.fix_rule != "shape_dtype_error/symbolic_dimension_mismatch"
+    assert "symbolic_shape" not in crash.fix
