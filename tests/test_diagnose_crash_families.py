@@ -1184,6 +1184,10 @@ def test_export_and_symbolic_shape_families_name_their_remedy(
         "TypeError: add got incompatible shapes for broadcasting: (8, 128), (4, 128).\n",
         # Keras prints unknown batch sizes as None, which is no dimension variable.
         "ValueError: Shapes (None, 10) and (None, 5) are incompatible\n",
+        # A traceback's source line names variables, not dimensions.
+        'Traceback (most recent call last):\n  File "/srv/model.py", line 9, in forward\n'
+        "    out = x.reshape(batch, heads, -1)  # shape must match\n"
+        "RuntimeError: shape '[8, 12, -1]' is invalid for input of size 1000\n",
     ],
 )
 def test_concrete_shapes_are_not_taken_for_symbolic_ones(log: str) -> None:
