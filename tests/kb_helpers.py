@@ -7,7 +7,10 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from tpu_runtime.knowledge.answer import SUPPORT_PASSAGES, compose
 from tpu_runtime.knowledge.build import BuildRequest, run_kb_build
+from tpu_runtime.knowledge.models import Answer
+from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET_EAGER = """\
 # Tiny TorchTPU sheet
@@ -78,3 +81,18 @@ def built_data_dir(root: Path) -> Path:
     request = write_corpus(root / "corpus")
     run_kb_build(request.model_copy(update={"folder": root / "data" / "kb", "dense": False}))
     return root / "data"
+
+
+def lexical_index(root: Path, sheets: dict[str, str]) -> KnowledgeIndex:
+    """The lexical index of `write_corpus` with `sheets` (file name: text) added to its knowledge folder."""
+    request = write_corpus(root)
+    assert request.knowledge_folder is not None and request.folder is not None
+    for name, text in sheets.items():
+        (request.knowledge_folder / name).write_text(text)
+    run_kb_build(request.model_copy(update={"dense": False}))
+    return KnowledgeIndex.open(request.folder)
+
+
+def ask(index: KnowledgeIndex, question: str) -> Answer:
+    """The answer as `tpu_runtime.knowledge.api.answer` makes it: SUPPORT_PASSAGES passages weighed."""
+    return compose(question, index, index.search(question, SUPPORT_PASSAGES))

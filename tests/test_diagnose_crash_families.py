@@ -1035,9 +1035,76 @@ def test_vocab_padding_names_both_sizes() -> None:
             "version_mismatch/flax_nnx_static_data",
             "heads of model.Decoder",
         ),
+        (
+            # A collective cancelled because a peer process left the job, as the runtime raises it.
+            "E1204 03:12:45.112233  8812 pjrt_client.cc:77] jax.errors.JaxRuntimeError: FAILED_PRECONDITION: "
+            "Task with incarnation id 98765 is not connected\n",
+            "collective_timeout",
+            "collective_timeout/peer_task_gone",
+            "live_devices",
+        ),
+        (
+            # Two arguments of one jitted step placed on disjoint device sets.
+            "ValueError: Received incompatible devices for pjit computation. Got argument params['w'] of "
+            "train_step with shape bfloat16[512,512] and device ids [0, 1, 2, 3] on platform TPU and "
+            "argument batch of train_step with shape int32[8,128] and device ids [4, 5, 6, 7] "
+            "on platform TPU\n",
+            "shape_dtype_error",
+            "shape_dtype_error/arguments_on_different_devices",
+            "jax.device_put",
+        ),
+        (
+            # Printing a process-spanning array, without the message's own advice.
+            'Traceback (most recent call last):\n  File "/srv/eval.py", line 41, in <module>\n'
+            "    print(logits)\nRuntimeError: Fetching value for `jax.Array` that spans non-addressable "
+            "(non process local) devices is not possible.\n",
+            "shape_dtype_error",
+            "shape_dtype_error/fetch_other_hosts_shards",
+            "process_allgather",
+        ),
+        (
+            # NumPy called on a traced array, the conversion line alone.
+            "jax.errors.TracerArrayConversionError: The numpy.ndarray conversion method __array__() was "
+            "called on traced array with shape float32[16,128]\n",
+            "xla_compile_error",
+            "xla_compile_error/numpy_on_tracer",
+            "jnp.asarray",
+        ),
+        (
+            # An exported step restored on a smaller slice than it was serialized for, in other words.
+            'Traceback (most recent call last):\n  File "/srv/serve.py", line 12, in <module>\n'
+            "ValueError: Exported module train_step was lowered for 16 devices and is called in a context "
+            "with 4 devices.\n",
+            "shape_dtype_error",
+            "shape_dtype_error/artifact_device_count",
+            "in_shardings_jax",
+        ),
+        (
+            # Contracting dimensions that are a symbol and a size (shape polymorphism).
+            "TypeError: dot_general requires contracting dimensions to have the same shape, got (batch,) and "
+            "(128,).\n",
+            "shape_dtype_error",
+            "shape_dtype_error/symbolic_dimension_mismatch",
+            "symbolic_shape",
+        ),
+        (
+            # A symbolic expression in a broadcast.
+            "TypeError: mul got incompatible shapes for broadcasting: (2*b, 64), (b, 64).\n",
+            "shape_dtype_error",
+            "shape_dtype_error/symbolic_dimension_mismatch",
+            "symbolic_shape",
+        ),
+        (
+            # Serializing a module that calls a kernel by name.
+            "ValueError: Cannot serialize code with custom calls whose targets have no compatibility "
+            "guarantees: my_fused_attention\n",
+            "unsupported_op",
+            "unsupported_op/custom_call_without_compat_guarantee",
+            "DisabledSafetyCheck.custom_call",
+        ),
     ],
 )
-def test_release_and_callback_families_name_their_evidence(
+def test_cause_specific_families_name_their_evidence(
     log: str, category: str, fix_rule: str, named: str
 ) -> None:
     crash = diagnosed_as(log, category, fix_rule)
@@ -1075,53 +1142,6 @@ def test_a_private_attribute_sends_the_upgrade_to_its_caller() -> None:
     assert public.evidence.fix_rule == "version_mismatch/module_missing_attribute"
 
 
-@pytest.mark.parametrize(
-    ("log", "category", "fix_rule", "named"),
-    [
-        (
-            # A collective cancelled because a peer process left the job, as the runtime raises it.
-            "E1204 03:12:45.112233  8812 pjrt_client.cc:77] jax.errors.JaxRuntimeError: FAILED_PRECONDITION: "
-            "Task with incarnation id 98765 is not connected\n",
-            "collective_timeout",
-            "collective_timeout/peer_task_gone",
-            "live_devices",
-        ),
-        (
-            # Two arguments of one jitted step placed on disjoint device sets.
-            "ValueError: Received incompatible devices for pjit computation. Got argument params['w'] of "
-            "train_step with shape bfloat16[512,512] and device ids [0, 1, 2, 3] on platform TPU and "
-            "argument batch of train_step with shape int32[8,128] and device ids [4, 5, 6, 7] "
-            "on platform TPU\n",
-            "shape_dtype_error",
-            "shape_dtype_error/arguments_on_different_devices",
-            "jax.device_put",
-        ),
-        (
-            # Printing a process-spanning array, without the message's own advice.
-            'Traceback (most recent call last):\n  File "/srv/eval.py", line 41, in <module>\n'
-            "    print(logits)\nRuntimeError: Fetching value for `jax.Array` that spans non-addressable "
-            "(non process local) devices is not possible.\n",
-            "shape_dtype_error",
-            "shape_dtype_error/fetch_other_hosts_shards",
-            "process_allgather",
-        ),
-        (
-            # NumPy called on a traced array, the conversion line alone.
-            "jax.errors.TracerArrayConversionError: The numpy.ndarray conversion method __array__() was "
-            "called on traced array with shape float32[16,128]\n",
-            "xla_compile_error",
-            "xla_compile_error/numpy_on_tracer",
-            "jnp.asarray",
-        ),
-    ],
-)
-def test_placement_and_tracer_families_name_their_remedy(
-    log: str, category: str, fix_rule: str, named: str
-) -> None:
-    crash = diagnosed_as(log, category, fix_rule)
-    assert named in crash.fix
-
-
 def test_a_restarted_task_is_not_taken_for_a_task_gone() -> None:
     """The incarnation mismatch of a task that came back keeps its own remedy (restart from a checkpoint)."""
     crash = diagnose_log(
@@ -1131,50 +1151,6 @@ def test_a_restarted_task_is_not_taken_for_a_task_gone() -> None:
     assert crash.category == "collective_timeout"
     assert crash.evidence.fix_rule != "collective_timeout/peer_task_gone"
     assert "live_devices" not in crash.fix
-
-
-@pytest.mark.parametrize(
-    ("log", "category", "fix_rule", "named"),
-    [
-        (
-            # An exported step restored on a smaller slice than it was serialized for, in other words.
-            'Traceback (most recent call last):\n  File "/srv/serve.py", line 12, in <module>\n'
-            "ValueError: Exported module train_step was lowered for 16 devices and is called in a context "
-            "with 4 devices.\n",
-            "shape_dtype_error",
-            "shape_dtype_error/artifact_device_count",
-            "in_shardings_jax",
-        ),
-        (
-            # Contracting dimensions that are a symbol and a size (shape polymorphism).
-            "TypeError: dot_general requires contracting dimensions to have the same shape, got (batch,) and "
-            "(128,).\n",
-            "shape_dtype_error",
-            "shape_dtype_error/symbolic_dimension_mismatch",
-            "symbolic_shape",
-        ),
-        (
-            # A symbolic expression in a broadcast.
-            "TypeError: mul got incompatible shapes for broadcasting: (2*b, 64), (b, 64).\n",
-            "shape_dtype_error",
-            "shape_dtype_error/symbolic_dimension_mismatch",
-            "symbolic_shape",
-        ),
-        (
-            # Serializing a module that calls a kernel by name.
-            "ValueError: Cannot serialize code with custom calls whose targets have no compatibility "
-            "guarantees: my_fused_attention\n",
-            "unsupported_op",
-            "unsupported_op/custom_call_without_compat_guarantee",
-            "DisabledSafetyCheck.custom_call",
-        ),
-    ],
-)
-def test_export_and_symbolic_shape_families_name_their_remedy(
-    log: str, category: str, fix_rule: str, named: str
-) -> None:
-    crash = diagnosed_as(log, category, fix_rule)
-    assert named in crash.fix
 
 
 @pytest.mark.parametrize(

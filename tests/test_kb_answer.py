@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from tests.kb_helpers import write_corpus
+from tests.kb_helpers import ask, lexical_index
 from tpu_runtime.knowledge.answer import (
     _GIVES_COUNT_RE,
     SUPPORT_PASSAGES,
@@ -31,7 +31,6 @@ from tpu_runtime.knowledge.answer import (
     summary_passages,
     value_units,
 )
-from tpu_runtime.knowledge.build import run_kb_build
 from tpu_runtime.knowledge.models import Answer, Citation, Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
@@ -267,17 +266,7 @@ GENERATIONS = """\
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
-    request = write_corpus(tmp_path_factory.mktemp("gate"))
-    assert request.knowledge_folder is not None
-    (request.knowledge_folder / "generations.md").write_text(GENERATIONS)
-    run_kb_build(request.model_copy(update={"dense": False}))
-    assert request.folder is not None
-    return KnowledgeIndex.open(request.folder)
-
-
-def _ask(index: KnowledgeIndex, question: str) -> Answer:
-    # as `tpu_runtime.knowledge.api.answer` does: the answer weighs SUPPORT_PASSAGES passages
-    return compose(question, index, index.search(question, SUPPORT_PASSAGES))
+    return lexical_index(tmp_path_factory.mktemp("gate"), {"generations.md": GENERATIONS})
 
 
 @pytest.mark.parametrize(
@@ -297,7 +286,7 @@ def _ask(index: KnowledgeIndex, question: str) -> Answer:
 def test_a_question_whose_answer_is_in_a_passage_is_answered_with_it(
     tiny: KnowledgeIndex, question: str, expected: str
 ) -> None:
-    reply = _ask(tiny, question)
+    reply = ask(tiny, question)
     assert reply.covered, reply.reason
     assert expected in reply.citations[0].quote
     assert reply.citations[0].quote in next(
@@ -329,7 +318,7 @@ def test_a_question_whose_answer_is_in_a_passage_is_answered_with_it(
     ],
 )
 def test_a_question_the_sources_do_not_answer_is_refused(tiny: KnowledgeIndex, question: str) -> None:
-    reply = _ask(tiny, question)
+    reply = ask(tiny, question)
     assert not reply.covered and reply.citations == [] and reply.closest
 
 
@@ -338,10 +327,10 @@ def test_a_derived_form_of_a_question_word_meets_the_lines_form(tiny: KnowledgeI
         assert stem(word) == stem(form)
     assert stem("preemptible") == stem("preempted")
     # the line says 'resilience'; the question's 'resiliency' is the same word
-    reply = _ask(tiny, "What does ICI resiliency route around on TPU v4?")
+    reply = ask(tiny, "What does ICI resiliency route around on TPU v4?")
     assert reply.covered and "faulty optical links" in reply.citations[0].quote
     # the same wording about a generation the line does not name is still refused
-    assert not _ask(tiny, "What does ICI resiliency route around on TPU v3?").covered
+    assert not ask(tiny, "What does ICI resiliency route around on TPU v3?").covered
 
 
 def test_a_name_only_an_unrelated_passage_mentions_makes_a_question_not_covered(tiny: KnowledgeIndex) -> None:
@@ -358,9 +347,9 @@ def test_a_name_only_an_unrelated_passage_mentions_makes_a_question_not_covered(
 
 def test_a_line_about_another_generation_does_not_answer(tiny: KnowledgeIndex) -> None:
     # the v3 line matches more of the wording; only the v4 line answers a question about v4
-    reply = _ask(tiny, "How many matrix multiply units per TensorCore does TPU v4 have?")
+    reply = ask(tiny, "How many matrix multiply units per TensorCore does TPU v4 have?")
     assert reply.covered and "v4" in reply.citations[0].quote
-    assert _ask(tiny, "How many matrix multiply units does a TPU v9 chip have?").covered is False
+    assert ask(tiny, "How many matrix multiply units does a TPU v9 chip have?").covered is False
 
 
 def test_a_count_is_a_number_starting_its_word_and_a_way_question_asks_for_none() -> None:
@@ -384,10 +373,10 @@ def test_name_terms_are_the_words_a_question_capitalises_after_its_first() -> No
 
 
 def test_capitalised_words_of_a_quoted_log_line_are_not_names_to_find(tiny: KnowledgeIndex) -> None:
-    reply = _ask(tiny, 'My log says "Retrace Warning Zeta". Which layer does scan_layers trace first?')
+    reply = ask(tiny, 'My log says "Retrace Warning Zeta". Which layer does scan_layers trace first?')
     assert reply.covered and "traces the first layer" in reply.citations[0].quote
     # the same unknown word written as a name outside the quote is not covered
-    assert not _ask(tiny, "Which layer does scan_layers trace first on a Zeta host?").covered
+    assert not ask(tiny, "Which layer does scan_layers trace first on a Zeta host?").covered
 
 
 def test_a_line_citing_two_sources_is_quoted_whole() -> None:
@@ -455,13 +444,13 @@ def test_the_thing_a_what_or_which_question_asks_for_is_its_head_word() -> None:
 def test_a_question_asking_for_something_no_source_names_is_refused(
     tiny: KnowledgeIndex, question: str
 ) -> None:
-    reply = _ask(tiny, question)
+    reply = ask(tiny, question)
     assert not reply.covered and "what the question asks for" in reply.reason
 
 
 def test_an_agent_noun_is_known_through_its_verb(tiny: KnowledgeIndex) -> None:
     # 'picker' is named nowhere, but 'pick' is: the question is not refused for naming it
-    reply = _ask(tiny, "Which mode picker runs faster than strict eager?")
+    reply = ask(tiny, "Which mode picker runs faster than strict eager?")
     assert "what the question asks for" not in reply.reason
 
 
@@ -490,10 +479,10 @@ def test_the_action_of_a_how_do_i_question_is_its_verb() -> None:
 
 def test_a_how_do_i_question_needs_a_line_naming_the_action_or_giving_a_command(tiny: KnowledgeIndex) -> None:
     # the fused-mode line describes the mode; it neither says how to disable it nor gives a setting
-    refused = _ask(tiny, "How do I disable the fused eager mode?")
+    refused = ask(tiny, "How do I disable the fused eager mode?")
     assert not refused.covered and "'disable'" in refused.reason
     # the line gives the call in a code span: it answers how to pick the mode
-    answered = _ask(tiny, "How do I pick the eager mode for a block of code?")
+    answered = ask(tiny, "How do I pick the eager mode for a block of code?")
     assert answered.covered and "set_eager_mode" in answered.citations[0].quote
 
 

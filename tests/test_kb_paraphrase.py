@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from tpu_runtime.knowledge.answer import SUPPORT_PASSAGES, compose
+from tests.kb_helpers import ask
 from tpu_runtime.knowledge.build import BuildRequest, run_kb_build
-from tpu_runtime.knowledge.models import Answer
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 from tpu_runtime.resources import knowledge_dir
 
@@ -74,14 +73,10 @@ def sheets(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
     return KnowledgeIndex.open(folder)
 
 
-def _ask(index: KnowledgeIndex, question: str) -> Answer:
-    return compose(question, index, index.search(question, SUPPORT_PASSAGES))
-
-
 def test_paraphrased_questions_are_answered_from_the_line_that_says_it(sheets: KnowledgeIndex) -> None:
     failures = []
     for question, expected in COVERED:
-        reply = _ask(sheets, question)
+        reply = ask(sheets, question)
         quote = reply.citations[0].quote if reply.citations else ""
         if not (reply.covered and any(alt.lower() in quote.lower() for alt in expected.split("|"))):
             failures.append(f"{question} -> {quote or reply.reason}")
@@ -93,5 +88,5 @@ def test_paraphrased_questions_are_answered_from_the_line_that_says_it(sheets: K
 def test_lexically_close_questions_the_sheets_do_not_answer_are_refused(
     sheets: KnowledgeIndex, question: str
 ) -> None:
-    reply = _ask(sheets, question)
+    reply = ask(sheets, question)
     assert not reply.covered, reply.citations[0].quote if reply.citations else reply.reason

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.kb_helpers import write_corpus
-from tpu_runtime.knowledge.answer import SUPPORT_PASSAGES, _present, _terms, compose
-from tpu_runtime.knowledge.build import run_kb_build
-from tpu_runtime.knowledge.models import Answer
+from tests.kb_helpers import ask, lexical_index
+from tpu_runtime.knowledge.answer import _present, _terms
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 from tpu_runtime.knowledge.words import FAMILIES, family, family_words, stem
 
@@ -87,15 +85,7 @@ PARAPHRASE_SHEET = """\
 
 @pytest.fixture(scope="module")
 def paraphrased(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
-    request = write_corpus(tmp_path_factory.mktemp("words"))
-    assert request.knowledge_folder is not None and request.folder is not None
-    (request.knowledge_folder / "paraphrase.md").write_text(PARAPHRASE_SHEET)
-    run_kb_build(request.model_copy(update={"dense": False}))
-    return KnowledgeIndex.open(request.folder)
-
-
-def _ask(index: KnowledgeIndex, question: str) -> Answer:
-    return compose(question, index, index.search(question, SUPPORT_PASSAGES))
+    return lexical_index(tmp_path_factory.mktemp("words"), {"paraphrase.md": PARAPHRASE_SHEET})
 
 
 @pytest.mark.parametrize(
@@ -112,7 +102,7 @@ def _ask(index: KnowledgeIndex, question: str) -> Answer:
 def test_a_paraphrased_question_is_answered_from_its_line(
     paraphrased: KnowledgeIndex, question: str, expected: str
 ) -> None:
-    reply = _ask(paraphrased, question)
+    reply = ask(paraphrased, question)
     assert reply.covered, reply.reason
     assert expected in reply.citations[0].quote
 
@@ -129,4 +119,4 @@ def test_a_paraphrased_question_is_answered_from_its_line(
 def test_a_lexically_close_paraphrase_the_lines_do_not_answer_is_refused(
     paraphrased: KnowledgeIndex, question: str
 ) -> None:
-    assert not _ask(paraphrased, question).covered
+    assert not ask(paraphrased, question).covered
