@@ -38,18 +38,18 @@ PeakSource = Literal["device_plane", "chip_table", "none"]
 # --- the report model ----------------------------------------------------------------------------
 
 
-#: Config of every report model (here and in `report.py`): pydantic builds a model's validator and
-#: serializer when it is first used, as by `--json`, an MCP schema or a crash log, instead of at import
-#: (`defer_build`). The profile analyser constructs its models from fields it has typed itself
-#: (`model_construct`), so a terminal report of a profile never builds them (tests/test_profile.py checks
-#: that validation would make the same summary).
-BUILT_ON_FIRST_USE = ConfigDict(defer_build=True)
+class ReportModel(BaseModel):
+    """Base of every report model (here and in `report.py`): pydantic builds a model's validator and
+    serializer when it is first used, as by `--json`, an MCP schema or a crash log, instead of at import
+    (`defer_build`). The profile analyser constructs its models from fields it has typed itself
+    (`model_construct`), so a terminal report of a profile never builds them (tests/test_profile.py checks
+    that validation would make the same summary)."""
+
+    model_config = ConfigDict(defer_build=True)
 
 
-class Peaks(BaseModel):
+class Peaks(ReportModel):
     """Peak rates one TPU core can reach, and where they came from."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     teraflops_per_second: float | None = None
     hbm_gigabytes_per_second: float | None = Field(default=None, description="decimal GB/s")
@@ -60,10 +60,8 @@ class Peaks(BaseModel):
     chip: str | None = Field(default=None, description="generation in knowledge/chips.yaml, e.g. 'v6e'")
 
 
-class DeviceTime(BaseModel):
+class DeviceTime(ReportModel):
     """Busy and idle time of the TPU chips, summed over chips."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     chips: int
     busy_ms: float
@@ -72,10 +70,8 @@ class DeviceTime(BaseModel):
     idle_percent: float
 
 
-class StepStats(BaseModel):
+class StepStats(ReportModel):
     """Step time and what the device did within a step (means over all steps of all cores)."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     source: str = Field(description="'Steps line', or the XLA module whose runs were taken as steps")
     count: int = Field(
@@ -92,10 +88,8 @@ class StepStats(BaseModel):
     idle_percent: float
 
 
-class TopOp(BaseModel):
+class TopOp(ReportModel):
     """One HLO op, over all its runs on all TensorCores, with the roofline verdict and its origin."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     rank: int
     name: str
@@ -128,10 +122,8 @@ class TopOp(BaseModel):
     expression: str | None = Field(default=None, description="the HLO instruction, shortened")
 
 
-class TimeShare(BaseModel):
+class TimeShare(ReportModel):
     """One class of device time (compute, HBM-bound ops, collectives, host transfers, idle)."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     time_class: TimeClass
     label: str
@@ -139,17 +131,14 @@ class TimeShare(BaseModel):
     percent: float = Field(description="share of the device time: all op self time plus idle")
 
 
-class CategoryTime(BaseModel):
-    model_config = BUILT_ON_FIRST_USE
+class CategoryTime(ReportModel):
     category: str
     self_time_ms: float
     percent_of_busy: float
 
 
-class Roofline(BaseModel):
+class Roofline(ReportModel):
     """The whole program on the roofline: all ops' FLOPs and bytes over the summed program time."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     total_flops: int
     total_bytes: int
@@ -162,27 +151,22 @@ class Roofline(BaseModel):
     hbm_utilization_percent: float | None = Field(description="of the peak HBM bandwidth of all cores")
 
 
-class HostEvent(BaseModel):
-    model_config = BUILT_ON_FIRST_USE
+class HostEvent(ReportModel):
     name: str
     self_time_ms: float
     count: int
 
 
-class HostSummary(BaseModel):
+class HostSummary(ReportModel):
     """What the host threads did (the only view of a profile without TPU planes)."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     threads: int
     events: int
     top_events: list[HostEvent]
 
 
-class ProfileSummary(BaseModel):
+class ProfileSummary(ReportModel):
     """Everything `tpu-agent diagnose` says about one profile; sized by `top`, never raw events."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     schema_version: int = SCHEMA_VERSION
     path: str
@@ -219,18 +203,15 @@ class ProfileSummary(BaseModel):
 OpStatus = Literal["added", "removed", "faster", "slower", "unchanged"]
 
 
-class MetricChange(BaseModel):
-    model_config = BUILT_ON_FIRST_USE
+class MetricChange(ReportModel):
     name: str
     before: float | None
     after: float | None
     change_percent: float | None
 
 
-class OpChange(BaseModel):
+class OpChange(ReportModel):
     """One op of either top list. 'added'/'removed' mean it entered or left the top list."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     name: str
     program: str
@@ -242,8 +223,7 @@ class OpChange(BaseModel):
     change_percent: float | None = Field(default=None, description="of the average time per run")
 
 
-class ProfileComparison(BaseModel):
-    model_config = BUILT_ON_FIRST_USE
+class ProfileComparison(ReportModel):
     before: str
     after: str
     threshold_percent: float

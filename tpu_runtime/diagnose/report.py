@@ -33,9 +33,9 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from tpu_runtime.diagnose.profile_model import BUILT_ON_FIRST_USE, ProfileComparison, ProfileSummary
+from tpu_runtime.diagnose.profile_model import ProfileComparison, ProfileSummary, ReportModel
 
 SCHEMA_VERSION = 2
 
@@ -61,15 +61,13 @@ Severity = Literal["high", "medium", "low", "info"]
 KB_ID_PATTERN = r"^tpu-err:[a-z0-9-]+$"
 
 
-class Citation(BaseModel):
+class Citation(ReportModel):
     """A public source for a cause or a fix: a short label and the URL of the official page.
 
     A crash-log citation may also name the knowledge-base fact behind it (`kb`, a stable id from
     knowledge/errors.md) with that fact's sentence and the URL the sentence restates, so an agent can
     quote the team's own wording and look the id up with the knowledge tools.
     """
-
-    model_config = BUILT_ON_FIRST_USE
 
     label: str
     url: str
@@ -84,10 +82,8 @@ class Citation(BaseModel):
     kb_source: str | None = Field(default=None, description="the public URL that `kb_text` restates")
 
 
-class Finding(BaseModel):
+class Finding(ReportModel):
     """One thing worth changing, found in a trace, a dump or a metrics report."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     kind: str = Field(description="machine-readable name, e.g. 'host_sync', 'dataloader_stall'")
     severity: Severity
@@ -97,8 +93,7 @@ class Finding(BaseModel):
     source: str = Field(default="", description="the input it came from (set in the report's ranked list)")
 
 
-class InputSummary(BaseModel):
-    model_config = BUILT_ON_FIRST_USE
+class InputSummary(ReportModel):
     path: str = Field(description="as given on the command line; '-' is standard input")
     kind: InputKind
     detail: str = Field(description="how the kind was recognised, and which files were read")
@@ -108,10 +103,8 @@ class InputSummary(BaseModel):
 # ------------------------------------------------------------------------------------------ crash logs
 
 
-class CrashEvidence(BaseModel):
+class CrashEvidence(ReportModel):
     """Why a crash got its category and its fix: quoted log lines and the rule that chose the fix."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     lines: list[str] = Field(
         default=[], description="the log lines that decided the category (prefixes removed)"
@@ -123,10 +116,8 @@ class CrashEvidence(BaseModel):
     fix_reason: str = Field(default="", description="the facts that made that sub-rule apply, in words")
 
 
-class CrashDiagnosis(BaseModel):
+class CrashDiagnosis(ReportModel):
     """What a crash log says failed, why, and what to do about it."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     source: str = Field(description="the log's path, or '-' for standard input")
     category: Category
@@ -155,10 +146,8 @@ class CrashDiagnosis(BaseModel):
 # ------------------------------------------------------------------------------------ torch.profiler
 
 
-class OpStat(BaseModel):
+class OpStat(ReportModel):
     """One op name aggregated over a trace; self time excludes the ops nested inside it."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     name: str
     side: Literal["host", "device"]
@@ -168,10 +157,8 @@ class OpStat(BaseModel):
     self_pct: float = Field(description="share of all self time on its side, in percent")
 
 
-class StepStat(BaseModel):
+class StepStat(ReportModel):
     """One ProfilerStep#N on the step timeline."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     step: int
     start_ms: float = Field(description="from the first step's start")
@@ -181,10 +168,8 @@ class StepStat(BaseModel):
     syncs: int = Field(description="host-device syncs inside the step")
 
 
-class SyncStat(BaseModel):
+class SyncStat(ReportModel):
     """A host-device sync (the host waits for a device value), grouped by op and user source line."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     name: str
     count: int
@@ -195,10 +180,8 @@ class SyncStat(BaseModel):
     )
 
 
-class StallStat(BaseModel):
+class StallStat(ReportModel):
     """Time spent waiting for the data loader, per step and in total."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     count: int
     total_ms: float
@@ -208,8 +191,7 @@ class StallStat(BaseModel):
     slow_steps: list[int] = Field(description="steps where the loader took a quarter of the step or more")
 
 
-class TorchTraceSummary(BaseModel):
-    model_config = BUILT_ON_FIRST_USE
+class TorchTraceSummary(ReportModel):
     source: str
     format: str = Field(description="'json' or 'json.gz'")
     events: int
@@ -231,10 +213,8 @@ class TorchTraceSummary(BaseModel):
 # ---------------------------------------------------------------------------------------- XLA dumps
 
 
-class XlaModule(BaseModel):
+class XlaModule(ReportModel):
     """One compiled HLO module in a dump folder."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     id: str = Field(description="the dump's module number, e.g. '0006'")
     name: str = Field(description="HloModule name, e.g. 'jit_train_step'")
@@ -248,10 +228,8 @@ class XlaModule(BaseModel):
     files: list[str]
 
 
-class Recompilation(BaseModel):
+class Recompilation(ReportModel):
     """The same module name compiled more than once with different programs."""
-
-    model_config = BUILT_ON_FIRST_USE
 
     name: str
     compilations: int
@@ -259,8 +237,7 @@ class Recompilation(BaseModel):
     module_ids: list[str]
 
 
-class BufferStat(BaseModel):
-    model_config = BUILT_ON_FIRST_USE
+class BufferStat(ReportModel):
     module: str
     name: str
     size_bytes: int
@@ -269,8 +246,7 @@ class BufferStat(BaseModel):
     kind: str = Field(description="parameter, output, temp, constant, thread-local ... (buffer assignment)")
 
 
-class CollectiveStat(BaseModel):
-    model_config = BUILT_ON_FIRST_USE
+class CollectiveStat(ReportModel):
     module: str
     kind: Literal["all-reduce", "all-gather", "reduce-scatter", "collective-permute", "all-to-all"]
     name: str
@@ -280,8 +256,7 @@ class CollectiveStat(BaseModel):
     source: str | None = Field(default=None, description="user file:line from the HLO metadata")
 
 
-class XlaDumpSummary(BaseModel):
-    model_config = BUILT_ON_FIRST_USE
+class XlaDumpSummary(ReportModel):
     source: str
     module_count: int
     distinct_names: int
@@ -300,16 +275,14 @@ class XlaDumpSummary(BaseModel):
 # ----------------------------------------------------------------------------------- metrics reports
 
 
-class MetricStat(BaseModel):
-    model_config = BUILT_ON_FIRST_USE
+class MetricStat(ReportModel):
     name: str
     samples: int
     total: str = Field(description="the accumulator as printed")
     total_seconds: float | None = None
 
 
-class MetricsSummary(BaseModel):
-    model_config = BUILT_ON_FIRST_USE
+class MetricsSummary(ReportModel):
     source: str
     format: str = Field(description="'pytorch_xla' (met.metrics_report())")
     metrics: list[MetricStat]
@@ -325,8 +298,7 @@ class MetricsSummary(BaseModel):
 # ---------------------------------------------------------------------------------------------- report
 
 
-class DiagnoseReport(BaseModel):
-    model_config = BUILT_ON_FIRST_USE
+class DiagnoseReport(ReportModel):
     schema_version: int = SCHEMA_VERSION
     inputs: list[InputSummary]
     crashes: list[CrashDiagnosis] = []
