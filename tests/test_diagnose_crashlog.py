@@ -167,3 +167,75 @@ def test_recompilation_names_the_count_and_the_changing_arguments() -> None:
     )
     assert "train_step compiled 4 times" in crash.summary and "argument 2" in crash.summary
     assert "float32[4096,1024]" not in crash.summary  # the argument that never changed is left out
+
+
+# --- sub-rules keyed on stable tokens: wordings no corpus file holds ------------------------------------
+
+
+def test_block_that_must_divide_the_length_names_the_multiple() -> None:
+    crash = diagnose_log("ValueError: kv_block_size=256 should divide kv_seq_len=1000\n", "kernel.log")
+    assert crash.category == "shape_dtype_error"
+    assert crash.evidence.fix_rule.endswith("block_must_divide_length")
+    assert "multiple of 256" in crash.fix and "kv_seq_len" in crash.fix
+
+
+def test_data_built_for_another_length_names_both_lengths() -> None:
+    text = "AssertionError: packed sequence_length=1024 but config.max_target_length=2048\n"
+    crash = diagnose_log(text, "data.log")
+    assert crash.category == "shape_dtype_error"
+    assert crash.evidence.fix_rule.endswith("data_length_vs_config")
+    assert "sequence_length=1024" in crash.fix and "max_target_length=2048" in crash.fix
+
+
+def test_function_ops_without_a_tpu_kernel_ask_for_connect_to_cluster() -> None:
+    text = (
+        "InternalError: Assigned device '/job:worker/replica:0/task:1/device:TPU:3' does not have "
+        "registered OpKernel support for _Retval\n"
+    )
+    crash = diagnose_log(text, "colab.log")
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule.endswith("tensorflow_connect_to_host_function_args")
+    assert "experimental_connect_to_cluster" in crash.fix
+
+
+def test_unknown_eager_context_is_a_client_and_tpu_tensorflow_mismatch() -> None:
+    text = "E0101 grpc_eager_client.cc:72] Remote EagerContext with id 42 does not seem to exist.\n"
+    crash = diagnose_log(text, "tf.log")
+    assert crash.category == "version_mismatch"
+    assert crash.evidence.fix_rule.endswith("tensorflow_tpu_eager_context")
+
+
+def test_largest_allocation_that_is_a_copy_points_at_placement_layout() -> None:
+    text = "\n".join(
+        [
+            "RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. "
+            "Used 17.00G of 15.75G hbm. Exceeded hbm capacity by 1.25G.",
+            "  Largest program allocations in hbm:",
+            "  1. Size: 4.00G",
+            "     Operator: op_name=\"params['embed']\"",
+            "     Shape: bf16[262144,8192]{0,1:T(8,128)(2,1)}",
+            "     Unpadded size: 4.00G",
+            "     XLA label: copy.42 = copy(param.7), sharding={devices=[4,1]<=[4]}",
+            "     Allocation type: HLO temp",
+        ]
+    )
+    crash = diagnose_log(text + "\n", "oom.log")
+    assert crash.category == "hbm_oom"
+    assert crash.evidence.fix_rule.endswith("layout_change_copy")
+    assert "params['embed']" in crash.fix and "device_put" in crash.fix
+    # the same report whose largest buffer is an ordinary temporary gets another fix
+    temp = text.replace("copy.42 = copy(param.7)", "fusion.3 = fusion(param.7)")
+    plain = diagnose_log(temp + "\n", "oom.log")
+    assert not plain.evidence.fix_rule.endswith("layout_change_copy")
+
+
+def test_allocation_failure_while_moving_to_the_host_asks_for_one_shard_at_a_time() -> None:
+    text = (
+        '  File "serve.py", line 88, in save_blocks\n    host = jax.device_get(shards)\n'
+        "RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 64.00M. That was not "
+        "possible. There are 10.00M free.; (0x0x0_HBM0)\n"
+    )
+    crash = diagnose_log(text, "serve.log")
+    assert crash.category == "hbm_oom"
+    assert crash.evidence.fix_rule.endswith("host_transfer_staging")
+    assert crash.fix.startswith("64.00 MiB could not be allocated (only 10.00 MiB free)")
