@@ -100,9 +100,6 @@ KNOWN_DEV_MISSES = {
     # Lightning's pod TPU check was fixed in a later Lightning; the log shows worker 0 finding the TPU and
     # worker 3 not, but not the Lightning release.
     "init_lightning_v2_32_pod_worker3_no_tpu_devices.log": "log does not show the Lightning release",
-    # One line from a Colab notebook: that the runtime is Colab's TPU node (run on a TPU VM instead) is in
-    # the thread only.
-    "init_maxtext_colab_no_device_found_fragment.log": "fragment does not show the Colab TPU node",
     # The thread's workaround (padding between the broadcast and the slice) was found by experiment; the
     # layout error names neither.
     "mosaic_jax_broadcast_take_along_invalid_input_layout.log": "workaround found by experiment",

@@ -1,0 +1,178 @@
+"""Facts that name their own fix (crash_named_fix_facts) and the fallbacks that state it (named_facts.yaml).
+
+Every log line below is invented in the shape the printing tool uses; the end-to-end cases run the rules
+with only their `from_facts_*` fallbacks, as for a wording no cause-specific sub-rule was written for.
+"""
+
+from __future__ import annotations
+
+import pytest
+from crashlog_support import diagnosed_as
+
+from tpu_runtime.diagnose.crash_named_fix_facts import (
+    check_owner_facts,
+    device_count_facts,
+    padded_layout_facts,
+    padded_shape,
+    tpu_chip_facts,
+)
+from tpu_runtime.diagnose.crashlog import fallback_rules
+
+
+@pytest.mark.parametrize(
+    ("dims", "bits", "expected"),
+    [
+        ((1, 128), 32, ((8, 128), (8, 128))),
+        ((3, 100), 32, ((8, 128), (8, 128))),
+        ((8, 128), 16, ((16, 128), (16, 128))),
+        ((40, 256), 8, ((64, 256), (32, 128))),
+        ((2, 4, 200), 32, ((2, 8, 256), (8, 128))),
+        ((100,), 32, ((128,), (8, 128))),
+    ],
+)
+def test_a_shape_is_padded_to_whole_tiles_of_its_element_width(
+    dims: tuple[int, ...], bits: int, expected: tuple[tuple[int, ...], tuple[int, int]]
+) -> None:
+    assert padded_shape(dims, bits) == expected
+
+
+@pytest.mark.parametrize(("dims", "bits"), [((8, 128), 32), ((16, 256), 16), ((32, 128), 8), ((4, 128), 64)])
+def test_a_shape_that_fills_whole_tiles_needs_no_padding(dims: tuple[int, ...], bits: int) -> None:
+    assert padded_shape(dims, bits) is None
+
+
+def test_the_first_unaligned_operand_of_the_quoted_op_is_named_with_its_padded_shape() -> None:
+    lines = [
+        "MosaicError: INTERNAL: Mosaic failed to compile TPU kernel: cannot infer a layout",
+        '  %12 = "vector.shape_cast"(%9) : (vector<16x256xbf16>) -> vector<2x8x256xbf16>',
+    ]
+    assert padded_layout_facts(lines) == {
+        "unaligned_vector": "vector<2x8x256xbf16>",
+        "padded_vector": "2x16x256",
+        "vector_tile": "(16, 128)",
+    }
+
+
+def test_an_op_whose_values_fill_whole_tiles_gives_no_padding() -> None:
+    lines = ['  %3 = "vector.broadcast"(%1) : (vector<8x128xf32>) -> vector<16x128xf32>']
+    assert padded_layout_facts(lines) == {}
+
+
+def test_a_vector_outside_a_quoted_op_is_not_read() -> None:
+    assert padded_layout_facts(["the kernel holds a vector<1x7xf32> somewhere"]) == {}
+
+
+@pytest.mark.parametrize(
+    ("line", "want", "have"),
+    [
+        ("ValueError: program was compiled for 16 devices but is run with 4 devices.", 16, 4),
+        ("RuntimeError: the checkpoint requires 8 TPU devices, found 2 TPU devices", 8, 2),
+        ("Error: only 4 devices are available, but 32 are required by the sharding", 32, 4),
+    ],
+)
+def test_two_device_counts_in_one_sentence_are_what_was_asked_and_what_is_there(
+    line: str, want: int, have: int
+) -> None:
+    assert device_count_facts([line]) == {"mesh_devices": want, "visible_devices": have}
+
+
+def test_equal_device_counts_are_no_mismatch() -> None:
+    assert device_count_facts(["compiled for 8 devices and run with 8 devices"]) == {}
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: TPU initialization failed: No 3f9a1c device found.",
+        "jaxlib.xla_extension.XlaRuntimeError: NOT_FOUND: No TPU devices found",
+        "ERROR: could not find any TPU chips on this host",
+        "0 TPU chips detected",
+    ],
+)
+def test_each_wording_of_no_chip_on_the_machine_is_read(line: str) -> None:
+    assert tpu_chip_facts([line]) == {"no_tpu_chip": line}
+
+
+def test_a_chip_held_by_another_process_is_not_a_missing_chip() -> None:
+    lines = [
+        "I0101 libtpu_lockfile held by pid 812",
+        "RuntimeError: TPU initialization failed: No 3f9a1c device found.",
+    ]
+    assert tpu_chip_facts(lines) == {}
+
+
+def test_a_default_version_warning_says_libtpu_does_not_know_the_chip() -> None:
+    lines = ["W1203 tpu_version_flag.cc:57] Unknown TPU type; using default TPU version: abc"]
+    assert tpu_chip_facts(lines) == {"tpu_chip_unrecognised": lines[0]}
+
+
+@pytest.mark.parametrize(
+    ("lines", "owner"),
+    [
+        (["F0101 torch_xla/csrc/tensor_methods.cpp:88 : Check failed: dims.size() == 2"], "torch_xla"),
+        (["E0101 xla_client/xla_util.cc:12] Check failed: status.ok()"], "torch_xla"),
+        (['  File "/x/jax/_src/compiler.py", line 3', "RET_CHECK failure (hlo.cc:1) x == y"], "jax"),
+    ],
+)
+def test_the_framework_owning_a_failed_check_is_named(lines: list[str], owner: str) -> None:
+    assert check_owner_facts(lines) == {"check_owner": owner}
+
+
+def test_no_failed_check_no_owner() -> None:
+    assert check_owner_facts(["torch_xla/csrc/tensor.cpp: all good"]) == {}
+
+
+# ------------------------------------------------------------------------------ end to end, fallbacks only
+
+FALLBACKS = fallback_rules()
+
+
+def test_a_mosaic_layout_error_names_the_padded_operand() -> None:
+    text = (
+        "jax._src.pallas.mosaic.error_handling.MosaicError: INTERNAL: Mosaic failed to compile TPU kernel: "
+        "unsupported layout for operand\n"
+        "The MLIR operation involved:\n"
+        '  %7 = "vector.broadcast"(%4) : (vector<3x100xf32>) -> vector<8x100xf32>\n'
+    )
+    crash = diagnosed_as(
+        text, "mosaic_compile_error", "mosaic_compile_error/from_facts_padded_layout", FALLBACKS
+    )
+    assert "vector<3x100xf32>" in crash.fix and "pad it to 8x128" in crash.fix
+
+
+def test_a_mosaic_error_about_a_missing_op_is_not_answered_with_padding() -> None:
+    text = (
+        "MosaicError: INTERNAL: Mosaic failed to compile TPU kernel: unsupported operation\n"
+        '  %7 = "math.erf"(%4) : (vector<3x100xf32>) -> vector<3x100xf32>\n'
+    )
+    crash = diagnosed_as(text, "mosaic_compile_error", "mosaic_compile_error/from_facts_mlir_op", FALLBACKS)
+    assert "pad it" not in crash.fix
+
+
+def test_an_unknown_chip_asks_for_a_newer_libtpu() -> None:
+    text = (
+        "WARNING: No hardware is found. Using default TPU version: 77aa\n"
+        "RuntimeError: Unable to initialize backend 'tpu': UNKNOWN: TPU initialization failed: "
+        "No 77aa device found.\n"
+    )
+    crash = diagnosed_as(
+        text, "runtime_init_failure", "runtime_init_failure/from_facts_tpu_chip_unrecognised", FALLBACKS
+    )
+    assert "pip install -U libtpu" in crash.fix
+
+
+def test_no_chip_at_all_asks_for_a_tpu_vm() -> None:
+    text = "jaxlib.xla_extension.XlaRuntimeError: UNKNOWN: TPU initialization failed: No 77aa device found.\n"
+    crash = diagnosed_as(
+        text, "runtime_init_failure", "runtime_init_failure/from_facts_no_tpu_chip", FALLBACKS
+    )
+    assert "Cloud TPU VM" in crash.fix and "No 77aa device found" in crash.fix
+
+
+def test_a_torch_xla_check_asks_to_update_torch_xla() -> None:
+    text = (
+        "2023-01-01 00:00:00.000000: F torch_xla/csrc/ops/index_ops.cpp:42] Check failed: "
+        "indices.size() == 1 (2 vs. 1)\n"
+    )
+    crash = diagnosed_as(text, "xla_compile_error", "xla_compile_error/from_facts_torch_xla_check", FALLBACKS)
+    assert "Update torch_xla" in crash.fix and "indices.size() == 1" in crash.fix
