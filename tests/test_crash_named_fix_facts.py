@@ -10,6 +10,7 @@ import pytest
 from crashlog_support import diagnosed_as
 
 from tpu_runtime.diagnose.crash_named_fix_facts import (
+    alignment_facts,
     check_owner_facts,
     device_count_facts,
     padded_layout_facts,
@@ -60,6 +61,33 @@ def test_an_op_whose_values_fill_whole_tiles_gives_no_padding() -> None:
 
 def test_a_vector_outside_a_quoted_op_is_not_read() -> None:
     assert padded_layout_facts(["the kernel holds a vector<1x7xf32> somewhere"]) == {}
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (
+            "ValueError: block size along axis 2 must be a multiple of 128, got 100",
+            {"size_multiple": 128, "unaligned_size": 100, "aligned_size": 128, "unaligned_dim": 2},
+        ),
+        (
+            "Error: Slice length along dimension 0 must be aligned to tiling (8), but is 12",
+            {"size_multiple": 8, "unaligned_size": 12, "aligned_size": 16, "unaligned_dim": 0},
+        ),
+        (
+            "AssertionError: num_heads (6) is not divisible by 4",
+            {"size_multiple": 4, "unaligned_size": 6, "aligned_size": 8},
+        ),
+    ],
+)
+def test_a_size_that_must_be_a_multiple_is_read_with_its_rounded_up_size(
+    line: str, expected: dict[str, int]
+) -> None:
+    assert alignment_facts([line]) == expected
+
+
+def test_a_size_that_is_a_multiple_already_is_no_misalignment() -> None:
+    assert alignment_facts(["must be a multiple of 8, got 16"]) == {}
 
 
 @pytest.mark.parametrize(
@@ -147,6 +175,17 @@ def test_a_mosaic_error_about_a_missing_op_is_not_answered_with_padding() -> Non
     )
     crash = diagnosed_as(text, "mosaic_compile_error", "mosaic_compile_error/from_facts_mlir_op", FALLBACKS)
     assert "pad it" not in crash.fix
+
+
+def test_a_size_off_its_multiple_names_the_padded_size_and_the_sharding() -> None:
+    text = (
+        "MosaicError: INTERNAL: Mosaic failed to compile TPU kernel: "
+        "Window length along dimension 1 must be divisible by 4, but is 6\n"
+    )
+    crash = diagnosed_as(
+        text, "mosaic_compile_error", "mosaic_compile_error/from_facts_size_multiple", FALLBACKS
+    )
+    assert "pad it to 8" in crash.fix and "dimension 1" in crash.fix
 
 
 def test_an_unknown_chip_asks_for_a_newer_libtpu() -> None:

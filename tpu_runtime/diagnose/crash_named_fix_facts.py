@@ -1,11 +1,12 @@
 """Facts that name their own fix, read from any wording: the padded layout an unaligned kernel operand needs,
-the two device counts a program and its machine disagree on, a TPU host whose chips libtpu cannot see or
-cannot recognise, and the framework whose internal check failed.
+a size that must be a multiple of another (and the size it rounds up to), the two device counts a program
+and its machine disagree on, a TPU host whose chips libtpu cannot see or cannot recognise, and the framework
+whose internal check failed.
 
 A log in a wording no cause-specific sub-rule was written for still states these numbers and names; the
 fallbacks of crash_fix_packs/named_facts.yaml turn each into one specific action (pad this vector to that
-shape, build the mesh of that many devices, upgrade libtpu, update torch_xla) instead of the category's
-paragraph.
+shape, round this size up, build the mesh of that many devices, upgrade libtpu, update torch_xla) instead of
+the category's paragraph.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 __all__ = [
     "NAMED_FIX_EXTRACTORS",
+    "alignment_facts",
     "check_owner_facts",
     "device_count_facts",
     "padded_layout_facts",
@@ -78,6 +80,47 @@ def padded_layout_facts(lines: Sequence[str]) -> dict[str, str]:
                 "vector_tile": f"({tile[0]}, {tile[1]})",
             }
         return {}
+    return {}
+
+
+# ------------------------------------------------------------------------------------ size multiples
+
+# "must be aligned to tiling (2), but is 1", "must be a multiple of 128, got 100", "should be divisible by 8
+# (got 12)"; "100 is not a multiple of 128", "(12) is not divisible by 8"
+_MUST_BE_MULTIPLE = re.compile(
+    r"\b(?:must|should|has to|needs to) be (?:aligned to|a multiple of|(?:evenly )?divisible by) "
+    r"(?:the )?(?:tiling |tile size |block size )?\(?(?P<n>\d+)\)?\W{0,3}\s*"
+    r"(?:but (?:is|was|got|it is)|got|is|found|not) \(?(?P<m>\d+)\b"
+)
+_IS_NOT_MULTIPLE = re.compile(
+    r"\(?(?P<m>\d+)\)? (?:is|was) not (?:a multiple of|(?:evenly )?divisible by|aligned to) "
+    r"(?:the )?(?:tiling |tile size |block size )?\(?(?P<n>\d+)\b"
+)
+_DIMENSION = re.compile(r"\b(?:dimension|dim|axis) (?P<dim>\d+)\b")
+
+
+def alignment_facts(lines: Sequence[str]) -> dict[str, int]:
+    """`size_multiple`, `unaligned_size` and `aligned_size` (the size rounded up to the multiple), with
+    `unaligned_dim` when the sentence names it: where an error says a size must be a multiple of another."""
+    for line in reversed(lines[-MAX_LINES:]):
+        if line.lstrip().startswith('File "'):
+            continue
+        for pattern in (_MUST_BE_MULTIPLE, _IS_NOT_MULTIPLE):
+            m = pattern.search(line)
+            if m is None:
+                continue
+            multiple, size = int(m["n"]), int(m["m"])
+            if multiple < 2 or size % multiple == 0:
+                continue
+            out = {
+                "size_multiple": multiple,
+                "unaligned_size": size,
+                "aligned_size": -(-size // multiple) * multiple,
+            }
+            dim = _DIMENSION.search(line)
+            if dim is not None:
+                out["unaligned_dim"] = int(dim["dim"])
+            return out
     return {}
 
 
@@ -175,6 +218,7 @@ def check_owner_facts(lines: Sequence[str]) -> dict[str, str]:
 
 NAMED_FIX_EXTRACTORS: tuple[Callable[[Sequence[str]], Mapping[str, object]], ...] = (
     padded_layout_facts,
+    alignment_facts,
     device_count_facts,
     tpu_chip_facts,
     check_owner_facts,
