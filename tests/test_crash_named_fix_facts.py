@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 from crashlog_support import diagnosed_as
 
+from tpu_runtime.diagnose.crash_cues import weak_vote
 from tpu_runtime.diagnose.crash_named_fix_facts import (
     alignment_facts,
     check_owner_facts,
@@ -215,3 +216,33 @@ def test_a_torch_xla_check_asks_to_update_torch_xla() -> None:
     )
     crash = diagnosed_as(text, "xla_compile_error", "xla_compile_error/from_facts_torch_xla_check", FALLBACKS)
     assert "Update torch_xla" in crash.fix and "indices.size() == 1" in crash.fix
+
+
+# --------------------------------------------------------------------- weak cues (crash_cues/device_setup)
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [
+            "RuntimeError: torch_xla/csrc/runtime/some_registry.cc:88 : Check failed: client_ok",
+            "        torch_xla::runtime::InitializePjRt(std::string const&)",
+            "        torch_xla::runtime::GetComputationClient()",
+        ],
+        ["ValueError: Number of devices 2 must be >= the product of mesh_shape (2, 4)"],
+        [
+            "    devs = np.asarray(jax.devices()).reshape(4, 2)",
+            "ValueError: cannot reshape array of size 1 into shape (4,2)",
+        ],
+    ],
+)
+def test_start_up_cues_place_a_log_in_runtime_init_failure(lines: list[str]) -> None:
+    vote = weak_vote(lines)
+    assert vote is not None and vote.category == "runtime_init_failure", vote
+
+
+def test_a_reshape_of_data_is_still_a_shape_error() -> None:
+    vote = weak_vote(
+        ["    x = batch.reshape(4, 2)", "ValueError: cannot reshape array of size 6 into shape (4,2)"]
+    )
+    assert vote is not None and vote.category == "shape_dtype_error", vote
