@@ -246,3 +246,18 @@ def test_a_reshape_of_data_is_still_a_shape_error() -> None:
         ["    x = batch.reshape(4, 2)", "ValueError: cannot reshape array of size 6 into shape (4,2)"]
     )
     assert vote is not None and vote.category == "shape_dtype_error", vote
+
+
+def test_a_check_comparing_dimensions_is_a_shape_error_not_a_compiler_fault() -> None:
+    lines = ["RuntimeError: torch_xla/csrc/ops/cat.cpp:40 : Check failed: dim_a == dim_b (7 vs. 9)"]
+    vote = weak_vote(lines)
+    assert vote is not None and vote.category == "shape_dtype_error", vote
+
+
+def test_a_refused_signature_of_a_barrier_call_is_no_time_out() -> None:
+    lines = [
+        "Traceback (most recent call last):",
+        "TypeError: sync_barrier() missing 1 required positional argument: 'name'",
+    ]
+    vote = weak_vote(lines)
+    assert vote is not None and vote.category == "version_mismatch", vote
