@@ -18,6 +18,7 @@ from tpu_runtime.diagnose.crash_named_fix_facts import (
     padded_shape,
     tpu_chip_facts,
 )
+from tpu_runtime.diagnose.crash_suggestion import find_suggestions
 from tpu_runtime.diagnose.crashlog import fallback_rules
 
 
@@ -261,3 +262,19 @@ def test_a_refused_signature_of_a_barrier_call_is_no_time_out() -> None:
     ]
     vote = weak_vote(lines)
     assert vote is not None and vote.category == "version_mismatch", vote
+
+
+# ------------------------------------------------------------- the message's own advice (crash_suggestion)
+
+
+def test_advice_for_another_accelerator_gives_way_to_the_tpu_advice_beside_it() -> None:
+    line = (
+        "ValueError: Cannot lower my_kernel on platform: tpu. To use it on GPU, install plugin_gpu 2.1 or "
+        "newer. To use it on TPU, install plugin_tpu and libtpu."
+    )
+    assert [s.text for s in find_suggestions([line])] == ["install plugin_tpu and libtpu."]
+
+
+def test_advice_for_another_accelerator_alone_is_no_remedy_for_a_tpu_log() -> None:
+    line = "RuntimeError: kernel unavailable. If running on GPU: set MY_KERNEL_BACKEND=triton and rerun."
+    assert find_suggestions([line]) == []

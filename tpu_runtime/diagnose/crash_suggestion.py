@@ -10,7 +10,8 @@ what it names: the flag, the environment variable, the API or parameter, the ver
 Only a sentence that starts like advice (an imperative or "you should/can ...") and names something
 concrete counts, or one that addresses the reader directly ("Please remove the hosts from the fleet",
 "You must restart the runtime"): the people who wrote the check chose that action for this very failure,
-even when it names no flag. Advice to file a bug or share a reproducer is not a remedy and is skipped.
+even when it names no flag. Advice to file a bug or share a reproducer is not a remedy and is skipped, and
+so is advice the message gives for another accelerator (a GPU) beside the TPU's.
 """
 
 from __future__ import annotations
@@ -97,6 +98,11 @@ _NOT_A_REMEDY = re.compile(
     # in LIBTPU_INIT_ARGS instead (xla/parse_flags_from_env.cc, https://github.com/openxla/xla)
     r"specify these on the TF_XLA_FLAGS",
     re.IGNORECASE,
+)
+# Advice a message gives for another accelerator ("To use Pallas on GPU, install jaxlib GPU ..."): a message
+# that lists one remedy per platform holds the TPU's beside it, and only that one fits a TPU log.
+_OTHER_PLATFORM = re.compile(
+    r"\b(?:on|for|with|using) (?:an? )?(?:NVIDIA |AMD )?(?:GPU|CUDA|ROCm|Metal|XPU|NPU)s?\b"
 )
 # a limit named in words with the direction to move it ("a longer initialization timeout")
 _LIMIT_IN_WORDS = re.compile(
@@ -189,6 +195,8 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             # the clause that leads into the advice counts too ("if you are seeing X, try Y" is conditional)
             lead = re.split(r"[.!?]\s", line[: m.start()])[-1]
             if len(text.split()) < 3 or _NOT_A_REMEDY.search(lead + text):
+                continue
+            if _OTHER_PLATFORM.search(lead + line[m.start() : m.start("text")]):
                 continue
             named = _named(text)
             if (not named and not _DIRECT.match(text)) or text.lower() in seen:
