@@ -18,8 +18,9 @@ from tpu_runtime.diagnose.crash_named_fix_facts import (
     padded_shape,
     tpu_chip_facts,
 )
+from tpu_runtime.diagnose.crash_specs import SubRule
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions
-from tpu_runtime.diagnose.crashlog import fallback_rules
+from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules, named_fact_addendum
 
 
 @pytest.mark.parametrize(
@@ -278,3 +279,46 @@ def test_advice_for_another_accelerator_gives_way_to_the_tpu_advice_beside_it() 
 def test_advice_for_another_accelerator_alone_is_no_remedy_for_a_tpu_log() -> None:
     line = "RuntimeError: kernel unavailable. If running on GPU: set MY_KERNEL_BACKEND=triton and rerun."
     assert find_suggestions([line]) == []
+
+
+# --------------------------------------------------------- named facts added to a cause-specific fix
+
+
+def _addendum_rule() -> SubRule:
+    return SubRule.model_validate(
+        {
+            "id": "from_facts_pad",
+            "when": {"facts": ["padded_vector"]},
+            "fix": "Pad it.",
+            "addendum": "Pad {unaligned_vector} to {padded_vector}.",
+        }
+    )
+
+
+def test_a_named_fact_the_specific_fix_does_not_quote_is_added() -> None:
+    facts = {"unaligned_vector": "vector<3x7xf32>", "padded_vector": "8x128"}
+    fix = "Keep the last two dimensions on (8, 128) tiles."
+    assert named_fact_addendum([_addendum_rule()], facts, [], fix) == " Pad vector<3x7xf32> to 8x128."
+
+
+def test_a_named_fact_the_specific_fix_quotes_already_is_not_repeated() -> None:
+    facts = {"unaligned_vector": "vector<3x7xf32>", "padded_vector": "8x128"}
+    fix = "Pad the vector<3x7xf32> operand to 8x128 before the broadcast."
+    assert named_fact_addendum([_addendum_rule()], facts, [], fix) == ""
+
+
+def test_no_addendum_when_the_fallback_does_not_apply() -> None:
+    assert named_fact_addendum([_addendum_rule()], {"unaligned_vector": "v"}, [], "Some fix.") == ""
+
+
+def test_a_cause_specific_mosaic_fix_gains_the_padded_shape_of_this_log() -> None:
+    text = (
+        "MosaicError: INTERNAL: Mosaic failed to compile TPU kernel: Invalid input layout\n"
+        "The MLIR operation involved:\n"
+        '  %4 = "vector.broadcast"(%2) : (vector<3x200xbf16>) -> vector<16x256xbf16>\n'
+    )
+    crash = diagnose_log(text, "-")
+    assert not crash.evidence.fix_rule.split("/")[1].startswith("from_facts"), crash.evidence.fix_rule
+    assert crash.fix.endswith(
+        "padding the operand vector<3x200xbf16> to 16x256 gives it whole (16, 128) tiles."
+    )

@@ -100,9 +100,6 @@ KNOWN_DEV_MISSES = {
     # Lightning's pod TPU check was fixed in a later Lightning; the log shows worker 0 finding the TPU and
     # worker 3 not, but not the Lightning release.
     "init_lightning_v2_32_pod_worker3_no_tpu_devices.log": "log does not show the Lightning release",
-    # The thread's workaround (padding between the broadcast and the slice) was found by experiment; the
-    # layout error names neither.
-    "mosaic_jax_broadcast_take_along_invalid_input_layout.log": "workaround found by experiment",
     # jax 0.3.17 on Colab's TPU driver: the TypeError names jaxlib's buffer type, not the jax release.
     "ver_jax0317_colab_pytpubuffer_int_typeerror.log": "log does not show the jax release to avoid",
     # UNIMPLEMENTED from Colab's old TPU runtime reads as a missing feature; that jax is newer than that
