@@ -107,6 +107,17 @@ def test_two_device_counts_in_one_sentence_are_what_was_asked_and_what_is_there(
     assert device_count_facts([line]) == {"mesh_devices": want, "visible_devices": have}
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "I0101 Running on 16 devices with 4 devices per host",
+        "compiled for 8 devices, run with 2 devices",  # no error word: a progress line
+    ],
+)
+def test_an_info_line_with_two_counts_is_no_mismatch(line: str) -> None:
+    assert device_count_facts([line]) == {}
+
+
 def test_equal_device_counts_are_no_mismatch() -> None:
     assert device_count_facts(["compiled for 8 devices and run with 8 devices"]) == {}
 
@@ -122,6 +133,11 @@ def test_equal_device_counts_are_no_mismatch() -> None:
 )
 def test_each_wording_of_no_chip_on_the_machine_is_read(line: str) -> None:
     assert tpu_chip_facts([line]) == {"no_tpu_chip": line}
+
+
+@pytest.mark.parametrize("line", ["W0101 No CUDA devices found", "RuntimeError: No GPU device found"])
+def test_a_missing_gpu_is_not_a_missing_tpu_chip(line: str) -> None:
+    assert tpu_chip_facts([line]) == {}
 
 
 def test_a_chip_held_by_another_process_is_not_a_missing_chip() -> None:

@@ -126,7 +126,11 @@ def alignment_facts(lines: Sequence[str]) -> dict[str, int]:
 
 # ------------------------------------------------------------------------------------- device counts
 
-_DEVICE = r"(?:\w+ )?(?:devices?|chips?)\b"
+_DEVICE = r"(?:\w+ )?(?:devices?|chips?)\b(?! (?:per|on each|in each|each)\b)"
+# Only an error states a mismatch: an info line may print two counts ("8 devices with 4 devices per host").
+_MISMATCH_LINE = re.compile(
+    r"Error|error|must|cannot|can't|disallowed|mismatch|does not match|invalid|fail|but|only|insufficient"
+)
 # "lowered for 8 devices and is called in a context with 1 devices", "requires 8 devices but got 4",
 # "expected 16 devices, found 8": what the program was built for, then what the machine has.
 _WANT_THEN_HAVE = re.compile(
@@ -146,7 +150,7 @@ def device_count_facts(lines: Sequence[str]) -> dict[str, int]:
     """`mesh_devices` (what the program was built or sharded for) and `visible_devices` (what it runs with)
     where one error sentence states two different device counts, in either order."""
     for line in reversed(lines[-MAX_LINES:]):
-        if line.lstrip().startswith('File "'):
+        if line.lstrip().startswith('File "') or not _MISMATCH_LINE.search(line):
             continue
         for pattern in (_WANT_THEN_HAVE, _HAVE_THEN_WANT):
             m = pattern.search(line)
@@ -159,7 +163,7 @@ def device_count_facts(lines: Sequence[str]) -> dict[str, int]:
 
 # "No ba16c7433 device found", "No TPU devices found", "could not find any TPU", "0 TPU chips detected"
 _NO_CHIP = re.compile(
-    r"\bNo (?:\w+ )?(?:TPU )?devices? (?:was |were )?found\b|"
+    r"\bNo (?!(?:cuda|gpu|rocm|nvidia|metal|xpu)\b)(?:\w+ )?(?:TPU )?devices? (?:was |were )?found\b|"
     r"\b(?:no|0|zero) TPU (?:chips?|devices?|hardware) (?:were |was )?(?:found|detected|available|visible)\b|"
     r"\b(?:could not|couldn't|unable to|failed to) (?:find|detect|locate) (?:any )?TPU (?:chips?|devices?)?|"
     r"\bNo hardware is found\b",
