@@ -338,3 +338,30 @@ def test_a_cause_specific_mosaic_fix_gains_the_padded_shape_of_this_log() -> Non
     assert crash.fix.endswith(
         "padding the operand vector<3x200xbf16> to 16x256 gives it whole (16, 128) tiles."
     )
+
+
+@pytest.mark.parametrize(
+    ("line", "text", "named"),
+    [
+        (
+            "ValueError: unsupported dtype float64 (use float32 or bfloat16 instead)",
+            "use float32 or bfloat16 instead",
+            ("float32", "bfloat16"),
+        ),
+        (
+            "error: the kernel requires head_dim % 128 == 0. Pad head_dim to a multiple of 128.",
+            "Pad head_dim to a multiple of 128.",
+            ("head_dim",),
+        ),
+        (
+            "RuntimeError: axis 'model' does not divide 32 heads. Choose a model_axis_size that divides 32.",
+            "Choose a model_axis_size that divides 32.",
+            ("model_axis_size",),
+        ),
+    ],
+)
+def test_layout_orders_and_plain_word_replacements_are_the_messages_advice(
+    line: str, text: str, named: tuple[str, ...]
+) -> None:
+    found = find_suggestions([line])
+    assert [(s.text, s.named) for s in found] == [(text, named)]

@@ -42,13 +42,15 @@ _ADVICE = (
     r"setting|lower|decrease|upgrade|downgrade|install|reinstall|pass|add|enable|disable|specify|make sure|"
     r"ensure|rerun|re-run|call|switch to|did you mean|perhaps|maybe|hint|suggestion|recommended|"
     r"it is recommended to|either|run(?! time)|kill|unset|remove|restart|replace|wrap|cast|move|"
+    # layout and version actions a check words as an order ("Pad head_dim to a multiple of 128.")
+    r"pad|choose|pick|align|round|shard|split|replicate|update|pin|convert|"
     # negative advice: "Do not use the XLA device before calling xmp.spawn."
     r"(?:do not|don't|never) (?:use|call|set|pass|mix|import|run|create|access|touch|initiali[sz]e|install|"
     r"move|load|put|send|combine|change|modify|reuse)|avoid"
 )
-# Advice begins a line or a sentence (after . : ; ! ? or an opening bracket).
+# Advice begins a line or a sentence (after . : ; ! ? or an opening bracket), or opens a parenthesis.
 _SUGGESTION = re.compile(
-    rf"(?:^|(?<=[.:;!?(\[]\s)|(?<=[.:;!?]\s\s)|(?<=^[\s>*-])|(?<=\w: ))"
+    rf"(?:^|(?<=[.:;!?(\[]\s)|(?<=[.:;!?]\s\s)|(?<=^[\s>*-])|(?<=\w: )|(?<=\s\())"
     rf"(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
     re.IGNORECASE,
 )
@@ -127,6 +129,14 @@ _NAMED = (
             r"\b(?:jaxlib|jax|libtpu(?:-nightly)?|torch_xla|torch-xla|torchvision|tensorflow|tpu-inference)\b"
         ),
     ),
+    # the replacement in "use float32 or bfloat16 instead": what to use, even when it is a plain word
+    (
+        "replacement",
+        re.compile(
+            r"(?<=\buse )[A-Za-z_][\w.]*(?= instead\b| or [\w.]+ instead\b)|"
+            r"(?<= or )[A-Za-z_][\w.]*(?= instead\b)"
+        ),
+    ),
     ("API", re.compile(r"`[^`\s][^`]{0,60}`|\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\([^()\s]{0,40}\))?")),
     ("parameter", re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b(?:=[^\s,;)'\"`]+)?")),
     ("setting", re.compile(r"\b[a-z][a-z0-9]*=[^\s,;)'\"`]+")),
@@ -192,6 +202,8 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
         matches = [*_SUGGESTION.finditer(line), *_PURPOSE.finditer(line), *_AFTER_COMMA.finditer(line)]
         for m in [*matches, *_HELPS.finditer(line)]:
             text = _sentence(m["text"])
+            if line[m.start("text") - 1 : m.start("text")] == "(":  # "(use float32 instead)"
+                text = text.split(")", 1)[0].strip()
             # the clause that leads into the advice counts too ("if you are seeing X, try Y" is conditional)
             lead = re.split(r"[.!?]\s", line[: m.start()])[-1]
             if len(text.split()) < 3 or _NOT_A_REMEDY.search(lead + text):
