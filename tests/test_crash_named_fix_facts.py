@@ -365,3 +365,18 @@ def test_layout_orders_and_plain_word_replacements_are_the_messages_advice(
 ) -> None:
     found = find_suggestions([line])
     assert [(s.text, s.named) for s in found] == [(text, named)]
+
+
+def test_an_addendum_quoting_no_fact_is_added_once() -> None:
+    rule = SubRule.model_validate(
+        {"id": "from_facts_x", "when": {"facts": ["owner"]}, "fix": "x", "addendum": "Update the owner."}
+    )
+    assert named_fact_addendum([rule], {"owner": "a"}, [], "A compiler bug.") == " Update the owner."
+    assert named_fact_addendum([rule], {"owner": "a"}, [], "A bug. Update the owner.") == ""
+
+
+def test_a_torch_xla_check_under_a_specific_rule_still_points_to_a_newer_torch_xla() -> None:
+    text = "E0101 00:00:00 torch_xla/csrc/ops/foo.cpp:12] Check failed: x.ok() (INTERNAL: bad vs. OK)\n"
+    crash = diagnose_log(text, "-")
+    assert crash.evidence.fix_rule == "xla_compile_error/compiler_check_failure", crash.evidence.fix_rule
+    assert "newer torch_xla (release or nightly)" in crash.fix

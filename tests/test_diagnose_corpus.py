@@ -90,9 +90,6 @@ KNOWN_DEV_MISSES = {
     # Round diag8. vLLM's "Failed to infer device type" says only that no platform plugin loaded; that the
     # torch_xla nightly and the torch beside it were built apart is in the thread, not in the log.
     "ver_vllm_torchxla_nightly_failed_to_infer_device.log": "message does not show the torch/torch_xla skew",
-    # A torch_xla lowering bug fixed upstream (pytorch/xla PR 1736): the check failure shows neither the
-    # torch_xla build nor that a newer one fixes it.
-    "xla_torchxla_batch_norm_training_tuple_operand.log": "log does not show the torch_xla build",
     # Round diag13 (collected for the category work; their remedies are the remedy rules' open cases). A
     # 2020 Colab TPU node needs jax's tpu_driver backend: the one-line CPU-fallback warning shows neither
     # Colab nor a remote TPU.

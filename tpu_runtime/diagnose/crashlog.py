@@ -241,7 +241,8 @@ def named_fact_addendum(
 
     A cause-specific sub-rule is written for the logs it was collected from; a fact that names its own fix
     (the padded shape, the size to round up to) is this log's. The sentence is added only when the fix
-    does not already name every fact value the sentence quotes, so it never repeats the fix."""
+    does not already name every fact value the sentence quotes (a sentence that quotes none: the sentence
+    itself), so it never repeats the fix."""
     lowered = fix.lower()
     for sub in fallbacks:
         if sub.addendum is None or not sub.when.holds(facts, lines):
@@ -250,8 +251,8 @@ def named_fact_addendum(
         if text is None:
             continue
         names = _PLACEHOLDER_NAME.findall(sub.addendum)
-        values = [str(facts[name]).lower() for name in names if name in facts]
-        if values and all(re.search(rf"(?<![\w.]){re.escape(v)}(?![\w.])", lowered) for v in values):
+        values = [str(facts[name]).lower() for name in names if name in facts] or [text.lower()]
+        if all(re.search(rf"(?<![\w.]){re.escape(v)}(?![\w.])", lowered) for v in values):
             continue
         return f" {text}"
     return ""
