@@ -90,9 +90,6 @@ KNOWN_DEV_MISSES = {
     # Round diag8. vLLM's "Failed to infer device type" says only that no platform plugin loaded; that the
     # torch_xla nightly and the torch beside it were built apart is in the thread, not in the log.
     "ver_vllm_torchxla_nightly_failed_to_infer_device.log": "message does not show the torch/torch_xla skew",
-    # A torch_xla lowering bug fixed upstream (pytorch/xla PR 1736): the check failure shows neither the
-    # torch_xla build nor that a newer one fixes it.
-    "xla_torchxla_batch_norm_training_tuple_operand.log": "log does not show the torch_xla build",
     # Round diag13 (collected for the category work; their remedies are the remedy rules' open cases). A
     # 2020 Colab TPU node needs jax's tpu_driver backend: the one-line CPU-fallback warning shows neither
     # Colab nor a remote TPU.
@@ -100,12 +97,6 @@ KNOWN_DEV_MISSES = {
     # Lightning's pod TPU check was fixed in a later Lightning; the log shows worker 0 finding the TPU and
     # worker 3 not, but not the Lightning release.
     "init_lightning_v2_32_pod_worker3_no_tpu_devices.log": "log does not show the Lightning release",
-    # One line from a Colab notebook: that the runtime is Colab's TPU node (run on a TPU VM instead) is in
-    # the thread only.
-    "init_maxtext_colab_no_device_found_fragment.log": "fragment does not show the Colab TPU node",
-    # The thread's workaround (padding between the broadcast and the slice) was found by experiment; the
-    # layout error names neither.
-    "mosaic_jax_broadcast_take_along_invalid_input_layout.log": "workaround found by experiment",
     # jax 0.3.17 on Colab's TPU driver: the TypeError names jaxlib's buffer type, not the jax release.
     "ver_jax0317_colab_pytpubuffer_int_typeerror.log": "log does not show the jax release to avoid",
     # UNIMPLEMENTED from Colab's old TPU runtime reads as a missing feature; that jax is newer than that

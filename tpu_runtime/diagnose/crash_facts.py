@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tpu_runtime.diagnose.crash_named_fix_facts import NAMED_FIX_EXTRACTORS
 from tpu_runtime.diagnose.crash_operand_facts import (
     backend_op_facts,
     index_range_facts,
@@ -549,6 +550,7 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
         backend_op_facts,
         version_skew_facts,
         release_facts,
+        *NAMED_FIX_EXTRACTORS,  # before the settings: a mesh line those read wins over a generic count
         *SETTING_EXTRACTORS,
     )
     for found in (extract(lines) for extract in extractors):

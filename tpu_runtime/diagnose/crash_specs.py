@@ -138,6 +138,13 @@ class SubRule(BaseModel):
     cause: str | None = Field(default=None, description="replaces the category's cause when given")
     fix: str = Field(description="a template over facts: `{name}` placeholders")
     citations: list[Citation] = []
+    addendum: str | None = Field(
+        default=None,
+        description=(
+            "a `from_facts_*` fallback's one-sentence form, added to a cause-specific fix when this "
+            "fallback's conditions hold and the fix does not already name the facts the sentence names"
+        ),
+    )
 
 
 class FactVote(BaseModel):

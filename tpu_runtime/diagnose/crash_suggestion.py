@@ -10,7 +10,8 @@ what it names: the flag, the environment variable, the API or parameter, the ver
 Only a sentence that starts like advice (an imperative or "you should/can ...") and names something
 concrete counts, or one that addresses the reader directly ("Please remove the hosts from the fleet",
 "You must restart the runtime"): the people who wrote the check chose that action for this very failure,
-even when it names no flag. Advice to file a bug or share a reproducer is not a remedy and is skipped.
+even when it names no flag. Advice to file a bug or share a reproducer is not a remedy and is skipped, and
+so is advice the message gives for another accelerator (a GPU) beside the TPU's.
 """
 
 from __future__ import annotations
@@ -41,13 +42,15 @@ _ADVICE = (
     r"setting|lower|decrease|upgrade|downgrade|install|reinstall|pass|add|enable|disable|specify|make sure|"
     r"ensure|rerun|re-run|call|switch to|did you mean|perhaps|maybe|hint|suggestion|recommended|"
     r"it is recommended to|either|run(?! time)|kill|unset|remove|restart|replace|wrap|cast|move|"
+    # layout and version actions a check words as an order ("Pad head_dim to a multiple of 128.")
+    r"pad|choose|pick|align|round|shard|split|replicate|update|pin|convert|"
     # negative advice: "Do not use the XLA device before calling xmp.spawn."
     r"(?:do not|don't|never) (?:use|call|set|pass|mix|import|run|create|access|touch|initiali[sz]e|install|"
     r"move|load|put|send|combine|change|modify|reuse)|avoid"
 )
-# Advice begins a line or a sentence (after . : ; ! ? or an opening bracket).
+# Advice begins a line or a sentence (after . : ; ! ? or an opening bracket), or opens a parenthesis.
 _SUGGESTION = re.compile(
-    rf"(?:^|(?<=[.:;!?(\[]\s)|(?<=[.:;!?]\s\s)|(?<=^[\s>*-])|(?<=\w: ))"
+    rf"(?:^|(?<=[.:;!?(\[]\s)|(?<=[.:;!?]\s\s)|(?<=^[\s>*-])|(?<=\w: )|(?<=\s\())"
     rf"(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
     re.IGNORECASE,
 )
@@ -98,6 +101,11 @@ _NOT_A_REMEDY = re.compile(
     r"specify these on the TF_XLA_FLAGS",
     re.IGNORECASE,
 )
+# Advice a message gives for another accelerator ("To use Pallas on GPU, install jaxlib GPU ..."): a message
+# that lists one remedy per platform holds the TPU's beside it, and only that one fits a TPU log.
+_OTHER_PLATFORM = re.compile(
+    r"\b(?:on|for|with|using) (?:an? )?(?:NVIDIA |AMD )?(?:GPU|CUDA|ROCm|Metal|XPU|NPU)s?\b"
+)
 # a limit named in words with the direction to move it ("a longer initialization timeout")
 _LIMIT_IN_WORDS = re.compile(
     r"\b(?:longer|shorter|larger|smaller|higher|lower|bigger) (?:[a-z_]+ ){0,2}"
@@ -119,6 +127,14 @@ _NAMED = (
         "package",
         re.compile(
             r"\b(?:jaxlib|jax|libtpu(?:-nightly)?|torch_xla|torch-xla|torchvision|tensorflow|tpu-inference)\b"
+        ),
+    ),
+    # the replacement in "use float32 or bfloat16 instead": what to use, even when it is a plain word
+    (
+        "replacement",
+        re.compile(
+            r"(?<=\buse )[A-Za-z_][\w.]*(?= instead\b| or [\w.]+ instead\b)|"
+            r"(?<= or )[A-Za-z_][\w.]*(?= instead\b)"
         ),
     ),
     ("API", re.compile(r"`[^`\s][^`]{0,60}`|\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\([^()\s]{0,40}\))?")),
@@ -186,9 +202,13 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
         matches = [*_SUGGESTION.finditer(line), *_PURPOSE.finditer(line), *_AFTER_COMMA.finditer(line)]
         for m in [*matches, *_HELPS.finditer(line)]:
             text = _sentence(m["text"])
+            if line[m.start("text") - 1 : m.start("text")] == "(":  # "(use float32 instead)"
+                text = text.split(")", 1)[0].strip()
             # the clause that leads into the advice counts too ("if you are seeing X, try Y" is conditional)
             lead = re.split(r"[.!?]\s", line[: m.start()])[-1]
             if len(text.split()) < 3 or _NOT_A_REMEDY.search(lead + text):
+                continue
+            if _OTHER_PLATFORM.search(lead + line[m.start() : m.start("text")]):
                 continue
             named = _named(text)
             if (not named and not _DIRECT.match(text)) or text.lower() in seen:

@@ -7,9 +7,10 @@ category's `cause`, `fix` and `citations`, and `fixes`: cause-specific sub-rules
 when its `when` conditions hold on the facts (present, at least / at most a number, matching a regex)
 or on a log line; its `fix` is a template that names the evidence (`{top_shape}`, `{holder_pid}`,
 `{missing_tasks}`), so the advice fits this log rather than the category. The first sub-rule whose
-conditions hold and whose template can be filled wins, and keeps the remedy the error message states
-itself when that names something the sub-rule's fix does not. When none does, the remedy the error message
-states itself is used (crash_suggestion, `<category>/message_suggestion`), then the `from_facts_*`
+conditions hold and whose template can be filled wins; it keeps the remedy the error message states itself
+when that names something the sub-rule's fix does not, and the one-sentence `addendum` of a fallback whose
+named facts (a padded shape, a size to round up to) it does not quote. When none does, the remedy the error
+message states itself is used (crash_suggestion, `<category>/message_suggestion`), then the `from_facts_*`
 sub-rules (the category's main remedy named with this log's facts, among them the settings the log names
 itself: crash_setting_facts), then the values a refusal lists as accepted (`<category>/message_choices`),
 and the category's paragraph last.
@@ -199,7 +200,8 @@ def choose_fix(rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str]) 
     suggestions = find_suggestions(lines)
     if found is not None:
         cause, fix, citations, sub_id, why = found
-        return cause, fix + suggestion_addendum(fix, suggestions), citations, sub_id, why
+        fix += suggestion_addendum(fix, suggestions)
+        return cause, fix + named_fact_addendum(fallbacks, facts, lines, fix), citations, sub_id, why
     if suggestions:
         fix = suggestion_fix(suggestions)
         versions = facts.get("versions")
@@ -227,6 +229,33 @@ def choose_fix(rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str]) 
             "no sub-rule applied; the error message lists the values it accepts",
         )
     return rule.cause.strip(), rule.fix.strip(), list(rule.citations), rule.category, "no sub-rule applied"
+
+
+_PLACEHOLDER_NAME = re.compile(r"\{([a-z_]+)\}")
+
+
+def named_fact_addendum(
+    fallbacks: Sequence[SubRule], facts: Mapping[str, Any], lines: Sequence[str], fix: str
+) -> str:
+    """The first applicable fallback's `addendum` sentence ("" when none), for a cause-specific `fix`.
+
+    A cause-specific sub-rule is written for the logs it was collected from; a fact that names its own fix
+    (the padded shape, the size to round up to) is this log's. The sentence is added only when the fix
+    does not already name every fact value the sentence quotes (a sentence that quotes none: the sentence
+    itself), so it never repeats the fix."""
+    lowered = fix.lower()
+    for sub in fallbacks:
+        if sub.addendum is None or not sub.when.holds(facts, lines):
+            continue
+        text = render_template(" ".join(sub.addendum.split()), dict(facts))
+        if text is None:
+            continue
+        names = _PLACEHOLDER_NAME.findall(sub.addendum)
+        values = [str(facts[name]).lower() for name in names if name in facts] or [text.lower()]
+        if all(re.search(rf"(?<![\w.]){re.escape(v)}(?![\w.])", lowered) for v in values):
+            continue
+        return f" {text}"
+    return ""
 
 
 def _first_sub_rule(
