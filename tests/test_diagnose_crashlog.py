@@ -239,3 +239,93 @@ def test_allocation_failure_while_moving_to_the_host_asks_for_one_shard_at_a_tim
     assert crash.category == "hbm_oom"
     assert crash.evidence.fix_rule.endswith("host_transfer_staging")
     assert crash.fix.startswith("64.00 MiB could not be allocated (only 10.00 MiB free)")
+
+
+# --- round diag25 sub-rules: wordings no corpus file holds ----------------------------------------------
+
+
+def test_barrier_called_by_a_non_participant_names_process_ids() -> None:
+    text = "XlaRuntimeError: INVALID_ARGUMENT: Barrier 'sync_7' was called by non-participating process 3.\n"
+    crash = diagnose_log(text, "multi.log")
+    assert crash.category == "collective_timeout"
+    assert crash.evidence.fix_rule.endswith("barrier_non_participant")
+    assert "process_ids" in crash.fix
+
+
+def test_internal_scratch_below_the_minimum_names_the_compiler_parameter() -> None:
+    text = "MosaicError: INVALID_ARGUMENT: Requested internal scratch size 1024 needs to be at least 8192\n"
+    crash = diagnose_log(text, "kernel.log")
+    assert crash.category == "mosaic_compile_error"
+    assert crash.evidence.fix_rule.endswith("internal_scratch_too_small")
+    assert "internal_scratch_in_bytes" in crash.fix
+    assert "1024 bytes requested" in crash.fix and "at least 8192 bytes" in crash.fix
+
+
+def test_regular_semaphore_on_an_unrolled_copy_asks_for_a_dma_semaphore() -> None:
+    text = "jax.errors.JaxRuntimeError: UNIMPLEMENTED: Regular semaphores in DMAs are not supported here\n"
+    crash = diagnose_log(text, "kernel.log")
+    assert crash.category == "mosaic_compile_error"
+    assert crash.evidence.fix_rule.endswith("copy_needs_dma_semaphore")
+    assert "SemaphoreType.DMA" in crash.fix
+
+
+def test_pjrt_device_without_a_plugin_names_the_value_and_the_restart() -> None:
+    text = "RuntimeError: No PJRT plugin registered for: GPU_V2. Set PJRT_DEVICE to a known device.\n"
+    crash = diagnose_log(text, "xla.log")
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule.endswith("pjrt_device_no_plugin")
+    assert "PJRT_DEVICE=GPU_V2" in crash.fix and "restart" in crash.fix
+
+
+def test_temporaries_over_hbm_point_at_the_intermediate_not_the_batch() -> None:
+    text = (
+        "XlaRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory on HBM, the total memory required for HLO "
+        "temporaries (96.00G) exceeds available HBM (31.25G)\n"
+    )
+    crash = diagnose_log(text, "compile.log")
+    assert crash.category == "hbm_oom"
+    assert crash.evidence.fix_rule.endswith("temporaries_exceed_hbm")
+    assert "lax.map" in crash.fix and "broadcast" in crash.fix
+
+
+def test_host_allocation_larger_than_any_machine_is_a_wrong_size() -> None:
+    abort = "terminate called after throwing an instance of 'std::bad_alloc'\n"
+    crash = diagnose_log("Out of memory allocating 36028797018963968 bytes.\n" + abort, "cpu.log")
+    assert crash.category == "host_oom"
+    assert crash.evidence.fix_rule.endswith("impossible_request_size")
+    assert "shape" in crash.fix
+    # an ordinary-sized request that fails is a real shortage, not a wrong size
+    small = diagnose_log("Out of memory allocating 2147483648 bytes.\n" + abort, "cpu.log")
+    assert small.category == "host_oom"
+    assert not small.evidence.fix_rule.endswith("impossible_request_size")
+
+
+def test_tpu_status_without_health_is_the_tpu_server_dying() -> None:
+    text = (
+        '  File "/usr/lib/python3/dist-packages/tensorflow/python/tpu/preempted_hook.py", line 91, in run\n'
+        "    state, health = response['state'], response['health']\n"
+        "KeyError: 'health'\n"
+    )
+    crash = diagnose_log(text, "tf.log")
+    assert crash.category == "host_oom"
+    assert crash.evidence.fix_rule.endswith("tpu_server_died_health")
+    assert "dataset.cache()" in crash.fix
+
+
+def test_operands_that_do_not_broadcast_name_both_shapes() -> None:
+    text = "RuntimeError: Shapes are not compatible for broadcasting: bf16[8,128,64] vs. bf16[8,64].\n"
+    crash = diagnose_log(text, "add.log")
+    assert crash.category == "shape_dtype_error"
+    assert crash.evidence.fix_rule.endswith("broadcast_incompatible")
+    assert "bf16[8,128,64]" in crash.fix and "bf16[8,64]" in crash.fix
+
+
+def test_memory_kind_the_device_lacks_stays_unknown_with_the_kinds_to_use() -> None:
+    text = (
+        "ValueError: Could not find memory addressable by device TPU v5 lite. Device TPU v5 lite can address "
+        "the following memory kinds: device, pinned_host. Got memory kind: cuda_pinned\n"
+    )
+    crash = diagnose_log(text, "offload.log")
+    assert crash.category == "unknown"
+    assert "memory_kind_not_on_device" in crash.evidence.fix_rule
+    assert "pinned_host" in crash.fix
