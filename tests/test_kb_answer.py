@@ -505,3 +505,34 @@ def test_the_answer_reaches_a_line_ranked_below_the_top_eight(tiny: KnowledgeInd
     assert len(ahead) < SUPPORT_PASSAGES
     reply = compose(question, tiny, replace(found, passages=[*ahead, answering]))
     assert reply.covered and "same TPU type, size and topology" in reply.citations[0].quote
+
+
+def test_a_line_the_gate_would_reject_ranks_below_one_it_accepts() -> None:
+    # the first line shares more of the question's words but gives no number to a 'how many' question;
+    # the gate would refuse to quote it, so the span ranking prefers the line that gives the count
+    from tpu_runtime.knowledge.answer import span_faults
+
+    question = "How many TensorCores does each v4 chip have?"
+    wordy = "Each TPU v4 chip has TensorCores and a large HBM, and v4 chips are joined by ICI links."
+    count = "A v4 chip holds 2 TensorCores."
+    weights = {"tensorcores": 4.0, "v4": 6.0, "chip": 1.5, "each": 0.5}
+    assert span_faults(question, wordy, "x.md") and not span_faults(question, count, "x.md")
+    passages = [_passage(f"- {wordy}\n- {count}")]
+    span = best_span(weights, passages, ["v4"], question=question)
+    assert span is not None and span.text == count
+    plain = best_span(weights, passages, ["v4"])  # by words alone the wordy line wins
+    assert plain is not None and plain.text == wordy
+
+
+def test_a_line_giving_some_command_does_not_outrank_the_line_about_the_action() -> None:
+    # 'how do I disable X': a line giving an unrelated call passes the gate's action check (it has a
+    # code span) but must not win the ranking over the line about X, which the gate then refuses
+    from tpu_runtime.knowledge.answer import span_faults
+
+    question = "How do I disable the fused eager mode?"
+    about = "The fused mode merges operations on the fly and runs faster than strict eager."
+    other = "Pick a mode with `set_eager_mode(EagerMode.DEFER)` around a block of code."
+    assert span_faults(question, about, "x.md") and not span_faults(question, about, "x.md", action=False)
+    weights = {"disable": 2.5, "fused": 1.4, "eager": 0.9, "mode": 1.4}
+    span = best_span(weights, [_passage(f"- {about}\n- {other}")], question=question)
+    assert span is not None and span.text == about

@@ -76,6 +76,9 @@ DENSITY_BONUS = 0.5  # span score bonus for spans made mostly of question terms
 CURATED_SPAN_BONUS = 1.1  # fact-sheet lines win near ties with docstrings
 HEADING_SHARE = 0.5  # weight of question terms that only a span's heading (not the span) names
 SCOPE_MISS = 0.5  # span score factor of a line giving a figure per another unit than the question's
+# span score factor of a line the gate would reject as the quote for lacking the attribute or the number
+# asked for (`span_faults`): a line that gives them is preferred to one that only shares more words
+FAULT_MISS = 0.3
 SUMMARY_BONUS = 2.5  # span score factor of a symbol's docstring summary when the question asks what it is
 MAX_QUOTE_CHARS = 400
 # Words that ask rather than inform: they never decide whether the corpus covers a question.
@@ -484,6 +487,24 @@ def value_units(question: str) -> dict[str, re.Pattern[str]]:
     return units
 
 
+def span_faults(question: str, span: str, heading: str, *, action: bool = True) -> list[str]:
+    """Why a quoted line would not answer the question, whatever its word overlap: it says nothing
+    about the attribute asked for ('how many X', 'what is the X of'), gives no number to a 'how many'
+    question, or (with `action`) neither names the action of a 'how do I <verb>' question nor gives a
+    command."""
+    faults: list[str] = []
+    named = f"{heading}\n{span}"
+    focus = focus_term(question)
+    if focus and not names_attribute(focus, named):
+        faults.append(f"the quoted line does not say anything about '{focus}'")
+    if asks_count(question) and not _GIVES_COUNT_RE.search(span):
+        faults.append("the question asks for a number and the quoted line gives none")
+    verb = asked_action(question) if action else None
+    if verb and not _CODE_RE.search(span) and not _present(_terms(named), verb):
+        faults.append(f"the quoted line neither says how to '{verb}' nor gives a command or setting")
+    return faults
+
+
 def best_span(
     weights: dict[str, float],
     passages: list[Passage],
@@ -562,6 +583,10 @@ def ranked_spans(
                 overlap *= SPECIFIC_MISS
             if question and scope_mismatch(question, span):
                 overlap *= SCOPE_MISS
+            # not the action check: any code span passes it, so a line giving some other command would
+            # outrank the line that describes the thing asked about
+            if question and span_faults(question, span, heading, action=False):
+                overlap *= FAULT_MISS
             # among equally covering spans, the one whose words are mostly the question's reads best
             overlap *= 1.0 + DENSITY_BONUS * _density(weights, span)
             if passage.kind == "curated":  # vetted restatements win near ties
@@ -671,18 +696,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         lacking = _missing_specific(specific, f"{_heading(span.passage)}\n{span.text}")
         if lacking:
             reasons.append(f"no passage line names {', '.join(lacking[:3])}")
-        focus = focus_term(question)
-        if focus and not names_attribute(focus, f"{_heading(span.passage)}\n{span.text}"):
-            reasons.append(f"the quoted line does not say anything about '{focus}'")
-        if asks_count(question) and not _GIVES_COUNT_RE.search(span.text):
-            reasons.append("the question asks for a number and the quoted line gives none")
-        action = asked_action(question)
-        if (
-            action
-            and not _CODE_RE.search(span.text)
-            and not _present(_terms(f"{_heading(span.passage)}\n{span.text}"), action)
-        ):
-            reasons.append(f"the quoted line neither says how to '{action}' nor gives a command or setting")
+        reasons.extend(span_faults(question, span.text, _heading(span.passage)))
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
         page = closest_page(passages)
