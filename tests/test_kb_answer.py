@@ -536,3 +536,17 @@ def test_a_line_giving_some_command_does_not_outrank_the_line_about_the_action()
     weights = {"disable": 2.5, "fused": 1.4, "eager": 0.9, "mode": 1.4}
     span = best_span(weights, [_passage(f"- {about}\n- {other}")], question=question)
     assert span is not None and span.text == about
+
+
+def test_a_what_is_question_quotes_the_line_that_says_what_it_is() -> None:
+    # the short limitation line is denser in the question's words; the line opening with the subject
+    # as the subject of its verb is what answers 'what is X'
+    question = "What is TPU Multislice?"
+    limit = "Multislice does not support TPU v3."
+    define = "TPU Multislice joins two or more TPU slices that talk over the data-center network (DCN)."
+    weights = {"tpu": 0.24, "multislice": 2.37}
+    passages = [_passage(f"- {limit}\n- {define}")]
+    span = best_span(weights, passages, question=question)
+    assert span is not None and span.text == define
+    plain = best_span(weights, passages)
+    assert plain is not None and plain.text == limit

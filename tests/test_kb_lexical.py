@@ -43,3 +43,23 @@ def test_importing_bm25s_does_not_import_jax() -> None:
         "print('jax' in sys.modules, importlib.util.find_spec('jax') is not None)"
     )
     assert python_output(code).split() == ["False", "True"]  # not imported, and still importable afterwards
+
+
+def test_a_what_is_question_names_the_subject_a_defining_line_opens_with() -> None:
+    from tpu_runtime.knowledge.lexical import defines, definition_subject
+
+    assert definition_subject("What is TPU Multislice?") == ("tpu", "multislice")
+    assert definition_subject("What are megacore chips used for?") == ("megacore", "chips")
+    assert definition_subject("What does pltpu.emit_pipeline do?") == ("pltpu.emit_pipeline",)
+    # an attribute or a situation is not a name
+    assert definition_subject("What is the peak of a v4 chip?") is None
+    assert definition_subject("What is wrong when the compile hangs for an hour on a pod?") is None
+    subject = ("tpu", "multislice")
+    assert defines(subject, "- TPU Multislice joins two or more slices over DCN.")
+    assert defines(("megacore", "chips"), "A megacore chip is a chip whose two TensorCores share one device.")
+    assert defines(("pltpu.emit_pipeline",), "`pltpu.emit_pipeline` runs a nested pipeline inside a kernel.")
+    # a negation, a longer name or a line that only mentions the subject later is no definition
+    assert not defines(("multislice",), "Multislice does not support TPU v3.")
+    assert not defines(subject, "A TPU Multislice JobSet needs one node pool per slice.")
+    assert not defines(subject, "A TPU Multislice workload spans slices.")
+    assert not defines(subject, "Every slice of a TPU Multislice job runs the same program.")

@@ -37,7 +37,10 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - word families (`words.FAMILIES`): a paraphrase meets the docs' word ('documentation' the docs,
   'place shards' a line that 'puts' them) and weighs as rare as that word, not as a word no source has;
 - definitions: for "what is X / what does X do" about an API symbol, the symbol's docstring summary
-  (its first retrieved paragraph) is preferred to later paragraphs that merely mention X;
+  (its first retrieved paragraph) is preferred to later paragraphs that merely mention X, and so is a
+  line that opens with X as the subject of its verb ('TPU Multislice joins two or more slices');
+- checks rank too: a line the gate would reject as the quote for lacking the attribute or the number
+  asked for (`span_faults`) ranks below one that gives it;
 - scope: a line giving its figure per a unit (chip, host, Pod, slice, VM, TensorCore) the question does
   not name, and never naming the question's, ranks lower ("per chip" does not answer "a whole Pod");
 - a quote is checked to occur in its passage.
@@ -54,7 +57,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tpu_runtime.knowledge.corpus import urls_in
-from tpu_runtime.knowledge.lexical import STOPWORDS, is_identifier, tokenize
+from tpu_runtime.knowledge.lexical import STOPWORDS, defines, definition_subject, is_identifier, tokenize
 from tpu_runtime.knowledge.models import Answer, Citation, Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult
 from tpu_runtime.knowledge.words import family, family_words, stem
@@ -79,6 +82,7 @@ SCOPE_MISS = 0.5  # span score factor of a line giving a figure per another unit
 # span score factor of a line the gate would reject as the quote for lacking the attribute or the number
 # asked for (`span_faults`): a line that gives them is preferred to one that only shares more words
 FAULT_MISS = 0.3
+DEFINITION_BONUS = 1.5  # span score factor of a line opening with the X of "what is X" as its subject
 SUMMARY_BONUS = 2.5  # span score factor of a symbol's docstring summary when the question asks what it is
 MAX_QUOTE_CHARS = 400
 # Words that ask rather than inform: they never decide whether the corpus covers a question.
@@ -559,6 +563,7 @@ def ranked_spans(
     docstring summary of the symbol it asks about (`summary_passages`) gets `SUMMARY_BONUS`."""
     spans: list[Span] = []
     summaries = summary_passages(question, passages) if question else set()
+    subject = definition_subject(question) if question else None
     cosines = [p.cosine for p in passages[:SUPPORT_PASSAGES] if p.cosine is not None]
     top_cosine = max(cosines, default=None)
     for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
@@ -593,6 +598,8 @@ def ranked_spans(
                 overlap *= CURATED_SPAN_BONUS
             if passage.chunk_id in summaries:
                 overlap *= SUMMARY_BONUS
+            if subject and defines(subject, span):
+                overlap *= DEFINITION_BONUS
             spans.append(Span(span, passage, overlap))
     # stable: among equal scores the earlier (higher-ranked) span stays first
     spans.sort(key=lambda sp: -sp.overlap)

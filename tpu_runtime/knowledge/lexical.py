@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from tpu_runtime.knowledge.words import stem
+
 _WORD_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/:]*[A-Za-z0-9_]|[A-Za-z0-9]")
 _PART_RE = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
 # compiled once: tokenize runs these on every word of the corpus, and re's own lookup of a pattern given
@@ -125,3 +127,53 @@ class LexicalIndex:
         best = np.argpartition(-scores, k - 1)[:k]
         ranked = sorted(((int(i), float(scores[i])) for i in best), key=lambda p: -p[1])
         return [(i, s) for i, s in ranked if s > 0]
+
+
+# "What is X?", "what are X used for?", "what does X do?": a question asking what a named thing is
+_DEFINE_RE = re.compile(
+    r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<x>[^?]+?)(?:\s+(?:used\s+)?for)?\s*\??\s*$"
+    r"|^\s*what\s+does\s+(?:an?\s+|the\s+)?(?P<y>[^?]+?)\s+do\s*\??\s*$",
+    re.I,
+)
+# words that make the phrase a question about an attribute or a situation, not a name ('the peak of X')
+_NOT_A_NAME = frozenset("of in on per for when if between to with from by and or".split())  # noqa: SIM905
+_SUBJECT_WORD_RE = re.compile(r"[A-Za-z0-9_][\w.\-/]*[A-Za-z0-9_]|[A-Za-z0-9]")
+# a line opening with its subject says what it is, unless a modal or negation follows ('X does not ...')
+_NOT_DEFINING = frozenset(
+    "does do did can cannot must should may might will would could not only also".split()  # noqa: SIM905
+)
+_ARTICLES = frozenset(("a", "an", "the"))
+_COPULAS = frozenset(("is", "are", "was", "were", "means", "refers", "stands"))
+
+
+def definition_subject(question: str) -> tuple[str, ...] | None:
+    """The lower-cased words of X in 'what is X / what does X do', when X is a short name (1-4 words)."""
+    match = _DEFINE_RE.match(question)
+    if not match:
+        return None
+    words = _SUBJECT_WORD_RE.findall(match.group("x") or match.group("y") or "")
+    lowered = tuple(w.lower() for w in words)
+    if not 1 <= len(lowered) <= 4 or _NOT_A_NAME & set(lowered):
+        return None
+    return lowered
+
+
+def defines(subject: tuple[str, ...], text: str) -> bool:
+    """Whether `text` opens with the subject (after list markers and an article) as the subject of
+    its verb: 'TPU Multislice joins two or more slices' defines 'TPU Multislice'; 'Multislice does
+    not support v3' does not. Words are compared by their stems: a plural question meets a singular line."""
+    words = _SUBJECT_WORD_RE.findall(text[:200])
+    while words and words[0].lower() in _ARTICLES:
+        words = words[1:]
+    head = [w.lower() for w in words[: len(subject)]]
+    if len(head) < len(subject) or [stem(w) for w in head] != [stem(w) for w in subject]:
+        return False
+    following = words[len(subject)] if len(words) > len(subject) else ""
+    # the verb: a copula or a third-person form ('joins', 'lets'); a capitalised or bare word continues
+    # the name instead ('TPU Multislice JobSet', 'TPU Multislice workload')
+    return following in _COPULAS or (
+        following.islower()
+        and following.endswith("s")
+        and not following.endswith("ss")
+        and following not in _NOT_DEFINING
+    )
