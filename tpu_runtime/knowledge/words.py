@@ -77,6 +77,7 @@ FAMILIES: tuple[tuple[str, ...], ...] = (
     ("stop", "halt"),
     ("run", "execute", "execution"),
     ("error", "exception"),
+    ("job", "workload"),  # GKE and Multislice pages say 'workload' where users say 'job'
     ("communicate", "communication"),  # not "talk": chips "talk over ICI" is not user code communicating
 )
 
