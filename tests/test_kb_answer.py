@@ -550,3 +550,23 @@ def test_a_what_is_question_quotes_the_line_that_says_what_it_is() -> None:
     assert span is not None and span.text == define
     plain = best_span(weights, passages)
     assert plain is not None and plain.text == limit
+
+
+def test_a_which_flag_question_needs_a_line_that_names_one() -> None:
+    from tpu_runtime.knowledge.answer import asks_name, gives_name, span_faults
+
+    assert asks_name("Which XLA flag turns on FP4 matmuls?") == "flag"
+    assert asks_name("What environment variable selects the PJRT device?") == "variable"
+    assert asks_name("Which XProf tool shows memory over time?") is None
+    assert asks_name("How do I set a flag?") is None
+    assert gives_name("Set `PJRT_DEVICE=TPU` before starting.")
+    assert gives_name("Pass --placement-policy instead of the topology flag.")
+    assert gives_name("The xla_tpu_enable_latency_hiding_scheduler flag overlaps collectives.")
+    assert not gives_name("XLA flags are read once, when the backend starts.")
+    question = "Which XLA flag turns on FP4 matmuls on TPU v5e?"
+    talk = "XLA flags on TPU v5e are read once, when the backend starts; FP4 matmuls are not among them."
+    name = "On TPU v5e the `--xla_tpu_fp4_matmul=true` flag turns on FP4 matmuls."
+    assert span_faults(question, talk, "x.md") and not span_faults(question, name, "x.md")
+    weights = {"xla": 1.0, "flag": 2.0, "turns": 2.0, "fp4": 6.0, "matmuls": 3.0, "v5e": 5.0}
+    span = best_span(weights, [_passage(f"- {talk}\n- {name}")], ["v5e", "fp4"], question=question)
+    assert span is not None and span.text == name

@@ -27,6 +27,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
   for "which version", '900 GBps' for "what bandwidth") counts as naming it, when spans are ranked as
   in the focus check;
+- names: a "which flag / what environment variable / which function" question needs a line that names
+  one (a code span, a --flag, an identifier), not one that only talks about flags;
 - counts: a "how many / number of" question needs a number (one that starts its word, or a number word)
   in the quoted line; a line that only names what is counted, or a digit inside a name ('v5p', 'bf16'),
   does not say how many;
@@ -162,6 +164,13 @@ _ASKS_WAY_RE = re.compile(r"\bhow\s+(?:to|do|does|did|can|could|should|would)\b"
 _GIVES_COUNT_RE = re.compile(
     r"(?<![A-Za-z_\d])\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen|hundred|thousand|"
     r"dozens?|single|twice|double|half|none|unlimited)\b",
+    re.I,
+)
+# "Which flag ...", "what environment variable ...": the question asks for a name; the quoted line must
+# give one (a code span or an identifier), not only talk about flags
+_ASKS_NAME_RE = re.compile(
+    r"^\s*(?:which|what)\s+(?:[\w/.-]+\s+){0,2}?(flags?|variables?|env\s+vars?|functions?|commands?|"
+    r"annotations?|decorators?)\b",
     re.I,
 )
 _PROCEDURAL_RE = re.compile(r"\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\b|\bhow\s+to\b", re.I)
@@ -386,6 +395,23 @@ def asked_action(question: str) -> str | None:
     return verb if verb and verb not in QUESTION_WORDS | INQUIRY_VERBS and verb not in STOPWORDS else None
 
 
+def asks_name(question: str) -> str | None:
+    """The kind of name a 'which flag / what environment variable / which function' question asks for
+    ('flag'), or None: such a question is answered by a line that names one, not one about flags."""
+    match = _ASKS_NAME_RE.search(question)
+    return match.group(1).lower() if match else None
+
+
+def gives_name(span: str) -> bool:
+    """Whether the span names a flag, variable, command or API: a code span, a `--flag`, an
+    identifier-like word ('PJRT_DEVICE', 'jax.jit', 'xla_tpu_enable_x') or a hyphenated name
+    ('placement-policy')."""
+    if _CODE_RE.search(span):
+        return True
+    words = (raw.strip(".,;:()'\"") for raw in span.split())
+    return any((len(w) > 2 and (w.startswith("-") or "-" in w.strip("-"))) or is_identifier(w) for w in words)
+
+
 def asks_count(question: str) -> bool:
     """Whether the question asks how many: 'how many X', or 'the number of X' outside a question asking
     for a way ('how can a kernel read the number of cores' is answered by the call that reads it)."""
@@ -503,6 +529,9 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
         faults.append(f"the quoted line does not say anything about '{focus}'")
     if asks_count(question) and not _GIVES_COUNT_RE.search(span):
         faults.append("the question asks for a number and the quoted line gives none")
+    kind = asks_name(question)
+    if kind and not gives_name(span):
+        faults.append(f"the question asks which {kind} and the quoted line names none")
     verb = asked_action(question) if action else None
     if verb and not _CODE_RE.search(span) and not _present(_terms(named), verb):
         faults.append(f"the quoted line neither says how to '{verb}' nor gives a command or setting")
