@@ -570,3 +570,25 @@ def test_a_which_flag_question_needs_a_line_that_names_one() -> None:
     weights = {"xla": 1.0, "flag": 2.0, "turns": 2.0, "fp4": 6.0, "matmuls": 3.0, "v5e": 5.0}
     span = best_span(weights, [_passage(f"- {talk}\n- {name}")], ["v5e", "fp4"], question=question)
     assert span is not None and span.text == name
+
+
+def test_the_word_naming_what_is_asked_for_weighs_more_when_ranking_lines() -> None:
+    from tpu_runtime.knowledge.answer import target_term, target_weights
+
+    assert target_term("How do I find which slice of a global array each device holds?") == "slice"
+    assert target_term("What kinds of semaphores can a kernel allocate?") == "semaphores"
+    assert target_term("Which XProf tool tracks memory use over time?") == "tool"  # past the name
+    assert target_term("How many chips does a v5e host have?") == "chips"
+    weights = {"find": 2.0, "slice": 1.9, "global": 3.9, "array": 2.9, "device": 2.0, "holds": 4.2}
+    question = "How do I find which slice of a global array each device holds?"
+    boosted = target_weights(question, weights)
+    assert boosted["slice"] == pytest.approx(2 * weights["slice"]) and boosted["array"] == weights["array"]
+    # an attribute with a unit is left to the focus check
+    assert target_weights("Which bandwidth does ICI have?", {"bandwidth": 2.0}) == {"bandwidth": 2.0}
+    shard = "Find which shard of the global array each device holds with `x.sharding`."
+    mapped = "`devices_indices_map(shape)` maps every device to the slice of the global array it holds."
+    passages = [_passage(f"- {shard}\n- {mapped}")]
+    span = best_span(boosted, passages, question=question)
+    assert span is not None and span.text == mapped
+    plain = best_span(weights, passages, question=question)
+    assert plain is not None and plain.text == shard

@@ -41,6 +41,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - definitions: for "what is X / what does X do" about an API symbol, the symbol's docstring summary
   (its first retrieved paragraph) is preferred to later paragraphs that merely mention X, and so is a
   line that opens with X as the subject of its verb ('TPU Multislice joins two or more slices');
+- target: when ranking lines, the word naming what the question wants back ('slice' in 'how do I find
+  which slice ... each device holds', 'semaphores' in 'what kinds of semaphores') weighs double;
 - checks rank too: a line the gate would reject as the quote for lacking the attribute or the number
   asked for (`span_faults`) ranks below one that gives it;
 - scope: a line giving its figure per a unit (chip, host, Pod, slice, VM, TensorCore) the question does
@@ -85,6 +87,7 @@ SCOPE_MISS = 0.5  # span score factor of a line giving a figure per another unit
 # asked for (`span_faults`): a line that gives them is preferred to one that only shares more words
 FAULT_MISS = 0.3
 DEFINITION_BONUS = 1.5  # span score factor of a line opening with the X of "what is X" as its subject
+TARGET_WEIGHT = 2.0  # weight factor, when ranking spans, of the word naming what is asked for
 SUMMARY_BONUS = 2.5  # span score factor of a symbol's docstring summary when the question asks what it is
 MAX_QUOTE_CHARS = 400
 # Words that ask rather than inform: they never decide whether the corpus covers a question.
@@ -121,6 +124,7 @@ _PER_RE = re.compile(r"\bper[\s-]+(chip|host|pod|slice|vm|tensorcore|core)\b", r
 # "How much does X cost / weigh": the verb names the quantity asked for
 _COST_RE = re.compile(r"\bhow\s+much\s+(?:does|do|did|will|would|could)\s+[^?]*?\b(costs?|weighs?)\b", re.I)
 _WHICH_RE = re.compile(r"\bwhich\s+([^?]*)", re.I)
+_KINDS_RE = re.compile(r"\b(?:kinds?|types?|sorts?)\s+of\s+([a-z][\w-]*)", re.I)
 # verbs that end the noun phrase of "what X does ...", "which X is ..."
 AUXILIARIES = frozenset("does do did is are was were can could will would should has have had".split())  # noqa: SIM905
 # "What refund ...", "which warranty ...": the thing a what/which question asks for
@@ -385,6 +389,37 @@ def asked_thing(question: str) -> str | None:
     ends = next((i for i, w in enumerate(raw) if w in AUXILIARIES), None)
     head = lead[ends - 1] if ends and ends <= len(lead) else (lead[0] if lead else None)
     return head if head and head not in QUANTITY_WORDS and not is_specific(head) else None
+
+
+def target_term(question: str) -> str | None:
+    """The word naming what the question wants back: the attribute of 'how many X / what is the X of',
+    X of 'what kinds of X', of 'which X' anywhere ('how do I find which slice ... holds'), or the thing
+    of 'what X does ...'."""
+    kinds = _KINDS_RE.search(question)
+    if kinds:
+        return kinds.group(1).lower()
+    focus = focus_term(question)
+    if focus:
+        return focus
+    which = _WHICH_RE.search(question)
+    if which:
+        # the head noun, past the names that qualify it ('tool' in 'which XProf tool tracks ...')
+        raw = which.group(1).split()
+        lead = [w for w, r in zip(_lead_words(which.group(1)), raw, strict=False) if not r[:1].isupper()]
+        if lead and lead[0] not in QUANTITY_WORDS and not is_specific(lead[0]):
+            return lead[0]
+    return asked_thing(question)
+
+
+def target_weights(question: str, weights: dict[str, float]) -> dict[str, float]:
+    """The question's weights for ranking spans, with the word naming what it wants back
+    (`target_term`) weighing `TARGET_WEIGHT` times: of two lines sharing the question's words, the one
+    that names the thing asked for answers it."""
+    target = target_term(question)
+    if not target or target in ATTRIBUTE_UNITS:  # an attribute is already asked for by the focus check
+        return weights
+    hits = [t for t in weights if t == target or stem(t) == stem(target)]
+    return {t: w * TARGET_WEIGHT if t in hits else w for t, w in weights.items()}
 
 
 def asked_action(question: str) -> str | None:
@@ -682,7 +717,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     best_at = max(range(len(top)), key=lambda i: supports[i])
     best_support = supports[best_at]
     specific = [t for t in weights if is_specific(t) and _df(index, t) > 0]
-    span = best_span(weights, passages, specific, value_units(question), question)
+    span = best_span(target_weights(question, weights), passages, specific, value_units(question), question)
     if result.mode != "hybrid":
         need = LEXICAL_MIN_SUPPORT
     elif cos_best is not None and cos_best >= CLOSE_COSINE:
