@@ -592,3 +592,24 @@ def test_the_word_naming_what_is_asked_for_weighs_more_when_ranking_lines() -> N
     assert span is not None and span.text == mapped
     plain = best_span(weights, passages, question=question)
     assert plain is not None and plain.text == shard
+
+
+def test_a_stated_symptom_then_what_should_i_run_is_answered_by_a_command() -> None:
+    from tpu_runtime.knowledge.answer import asks_command, gives_command, span_faults
+
+    question = 'The server logs "Could not find tuned sizes for key". What should I run?'
+    assert asks_command(question)
+    assert asks_command("Later kernels keep failing. What do I need to call?")
+    assert not asks_command("What should I run?")  # no situation stated: an ordinary question
+    assert not asks_command("The job is slow. What should I check?")
+    # a code span repeating the message the user quoted is the symptom, not a command
+    echo = "The log line `Could not find tuned sizes for key...` means the kernel fell back to defaults."
+    fix = "The server autotuner writes tuned sizes with the `tune-kernels` command."
+    assert not gives_command(question, echo) and gives_command(question, fix)
+    assert span_faults(question, echo, "x.md") and not span_faults(question, fix, "x.md")
+    weights = {"server": 2.0, "logs": 3.0, "find": 4.0, "tuned": 5.0, "sizes": 2.0, "key": 3.0, "run": 2.0}
+    passages = [_passage(f"- {echo}\n- {fix}")]
+    span = best_span(weights, passages, question=question)
+    assert span is not None and span.text == fix
+    plain = best_span(weights, passages)  # by words alone the line naming the message wins
+    assert plain is not None and plain.text == echo

@@ -27,6 +27,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
   for "which version", '900 GBps' for "what bandwidth") counts as naming it, when spans are ranked as
   in the focus check;
+- commands: a question that states a situation and then asks only what to run or call ('... logs
+  "Couldn't find tuned sizes". What should I run?') needs a line giving a command in a code span, one
+  other than the message the question quotes;
 - names: a "which flag / what environment variable / which function" question needs a line that names
   one (a code span, a --flag, an identifier), not one that only talks about flags;
 - counts: a "how many / number of" question needs a number (one that starts its word, or a number word)
@@ -175,6 +178,12 @@ _GIVES_COUNT_RE = re.compile(
 _ASKS_NAME_RE = re.compile(
     r"^\s*(?:which|what)\s+(?:[\w/.-]+\s+){0,2}?(flags?|variables?|env\s+vars?|functions?|commands?|"
     r"annotations?|decorators?)\b",
+    re.I,
+)
+# after a stated situation: "What should I run?", "What do I need to call?"
+_ASKS_COMMAND_RE = re.compile(
+    r"^\s*what\s+(?:should|do|can|must)\s+(?:i|we|you)\s+(?:need\s+to\s+)?"
+    r"(?:run|call|execute|invoke|type|install)\b[^?]*\?\s*$",
     re.I,
 )
 _PROCEDURAL_RE = re.compile(r"\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\b|\bhow\s+to\b", re.I)
@@ -552,6 +561,25 @@ def value_units(question: str) -> dict[str, re.Pattern[str]]:
     return units
 
 
+def asks_command(question: str) -> bool:
+    """Whether the question states a situation, then asks only what to run or call ('tpu-inference logs
+    "Couldn't find tuned sizes". What should I run?'): the earlier sentences say what it is about, the
+    last one that the answer is a command, call or setting."""
+    sentences = [x for x in re.split(r"(?<=[.!?])\s+", question.strip()) if x]
+    return len(sentences) > 1 and bool(_ASKS_COMMAND_RE.match(sentences[-1]))
+
+
+def gives_command(question: str, span: str) -> bool:
+    """Whether the span gives a command, call or setting in a code span; one that only repeats a
+    message the question quotes is the symptom, not what to do about it."""
+    asked = " ".join(question.lower().split())
+    for match in _CODE_RE.finditer(span):
+        code = " ".join(match.group(0).strip("`").lower().strip(". ").split())
+        if not (" " in code and code in asked):
+            return True
+    return False
+
+
 def span_faults(question: str, span: str, heading: str, *, action: bool = True) -> list[str]:
     """Why a quoted line would not answer the question, whatever its word overlap: it says nothing
     about the attribute asked for ('how many X', 'what is the X of'), gives no number to a 'how many'
@@ -564,6 +592,8 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
         faults.append(f"the quoted line does not say anything about '{focus}'")
     if asks_count(question) and not _GIVES_COUNT_RE.search(span):
         faults.append("the question asks for a number and the quoted line gives none")
+    if asks_command(question) and not gives_command(question, span):
+        faults.append("the question asks what to run and the quoted line gives no command")
     kind = asks_name(question)
     if kind and not gives_name(span):
         faults.append(f"the question asks which {kind} and the quoted line names none")
