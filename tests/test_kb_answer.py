@@ -613,3 +613,8 @@ def test_a_stated_symptom_then_what_should_i_run_is_answered_by_a_command() -> N
     assert span is not None and span.text == fix
     plain = best_span(weights, passages)  # by words alone the line naming the message wins
     assert plain is not None and plain.text == echo
+
+
+def test_a_fact_line_with_its_source_note_is_one_candidate_not_two() -> None:
+    text = "- `MemorySpace.SEMAPHORE` allocates semaphores for barriers. ([source](https://a.example/s), checked 2026-12-02)"
+    assert candidate_spans(text) == ["`MemorySpace.SEMAPHORE` allocates semaphores for barriers."]

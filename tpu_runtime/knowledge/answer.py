@@ -529,7 +529,8 @@ def candidate_spans(text: str) -> list[str]:
                     continue
                 if len(cleaned) >= 12 and len(_WORD_RE.findall(cleaned)) >= 3 and cleaned in text:
                     spans.append(cleaned[:MAX_QUOTE_CHARS] if cleaned[:MAX_QUOTE_CHARS] in text else cleaned)
-    return spans
+    # a fact line whose source note reads as a second sentence yields the same span twice: score it once
+    return list(dict.fromkeys(spans))
 
 
 def _sentences(unit: str) -> list[str]:
