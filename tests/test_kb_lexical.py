@@ -63,3 +63,10 @@ def test_a_what_is_question_names_the_subject_a_defining_line_opens_with() -> No
     assert not defines(subject, "A TPU Multislice JobSet needs one node pool per slice.")
     assert not defines(subject, "A TPU Multislice workload spans slices.")
     assert not defines(subject, "Every slice of a TPU Multislice job runs the same program.")
+
+
+def test_a_defining_line_may_expand_its_subject_in_parentheses() -> None:
+    from tpu_runtime.knowledge.lexical import defines
+
+    assert defines(("ici",), "ICI (inter-chip interconnect) links the chips of one slice.")
+    assert not defines(("ici",), "ICI (inter-chip interconnect) bandwidth per chip is 400 GBps.")

@@ -143,6 +143,7 @@ _NOT_DEFINING = frozenset(
     "does do did can cannot must should may might will would could not only also".split()  # noqa: SIM905
 )
 _ARTICLES = frozenset(("a", "an", "the"))
+_PARENTHESES_RE = re.compile(r"\([^()]*\)")
 _COPULAS = frozenset(("is", "are", "was", "were", "means", "refers", "stands"))
 
 
@@ -162,7 +163,8 @@ def defines(subject: tuple[str, ...], text: str) -> bool:
     """Whether `text` opens with the subject (after list markers and an article) as the subject of
     its verb: 'TPU Multislice joins two or more slices' defines 'TPU Multislice'; 'Multislice does
     not support v3' does not. Words are compared by their stems: a plural question meets a singular line."""
-    words = _SUBJECT_WORD_RE.findall(text[:200])
+    # an expansion right after the name is part of it: 'ICI (inter-chip interconnect) links chips'
+    words = _SUBJECT_WORD_RE.findall(_PARENTHESES_RE.sub(" ", text[:200]))
     while words and words[0].lower() in _ARTICLES:
         words = words[1:]
     head = [w.lower() for w in words[: len(subject)]]
