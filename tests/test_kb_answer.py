@@ -5,6 +5,7 @@ questions the sheets answer must be answered from the right line and the others 
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -618,3 +619,41 @@ def test_a_stated_symptom_then_what_should_i_run_is_answered_by_a_command() -> N
 def test_a_fact_line_with_its_source_note_is_one_candidate_not_two() -> None:
     text = "- `MemorySpace.SEMAPHORE` allocates semaphores for barriers. ([source](https://a.example/s), checked 2026-12-02)"
     assert candidate_spans(text) == ["`MemorySpace.SEMAPHORE` allocates semaphores for barriers."]
+
+
+GROUPS_SHEET = (
+    """\
+# Groups sheet
+
+## Groups
+
+"""
+    + "".join(
+        f"- Groupslice rule {i}: a Groupslice needs quota {i} in the zone. ([source](https://example.org/g{i}), checked 2026-12-04)\n"
+        for i in range(12)
+    )
+    + (
+        "- A Groupslice joins two or more slices that talk over the data-center network, one program across them. "
+        "([source](https://example.org/def), checked 2026-12-04)\n"
+    )
+)
+
+
+def test_a_what_is_question_reaches_and_quotes_the_defining_line(tmp_path: Path) -> None:
+    # twelve short lines repeat the name; BM25 ranks the longer defining line below several of them, and
+    # the lift for a line opening with the subject puts it first; the answer quotes it
+    from tpu_runtime.knowledge import retrieve
+
+    index = lexical_index(tmp_path, {"groups.md": GROUPS_SHEET})
+    question = "What is a Groupslice?"
+    reply = ask(index, question)
+    assert reply.covered and "data-center network" in reply.citations[0].quote
+    lifted = index.search(question, SUPPORT_PASSAGES).passages
+    rank = next(i for i, p in enumerate(lifted) if "data-center" in p.text)
+    original = retrieve.DEFINITION_BOOST
+    try:
+        retrieve.DEFINITION_BOOST = 1.0
+        plain = index.search(question, 50).passages
+    finally:
+        retrieve.DEFINITION_BOOST = original
+    assert rank < next(i for i, p in enumerate(plain) if "data-center" in p.text)
