@@ -427,7 +427,8 @@ def test_the_thing_a_what_or_which_question_asks_for_is_its_head_word() -> None:
     from tpu_runtime.knowledge.answer import asked_thing
 
     assert asked_thing("What refund does Google give when a quota request is blocked?") == "refund"
-    assert asked_thing("Which XProf tool shows memory over time?") == "xprof"  # no auxiliary: the first word
+    assert asked_thing("Which XProf tool shows memory over time?") == "tool"  # no auxiliary: past the names
+    assert asked_thing("Which documentation holds the flags?") == "documentation"  # not the main verb
     assert asked_thing("Which PCIe generation does TPU v5e use?") == "generation"
     assert asked_thing("How many HBM stacks does a TPU v3 chip use?") == "stacks"
     assert asked_thing("How do I enable the fused mode?") is None

@@ -396,7 +396,12 @@ def asked_thing(question: str) -> str | None:
     raw = [w.strip(",.;:()'\"").lower() for w in match.group(1).split()[:3]]
     lead = _lead_words(match.group(1))
     ends = next((i for i, w in enumerate(raw) if w in AUXILIARIES), None)
-    head = lead[ends - 1] if ends and ends <= len(lead) else (lead[0] if lead else None)
+    if ends and ends <= len(lead):
+        head: str | None = lead[ends - 1]
+    else:  # the first word past the names that qualify it ('tool' in 'which XProf tool tracks ...')
+        cased = match.group(1).split()
+        plain = [w for w, c in zip(lead, cased, strict=False) if not c[:1].isupper()]
+        head = plain[0] if plain else (lead[0] if lead else None)
     return head if head and head not in QUANTITY_WORDS and not is_specific(head) else None
 
 
