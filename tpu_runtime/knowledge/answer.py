@@ -386,7 +386,8 @@ def asked_thing(question: str) -> str | None:
     """The head word of what a question asks for: the focus of 'how many X / what is the X', else for
     'what X / which X' the word before the auxiliary verb that ends the noun phrase ('refund' in 'what
     refund does Google give', 'generation' in 'which PCIe generation does ...'); without such a verb
-    the first word only, since the second may be the main verb ('which documentation holds ...')."""
+    the first word past capitalised names ('tool' in 'which XProf tool tracks'), since a later one may
+    be the main verb ('which documentation holds ...')."""
     focus = focus_term(question)
     if focus:
         return focus
