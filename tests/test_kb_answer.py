@@ -658,3 +658,16 @@ def test_a_what_is_question_reaches_and_quotes_the_defining_line(tmp_path: Path)
     finally:
         retrieve.DEFINITION_BOOST = original
     assert rank < next(i for i, p in enumerate(plain) if "data-center" in p.text)
+
+
+def test_close_forms_of_compounds_and_numbers_with_units_meet() -> None:
+    from tpu_runtime.knowledge.answer import close_forms
+
+    assert {"allgather", "16", "gb"} <= close_forms(["all-gather", "16gb"])
+    assert "32gib" in close_forms(["32", "gib", "hbm"])
+    assert not close_forms(["jax.lax.all_gather"])  # a dotted name keeps its own spelling
+    assert _present(_terms("Each chip has 16 GB of HBM."), "16gb")
+    assert _present(_terms("Each chip has 16GB of HBM."), "16")
+    assert _present(_terms("The all-gather runs over ICI."), "allgather")
+    assert _present(_terms("The AllGather runs over ICI."), "all-gather")
+    assert not _present(_terms("The all-reduce runs over ICI."), "allgather")

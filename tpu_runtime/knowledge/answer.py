@@ -37,7 +37,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   does not say how many;
 - word forms: light stemming (derived forms too: 'resiliency' is 'resilience'), irregular past forms
   ('written' is 'write') and 'un-'/'re-' prefixes ('retracing' meets 'tracing'); a dotted name is
-  also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), and that root, like a
+  also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), a compound joined or not
+  ('all-gather', 'allgather') and a number with its unit glued or apart ('16GB', '16 GB'); the root, like a
   duration the question states ('within 6 hours'), weighs little;
 - word families (`words.FAMILIES`): a paraphrase meets the docs' word ('documentation' the docs,
   'place shards' a line that 'puts' them) and weighs as rare as that word, not as a word no source has;
@@ -307,7 +308,28 @@ def _terms(text: str) -> frozenset[str]:
     stems = {stem(t) for t in tokens} | {stem(b) for b in bare}
     # word families: 'documentation' names the docs, 'place' what a line 'puts' (`words.FAMILIES`)
     marks = {k for t in stems if (k := family(t))}
-    return frozenset(tokens) | stems | families | bare | marks
+    return frozenset(tokens) | stems | families | bare | marks | close_forms(tokens)
+
+
+_NUMBER_UNIT_RE = re.compile(r"^(\d+(?:\.\d+)?)([a-z]{1,5})$")
+
+
+def close_forms(tokens: list[str]) -> set[str]:
+    """Spellings of the same word or value that the tokens do not hold as written: a compound joined
+    ('all-gather', 'all_gather' -> 'allgather'), a number glued to its unit split or joined ('16gb' ->
+    '16', 'gb'; '16', 'gb' -> '16gb')."""
+    forms: set[str] = set()
+    for i, token in enumerate(tokens):
+        if ("-" in token or "_" in token) and "." not in token:
+            forms.add(token.replace("-", "").replace("_", ""))
+        glued = _NUMBER_UNIT_RE.match(token)
+        if glued:
+            forms.update(glued.groups())
+        elif token.replace(".", "", 1).isdigit() and i + 1 < len(tokens) and tokens[i + 1].isalpha():
+            unit = tokens[i + 1]
+            if len(unit) <= 5:
+                forms.add(token + unit)
+    return forms
 
 
 def _present(terms: frozenset[str], token: str) -> bool:
@@ -326,6 +348,8 @@ def _present(terms: frozenset[str], token: str) -> bool:
     if len(parts) < 2:
         return False
     if all(p in terms or stem(p) in terms for p in parts):
+        return True
+    if "." not in token and "".join(parts) in terms:  # 'all-gather' written 'AllGather'
         return True
     rest = token.split(".")[1:]
     return (
