@@ -561,6 +561,9 @@ def test_a_which_flag_question_needs_a_line_that_names_one() -> None:
     assert asks_name("What environment variable selects the PJRT device?") == "variable"
     assert asks_name("Which XProf tool shows memory over time?") is None
     assert asks_name("How do I set a flag?") is None
+    # 'what is the command to X' asks for a name too, and the word 'command' is then no focus a line must say
+    question = "What is the command to install the server on a TPU VM?"
+    assert asks_name(question) == "command" and focus_term(question) is None
     assert gives_name("Set `PJRT_DEVICE=TPU` before starting.")
     assert gives_name("Pass --placement-policy instead of the topology flag.")
     assert gives_name("The xla_tpu_enable_latency_hiding_scheduler flag overlaps collectives.")
@@ -579,7 +582,10 @@ def test_the_word_naming_what_is_asked_for_weighs_more_when_ranking_lines() -> N
 
     assert target_term("How do I find which slice of a global array each device holds?") == "slice"
     assert target_term("What kinds of semaphores can a kernel allocate?") == "semaphores"
-    assert target_term("Which XProf tool tracks memory use over time?") == "tool"  # past the name
+    # a question opening with 'which X' picks one X: the answering line names it, not the word X
+    assert target_term("Which XProf tool tracks memory use over time?") is None
+    # nor is a kind of name a target: 'which variable' is answered by the variable's name
+    assert target_term("Where is the compile cache kept, and which variable changes it?") is None
     assert target_term("How many chips does a v5e host have?") == "chips"
     weights = {"find": 2.0, "slice": 1.9, "global": 3.9, "array": 2.9, "device": 2.0, "holds": 4.2}
     question = "How do I find which slice of a global array each device holds?"

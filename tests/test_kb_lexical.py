@@ -51,6 +51,9 @@ def test_a_what_is_question_names_the_subject_a_defining_line_opens_with() -> No
     assert definition_subject("What is TPU Multislice?") == ("tpu", "multislice")
     assert definition_subject("What are megacore chips used for?") == ("megacore", "chips")
     assert definition_subject("What does pltpu.emit_pipeline do?") == ("pltpu.emit_pipeline",)
+    # a closing place ('on TPU', 'in JAX') is not part of the name
+    assert definition_subject("What is Multislice on TPU?") == ("multislice",)
+    assert definition_subject("What is megacore in TPU v4?") == ("megacore",)
     # an attribute or a situation is not a name
     assert definition_subject("What is the peak of a v4 chip?") is None
     assert definition_subject("What is wrong when the compile hangs for an hour on a pod?") is None

@@ -30,8 +30,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - commands: a question that states a situation and then asks only what to run or call ('... logs
   "Couldn't find tuned sizes". What should I run?') needs a line giving a command in a code span, one
   other than the message the question quotes;
-- names: a "which flag / what environment variable / which function" question needs a line that names
-  one (a code span, a --flag, an identifier), not one that only talks about flags;
+- names: a "which flag / what environment variable / what is the command to" question needs a line
+  that names one (a code span, a --flag, an identifier), not one that only talks about flags, nor one
+  that says the word 'command';
 - counts: a "how many / number of" question needs a number (one that starts its word, or a number word)
   in the quoted line; a line that only names what is counted, or a digit inside a name ('v5p', 'bf16'),
   does not say how many;
@@ -176,10 +177,10 @@ _GIVES_COUNT_RE = re.compile(
 )
 # "Which flag ...", "what environment variable ...": the question asks for a name; the quoted line must
 # give one (a code span or an identifier), not only talk about flags
+_NAME_KINDS = r"(flags?|variables?|env\s+vars?|functions?|commands?|annotations?|decorators?)"
+_NAME_KIND_RE = re.compile(rf"{_NAME_KINDS}$", re.I)
 _ASKS_NAME_RE = re.compile(
-    r"^\s*(?:which|what)\s+(?:[\w/.-]+\s+){0,2}?(flags?|variables?|env\s+vars?|functions?|commands?|"
-    r"annotations?|decorators?)\b",
-    re.I,
+    rf"^\s*(?:which|what(?:'s|\s+is|\s+are)?(?:\s+the)?)\s+(?:[\w/.-]+\s+){{0,2}}?{_NAME_KINDS}\b", re.I
 )
 # after a stated situation: "What should I run?", "What do I need to call?"
 _ASKS_COMMAND_RE = re.compile(
@@ -396,6 +397,8 @@ def focus_term(question: str) -> str | None:
             else []
         )
         return heads[-1] if heads else None
+    if asks_name(question):  # 'what is the command to ...' asks for a name: the line gives one
+        return None
     words = _lead_words(match.group(1))
     # the last word that is not a generic quantity ('clock' in 'clock speed'); none for 'maximum number';
     # after 'how many' the first plural ('chips' in 'how many v5e chips share one host')
@@ -431,9 +434,10 @@ def asked_thing(question: str) -> str | None:
 
 
 def target_term(question: str) -> str | None:
-    """The word naming what the question wants back: the attribute of 'how many X / what is the X of',
-    X of 'what kinds of X', of 'which X' anywhere ('how do I find which slice ... holds'), or the thing
-    of 'what X does ...'."""
+    """The word naming what the question wants back: X of 'what kinds of X', the attribute of 'how many
+    X / what is the X of', or X of a 'which X' clause inside the question ('how do I find which slice
+    ... holds'). A question opening with 'which X' picks one of the Xs, and the line answering it names
+    that one, not the word X ('which tool' is answered by 'the Memory Profile'), so it has no target."""
     kinds = _KINDS_RE.search(question)
     if kinds:
         return kinds.group(1).lower()
@@ -441,13 +445,19 @@ def target_term(question: str) -> str | None:
     if focus:
         return focus
     which = _WHICH_RE.search(question)
-    if which:
-        # the head noun, past the names that qualify it ('tool' in 'which XProf tool tracks ...')
+    if which and question[: which.start()].strip():
+        # the head noun, past the names that qualify it
         raw = which.group(1).split()
         lead = [w for w, r in zip(_lead_words(which.group(1)), raw, strict=False) if not r[:1].isupper()]
-        if lead and lead[0] not in QUANTITY_WORDS and not is_specific(lead[0]):
+        # a kind of name ('which variable sets it') is answered by the name, not the word
+        if (
+            lead
+            and lead[0] not in QUANTITY_WORDS
+            and not is_specific(lead[0])
+            and not _NAME_KIND_RE.match(lead[0])
+        ):
             return lead[0]
-    return asked_thing(question)
+    return None
 
 
 def target_weights(question: str, weights: dict[str, float]) -> dict[str, float]:

@@ -137,6 +137,7 @@ _DEFINE_RE = re.compile(
 )
 # words that make the phrase a question about an attribute or a situation, not a name ('the peak of X')
 _NOT_A_NAME = frozenset("of in on per for when if between to with from by and or".split())  # noqa: SIM905
+_PLACE_RE = re.compile(r"\s+(?:on|in|for|with|under)\s+\S+(?:\s+\S+)?\s*$", re.I)
 _SUBJECT_WORD_RE = re.compile(r"[A-Za-z0-9_][\w.\-/]*[A-Za-z0-9_]|[A-Za-z0-9]")
 # a line opening with its subject says what it is, unless a modal or negation follows ('X does not ...')
 _NOT_DEFINING = frozenset(
@@ -152,7 +153,9 @@ def definition_subject(question: str) -> tuple[str, ...] | None:
     match = _DEFINE_RE.match(question)
     if not match:
         return None
-    words = _SUBJECT_WORD_RE.findall(match.group("x") or match.group("y") or "")
+    # a closing 'on TPU', 'in JAX' places the name rather than qualifies it ('what is Multislice on TPU')
+    phrase = _PLACE_RE.sub("", match.group("x") or match.group("y") or "")
+    words = _SUBJECT_WORD_RE.findall(phrase)
     lowered = tuple(w.lower() for w in words)
     if not 1 <= len(lowered) <= 4 or _NOT_A_NAME & set(lowered):
         return None
