@@ -677,3 +677,13 @@ def test_close_forms_of_compounds_and_numbers_with_units_meet() -> None:
     assert _present(_terms("The all-gather runs over ICI."), "allgather")
     assert _present(_terms("The AllGather runs over ICI."), "all-gather")
     assert not _present(_terms("The all-reduce runs over ICI."), "allgather")
+
+
+def test_the_kind_of_thing_two_names_are_compared_as_weighs_little(tiny: KnowledgeIndex) -> None:
+    # 'are X and Y the same chip': a line saying X is called Y answers it without the word 'chip'
+    compared = _weights(tiny, "Are v5e and v5p the same chip?")
+    plain = _weights(tiny, "How big is a v5e chip?")
+    assert compared["chip"] == pytest.approx(0.2 * plain["chip"])
+    # 'have the same topology' asks about the topology: it keeps its weight
+    asked = _weights(tiny, "Must all slices have the same topology?")
+    assert asked["topology"] == pytest.approx(_weights(tiny, "Which topology do slices have?")["topology"])

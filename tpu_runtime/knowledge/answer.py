@@ -41,6 +41,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), a compound joined or not
   ('all-gather', 'allgather') and a number with its unit glued or apart ('16GB', '16 GB'); the root, like a
   duration the question states ('within 6 hours'), weighs little;
+- comparisons: in 'is X the same chip as Y' the kind of thing compared ('chip') weighs little: a line
+  saying X is called Y answers it;
 - word families (`words.FAMILIES`): a paraphrase meets the docs' word ('documentation' the docs,
   'place shards' a line that 'puts' them) and weighs as rare as that word, not as a word no source has;
 - definitions: for "what is X / what does X do" about an API symbol, the symbol's docstring summary
@@ -220,6 +222,11 @@ DURATION_WORDS = frozenset(
 )
 DURATION_WEIGHT = 0.3
 _ASKS_DURATION_RE = re.compile(r"\bhow\s+(?:long|many\s+(?:seconds|minutes|hours|days))\b", re.I)
+# "Is X the same chip as Y", "are X and Y the same TPU": the word after 'same' is the kind of thing
+# compared, which a line saying 'X is called Y' need not repeat (but in "must slices have the same
+# topology" it is the attribute asked about)
+_SAME_RE = re.compile(r"^\s*(?:is|are)\b[^?]*?\bthe\s+same\s+([a-z]+)\b", re.I)
+COMPARED_WEIGHT = 0.2
 NAMESPACE_WEIGHT = 0.2  # weight factor of the root of a dotted name ('pltpu' in 'pltpu.BufferedRef')
 _DOTTED_RE = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 
@@ -259,6 +266,7 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
     # differently or not at all, so it barely decides coverage
     roots = {m.group(0).split(".")[0].lower() for m in _DOTTED_RE.finditer(question)}
     states_duration = not _ASKS_DURATION_RE.search(question)
+    compared = {m.group(1).lower() for m in _SAME_RE.finditer(question)}
     for token in tokenize(question):
         if token in QUESTION_WORDS or len(token) < 2 or token in weights:
             continue
@@ -271,6 +279,8 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
             weights[token] *= NAMESPACE_WEIGHT
         if states_duration and token in DURATION_WORDS:
             weights[token] *= DURATION_WEIGHT
+        if token in compared:
+            weights[token] *= COMPARED_WEIGHT
     # a word the question says twice ('host DRAM of a v6e VM host') is what it is about: it counts twice,
     # as a repeated query word does in BM25
     said = tokenize(question)
