@@ -608,6 +608,7 @@ def test_a_stated_symptom_then_what_should_i_run_is_answered_by_a_command() -> N
     question = 'The server logs "Could not find tuned sizes for key". What should I run?'
     assert asks_command(question)
     assert asks_command("Later kernels keep failing. What do I need to call?")
+    assert asks_command("later kernels keep failing. what do i need to call")  # typed without capitals or '?'
     assert not asks_command("What should I run?")  # no situation stated: an ordinary question
     assert not asks_command("The job is slow. What should I check?")
     # a code span repeating the message the user quoted is the symptom, not a command

@@ -187,7 +187,7 @@ _ASKS_NAME_RE = re.compile(
 # after a stated situation: "What should I run?", "What do I need to call?"
 _ASKS_COMMAND_RE = re.compile(
     r"^\s*what\s+(?:should|do|can|must)\s+(?:i|we|you)\s+(?:need\s+to\s+)?"
-    r"(?:run|call|execute|invoke|type|install)\b[^?]*\?\s*$",
+    r"(?:run|call|execute|invoke|type|install)\b[^?]*\??\s*$",
     re.I,
 )
 _PROCEDURAL_RE = re.compile(r"\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\b|\bhow\s+to\b", re.I)
