@@ -568,6 +568,8 @@ def test_a_which_flag_question_needs_a_line_that_names_one() -> None:
     assert gives_name("Pass --placement-policy instead of the topology flag.")
     assert gives_name("The xla_tpu_enable_latency_hiding_scheduler flag overlaps collectives.")
     assert not gives_name("XLA flags are read once, when the backend starts.")
+    assert not gives_name("The per-chip figure holds on multi-host slices.")
+    assert not gives_name("Each SparseCore has 16 vector subcores.")  # a product name, not a setting
     question = "Which XLA flag turns on FP4 matmuls on TPU v5e?"
     talk = "XLA flags on TPU v5e are read once, when the backend starts; FP4 matmuls are not among them."
     name = "On TPU v5e the `--xla_tpu_fp4_matmul=true` flag turns on FP4 matmuls."

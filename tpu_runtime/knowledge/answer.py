@@ -180,6 +180,7 @@ _GIVES_COUNT_RE = re.compile(
 # "Which flag ...", "what environment variable ...": the question asks for a name; the quoted line must
 # give one (a code span or an identifier), not only talk about flags
 _NAME_KINDS = r"(flags?|variables?|env\s+vars?|functions?|commands?|annotations?|decorators?)"
+_JOINED_NAME_RE = re.compile(r"[A-Za-z0-9][._][A-Za-z]")
 _NAME_KIND_RE = re.compile(rf"{_NAME_KINDS}$", re.I)
 _ASKS_NAME_RE = re.compile(
     rf"^\s*(?:which|what(?:'s|\s+is|\s+are)?(?:\s+the)?)\s+(?:[\w/.-]+\s+){{0,2}}?{_NAME_KINDS}\b", re.I
@@ -497,13 +498,14 @@ def asks_name(question: str) -> str | None:
 
 
 def gives_name(span: str) -> bool:
-    """Whether the span names a flag, variable, command or API: a code span, a `--flag`, an
-    identifier-like word ('PJRT_DEVICE', 'jax.jit', 'xla_tpu_enable_x') or a hyphenated name
-    ('placement-policy')."""
+    """Whether the span names a flag, variable, command or API: a code span, a `--flag` or a word
+    joined by '_' or '.' ('PJRT_DEVICE', 'jax.jit', 'xla_tpu_enable_x'); a hyphenated word is prose
+    ('per-chip', 'multi-host') unless it starts with a dash, and a CamelCase product name
+    ('SparseCore') names no setting."""
     if _CODE_RE.search(span):
         return True
     words = (raw.strip(".,;:()'\"") for raw in span.split())
-    return any((len(w) > 2 and (w.startswith("-") or "-" in w.strip("-"))) or is_identifier(w) for w in words)
+    return any((len(w) > 2 and w.startswith("-")) or _JOINED_NAME_RE.search(w) for w in words)
 
 
 def asks_count(question: str) -> bool:
