@@ -690,3 +690,12 @@ def test_the_kind_of_thing_two_names_are_compared_as_weighs_little(tiny: Knowled
     # 'have the same topology' asks about the topology: it keeps its weight
     asked = _weights(tiny, "Must all slices have the same topology?")
     assert asked["topology"] == pytest.approx(_weights(tiny, "Which topology do slices have?")["topology"])
+
+
+def test_a_lead_in_before_the_question_does_not_count_against_coverage(tiny: KnowledgeIndex) -> None:
+    question = "Must all Multislice slices have the same topology?"
+    plain = ask(tiny, question)
+    framed = ask(tiny, f"Quick question: {question[0].lower()}{question[1:]}")
+    assert plain.covered and framed.covered
+    assert framed.citations[0].quote == plain.citations[0].quote
+    assert framed.question.startswith("Quick question:")  # the reply echoes what was asked

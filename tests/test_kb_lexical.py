@@ -73,3 +73,23 @@ def test_a_defining_line_may_expand_its_subject_in_parentheses() -> None:
 
     assert defines(("ici",), "ICI (inter-chip interconnect) links the chips of one slice.")
     assert not defines(("ici",), "ICI (inter-chip interconnect) bandwidth per chip is 400 GBps.")
+
+
+def test_a_plain_lead_in_before_a_colon_is_not_part_of_the_question() -> None:
+    from tpu_runtime.knowledge.lexical import strip_preamble
+
+    assert (
+        strip_preamble("Quick question: how big is a TPU VM's boot disk?")
+        == "how big is a TPU VM's boot disk?"
+    )
+    assert strip_preamble("I was wondering: what is ICI?") == "what is ICI?"
+    # a lead-in that names something, or a long one (an error message), is part of the question
+    assert strip_preamble("JAX: how do I shard an array?") == "JAX: how do I shard an array?"
+    assert strip_preamble("Pallas on TPU: which dtypes work?") == "Pallas on TPU: which dtypes work?"
+    assert strip_preamble("XProf: which tool shows memory?") == "XProf: which tool shows memory?"
+    error = "Mosaic failed to compile TPU kernel: unsupported shape cast"
+    assert strip_preamble(error) == error
+    assert (
+        strip_preamble("How do I set XLA_FLAGS=--xla_dump_to:/tmp?")
+        == "How do I set XLA_FLAGS=--xla_dump_to:/tmp?"
+    )

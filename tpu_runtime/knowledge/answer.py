@@ -54,6 +54,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   asked for (`span_faults`) ranks below one that gives it;
 - scope: a line giving its figure per a unit (chip, host, Pod, slice, VM, TensorCore) the question does
   not name, and never naming the question's, ranks lower ("per chip" does not answer "a whole Pod");
+- lead-ins: a few plain words before a colon ('Quick question:', 'I was wondering:') frame the question
+  and are left out of it (`lexical.strip_preamble`); the reply still echoes the question as asked;
 - a quote is checked to occur in its passage.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
@@ -68,7 +70,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from tpu_runtime.knowledge.corpus import urls_in
-from tpu_runtime.knowledge.lexical import STOPWORDS, defines, definition_subject, is_identifier, tokenize
+from tpu_runtime.knowledge.lexical import (
+    STOPWORDS,
+    defines,
+    definition_subject,
+    is_identifier,
+    strip_preamble,
+    tokenize,
+)
 from tpu_runtime.knowledge.models import Answer, Citation, Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult
 from tpu_runtime.knowledge.words import family, family_words, stem
@@ -777,10 +786,12 @@ def listed_passages(reply: Answer, k: int) -> list[Passage]:
 
 def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answer:
     """Judge coverage from the ranked passages and, when covered, quote and cite the best span."""
+    asked = question
+    question = strip_preamble(question)  # 'Quick question: ...' is judged on what follows the colon
     passages = result.passages
     weights = _weights(index, question)
     base: dict[str, Any] = {
-        "question": question,
+        "question": asked,
         "passages": passages,
         "mode": result.mode,
         "notes": result.notes,

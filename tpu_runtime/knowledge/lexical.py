@@ -129,6 +129,28 @@ class LexicalIndex:
         return [(i, s) for i, s in ranked if s > 0]
 
 
+# "Quick question: ...", "I was wondering: ...": a short lead-in before a colon that frames the question
+_PREAMBLE_RE = re.compile(r"^\s*([A-Za-z' ]{1,40}):\s+(?=\S)")
+
+
+def strip_preamble(question: str) -> str:
+    """The question without a lead-in of at most five plain words before a colon ('Quick question:',
+    'I was wondering:'); its words are not what is asked about, and a source need not repeat them. A
+    lead-in naming something ('JAX:', 'Pallas on TPU:') is kept: a capitalised word after its first
+    word, or an all-capital word, may be a name."""
+    match = _PREAMBLE_RE.match(question)
+    if not match:
+        return question
+    words = match.group(1).split()
+    if len(words) > 5 or any(w.isupper() and len(w) > 1 for w in words):
+        return question
+    if any(w[:1].isupper() and w != "I" for w in words[1:]):
+        return question
+    if words and len(words[0]) > 1 and sum(1 for c in words[0] if c.isupper()) > 1:  # 'XProf:', 'GKE:'
+        return question
+    return question[match.end() :]
+
+
 # "What is X?", "what are X used for?", "what does X do?": a question asking what a named thing is
 _DEFINE_RE = re.compile(
     r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<x>[^?]+?)(?:\s+(?:used\s+)?for)?\s*\??\s*$"

@@ -20,7 +20,13 @@ import numpy as np
 from tpu_runtime.knowledge.build import all_chunks
 from tpu_runtime.knowledge.corpus import ChunkRecord
 from tpu_runtime.knowledge.embedder import Embedder, ModelUnavailable, load_embedder
-from tpu_runtime.knowledge.lexical import LexicalIndex, defines, definition_subject, is_identifier
+from tpu_runtime.knowledge.lexical import (
+    LexicalIndex,
+    defines,
+    definition_subject,
+    is_identifier,
+    strip_preamble,
+)
 from tpu_runtime.knowledge.models import Passage, RetrievalMode
 from tpu_runtime.knowledge.store import Manifest, Store
 
@@ -169,7 +175,7 @@ class KnowledgeIndex:
             for pos in fused:
                 if self.chunks[pos].kind == "curated":
                     fused[pos] *= CURATED_BOOST
-        subject = definition_subject(query)
+        subject = definition_subject(strip_preamble(query))
         if subject:
             for pos in fused:
                 if defines(subject, self.chunks[pos].text):
