@@ -786,12 +786,12 @@ def listed_passages(reply: Answer, k: int) -> list[Passage]:
 
 def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answer:
     """Judge coverage from the ranked passages and, when covered, quote and cite the best span."""
-    asked = question
+    as_asked = question
     question = strip_preamble(question)  # 'Quick question: ...' is judged on what follows the colon
     passages = result.passages
     weights = _weights(index, question)
     base: dict[str, Any] = {
-        "question": asked,
+        "question": as_asked,
         "passages": passages,
         "mode": result.mode,
         "notes": result.notes,
