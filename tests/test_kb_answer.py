@@ -699,3 +699,23 @@ def test_a_lead_in_before_the_question_does_not_count_against_coverage(tiny: Kno
     assert plain.covered and framed.covered
     assert framed.citations[0].quote == plain.citations[0].quote
     assert framed.question.startswith("Quick question:")  # the reply echoes what was asked
+
+
+def test_words_of_the_sentences_around_a_full_question_are_asides() -> None:
+    from tpu_runtime.knowledge.answer import aside_terms
+
+    # the asking sentence names its subject: the greeting and the thanks are asides
+    aside = aside_terms("I am new to TPUs. How big is the boot disk of a TPU VM? Thanks!")
+    assert {"new", "tpus", "thanks"} <= aside and not {"boot", "disk", "tpu", "vm"} & aside
+    # the asking sentence says only what form the answer takes: the situation is the subject
+    assert aside_terms('The server logs "Could not find tuned sizes". What should I run?') == set()
+    assert aside_terms("My kernel fails with 'block shape not divisible'. What rule did I break?") == set()
+    assert aside_terms("How big is the boot disk of a TPU VM?") == set()
+
+
+def test_a_thanks_after_the_question_does_not_count_against_coverage(tiny: KnowledgeIndex) -> None:
+    question = "Must all Multislice slices have the same topology?"
+    plain = ask(tiny, question)
+    thanked = ask(tiny, f"{question} Thanks a lot!")
+    assert plain.covered and thanked.covered
+    assert thanked.citations[0].quote == plain.citations[0].quote

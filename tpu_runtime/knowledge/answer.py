@@ -54,6 +54,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   asked for (`span_faults`) ranks below one that gives it;
 - scope: a line giving its figure per a unit (chip, host, Pod, slice, VM, TensorCore) the question does
   not name, and never naming the question's, ranks lower ("per chip" does not answer "a whole Pod");
+- asides: when the sentence that asks ('...?') names its subject itself, words only the sentences around
+  it use ('I am new to TPUs.', 'Thanks!') weigh little (`aside_terms`);
 - lead-ins: a few plain words before a colon ('Quick question:', 'I was wondering:') frame the question
   and are left out of it (`lexical.strip_preamble`); the reply still echoes the question as asked;
 - a quote is checked to occur in its passage.
@@ -237,6 +239,9 @@ _ASKS_DURATION_RE = re.compile(r"\bhow\s+(?:long|many\s+(?:seconds|minutes|hours
 # topology" it is the attribute asked about)
 _SAME_RE = re.compile(r"^\s*(?:is|are)\b[^?]*?\bthe\s+same\s+([a-z]+)\b", re.I)
 COMPARED_WEIGHT = 0.2
+ASIDE_MIN_OWN = 3  # content words the asking sentence needs for the others to be asides
+ASIDE_WEIGHT = 0.3  # weight factor of a word only the sentences around the asking one use
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
 NAMESPACE_WEIGHT = 0.2  # weight factor of the root of a dotted name ('pltpu' in 'pltpu.BufferedRef')
 _DOTTED_RE = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 
@@ -268,6 +273,22 @@ def name_terms(question: str) -> list[str]:
     return names
 
 
+def aside_terms(question: str) -> set[str]:
+    """Words only the sentences around the asking one use ('I am new to TPUs.', 'Thanks!'), when the
+    asking sentence (the last ending in '?') names its subject itself, in `ASIDE_MIN_OWN` words or more:
+    a source need not repeat the asides. When it does not ('... logs "X". What should I run?'), the other
+    sentences say what it is about, and nothing is an aside."""
+    sentences = [x for x in _SENTENCE_RE.split(question.strip()) if x]
+    asking = [x for x in sentences if x.rstrip().endswith("?")]
+    if len(sentences) < 2 or not asking:
+        return set()
+    own = {t for t in tokenize(asking[-1]) if t not in QUESTION_WORDS and len(t) > 1}
+    if len(own) < ASIDE_MIN_OWN:
+        return set()
+    rest = {t for x in sentences if x is not asking[-1] for t in tokenize(x)}
+    return rest - own
+
+
 def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
     """Rarity weight (idf) of each distinctive question term; terms absent from the corpus weigh most."""
     total = max(len(index.chunks), 1)
@@ -277,6 +298,7 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
     roots = {m.group(0).split(".")[0].lower() for m in _DOTTED_RE.finditer(question)}
     states_duration = not _ASKS_DURATION_RE.search(question)
     compared = {m.group(1).lower() for m in _SAME_RE.finditer(question)}
+    aside = aside_terms(question)
     for token in tokenize(question):
         if token in QUESTION_WORDS or len(token) < 2 or token in weights:
             continue
@@ -291,6 +313,8 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
             weights[token] *= DURATION_WEIGHT
         if token in compared:
             weights[token] *= COMPARED_WEIGHT
+        if token in aside:
+            weights[token] *= ASIDE_WEIGHT
     # a word the question says twice ('host DRAM of a v6e VM host') is what it is about: it counts twice,
     # as a repeated query word does in BM25
     said = tokenize(question)
