@@ -719,3 +719,12 @@ def test_a_thanks_after_the_question_does_not_count_against_coverage(tiny: Knowl
     thanked = ask(tiny, f"{question} Thanks a lot!")
     assert plain.covered and thanked.covered
     assert thanked.citations[0].quote == plain.citations[0].quote
+
+
+def test_an_adverb_of_a_known_word_weighs_little() -> None:
+    corpus = _Corpus({"exact": 3, "recompiles": 4, "vllm": 20, "supply": 2})
+    weights = _weights(corpus, "When does vLLM recompile, exactly?")  # type: ignore[arg-type]
+    assert weights["exactly"] < 0.5 * weights["recompile"]
+    # a word ending in -ly whose stem the sources do not know is no adverb of theirs
+    plain = _weights(corpus, "Which power supply does a rack use?")  # type: ignore[arg-type]
+    assert plain["supply"] > 0.5 * plain["rack"]

@@ -54,6 +54,7 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   asked for (`span_faults`) ranks below one that gives it;
 - scope: a line giving its figure per a unit (chip, host, Pod, slice, VM, TensorCore) the question does
   not name, and never naming the question's, ranks lower ("per chip" does not answer "a whole Pod");
+- adverbs: an '-ly' adverb of a word the sources know ('exactly', 'unexpectedly') weighs little;
 - asides: when the sentence that asks ('...?') names its subject itself, words only the sentences around
   it use ('I am new to TPUs.', 'Thanks!') weigh little (`aside_terms`);
 - lead-ins: a few plain words before a colon ('Quick question:', 'I was wondering:') frame the question
@@ -239,6 +240,10 @@ _ASKS_DURATION_RE = re.compile(r"\bhow\s+(?:long|many\s+(?:seconds|minutes|hours
 # topology" it is the attribute asked about)
 _SAME_RE = re.compile(r"^\s*(?:is|are)\b[^?]*?\bthe\s+same\s+([a-z]+)\b", re.I)
 COMPARED_WEIGHT = 0.2
+# 'exactly', 'unexpectedly', 'properly': an adverb made from a word the sources know qualifies how,
+# and a line answering the question need not repeat it
+_ADVERB_RE = re.compile(r"^[a-z]{4,}ly$")
+ADVERB_WEIGHT = 0.3
 ASIDE_MIN_OWN = 3  # content words the asking sentence needs for the others to be asides
 ASIDE_WEIGHT = 0.3  # weight factor of a word only the sentences around the asking one use
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
@@ -315,6 +320,8 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
             weights[token] *= COMPARED_WEIGHT
         if token in aside:
             weights[token] *= ASIDE_WEIGHT
+        if _ADVERB_RE.match(token) and index.document_frequency(token[:-2]) > 0:
+            weights[token] *= ADVERB_WEIGHT
     # a word the question says twice ('host DRAM of a v6e VM host') is what it is about: it counts twice,
     # as a repeated query word does in BM25
     said = tokenize(question)
