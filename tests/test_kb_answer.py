@@ -728,3 +728,12 @@ def test_an_adverb_of_a_known_word_weighs_little() -> None:
     # a word ending in -ly whose stem the sources do not know is no adverb of theirs
     plain = _weights(corpus, "Which power supply does a rack use?")  # type: ignore[arg-type]
     assert plain["supply"] > 0.5 * plain["rack"]
+
+
+def test_words_after_the_asking_sentence_are_asides_even_when_it_is_short() -> None:
+    from tpu_runtime.knowledge.answer import aside_terms
+
+    # 'What is TPU Multislice?' names two words only, yet the thanks after it is still an aside
+    assert aside_terms("What is TPU Multislice? Thanks a lot!") == {"thanks", "lot"}
+    # a follow-up question is the asking sentence; the one before it says what it is about
+    assert aside_terms("What is the HBM of v5e? And v5p?") == set()

@@ -245,7 +245,7 @@ COMPARED_WEIGHT = 0.2
 _ADVERB_RE = re.compile(r"^[a-z]{4,}ly$")
 ADVERB_WEIGHT = 0.3
 ASIDE_MIN_OWN = 3  # content words the asking sentence needs for the others to be asides
-ASIDE_WEIGHT = 0.3  # weight factor of a word only the sentences around the asking one use
+ASIDE_WEIGHT = 0.1  # weight factor of a word only the sentences around the asking one use
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
 NAMESPACE_WEIGHT = 0.2  # weight factor of the root of a dotted name ('pltpu' in 'pltpu.BufferedRef')
 _DOTTED_RE = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
@@ -279,19 +279,23 @@ def name_terms(question: str) -> list[str]:
 
 
 def aside_terms(question: str) -> set[str]:
-    """Words only the sentences around the asking one use ('I am new to TPUs.', 'Thanks!'), when the
-    asking sentence (the last ending in '?') names its subject itself, in `ASIDE_MIN_OWN` words or more:
-    a source need not repeat the asides. When it does not ('... logs "X". What should I run?'), the other
-    sentences say what it is about, and nothing is an aside."""
+    """Words only the sentences around the asking one (the last ending in '?') use: those after it
+    ('Thanks!', 'Any pointer helps.') always, those before it ('I am new to TPUs.') when the asking
+    sentence names its subject itself, in `ASIDE_MIN_OWN` words or more. A source need not repeat the
+    asides. When the asking sentence only says what form the answer takes ('... logs "X". What should I
+    run?'), the sentences before it say what it is about."""
     sentences = [x for x in _SENTENCE_RE.split(question.strip()) if x]
-    asking = [x for x in sentences if x.rstrip().endswith("?")]
+    asking = [i for i, x in enumerate(sentences) if x.rstrip().endswith("?")]
     if len(sentences) < 2 or not asking:
         return set()
-    own = {t for t in tokenize(asking[-1]) if t not in QUESTION_WORDS and len(t) > 1}
-    if len(own) < ASIDE_MIN_OWN:
-        return set()
-    rest = {t for x in sentences if x is not asking[-1] for t in tokenize(x)}
-    return rest - own
+    at = asking[-1]
+    own = {t for t in tokenize(sentences[at]) if t not in QUESTION_WORDS and len(t) > 1}
+    before = {t for x in sentences[:at] for t in tokenize(x)}
+    after = {t for x in sentences[at + 1 :] for t in tokenize(x)}
+    aside = after - before - own
+    if len(own) >= ASIDE_MIN_OWN:
+        aside |= before - own
+    return aside
 
 
 def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
