@@ -31,8 +31,7 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   "Couldn't find tuned sizes". What should I run?') needs a line giving a command in a code span, one
   other than the message the question quotes;
 - names: a "which flag / what environment variable / what is the command to" question needs a line
-  that names one (a code span, a --flag, an identifier), not one that only talks about flags, nor one
-  that says the word 'command';
+  that names one (a code span, a --flag, an identifier), not one that only talks about flags;
 - counts: a "how many / number of" question needs a number (one that starts its word, or a number word)
   in the quoted line; a line that only names what is counted, or a digit inside a name ('v5p', 'bf16'),
   does not say how many;
@@ -452,8 +451,6 @@ def focus_term(question: str) -> str | None:
             else []
         )
         return heads[-1] if heads else None
-    if asks_name(question):  # 'what is the command to ...' asks for a name: the line gives one
-        return None
     words = _lead_words(match.group(1))
     # the last word that is not a generic quantity ('clock' in 'clock speed'); none for 'maximum number';
     # after 'how many' the first plural ('chips' in 'how many v5e chips share one host')
