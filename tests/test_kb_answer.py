@@ -5,6 +5,7 @@ questions the sheets answer must be answered from the right line and the others 
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -426,7 +427,8 @@ def test_the_thing_a_what_or_which_question_asks_for_is_its_head_word() -> None:
     from tpu_runtime.knowledge.answer import asked_thing
 
     assert asked_thing("What refund does Google give when a quota request is blocked?") == "refund"
-    assert asked_thing("Which XProf tool shows memory over time?") == "xprof"  # no auxiliary: the first word
+    assert asked_thing("Which XProf tool shows memory over time?") == "tool"  # no auxiliary: past the names
+    assert asked_thing("Which documentation holds the flags?") == "documentation"  # not the main verb
     assert asked_thing("Which PCIe generation does TPU v5e use?") == "generation"
     assert asked_thing("How many HBM stacks does a TPU v3 chip use?") == "stacks"
     assert asked_thing("How do I enable the fused mode?") is None
@@ -505,3 +507,232 @@ def test_the_answer_reaches_a_line_ranked_below_the_top_eight(tiny: KnowledgeInd
     assert len(ahead) < SUPPORT_PASSAGES
     reply = compose(question, tiny, replace(found, passages=[*ahead, answering]))
     assert reply.covered and "same TPU type, size and topology" in reply.citations[0].quote
+
+
+def test_a_line_the_gate_would_reject_ranks_below_one_it_accepts() -> None:
+    # the first line shares more of the question's words but gives no number to a 'how many' question;
+    # the gate would refuse to quote it, so the span ranking prefers the line that gives the count
+    from tpu_runtime.knowledge.answer import span_faults
+
+    question = "How many TensorCores does each v4 chip have?"
+    wordy = "Each TPU v4 chip has TensorCores and a large HBM, and v4 chips are joined by ICI links."
+    count = "A v4 chip holds 2 TensorCores."
+    weights = {"tensorcores": 4.0, "v4": 6.0, "chip": 1.5, "each": 0.5}
+    assert span_faults(question, wordy, "x.md") and not span_faults(question, count, "x.md")
+    passages = [_passage(f"- {wordy}\n- {count}")]
+    span = best_span(weights, passages, ["v4"], question=question)
+    assert span is not None and span.text == count
+    plain = best_span(weights, passages, ["v4"])  # by words alone the wordy line wins
+    assert plain is not None and plain.text == wordy
+
+
+def test_a_line_giving_some_command_does_not_outrank_the_line_about_the_action() -> None:
+    # 'how do I disable X': a line giving an unrelated call passes the gate's action check (it has a
+    # code span) but must not win the ranking over the line about X, which the gate then refuses
+    from tpu_runtime.knowledge.answer import span_faults
+
+    question = "How do I disable the fused eager mode?"
+    about = "The fused mode merges operations on the fly and runs faster than strict eager."
+    other = "Pick a mode with `set_eager_mode(EagerMode.DEFER)` around a block of code."
+    assert span_faults(question, about, "x.md") and not span_faults(question, about, "x.md", action=False)
+    weights = {"disable": 2.5, "fused": 1.4, "eager": 0.9, "mode": 1.4}
+    span = best_span(weights, [_passage(f"- {about}\n- {other}")], question=question)
+    assert span is not None and span.text == about
+
+
+def test_a_what_is_question_quotes_the_line_that_says_what_it_is() -> None:
+    # the short limitation line is denser in the question's words; the line opening with the subject
+    # as the subject of its verb is what answers 'what is X'
+    question = "What is TPU Multislice?"
+    limit = "Multislice does not support TPU v3."
+    define = "TPU Multislice joins two or more TPU slices that talk over the data-center network (DCN)."
+    weights = {"tpu": 0.24, "multislice": 2.37}
+    passages = [_passage(f"- {limit}\n- {define}")]
+    span = best_span(weights, passages, question=question)
+    assert span is not None and span.text == define
+    plain = best_span(weights, passages)
+    assert plain is not None and plain.text == limit
+
+
+def test_a_which_flag_question_needs_a_line_that_names_one() -> None:
+    from tpu_runtime.knowledge.answer import asks_name, gives_name, span_faults
+
+    assert asks_name("Which XLA flag turns on FP4 matmuls?") == "flag"
+    assert asks_name("What environment variable selects the PJRT device?") == "variable"
+    assert asks_name("Which XProf tool shows memory over time?") is None
+    assert asks_name("How do I set a flag?") is None
+    # 'what is the command to X' asks for a name too
+    assert asks_name("What is the command to install the server on a TPU VM?") == "command"
+    assert gives_name("Set `PJRT_DEVICE=TPU` before starting.")
+    assert gives_name("Pass --placement-policy instead of the topology flag.")
+    assert gives_name("The xla_tpu_enable_latency_hiding_scheduler flag overlaps collectives.")
+    assert not gives_name("XLA flags are read once, when the backend starts.")
+    assert not gives_name("The per-chip figure holds on multi-host slices.")
+    assert not gives_name("Each SparseCore has 16 vector subcores.")  # a product name, not a setting
+    question = "Which XLA flag turns on FP4 matmuls on TPU v5e?"
+    talk = "XLA flags on TPU v5e are read once, when the backend starts; FP4 matmuls are not among them."
+    name = "On TPU v5e the `--xla_tpu_fp4_matmul=true` flag turns on FP4 matmuls."
+    assert span_faults(question, talk, "x.md") and not span_faults(question, name, "x.md")
+    weights = {"xla": 1.0, "flag": 2.0, "turns": 2.0, "fp4": 6.0, "matmuls": 3.0, "v5e": 5.0}
+    span = best_span(weights, [_passage(f"- {talk}\n- {name}")], ["v5e", "fp4"], question=question)
+    assert span is not None and span.text == name
+
+
+def test_the_word_naming_what_is_asked_for_weighs_more_when_ranking_lines() -> None:
+    from tpu_runtime.knowledge.answer import target_term, target_weights
+
+    assert target_term("How do I find which slice of a global array each device holds?") == "slice"
+    assert target_term("What kinds of semaphores can a kernel allocate?") == "semaphores"
+    # a question opening with 'which X' picks one X: the answering line names it, not the word X
+    assert target_term("Which XProf tool tracks memory use over time?") is None
+    # nor is a kind of name a target: 'which variable' is answered by the variable's name
+    assert target_term("Where is the compile cache kept, and which variable changes it?") is None
+    assert target_term("How many chips does a v5e host have?") == "chips"
+    weights = {"find": 2.0, "slice": 1.9, "global": 3.9, "array": 2.9, "device": 2.0, "holds": 4.2}
+    question = "How do I find which slice of a global array each device holds?"
+    boosted = target_weights(question, weights)
+    assert boosted["slice"] == pytest.approx(2 * weights["slice"]) and boosted["array"] == weights["array"]
+    # an attribute with a unit is left to the focus check
+    assert target_weights("Which bandwidth does ICI have?", {"bandwidth": 2.0}) == {"bandwidth": 2.0}
+    shard = "Find which shard of the global array each device holds with `x.sharding`."
+    mapped = "`devices_indices_map(shape)` maps every device to the slice of the global array it holds."
+    passages = [_passage(f"- {shard}\n- {mapped}")]
+    span = best_span(boosted, passages, question=question)
+    assert span is not None and span.text == mapped
+    plain = best_span(weights, passages, question=question)
+    assert plain is not None and plain.text == shard
+
+
+def test_a_stated_symptom_then_what_should_i_run_is_answered_by_a_command() -> None:
+    from tpu_runtime.knowledge.answer import asks_command, gives_command, span_faults
+
+    question = 'The server logs "Could not find tuned sizes for key". What should I run?'
+    assert asks_command(question)
+    assert asks_command("Later kernels keep failing. What do I need to call?")
+    assert asks_command("later kernels keep failing. what do i need to call")  # typed without capitals or '?'
+    assert not asks_command("What should I run?")  # no situation stated: an ordinary question
+    assert not asks_command("The job is slow. What should I check?")
+    # a code span repeating the message the user quoted is the symptom, not a command
+    echo = "The log line `Could not find tuned sizes for key...` means the kernel fell back to defaults."
+    fix = "The server autotuner writes tuned sizes with the `tune-kernels` command."
+    assert not gives_command(question, echo) and gives_command(question, fix)
+    assert span_faults(question, echo, "x.md") and not span_faults(question, fix, "x.md")
+    weights = {"server": 2.0, "logs": 3.0, "find": 4.0, "tuned": 5.0, "sizes": 2.0, "key": 3.0, "run": 2.0}
+    passages = [_passage(f"- {echo}\n- {fix}")]
+    span = best_span(weights, passages, question=question)
+    assert span is not None and span.text == fix
+    plain = best_span(weights, passages)  # by words alone the line naming the message wins
+    assert plain is not None and plain.text == echo
+
+
+def test_a_fact_line_with_its_source_note_is_one_candidate_not_two() -> None:
+    text = "- `MemorySpace.SEMAPHORE` allocates semaphores for barriers. ([source](https://a.example/s), checked 2026-12-02)"
+    assert candidate_spans(text) == ["`MemorySpace.SEMAPHORE` allocates semaphores for barriers."]
+
+
+GROUPS_SHEET = (
+    """\
+# Groups sheet
+
+## Groups
+
+"""
+    + "".join(
+        f"- Groupslice rule {i}: a Groupslice needs quota {i} in the zone. ([source](https://example.org/g{i}), checked 2026-12-04)\n"
+        for i in range(12)
+    )
+    + (
+        "- A Groupslice joins two or more slices that talk over the data-center network, one program across them. "
+        "([source](https://example.org/def), checked 2026-12-04)\n"
+    )
+)
+
+
+def test_a_what_is_question_reaches_and_quotes_the_defining_line(tmp_path: Path) -> None:
+    # twelve short lines repeat the name; BM25 ranks the longer defining line below several of them, and
+    # the lift for a line opening with the subject puts it first; the answer quotes it
+    from tpu_runtime.knowledge import retrieve
+
+    index = lexical_index(tmp_path, {"groups.md": GROUPS_SHEET})
+    question = "What is a Groupslice?"
+    reply = ask(index, question)
+    assert reply.covered and "data-center network" in reply.citations[0].quote
+    lifted = index.search(question, SUPPORT_PASSAGES).passages
+    rank = next(i for i, p in enumerate(lifted) if "data-center" in p.text)
+    original = retrieve.DEFINITION_BOOST
+    try:
+        retrieve.DEFINITION_BOOST = 1.0
+        plain = index.search(question, 50).passages
+    finally:
+        retrieve.DEFINITION_BOOST = original
+    assert rank < next(i for i, p in enumerate(plain) if "data-center" in p.text)
+
+
+def test_close_forms_of_compounds_and_numbers_with_units_meet() -> None:
+    from tpu_runtime.knowledge.answer import close_forms
+
+    assert {"allgather", "16", "gb"} <= close_forms(["all-gather", "16gb"])
+    assert "32gib" in close_forms(["32", "gib", "hbm"])
+    assert not close_forms(["jax.lax.all_gather"])  # a dotted name keeps its own spelling
+    assert _present(_terms("Each chip has 16 GB of HBM."), "16gb")
+    assert _present(_terms("Each chip has 16GB of HBM."), "16")
+    assert _present(_terms("The all-gather runs over ICI."), "allgather")
+    assert _present(_terms("The AllGather runs over ICI."), "all-gather")
+    assert not _present(_terms("The all-reduce runs over ICI."), "allgather")
+
+
+def test_the_kind_of_thing_two_names_are_compared_as_weighs_little(tiny: KnowledgeIndex) -> None:
+    # 'are X and Y the same chip': a line saying X is called Y answers it without the word 'chip'
+    compared = _weights(tiny, "Are v5e and v5p the same chip?")
+    plain = _weights(tiny, "How big is a v5e chip?")
+    assert compared["chip"] == pytest.approx(0.2 * plain["chip"])
+    # 'have the same topology' asks about the topology: it keeps its weight
+    asked = _weights(tiny, "Must all slices have the same topology?")
+    assert asked["topology"] == pytest.approx(_weights(tiny, "Which topology do slices have?")["topology"])
+
+
+def test_a_lead_in_before_the_question_does_not_count_against_coverage(tiny: KnowledgeIndex) -> None:
+    question = "Must all Multislice slices have the same topology?"
+    plain = ask(tiny, question)
+    framed = ask(tiny, f"Quick question: {question[0].lower()}{question[1:]}")
+    assert plain.covered and framed.covered
+    assert framed.citations[0].quote == plain.citations[0].quote
+    assert framed.question.startswith("Quick question:")  # the reply echoes what was asked
+
+
+def test_words_of_the_sentences_around_a_full_question_are_asides() -> None:
+    from tpu_runtime.knowledge.answer import aside_terms
+
+    # the asking sentence names its subject: the greeting and the thanks are asides
+    aside = aside_terms("I am new to TPUs. How big is the boot disk of a TPU VM? Thanks!")
+    assert {"new", "tpus", "thanks"} <= aside and not {"boot", "disk", "tpu", "vm"} & aside
+    # the asking sentence says only what form the answer takes: the situation is the subject
+    assert aside_terms('The server logs "Could not find tuned sizes". What should I run?') == set()
+    assert aside_terms("My kernel fails with 'block shape not divisible'. What rule did I break?") == set()
+    assert aside_terms("How big is the boot disk of a TPU VM?") == set()
+
+
+def test_a_thanks_after_the_question_does_not_count_against_coverage(tiny: KnowledgeIndex) -> None:
+    question = "Must all Multislice slices have the same topology?"
+    plain = ask(tiny, question)
+    thanked = ask(tiny, f"{question} Thanks a lot!")
+    assert plain.covered and thanked.covered
+    assert thanked.citations[0].quote == plain.citations[0].quote
+
+
+def test_an_adverb_of_a_known_word_weighs_little() -> None:
+    corpus = _Corpus({"exact": 3, "recompiles": 4, "vllm": 20, "supply": 2})
+    weights = _weights(corpus, "When does vLLM recompile, exactly?")  # type: ignore[arg-type]
+    assert weights["exactly"] < 0.5 * weights["recompile"]
+    # a word ending in -ly whose stem the sources do not know is no adverb of theirs
+    plain = _weights(corpus, "Which power supply does a rack use?")  # type: ignore[arg-type]
+    assert plain["supply"] > 0.5 * plain["rack"]
+
+
+def test_words_after_the_asking_sentence_are_asides_even_when_it_is_short() -> None:
+    from tpu_runtime.knowledge.answer import aside_terms
+
+    # 'What is TPU Multislice?' names two words only, yet the thanks after it is still an aside
+    assert aside_terms("What is TPU Multislice? Thanks a lot!") == {"thanks", "lot"}
+    # a follow-up question is the asking sentence; the one before it says what it is about
+    assert aside_terms("What is the HBM of v5e? And v5p?") == set()

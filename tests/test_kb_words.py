@@ -35,6 +35,10 @@ def test_doubled_l_and_s_are_the_words_own() -> None:
         ("steer", "hints"),
         ("choice", "picks"),
         ("execution", "runs"),
+        # GKE and Multislice pages say 'workload' where users say 'job'
+        ("jobs", "workloads"),
+        # 'memory usage' is the docs' 'memory use'
+        ("usage", "uses"),
     ],
 )
 def test_a_family_member_names_its_kin_in_a_line(asked: str, written: str) -> None:

@@ -27,19 +27,37 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
   for "which version", '900 GBps' for "what bandwidth") counts as naming it, when spans are ranked as
   in the focus check;
+- commands: a question that states a situation and then asks only what to run or call ('... logs
+  "Couldn't find tuned sizes". What should I run?') needs a line giving a command in a code span, one
+  other than the message the question quotes;
+- names: a "which flag / what environment variable / what is the command to" question needs a line
+  that names one (a code span, a --flag, an identifier), not one that only talks about flags;
 - counts: a "how many / number of" question needs a number (one that starts its word, or a number word)
   in the quoted line; a line that only names what is counted, or a digit inside a name ('v5p', 'bf16'),
   does not say how many;
 - word forms: light stemming (derived forms too: 'resiliency' is 'resilience'), irregular past forms
   ('written' is 'write') and 'un-'/'re-' prefixes ('retracing' meets 'tracing'); a dotted name is
-  also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), and that root, like a
+  also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), a compound joined or not
+  ('all-gather', 'allgather') and a number with its unit glued or apart ('16GB', '16 GB'); the root, like a
   duration the question states ('within 6 hours'), weighs little;
+- comparisons: in 'is X the same chip as Y' the kind of thing compared ('chip') weighs little: a line
+  saying X is called Y answers it;
 - word families (`words.FAMILIES`): a paraphrase meets the docs' word ('documentation' the docs,
   'place shards' a line that 'puts' them) and weighs as rare as that word, not as a word no source has;
 - definitions: for "what is X / what does X do" about an API symbol, the symbol's docstring summary
-  (its first retrieved paragraph) is preferred to later paragraphs that merely mention X;
+  (its first retrieved paragraph) is preferred to later paragraphs that merely mention X, and so is a
+  line that opens with X as the subject of its verb ('TPU Multislice joins two or more slices');
+- target: when ranking lines, the word naming what the question wants back ('slice' in 'how do I find
+  which slice ... each device holds', 'semaphores' in 'what kinds of semaphores') weighs double;
+- checks rank too: a line the gate would reject as the quote for lacking the attribute or the number
+  asked for (`span_faults`) ranks below one that gives it;
 - scope: a line giving its figure per a unit (chip, host, Pod, slice, VM, TensorCore) the question does
   not name, and never naming the question's, ranks lower ("per chip" does not answer "a whole Pod");
+- adverbs: an '-ly' adverb of a word the sources know ('exactly', 'unexpectedly') weighs little;
+- asides: when the sentence that asks ('...?') names its subject itself, words only the sentences around
+  it use ('I am new to TPUs.', 'Thanks!') weigh little (`aside_terms`);
+- lead-ins: a few plain words before a colon ('Quick question:', 'I was wondering:') frame the question
+  and are left out of it (`lexical.strip_preamble`); the reply still echoes the question as asked;
 - a quote is checked to occur in its passage.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
@@ -54,7 +72,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from tpu_runtime.knowledge.corpus import urls_in
-from tpu_runtime.knowledge.lexical import STOPWORDS, is_identifier, tokenize
+from tpu_runtime.knowledge.lexical import (
+    STOPWORDS,
+    defines,
+    definition_subject,
+    is_identifier,
+    strip_preamble,
+    tokenize,
+)
 from tpu_runtime.knowledge.models import Answer, Citation, Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult
 from tpu_runtime.knowledge.words import family, family_words, stem
@@ -76,6 +101,11 @@ DENSITY_BONUS = 0.5  # span score bonus for spans made mostly of question terms
 CURATED_SPAN_BONUS = 1.1  # fact-sheet lines win near ties with docstrings
 HEADING_SHARE = 0.5  # weight of question terms that only a span's heading (not the span) names
 SCOPE_MISS = 0.5  # span score factor of a line giving a figure per another unit than the question's
+# span score factor of a line the gate would reject as the quote for lacking the attribute or the number
+# asked for (`span_faults`): a line that gives them is preferred to one that only shares more words
+FAULT_MISS = 0.3
+DEFINITION_BONUS = 1.5  # span score factor of a line opening with the X of "what is X" as its subject
+TARGET_WEIGHT = 2.0  # weight factor, when ranking spans, of the word naming what is asked for
 SUMMARY_BONUS = 2.5  # span score factor of a symbol's docstring summary when the question asks what it is
 MAX_QUOTE_CHARS = 400
 # Words that ask rather than inform: they never decide whether the corpus covers a question.
@@ -112,6 +142,7 @@ _PER_RE = re.compile(r"\bper[\s-]+(chip|host|pod|slice|vm|tensorcore|core)\b", r
 # "How much does X cost / weigh": the verb names the quantity asked for
 _COST_RE = re.compile(r"\bhow\s+much\s+(?:does|do|did|will|would|could)\s+[^?]*?\b(costs?|weighs?)\b", re.I)
 _WHICH_RE = re.compile(r"\bwhich\s+([^?]*)", re.I)
+_KINDS_RE = re.compile(r"\b(?:kinds?|types?|sorts?)\s+of\s+([a-z][\w-]*)", re.I)
 # verbs that end the noun phrase of "what X does ...", "which X is ..."
 AUXILIARIES = frozenset("does do did is are was were can could will would should has have had".split())  # noqa: SIM905
 # "What refund ...", "which warranty ...": the thing a what/which question asks for
@@ -157,6 +188,20 @@ _GIVES_COUNT_RE = re.compile(
     r"dozens?|single|twice|double|half|none|unlimited)\b",
     re.I,
 )
+# "Which flag ...", "what environment variable ...": the question asks for a name; the quoted line must
+# give one (a code span or an identifier), not only talk about flags
+_NAME_KINDS = r"(flags?|variables?|env\s+vars?|functions?|commands?|annotations?|decorators?)"
+_JOINED_NAME_RE = re.compile(r"[A-Za-z0-9][._][A-Za-z]")
+_NAME_KIND_RE = re.compile(rf"{_NAME_KINDS}$", re.I)
+_ASKS_NAME_RE = re.compile(
+    rf"^\s*(?:which|what(?:'s|\s+is|\s+are)?(?:\s+the)?)\s+(?:[\w/.-]+\s+){{0,2}}?{_NAME_KINDS}\b", re.I
+)
+# after a stated situation: "What should I run?", "What do I need to call?"
+_ASKS_COMMAND_RE = re.compile(
+    r"^\s*what\s+(?:should|do|can|must)\s+(?:i|we|you)\s+(?:need\s+to\s+)?"
+    r"(?:run|call|execute|invoke|type|install)\b[^?]*\??\s*$",
+    re.I,
+)
 _PROCEDURAL_RE = re.compile(r"\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\b|\bhow\s+to\b", re.I)
 # verbs of finding out rather than doing: 'how do I read the roofline' is answered by what it shows
 INQUIRY_VERBS = frozenset(
@@ -189,6 +234,18 @@ DURATION_WORDS = frozenset(
 )
 DURATION_WEIGHT = 0.3
 _ASKS_DURATION_RE = re.compile(r"\bhow\s+(?:long|many\s+(?:seconds|minutes|hours|days))\b", re.I)
+# "Is X the same chip as Y", "are X and Y the same TPU": the word after 'same' is the kind of thing
+# compared, which a line saying 'X is called Y' need not repeat (but in "must slices have the same
+# topology" it is the attribute asked about)
+_SAME_RE = re.compile(r"^\s*(?:is|are)\b[^?]*?\bthe\s+same\s+([a-z]+)\b", re.I)
+COMPARED_WEIGHT = 0.2
+# 'exactly', 'unexpectedly', 'properly': an adverb made from a word the sources know qualifies how,
+# and a line answering the question need not repeat it
+_ADVERB_RE = re.compile(r"^[a-z]{4,}ly$")
+ADVERB_WEIGHT = 0.3
+ASIDE_MIN_OWN = 3  # content words the asking sentence needs for the others to be asides
+ASIDE_WEIGHT = 0.1  # weight factor of a word only the sentences around the asking one use
+_SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
 NAMESPACE_WEIGHT = 0.2  # weight factor of the root of a dotted name ('pltpu' in 'pltpu.BufferedRef')
 _DOTTED_RE = re.compile(r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\b")
 
@@ -220,6 +277,26 @@ def name_terms(question: str) -> list[str]:
     return names
 
 
+def aside_terms(question: str) -> set[str]:
+    """Words only the sentences around the asking one (the last ending in '?') use: those after it
+    ('Thanks!', 'Any pointer helps.') always, those before it ('I am new to TPUs.') when the asking
+    sentence names its subject itself, in `ASIDE_MIN_OWN` words or more. A source need not repeat the
+    asides. When the asking sentence only says what form the answer takes ('... logs "X". What should I
+    run?'), the sentences before it say what it is about."""
+    sentences = [x for x in _SENTENCE_RE.split(question.strip()) if x]
+    asking = [i for i, x in enumerate(sentences) if x.rstrip().endswith("?")]
+    if len(sentences) < 2 or not asking:
+        return set()
+    at = asking[-1]
+    own = {t for t in tokenize(sentences[at]) if t not in QUESTION_WORDS and len(t) > 1}
+    before = {t for x in sentences[:at] for t in tokenize(x)}
+    after = {t for x in sentences[at + 1 :] for t in tokenize(x)}
+    aside = after - before - own
+    if len(own) >= ASIDE_MIN_OWN:
+        aside |= before - own
+    return aside
+
+
 def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
     """Rarity weight (idf) of each distinctive question term; terms absent from the corpus weigh most."""
     total = max(len(index.chunks), 1)
@@ -228,6 +305,8 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
     # differently or not at all, so it barely decides coverage
     roots = {m.group(0).split(".")[0].lower() for m in _DOTTED_RE.finditer(question)}
     states_duration = not _ASKS_DURATION_RE.search(question)
+    compared = {m.group(1).lower() for m in _SAME_RE.finditer(question)}
+    aside = aside_terms(question)
     for token in tokenize(question):
         if token in QUESTION_WORDS or len(token) < 2 or token in weights:
             continue
@@ -240,6 +319,12 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
             weights[token] *= NAMESPACE_WEIGHT
         if states_duration and token in DURATION_WORDS:
             weights[token] *= DURATION_WEIGHT
+        if token in compared:
+            weights[token] *= COMPARED_WEIGHT
+        if token in aside:
+            weights[token] *= ASIDE_WEIGHT
+        if _ADVERB_RE.match(token) and index.document_frequency(token[:-2]) > 0:
+            weights[token] *= ADVERB_WEIGHT
     # a word the question says twice ('host DRAM of a v6e VM host') is what it is about: it counts twice,
     # as a repeated query word does in BM25
     said = tokenize(question)
@@ -278,7 +363,28 @@ def _terms(text: str) -> frozenset[str]:
     stems = {stem(t) for t in tokens} | {stem(b) for b in bare}
     # word families: 'documentation' names the docs, 'place' what a line 'puts' (`words.FAMILIES`)
     marks = {k for t in stems if (k := family(t))}
-    return frozenset(tokens) | stems | families | bare | marks
+    return frozenset(tokens) | stems | families | bare | marks | close_forms(tokens)
+
+
+_NUMBER_UNIT_RE = re.compile(r"^(\d+(?:\.\d+)?)([a-z]{1,5})$")
+
+
+def close_forms(tokens: list[str]) -> set[str]:
+    """Spellings of the same word or value that the tokens do not hold as written: a compound joined
+    ('all-gather', 'all_gather' -> 'allgather'), a number glued to its unit split or joined ('16gb' ->
+    '16', 'gb'; '16', 'gb' -> '16gb')."""
+    forms: set[str] = set()
+    for i, token in enumerate(tokens):
+        if ("-" in token or "_" in token) and "." not in token:
+            forms.add(token.replace("-", "").replace("_", ""))
+        glued = _NUMBER_UNIT_RE.match(token)
+        if glued:
+            forms.update(glued.groups())
+        elif token.replace(".", "", 1).isdigit() and i + 1 < len(tokens) and tokens[i + 1].isalpha():
+            unit = tokens[i + 1]
+            if len(unit) <= 5:
+                forms.add(token + unit)
+    return forms
 
 
 def _present(terms: frozenset[str], token: str) -> bool:
@@ -297,6 +403,8 @@ def _present(terms: frozenset[str], token: str) -> bool:
     if len(parts) < 2:
         return False
     if all(p in terms or stem(p) in terms for p in parts):
+        return True
+    if "." not in token and "".join(parts) in terms:  # 'all-gather' written 'AllGather'
         return True
     rest = token.split(".")[1:]
     return (
@@ -357,7 +465,8 @@ def asked_thing(question: str) -> str | None:
     """The head word of what a question asks for: the focus of 'how many X / what is the X', else for
     'what X / which X' the word before the auxiliary verb that ends the noun phrase ('refund' in 'what
     refund does Google give', 'generation' in 'which PCIe generation does ...'); without such a verb
-    the first word only, since the second may be the main verb ('which documentation holds ...')."""
+    the first word past capitalised names ('tool' in 'which XProf tool tracks'), since a later one may
+    be the main verb ('which documentation holds ...')."""
     focus = focus_term(question)
     if focus:
         return focus
@@ -367,8 +476,51 @@ def asked_thing(question: str) -> str | None:
     raw = [w.strip(",.;:()'\"").lower() for w in match.group(1).split()[:3]]
     lead = _lead_words(match.group(1))
     ends = next((i for i, w in enumerate(raw) if w in AUXILIARIES), None)
-    head = lead[ends - 1] if ends and ends <= len(lead) else (lead[0] if lead else None)
+    if ends and ends <= len(lead):
+        head: str | None = lead[ends - 1]
+    else:  # the first word past the names that qualify it ('tool' in 'which XProf tool tracks ...')
+        cased = match.group(1).split()
+        plain = [w for w, c in zip(lead, cased, strict=False) if not c[:1].isupper()]
+        head = plain[0] if plain else (lead[0] if lead else None)
     return head if head and head not in QUANTITY_WORDS and not is_specific(head) else None
+
+
+def target_term(question: str) -> str | None:
+    """The word naming what the question wants back: X of 'what kinds of X', the attribute of 'how many
+    X / what is the X of', or X of a 'which X' clause inside the question ('how do I find which slice
+    ... holds'). A question opening with 'which X' picks one of the Xs, and the line answering it names
+    that one, not the word X ('which tool' is answered by 'the Memory Profile'), so it has no target."""
+    kinds = _KINDS_RE.search(question)
+    if kinds:
+        return kinds.group(1).lower()
+    focus = focus_term(question)
+    if focus:
+        return focus
+    which = _WHICH_RE.search(question)
+    if which and question[: which.start()].strip():
+        # the head noun, past the names that qualify it
+        raw = which.group(1).split()
+        lead = [w for w, r in zip(_lead_words(which.group(1)), raw, strict=False) if not r[:1].isupper()]
+        # a kind of name ('which variable sets it') is answered by the name, not the word
+        if (
+            lead
+            and lead[0] not in QUANTITY_WORDS
+            and not is_specific(lead[0])
+            and not _NAME_KIND_RE.match(lead[0])
+        ):
+            return lead[0]
+    return None
+
+
+def target_weights(question: str, weights: dict[str, float]) -> dict[str, float]:
+    """The question's weights for ranking spans, with the word naming what it wants back
+    (`target_term`) weighing `TARGET_WEIGHT` times: of two lines sharing the question's words, the one
+    that names the thing asked for answers it."""
+    target = target_term(question)
+    if not target or target in ATTRIBUTE_UNITS:  # an attribute is already asked for by the focus check
+        return weights
+    hits = [t for t in weights if t == target or stem(t) == stem(target)]
+    return {t: w * TARGET_WEIGHT if t in hits else w for t, w in weights.items()}
 
 
 def asked_action(question: str) -> str | None:
@@ -377,6 +529,24 @@ def asked_action(question: str) -> str | None:
     match = _ACTION_RE.search(question)
     verb = match.group(1).lower() if match else None
     return verb if verb and verb not in QUESTION_WORDS | INQUIRY_VERBS and verb not in STOPWORDS else None
+
+
+def asks_name(question: str) -> str | None:
+    """The kind of name a 'which flag / what environment variable / which function' question asks for
+    ('flag'), or None: such a question is answered by a line that names one, not one about flags."""
+    match = _ASKS_NAME_RE.search(question)
+    return match.group(1).lower() if match else None
+
+
+def gives_name(span: str) -> bool:
+    """Whether the span names a flag, variable, command or API: a code span, a `--flag` or a word
+    joined by '_' or '.' ('PJRT_DEVICE', 'jax.jit', 'xla_tpu_enable_x'); a hyphenated word is prose
+    ('per-chip', 'multi-host') unless it starts with a dash, and a CamelCase product name
+    ('SparseCore') names no setting."""
+    if _CODE_RE.search(span):
+        return True
+    words = (raw.strip(".,;:()'\"") for raw in span.split())
+    return any((len(w) > 2 and w.startswith("-")) or _JOINED_NAME_RE.search(w) for w in words)
 
 
 def asks_count(question: str) -> bool:
@@ -452,7 +622,8 @@ def candidate_spans(text: str) -> list[str]:
                     continue
                 if len(cleaned) >= 12 and len(_WORD_RE.findall(cleaned)) >= 3 and cleaned in text:
                     spans.append(cleaned[:MAX_QUOTE_CHARS] if cleaned[:MAX_QUOTE_CHARS] in text else cleaned)
-    return spans
+    # a fact line whose source note reads as a second sentence yields the same span twice: score it once
+    return list(dict.fromkeys(spans))
 
 
 def _sentences(unit: str) -> list[str]:
@@ -482,6 +653,48 @@ def value_units(question: str) -> dict[str, re.Pattern[str]]:
         if unit is not None and (asks_size or word not in MEMORY_NOUNS):
             units[word] = unit
     return units
+
+
+def asks_command(question: str) -> bool:
+    """Whether the question states a situation, then asks only what to run or call ('tpu-inference logs
+    "Couldn't find tuned sizes". What should I run?'): the earlier sentences say what it is about, the
+    last one that the answer is a command, call or setting."""
+    sentences = [x for x in re.split(r"(?<=[.!?])\s+", question.strip()) if x]
+    return len(sentences) > 1 and bool(_ASKS_COMMAND_RE.match(sentences[-1]))
+
+
+def gives_command(question: str, span: str) -> bool:
+    """Whether the span gives a command, call or setting in a code span; one that only repeats a
+    message the question quotes is the symptom, not what to do about it."""
+    asked = " ".join(question.lower().split())
+    for match in _CODE_RE.finditer(span):
+        code = " ".join(match.group(0).strip("`").lower().strip(". ").split())
+        if not (" " in code and code in asked):
+            return True
+    return False
+
+
+def span_faults(question: str, span: str, heading: str, *, action: bool = True) -> list[str]:
+    """Why a quoted line would not answer the question, whatever its word overlap: it says nothing
+    about the attribute asked for ('how many X', 'what is the X of'), gives no number to a 'how many'
+    question, or (with `action`) neither names the action of a 'how do I <verb>' question nor gives a
+    command."""
+    faults: list[str] = []
+    named = f"{heading}\n{span}"
+    focus = focus_term(question)
+    if focus and not names_attribute(focus, named):
+        faults.append(f"the quoted line does not say anything about '{focus}'")
+    if asks_count(question) and not _GIVES_COUNT_RE.search(span):
+        faults.append("the question asks for a number and the quoted line gives none")
+    if asks_command(question) and not gives_command(question, span):
+        faults.append("the question asks what to run and the quoted line gives no command")
+    kind = asks_name(question)
+    if kind and not gives_name(span):
+        faults.append(f"the question asks which {kind} and the quoted line names none")
+    verb = asked_action(question) if action else None
+    if verb and not _CODE_RE.search(span) and not _present(_terms(named), verb):
+        faults.append(f"the quoted line neither says how to '{verb}' nor gives a command or setting")
+    return faults
 
 
 def best_span(
@@ -538,6 +751,7 @@ def ranked_spans(
     docstring summary of the symbol it asks about (`summary_passages`) gets `SUMMARY_BONUS`."""
     spans: list[Span] = []
     summaries = summary_passages(question, passages) if question else set()
+    subject = definition_subject(question) if question else None
     cosines = [p.cosine for p in passages[:SUPPORT_PASSAGES] if p.cosine is not None]
     top_cosine = max(cosines, default=None)
     for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
@@ -562,12 +776,18 @@ def ranked_spans(
                 overlap *= SPECIFIC_MISS
             if question and scope_mismatch(question, span):
                 overlap *= SCOPE_MISS
+            # not the action check: any code span passes it, so a line giving some other command would
+            # outrank the line that describes the thing asked about
+            if question and span_faults(question, span, heading, action=False):
+                overlap *= FAULT_MISS
             # among equally covering spans, the one whose words are mostly the question's reads best
             overlap *= 1.0 + DENSITY_BONUS * _density(weights, span)
             if passage.kind == "curated":  # vetted restatements win near ties
                 overlap *= CURATED_SPAN_BONUS
             if passage.chunk_id in summaries:
                 overlap *= SUMMARY_BONUS
+            if subject and defines(subject, span):
+                overlap *= DEFINITION_BONUS
             spans.append(Span(span, passage, overlap))
     # stable: among equal scores the earlier (higher-ranked) span stays first
     spans.sort(key=lambda sp: -sp.overlap)
@@ -598,10 +818,12 @@ def listed_passages(reply: Answer, k: int) -> list[Passage]:
 
 def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answer:
     """Judge coverage from the ranked passages and, when covered, quote and cite the best span."""
+    as_asked = question
+    question = strip_preamble(question)  # 'Quick question: ...' is judged on what follows the colon
     passages = result.passages
     weights = _weights(index, question)
     base: dict[str, Any] = {
-        "question": question,
+        "question": as_asked,
         "passages": passages,
         "mode": result.mode,
         "notes": result.notes,
@@ -621,7 +843,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     best_at = max(range(len(top)), key=lambda i: supports[i])
     best_support = supports[best_at]
     specific = [t for t in weights if is_specific(t) and _df(index, t) > 0]
-    span = best_span(weights, passages, specific, value_units(question), question)
+    span = best_span(target_weights(question, weights), passages, specific, value_units(question), question)
     if result.mode != "hybrid":
         need = LEXICAL_MIN_SUPPORT
     elif cos_best is not None and cos_best >= CLOSE_COSINE:
@@ -671,18 +893,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         lacking = _missing_specific(specific, f"{_heading(span.passage)}\n{span.text}")
         if lacking:
             reasons.append(f"no passage line names {', '.join(lacking[:3])}")
-        focus = focus_term(question)
-        if focus and not names_attribute(focus, f"{_heading(span.passage)}\n{span.text}"):
-            reasons.append(f"the quoted line does not say anything about '{focus}'")
-        if asks_count(question) and not _GIVES_COUNT_RE.search(span.text):
-            reasons.append("the question asks for a number and the quoted line gives none")
-        action = asked_action(question)
-        if (
-            action
-            and not _CODE_RE.search(span.text)
-            and not _present(_terms(f"{_heading(span.passage)}\n{span.text}"), action)
-        ):
-            reasons.append(f"the quoted line neither says how to '{action}' nor gives a command or setting")
+        reasons.extend(span_faults(question, span.text, _heading(span.passage)))
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
         page = closest_page(passages)

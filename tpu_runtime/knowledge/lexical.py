@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from tpu_runtime.knowledge.words import stem
+
 _WORD_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/:]*[A-Za-z0-9_]|[A-Za-z0-9]")
 _PART_RE = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
 # compiled once: tokenize runs these on every word of the corpus, and re's own lookup of a pattern given
@@ -125,3 +127,80 @@ class LexicalIndex:
         best = np.argpartition(-scores, k - 1)[:k]
         ranked = sorted(((int(i), float(scores[i])) for i in best), key=lambda p: -p[1])
         return [(i, s) for i, s in ranked if s > 0]
+
+
+# "Quick question: ...", "I was wondering: ...": a short lead-in before a colon that frames the question
+_PREAMBLE_RE = re.compile(r"^\s*([A-Za-z' ]{1,40}):\s+(?=\S)")
+
+
+def strip_preamble(question: str) -> str:
+    """The question without a lead-in of at most five plain words before a colon ('Quick question:',
+    'I was wondering:'); its words are not what is asked about, and a source need not repeat them. A
+    lead-in naming something ('JAX:', 'Pallas on TPU:') is kept: a capitalised word after its first
+    word, or an all-capital word, may be a name."""
+    match = _PREAMBLE_RE.match(question)
+    if not match:
+        return question
+    words = match.group(1).split()
+    if len(words) > 5 or any(w.isupper() and len(w) > 1 for w in words):
+        return question
+    if any(w[:1].isupper() and w != "I" for w in words[1:]):
+        return question
+    if words and len(words[0]) > 1 and sum(1 for c in words[0] if c.isupper()) > 1:  # 'XProf:', 'GKE:'
+        return question
+    return question[match.end() :]
+
+
+# "What is X?", "what are X used for?", "what does X do?": a question asking what a named thing is
+_DEFINE_RE = re.compile(
+    r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<x>[^?]+?)(?:\s+(?:used\s+)?for)?\s*\??\s*$"
+    r"|^\s*what\s+does\s+(?:an?\s+|the\s+)?(?P<y>[^?]+?)\s+do\s*\??\s*$",
+    re.I,
+)
+# words that make the phrase a question about an attribute or a situation, not a name ('the peak of X')
+_NOT_A_NAME = frozenset("of in on per for when if between to with from by and or".split())  # noqa: SIM905
+_PLACE_RE = re.compile(r"\s+(?:on|in|for|with|under)\s+\S+(?:\s+\S+)?\s*$", re.I)
+_SUBJECT_WORD_RE = re.compile(r"[A-Za-z0-9_][\w.\-/]*[A-Za-z0-9_]|[A-Za-z0-9]")
+# a line opening with its subject says what it is, unless a modal or negation follows ('X does not ...')
+_NOT_DEFINING = frozenset(
+    "does do did can cannot must should may might will would could not only also".split()  # noqa: SIM905
+)
+_ARTICLES = frozenset(("a", "an", "the"))
+_PARENTHESES_RE = re.compile(r"\([^()]*\)")
+_COPULAS = frozenset(("is", "are", "was", "were", "means", "refers", "stands"))
+
+
+def definition_subject(question: str) -> tuple[str, ...] | None:
+    """The lower-cased words of X in 'what is X / what does X do', when X is a short name (1-4 words)."""
+    match = _DEFINE_RE.match(question)
+    if not match:
+        return None
+    # a closing 'on TPU', 'in JAX' places the name rather than qualifies it ('what is Multislice on TPU')
+    phrase = _PLACE_RE.sub("", match.group("x") or match.group("y") or "")
+    words = _SUBJECT_WORD_RE.findall(phrase)
+    lowered = tuple(w.lower() for w in words)
+    if not 1 <= len(lowered) <= 4 or _NOT_A_NAME & set(lowered):
+        return None
+    return lowered
+
+
+def defines(subject: tuple[str, ...], text: str) -> bool:
+    """Whether `text` opens with the subject (after list markers and an article) as the subject of
+    its verb: 'TPU Multislice joins two or more slices' defines 'TPU Multislice'; 'Multislice does
+    not support v3' does not. Words are compared by their stems: a plural question meets a singular line."""
+    # an expansion right after the name is part of it: 'ICI (inter-chip interconnect) links chips'
+    words = _SUBJECT_WORD_RE.findall(_PARENTHESES_RE.sub(" ", text[:200]))
+    while words and words[0].lower() in _ARTICLES:
+        words = words[1:]
+    head = [w.lower() for w in words[: len(subject)]]
+    if len(head) < len(subject) or [stem(w) for w in head] != [stem(w) for w in subject]:
+        return False
+    following = words[len(subject)] if len(words) > len(subject) else ""
+    # the verb: a copula or a third-person form ('joins', 'lets'); a capitalised or bare word continues
+    # the name instead ('TPU Multislice JobSet', 'TPU Multislice workload')
+    return following in _COPULAS or (
+        following.islower()
+        and following.endswith("s")
+        and not following.endswith("ss")
+        and following not in _NOT_DEFINING
+    )

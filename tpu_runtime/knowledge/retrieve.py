@@ -3,6 +3,7 @@
 chromadb has no local hybrid search, so both rankings are computed here and fused. When the vectors are
 missing or incomplete (model not installed, a build still embedding, a damaged vector store) the search
 still answers from BM25, and says so in `notes`; for units whose vectors are complete the fusion is used.
+For "what is X", a line opening with X as its subject (`lexical.defines`) is lifted among the candidates.
 """
 
 from __future__ import annotations
@@ -19,7 +20,13 @@ import numpy as np
 from tpu_runtime.knowledge.build import all_chunks
 from tpu_runtime.knowledge.corpus import ChunkRecord
 from tpu_runtime.knowledge.embedder import Embedder, ModelUnavailable, load_embedder
-from tpu_runtime.knowledge.lexical import LexicalIndex, is_identifier
+from tpu_runtime.knowledge.lexical import (
+    LexicalIndex,
+    defines,
+    definition_subject,
+    is_identifier,
+    strip_preamble,
+)
 from tpu_runtime.knowledge.models import Passage, RetrievalMode
 from tpu_runtime.knowledge.store import Manifest, Store
 
@@ -32,6 +39,9 @@ CURATED_BOOST = 1.15
 # the name itself, counts this many times more than the embedding ranking in the fusion.
 EXACT_LEXICAL_WEIGHT = 3.0
 MAX_QUERY_CHARS = 2000
+# "What is X?": a line that opens with X as its subject says what X is; among the candidates it counts
+# this many times its fused score (lines that merely mention X are many and often rank above it)
+DEFINITION_BOOST = 1.3
 
 
 @dataclass
@@ -165,6 +175,11 @@ class KnowledgeIndex:
             for pos in fused:
                 if self.chunks[pos].kind == "curated":
                     fused[pos] *= CURATED_BOOST
+        subject = definition_subject(strip_preamble(query))
+        if subject:
+            for pos in fused:
+                if defines(subject, self.chunks[pos].text):
+                    fused[pos] *= DEFINITION_BOOST
         best = sorted(fused.items(), key=lambda item: -item[1])[:k]
         if dense is not None and qvec is not None:
             self._fill_cosines([pos for pos, _ in best if pos not in cosines], qvec, cosines)

@@ -64,7 +64,8 @@ FAMILIES: tuple[tuple[str, ...], ...] = (
     ("initialize", "initialization", "initialise", "initialisation", "init"),
     ("optimize", "optimization", "optimise", "optimisation"),
     ("parallel", "parallelism"),
-    ("utilization", "utilisation", "usage", "utilize"),
+    ("utilization", "utilisation", "utilize"),
+    ("usage", "use"),  # 'memory usage' is 'memory use'; not utilization, which 'use' would make common
     # synonyms of the docs' vocabulary
     ("put", "place", "placement"),
     ("hint", "steer", "guide", "nudge"),
@@ -77,6 +78,7 @@ FAMILIES: tuple[tuple[str, ...], ...] = (
     ("stop", "halt"),
     ("run", "execute", "execution"),
     ("error", "exception"),
+    ("job", "workload"),  # GKE and Multislice pages say 'workload' where users say 'job'
     ("communicate", "communication"),  # not "talk": chips "talk over ICI" is not user code communicating
 )
 
