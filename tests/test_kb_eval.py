@@ -67,8 +67,17 @@ def test_full_set_lexical(lexical_index: KnowledgeIndex) -> None:
     assert report.recall_at_5 >= 0.95, report.missed
     assert report.answered >= 0.75, report.covered_refused + report.wrong_quote
     assert report.refused >= 0.8, report.uncovered_answered
-    exact = [r for r in report.results if r.kind == "exact"]
-    assert all(r.rank is not None and r.rank <= 5 for r in exact), [r.q for r in exact if not r.rank]
+    # an identifier typed as is finds its passage: every one on the tuned half, a floor on the other
+    # (its cases are scored, never read one by one, so no assertion names them)
+    exact = {
+        name: [r for r in report.results if r.kind == "exact" and r.half == name]
+        for name in ("dev", "held-back")
+    }
+    top5 = {name: [r for r in rows if r.rank is not None and r.rank <= 5] for name, rows in exact.items()}
+    assert len(top5["dev"]) == len(exact["dev"]), [
+        (r.q, r.rank) for r in exact["dev"] if r not in top5["dev"]
+    ]
+    assert len(top5["held-back"]) >= 0.9 * len(exact["held-back"])
 
 
 def _in_subset(case: EvalCase) -> bool:
