@@ -421,3 +421,42 @@ def test_sparsecore_kernel_off_tpu_asks_for_a_sparsecore_chip_or_a_tensorcore_pa
     assert crash.category == "unsupported_op"
     assert crash.evidence.fix_rule.endswith("sparsecore_kernel_without_sparsecore")
     assert "TensorCore" in crash.fix and "sparse_core" in crash.fix
+
+
+def test_weak_type_cache_miss_names_the_argument_and_a_fixed_dtype() -> None:
+    text = (
+        "WARNING:jax._src.interpreters.partial_eval:TRACING CACHE MISS at train.py:88:12 (main):\n"
+        "  for step defined at train.py:40\n"
+        "  all previously seen cache keys differ. For the closest previous key:\n"
+        "  different input types:\n"
+        "  * at lr, now bf16[]{weak_type=False} and before bf16[]{weak_type=True}\n"
+    )
+    crash = diagnose_log(text, "train.log")
+    assert crash.category == "recompilation"
+    assert crash.evidence.fix_rule.endswith("jax_retrace_weak_type")
+    assert "argument lr" in crash.fix and "jnp.asarray" in crash.fix
+    assert "evidence_tier" not in crash.facts  # one explained miss is a signature, not a weak cue
+
+
+def test_shape_cache_miss_names_the_argument_that_changed() -> None:
+    text = (
+        "WARNING:jax._src.interpreters.partial_eval:TRACING CACHE MISS at eval.py:12:4 (loop):\n"
+        "  different input types:\n"
+        "  * at batch['ids'], now i32[7,512] and before i32[8,512]\n"
+    )
+    crash = diagnose_log(text, "eval.log")
+    assert crash.category == "recompilation"
+    assert crash.evidence.fix_rule.endswith("jax_retrace")
+    assert "argument batch['ids'] changed from i32[8,512] to i32[7,512]" in crash.fix
+
+
+def test_pending_graph_flushed_before_a_dynamo_call_asks_for_a_sync_first() -> None:
+    text = (
+        "Compilation Analysis: Compilation Cause\n"
+        "Compilation Analysis:   torch_xla.sync when dynamo processing input graphs\n"
+        "Compilation Analysis: Graph Info: \n"
+    )
+    crash = diagnose_log(text, "dynamo.log")
+    assert crash.category == "recompilation"
+    assert crash.evidence.fix_rule.endswith("torch_xla_pending_graph_before_compiled_call")
+    assert "torch_xla.sync()" in crash.fix and "dynamo processing input graphs" in crash.fix
