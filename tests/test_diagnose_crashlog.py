@@ -329,3 +329,134 @@ def test_memory_kind_the_device_lacks_stays_unknown_with_the_kinds_to_use() -> N
     assert crash.category == "unknown"
     assert "memory_kind_not_on_device" in crash.evidence.fix_rule
     assert "pinned_host" in crash.fix
+
+
+# --- round diag26 sub-rules: wordings no corpus file holds ----------------------------------------------
+
+
+def test_key_value_read_before_any_write_names_the_key_and_the_blocking_read() -> None:
+    text = "jax.errors.JaxRuntimeError: NOT_FOUND: Config key ckpt/step_42/done not found.\n"
+    crash = diagnose_log(text, "worker3.log")
+    assert crash.category == "collective_timeout"
+    assert crash.evidence.fix_rule.endswith("kv_store_key_not_set_yet")
+    assert "ckpt/step_42/done" in crash.fix and "blocking_key_value_get" in crash.fix
+
+
+def test_core_map_body_without_effects_asks_for_ref_writes() -> None:
+    text = (
+        "ValueError: Attempted to lower core_map without discharging. This can happen if the core_map body "
+        "does not modify any Refs or have other observable side-effects.\n"
+        " Jaxpr of the body: { lambda ; a:i32[]. let b:i32[] = add a 1:i32[] in () }\n"
+    )
+    crash = diagnose_log(text, "kernel.log")
+    assert crash.category == "mosaic_compile_error"
+    assert crash.evidence.fix_rule.endswith("core_map_body_without_effects")
+    assert "Ref" in crash.fix
+
+
+def test_pipeline_grid_with_a_zero_names_the_grid() -> None:
+    text = "ValueError: All elements in the grid must be strictly positive, but got grid=(4, 0, 2)\n"
+    crash = diagnose_log(text, "pipeline.log")
+    assert crash.category == "mosaic_compile_error"
+    assert crash.evidence.fix_rule.endswith("pipeline_grid_not_positive")
+    assert "grid=(4, 0, 2)" in crash.fix
+
+
+def test_prefetched_input_without_window_names_with_window_ref() -> None:
+    text = (
+        "ValueError: Expected external window buffer to be bound for prefetched input (prefetched_count=2), "
+        "but window_ref is None.\n"
+    )
+    crash = diagnose_log(text, "pipeline.log")
+    assert crash.category == "mosaic_compile_error"
+    assert crash.evidence.fix_rule.endswith("prefetch_window_unbound")
+    assert "prefetched_count=2" in crash.fix and ".with_window_ref(" in crash.fix
+
+
+def test_closed_over_global_array_is_passed_as_an_argument_not_gathered() -> None:
+    text = (
+        "RuntimeError: Closing over jax.Array that spans non-addressable (non process local) devices is not "
+        "allowed. Got jax.Array: bfloat16[4096,1024]\n"
+    )
+    crash = diagnose_log(text, "host1.log")
+    assert crash.category == "shape_dtype_error"
+    assert crash.evidence.fix_rule.endswith("closed_over_non_addressable_array")
+    assert "as an argument" in crash.fix
+
+
+def test_sharded_numpy_input_in_a_multi_process_job_names_the_global_array_builder() -> None:
+    text = "ValueError: Passing non-trivial shardings for numpy inputs is not allowed.\n"
+    crash = diagnose_log(text, "host0.log")
+    assert crash.category == "shape_dtype_error"
+    assert crash.evidence.fix_rule.endswith("numpy_input_sharded_across_processes")
+    assert "make_array_from_process_local_data" in crash.fix
+
+
+def test_torch_xla_op_check_quotes_the_op_and_its_expectation() -> None:
+    text = (
+        "RuntimeError: stack(): expected all tensors to have shape f32[2,3], "
+        "but got f32[2,4] at position 1.\n"
+    )
+    crash = diagnose_log(text, "train.log")
+    assert crash.category == "shape_dtype_error"
+    assert crash.evidence.fix_rule.endswith("torch_xla_op_check")
+    assert "stack()" in crash.fix and "f32[2,4] at position 1" in crash.fix
+
+
+def test_dtype_an_op_refuses_names_the_dtype_and_the_op() -> None:
+    text = "NotImplementedError: dtype uint16 is not supported for reduce_max in this kernel\n"
+    crash = diagnose_log(text, "kernel.log")
+    assert crash.category == "unsupported_op"
+    assert crash.evidence.fix_rule.endswith("operand_dtype_refused_by_op")
+    assert "uint16" in crash.fix and "reduce_max" in crash.fix and "astype" in crash.fix
+    dma = diagnose_log("ValueError: DMA with int4 dtype is not supported.\n", "kernel.log")
+    assert dma.category == "unsupported_op"
+    assert dma.evidence.fix_rule.endswith("operand_dtype_refused_by_op")
+    assert "int4" in dma.fix
+
+
+def test_sparsecore_kernel_off_tpu_asks_for_a_sparsecore_chip_or_a_tensorcore_path() -> None:
+    text = "ValueError: SparseCore kernels are only supported on TPU, but the current device is cpu.\n"
+    crash = diagnose_log(text, "embed.log")
+    assert crash.category == "unsupported_op"
+    assert crash.evidence.fix_rule.endswith("sparsecore_kernel_without_sparsecore")
+    assert "TensorCore" in crash.fix and "sparse_core" in crash.fix
+
+
+def test_weak_type_cache_miss_names_the_argument_and_a_fixed_dtype() -> None:
+    text = (
+        "WARNING:jax._src.interpreters.partial_eval:TRACING CACHE MISS at train.py:88:12 (main):\n"
+        "  for step defined at train.py:40\n"
+        "  all previously seen cache keys differ. For the closest previous key:\n"
+        "  different input types:\n"
+        "  * at lr, now bf16[]{weak_type=False} and before bf16[]{weak_type=True}\n"
+    )
+    crash = diagnose_log(text, "train.log")
+    assert crash.category == "recompilation"
+    assert crash.evidence.fix_rule.endswith("jax_retrace_weak_type")
+    assert "argument lr" in crash.fix and "jnp.asarray" in crash.fix
+    assert "evidence_tier" not in crash.facts  # one explained miss is a signature, not a weak cue
+
+
+def test_shape_cache_miss_names_the_argument_that_changed() -> None:
+    text = (
+        "WARNING:jax._src.interpreters.partial_eval:TRACING CACHE MISS at eval.py:12:4 (loop):\n"
+        "  different input types:\n"
+        "  * at batch['ids'], now i32[7,512] and before i32[8,512]\n"
+    )
+    crash = diagnose_log(text, "eval.log")
+    assert crash.category == "recompilation"
+    assert crash.evidence.fix_rule.endswith("jax_retrace")
+    assert "argument batch['ids'] changed from i32[8,512] to i32[7,512]" in crash.fix
+
+
+def test_pending_graph_flushed_before_a_dynamo_call_asks_for_a_sync_first() -> None:
+    text = (
+        "Compilation Analysis: Compilation Cause\n"
+        "Compilation Analysis:   torch_xla.sync when dynamo processing input graphs\n"
+        "Compilation Analysis: Graph Info: \n"
+    )
+    crash = diagnose_log(text, "dynamo.log")
+    assert crash.category == "recompilation"
+    assert crash.evidence.fix_rule.endswith("torch_xla_pending_graph_before_compiled_call")
+    assert "torch_xla.sync()" in crash.fix and "dynamo processing input graphs" in crash.fix
