@@ -8,7 +8,13 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
-from tpu_runtime.knowledge.answer import _GIVES_WHEN_RE, asks_when, question_flags, release_owner
+from tpu_runtime.knowledge.answer import (
+    _GIVES_WHEN_RE,
+    asks_when,
+    gives_setting,
+    question_flags,
+    release_owner,
+)
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\
@@ -18,6 +24,9 @@ SHEET = """\
 
 - `--max-restarts` on `launcher workload create` (default 0) restarts a job that terminates; a large value such as 50 suits production jobs. ([source](https://example.org/launcher), checked 2026-12-04)
 - `launcher workload create` takes `--workload`, `--command` and `--cluster` and queues the job on the cluster. ([source](https://example.org/launcher2), checked 2026-12-04)
+
+- The launcher supports `v5e`, `v6e` and `tpu7x` slices on regional clusters. ([source](https://example.org/launcher3), checked 2026-12-04)
+- The launcher reports usage telemetry; `launcher config set send-telemetry false` turns that off. ([source](https://example.org/launcher4), checked 2026-12-04)
 
 ## Releases
 
@@ -54,6 +63,8 @@ def test_flags_are_read_whole_and_when_questions_are_recognised() -> None:
     [
         ("What is the default of --max-restarts on launcher workload create?", "default 0"),
         ("Which Gridlet version can attach a dashboard to each cluster?", "0.4.0"),
+        # the line never says 'stop' but gives the command that does it
+        ("How do I stop the launcher from sending usage telemetry?", "send-telemetry false"),
     ],
 )
 def test_a_value_the_line_gives_is_answered(sheet: KnowledgeIndex, question: str, expected: str) -> None:
@@ -70,8 +81,21 @@ def test_a_value_the_line_gives_is_answered(sheet: KnowledgeIndex, question: str
         # the line on cancelling collectives gives no release, and the version line is about the node agent
         "In which JAX release will cancelling the collectives of failed processes work on TPU?",
         "When will cancelling the collectives of failed processes be released for TPU?",
+        # the line names both generations in backticks, which is no command for moving between them
+        "How do I migrate launcher slices from v5e to v6e on a regional cluster?",
     ],
 )
 def test_a_value_no_line_gives_is_refused(sheet: KnowledgeIndex, question: str) -> None:
     reply = ask(sheet, question)
     assert not reply.covered and reply.citations == [], reply.answer
+
+
+def test_a_bare_name_in_backticks_is_no_command_or_setting() -> None:
+    assert not gives_setting("The launcher supports `v5e`, `v6e` and `tpu7x` slices.")
+    for span in (
+        "run `launcher config set x false`",
+        "pass `--spot`",
+        "set `PJRT_DEVICE=TPU`",
+        "call `jax.jit(f)`",
+    ):
+        assert gives_setting(span), span

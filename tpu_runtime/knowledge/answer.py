@@ -19,7 +19,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   match a line; an attribute a value can name (bandwidth) and an agent noun whose verb is known
   ('installer') are spared;
 - actions: a 'how do I <verb> ...' question is answered only by a line that names the verb (in some
-  form or family) or gives a command or setting in a code span; 'how do I disable the MXU' is not
+  form or family) or gives a command or setting in a code span (a bare name in backticks, `v6e`, is
+  none); 'how do I disable the MXU' is not
   answered by a line describing the MXU (verbs of finding out, 'read', 'check', are spared);
 - focus: the attribute a "how many X / what is the X of / how much does X cost" question asks for must
   appear in the quoted line or its heading (a line giving a chip's HBM size does not answer how many HBM
@@ -707,6 +708,17 @@ def release_owner(question: str) -> str | None:
     return owner if owner and owner not in QUESTION_WORDS and owner not in _FOCUS_STOP else None
 
 
+# a code span that reads as a command, call or setting: words with spaces, '=', a leading dash, a call, a
+# dotted, snake_case or path name; a bare name in backticks (`v6e`, `tpu7x`) only names a thing
+_COMMAND_LIKE_RE = re.compile(r"\s|=|^`-|\(|[A-Za-z]\.[A-Za-z]|_|/")
+
+
+def gives_setting(span: str) -> bool:
+    """Whether the span gives a command, call or setting in a code span, not only a name in backticks:
+    a line listing `v5e` and `v6e` does not say how to move from one to the other."""
+    return any(_COMMAND_LIKE_RE.search(m.group(0)) for m in _CODE_RE.finditer(span))
+
+
 def question_flags(question: str) -> list[str]:
     """Command-line flags the question writes with their dashes ('--max-slices'), lowercased without
     them: each is a name, which a line must give whole (its parts are common words)."""
@@ -747,7 +759,7 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
     if kind and not gives_name(span):
         faults.append(f"the question asks which {kind} and the quoted line names none")
     verb = asked_action(question) if action else None
-    if verb and not _CODE_RE.search(span) and not _present(_terms(named), verb):
+    if verb and not gives_setting(span) and not _present(_terms(named), verb):
         faults.append(f"the quoted line neither says how to '{verb}' nor gives a command or setting")
     return faults
 
