@@ -19,7 +19,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   match a line; an attribute a value can name (bandwidth) and an agent noun whose verb is known
   ('installer') are spared;
 - actions: a 'how do I <verb> ...' question is answered only by a line that names the verb (in some
-  form or family) or gives a command or setting in a code span; 'how do I disable the MXU' is not
+  form or family) or gives a command or setting in a code span (a bare name in backticks, `v6e`, is
+  none); 'how do I disable the MXU' is not
   answered by a line describing the MXU (verbs of finding out, 'read', 'check', are spared);
 - focus: the attribute a "how many X / what is the X of / how much does X cost" question asks for must
   appear in the quoted line or its heading (a line giving a chip's HBM size does not answer how many HBM
@@ -30,6 +31,11 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - commands: a question that states a situation and then asks only what to run or call ('... logs
   "Couldn't find tuned sizes". What should I run?') needs a line giving a command in a code span, one
   other than the message the question quotes;
+- flags: a `--flag` the question writes is a name, unknown unless some source names it whole
+  ('--max-slices' is not known because 'max' and 'slices' are);
+- times: a 'when will X / in which JAX release' question needs a line giving a date, a year or a version
+  (not '1.8x'), and one naming the product whose release is asked for (a GKE node version does not
+  say which JAX release);
 - names: a "which flag / what environment variable / what is the command to" question needs a line
   that names one (a code span, a --flag, an identifier), not one that only talks about flags;
 - counts: a "how many / number of" question needs a number (one that starts its word, or a number word)
@@ -674,6 +680,56 @@ def gives_command(question: str, span: str) -> bool:
     return False
 
 
+_FLAG_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*[A-Za-z0-9])")
+# "When will X ...", "in which release ...", "what year ...": the question asks for a time or a release,
+# given by a date, a year or a version number
+_ASKS_WHEN_RE = re.compile(
+    r"^\s*when\s+(?:will|would|did|was|were|is\s+\S+\s+(?:going|planned|expected|due|scheduled))\b|"
+    r"\b(?:in|from|since|by|with)\s+(?:which|what)\s+(?:[\w/.-]+\s+)?(?:release|version|year|month)\b|"
+    r"^\s*(?:which|what)\s+(?:release|year|month|date)\b|\bwhat\s+date\b|\bfirst\s+(?:supported|added|shipped)\b",
+    re.I,
+)
+_GIVES_WHEN_RE = re.compile(
+    r"\b(?:19|20)\d\d\b|(?<![\d.])\d+\.\d+(?:\.\d+)?(?![.\d]|x\b|\s*%)|\bv\d+\.\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|"
+    r"\b(?:since|until|release[sd]?|version|preview|GA)\s+\d",
+    re.I,
+)
+
+
+# "which JAX release", "what XPK version": whose release it is
+_RELEASE_OF_RE = re.compile(r"\b(?:which|what)\s+([A-Za-z][\w/.-]*)\s+(?:release|version)s?\b", re.I)
+
+
+def release_owner(question: str) -> str | None:
+    """The product whose release or version a question asks for ('jax' in 'in which JAX release'):
+    a version in a line about something else (a GKE node version) does not answer it."""
+    match = _RELEASE_OF_RE.search(question)
+    owner = match.group(1).lower() if match else None
+    return owner if owner and owner not in QUESTION_WORDS and owner not in _FOCUS_STOP else None
+
+
+# a code span that reads as a command, call or setting: words with spaces, '=', a leading dash, a call, a
+# dotted, snake_case or path name; a bare name in backticks (`v6e`, `tpu7x`) only names a thing
+_COMMAND_LIKE_RE = re.compile(r"\s|=|^`-|\(|[A-Za-z]\.[A-Za-z]|_|/")
+
+
+def gives_setting(span: str) -> bool:
+    """Whether the span gives a command, call or setting in a code span, not only a name in backticks:
+    a line listing `v5e` and `v6e` does not say how to move from one to the other."""
+    return any(_COMMAND_LIKE_RE.search(m.group(0)) for m in _CODE_RE.finditer(span))
+
+
+def question_flags(question: str) -> list[str]:
+    """Command-line flags the question writes with their dashes ('--max-slices'), lowercased without
+    them: each is a name, which a line must give whole (its parts are common words)."""
+    return list(dict.fromkeys(m.group(1).lower() for m in _FLAG_RE.finditer(question)))
+
+
+def asks_when(question: str) -> bool:
+    """Whether the question asks for a time or release ('when will X ship', 'in which JAX release')."""
+    return bool(_ASKS_WHEN_RE.search(question))
+
+
 def span_faults(question: str, span: str, heading: str, *, action: bool = True) -> list[str]:
     """Why a quoted line would not answer the question, whatever its word overlap: it says nothing
     about the attribute asked for ('how many X', 'what is the X of'), gives no number to a 'how many'
@@ -688,11 +744,22 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
         faults.append("the question asks for a number and the quoted line gives none")
     if asks_command(question) and not gives_command(question, span):
         faults.append("the question asks what to run and the quoted line gives no command")
+    if asks_when(question) and not _GIVES_WHEN_RE.search(span):
+        faults.append(
+            "the question asks when or in which release and the quoted line gives no date or version"
+        )
+    owner = release_owner(question)
+    if (
+        owner
+        and (asks_when(question) or "version" in value_units(question))
+        and not _present(_terms(named), owner)
+    ):
+        faults.append(f"the question asks for a release of {owner} and the quoted line is not about {owner}")
     kind = asks_name(question)
     if kind and not gives_name(span):
         faults.append(f"the question asks which {kind} and the quoted line names none")
     verb = asked_action(question) if action else None
-    if verb and not _CODE_RE.search(span) and not _present(_terms(named), verb):
+    if verb and not gives_setting(span) and not _present(_terms(named), verb):
         faults.append(f"the quoted line neither says how to '{verb}' nor gives a command or setting")
     return faults
 
@@ -864,6 +931,12 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     names = [t for t in name_terms(question) if t in weights]
     unknown = [
         t for t in weights if (is_specific(t) or t in names) and _df(index, t) == 0 and not _present(seen, t)
+    ]
+    # a flag no source names whole ('--max-slices'; its parts 'max' and 'slices' are everywhere)
+    unknown += [
+        f"--{f}"
+        for f in question_flags(question)
+        if not any(index.document_frequency(form) for form in {f, f.replace("-", "_"), f.replace("_", "-")})
     ]
     if unknown:  # 'v9', 'tpu8': the question names something no source mentions
         reasons.append(f"the sources never mention {', '.join(unknown[:3])}")
