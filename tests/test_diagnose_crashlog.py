@@ -460,3 +460,83 @@ def test_pending_graph_flushed_before_a_dynamo_call_asks_for_a_sync_first() -> N
     assert crash.category == "recompilation"
     assert crash.evidence.fix_rule.endswith("torch_xla_pending_graph_before_compiled_call")
     assert "torch_xla.sync()" in crash.fix and "dynamo processing input graphs" in crash.fix
+
+
+def test_mosaic_replica_lowering_asks_for_shard_map() -> None:
+    text = (
+        'File "ring.py", line 40, in ring_allreduce\n'
+        "NotImplementedError: Replica lowering for Pallas kernels is not implemented.\n"
+    )
+    crash = diagnose_log(text, "ring.log")
+    assert crash.category == "unsupported_op"
+    assert crash.evidence.fix_rule.endswith("mosaic_kernel_replica_lowering")
+    assert "jax.shard_map" in crash.fix and "pmap" in crash.fix
+
+
+def test_nested_compute_on_keeps_one_compute_type_per_region() -> None:
+    text = (
+        "jax.errors.JaxRuntimeError: ValueError: Nesting compute_on with different compute types is "
+        "not allowed\n"
+    )
+    crash = diagnose_log(text, "offload.log")
+    assert crash.category == "unsupported_op"
+    assert crash.evidence.fix_rule.endswith("compute_on_nested_types")
+    assert "compute_on" in crash.fix
+
+
+def test_dimension_semantics_length_asks_for_one_entry_per_grid_dimension() -> None:
+    text = (
+        "jaxlib._jax.XlaRuntimeError: INTERNAL: The iteration bounds and dimension semantics attributes "
+        "must have the same number of elements (3 vs 2)\n"
+    )
+    crash = diagnose_log(text, "kernel.log")
+    assert crash.category == "mosaic_compile_error"
+    assert crash.evidence.fix_rule.endswith("dimension_semantics_length")
+    assert "one entry per grid dimension" in crash.fix
+
+
+def test_dynamic_core_parallel_bound_asks_for_a_static_core_parallel_dimension() -> None:
+    text = (
+        "ValueError: The iteration bound corresponding to the core-parallel dimension 1 must be statically "
+        "known.\n"
+    )
+    crash = diagnose_log(text, "megacore.log")
+    assert crash.category == "mosaic_compile_error"
+    assert crash.evidence.fix_rule.endswith("core_parallel_dimension")
+    assert "core_parallel" in crash.fix and "static size" in crash.fix
+
+
+def test_out_shape_without_manual_axis_type_under_check_vma() -> None:
+    text = "ValueError: `manual_axis_type` on `jax.ShapeDtypeStruct` must not be `None` for output 1\n"
+    crash = diagnose_log(text, "ag_matmul.log")
+    assert crash.category == "shape_dtype_error"
+    assert crash.evidence.fix_rule.endswith("out_shape_manual_axis_type")
+    assert "manual_axis_type" in crash.fix and "check_vma=False" in crash.fix
+
+
+def test_export_calling_convention_out_of_range_names_the_versions() -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        "ValueError: The requested export calling convention version 7 is outside the range of supported "
+        "versions [9..12]\n"
+    )
+    crash = diagnose_log(text, "export.log")
+    assert crash.category == "version_mismatch"
+    assert crash.evidence.fix_rule.endswith("export_calling_convention_out_of_range")
+    assert crash.facts["cc_version"] == 7 and crash.facts["cc_max"] == 12
+    assert "version 7" in crash.fix and "9 to 12" in crash.fix
+    assert "jax_export_calling_convention_version" in crash.fix
+
+
+def test_unexpected_execution_analysis_names_its_cause() -> None:
+    text = (
+        "Unexpected Execution Analysis: ================================================================\n"
+        "Unexpected Execution Analysis: Execution Cause\n"
+        "Unexpected Execution Analysis:   most likely user code trying to access tensor value before "
+        "torch_xla.sync\n"
+        "Unexpected Execution Analysis: Graph Info: \n"
+    )
+    crash = diagnose_log(text, "step.log")
+    assert crash.category == "recompilation"
+    assert crash.evidence.fix_rule.endswith("torch_xla_execution_inside_compiled_function")
+    assert "access tensor value" in crash.fix and "torch_xla.compile" in crash.fix
