@@ -540,3 +540,31 @@ def test_unexpected_execution_analysis_names_its_cause() -> None:
     assert crash.category == "recompilation"
     assert crash.evidence.fix_rule.endswith("torch_xla_execution_inside_compiled_function")
     assert "access tensor value" in crash.fix and "torch_xla.compile" in crash.fix
+
+
+def test_preemption_sync_manager_started_twice_asks_for_one_initialise() -> None:
+    text = (
+        '  File "train.py", line 12, in setup\n'
+        "    jax.distributed.initialize()\n"
+        "RuntimeError: preemption sync manager should only be initialised once.\n"
+    )
+    crash = diagnose_log(text, "twice.log")
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule.endswith("jax_distributed_initialized_twice")
+    assert "jax.distributed.shutdown()" in crash.fix and "is_initialized()" in crash.fix
+
+
+def test_kubernetes_autodetect_without_hostname_names_the_variable() -> None:
+    text = "[worker-3] RuntimeError: expected HOSTNAME environment variable to be set\n"
+    crash = diagnose_log(text, "k8s.log")
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule.endswith("k8s_autodetect_hostname_missing")
+    assert "HOSTNAME" in crash.fix and "coordinator_address" in crash.fix
+
+
+def test_tpu_topology_without_plugin_asks_for_libtpu() -> None:
+    text = "RuntimeError: JAX TPU support not installed; cannot create a TPU topology.\n"
+    crash = diagnose_log(text, "aot.log")
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule.endswith("tpu_topology_without_libtpu")
+    assert "jax[tpu]" in crash.fix and "TPU_LIBRARY_PATH" in crash.fix
