@@ -380,3 +380,13 @@ def test_a_torch_xla_check_under_a_specific_rule_still_points_to_a_newer_torch_x
     crash = diagnose_log(text, "-")
     assert crash.evidence.fix_rule == "xla_compile_error/compiler_check_failure", crash.evidence.fix_rule
     assert "newer torch_xla (release or nightly)" in crash.fix
+
+
+def test_the_padded_layout_fact_and_the_vmem_model_pad_to_the_same_tile() -> None:
+    from tpu_runtime.kernels.introspect import tiled_bytes
+
+    for dims, dtype, bits in (((1, 128), "float16", 16), ((3, 100), "float32", 32), ((5, 130), "int8", 8)):
+        padded = padded_shape(dims, bits)
+        assert padded is not None
+        shape, _tile = padded
+        assert tiled_bytes(dims, dtype) == shape[0] * shape[1] * bits // 8

@@ -14,6 +14,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 
+from tpu_runtime.tpu_tiling import tile_for, tile_padded
+
 __all__ = [
     "NAMED_FIX_EXTRACTORS",
     "alignment_facts",
@@ -25,8 +27,6 @@ __all__ = [
 ]
 
 MAX_LINES = 4000
-LANES = 128
-SUBLANES_32BIT = 8
 
 # ------------------------------------------------------------------------------ padded kernel layouts
 
@@ -43,21 +43,14 @@ def _element_bits(dtype: str) -> int | None:
 
 
 def padded_shape(dims: Sequence[int], bits: int) -> tuple[tuple[int, ...], tuple[int, int]] | None:
-    """The shape padded to whole TPU vector tiles, and the tile, or None when it already fills whole tiles.
-
-    A tile is 128 lanes by 8 sublanes of 32 bits; narrower types pack more rows into a sublane (16 for 16-bit,
-    32 for 8-bit), so the second-minor multiple grows as the element narrows.
-    """
+    """The shape padded to whole TPU vector tiles (`tpu_runtime.tpu_tiling`), and the tile, or None when it
+    already fills whole tiles."""
     if not dims or bits <= 0 or bits > 32:
         return None
-    sublanes = SUBLANES_32BIT * max(1, 32 // bits)
-    padded = list(dims)
-    padded[-1] = -(-dims[-1] // LANES) * LANES
-    if len(dims) >= 2:
-        padded[-2] = -(-dims[-2] // sublanes) * sublanes
-    if tuple(padded) == tuple(dims):
+    padded = tile_padded(dims, bits)
+    if padded == tuple(dims):
         return None
-    return tuple(padded), (sublanes, LANES)
+    return padded, tile_for(bits)
 
 
 def padded_layout_facts(lines: Sequence[str]) -> dict[str, str]:

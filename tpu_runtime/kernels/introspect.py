@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from tpu_runtime.tpu_tiling import tile_padded
+
 #: Primitives whose cost is one operation per output element and that count as "doing the work".
 _ELEMENTWISE = frozenset(
     {
@@ -131,10 +133,7 @@ def tiled_bytes(shape: tuple[int, ...], dtype: Any) -> int:
     dims = [int(d) for d in shape] or [1]
     if len(dims) == 1:
         dims = [1, *dims]
-    sublanes = 8 * max(1, 4 // itemsize)
-    dims[-1] = math.ceil(dims[-1] / 128) * 128
-    dims[-2] = math.ceil(dims[-2] / sublanes) * sublanes
-    return math.prod(dims) * itemsize
+    return math.prod(tile_padded(dims, 8 * itemsize)) * itemsize
 
 
 def describe(eqn: Any) -> PallasCallInfo:
