@@ -20,6 +20,14 @@ cause-specific sub-rule removed). It estimates what they do for logs in wordings
 `--fold A` or `--fold B` keeps one fold of each half (crash_corpus.fold_of, a second hash byte): a general
 mechanism is built from fold A's failures alone (`--split dev --fold A --show`, with or without
 `--ablate`) and kept when fold B, never read, gains as well.
+
+`--known-from other-rounds` (or `other-fold`, dev half only) measures the similar known errors
+(similar_errors): each round (fold) of dev files is scored with the rules alone and with known errors built
+from the dev files of the other rounds (the other fold), with `--ablate` after removing the rules written for
+known logs; `--threshold` sets the similarity it needs. A similar-known-error fix counts as the remedy when
+the neighbour's remedy names the entry's keys (crash_corpus.remedy_text): it was chosen for this log by the
+similarity of its error lines, not printed for every log of a category. In the ordinary scoring a dev file
+is never its own neighbour (crash_corpus.without_own_entry); held-back files are in no known-errors set.
 """
 
 from __future__ import annotations
@@ -115,13 +123,14 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
     print()
 
 
-def known_from(kind: str, ablate_rules: bool, threshold: float, show: bool = False) -> tuple[int, int, int]:
+def known_from(kind: str, ablate_rules: bool, threshold: float, show: bool = False) -> None:
     """Dev half only: each round (or fold) of dev files scored with the rules alone and with the similar
     known errors built from the dev files of the OTHER rounds (folds), as a log of a new round would meet
-    them. With `ablate_rules`, the rules written for known logs are removed first (no signature pattern, no
-    cause-specific sub-rule: the weak cues, the message's own remedy and the `from_facts_*` fallbacks
-    alone), which estimates what the fallback does for wordings nobody collected.
-    Returns (files, category right, remedy right) with the fallback."""
+    them. With `ablate_rules`, the rules written for known logs are removed first, both at once (no
+    signature pattern and no cause-specific sub-rule: the weak cues, the message's own remedy and the
+    `from_facts_*` fallbacks alone decide category and fix), which estimates what the fallback does for
+    wordings nobody collected. The fallback's verdicts are counted apart: logs it placed (the rules left
+    them unknown) and logs whose category paragraph it replaced by the neighbour's remedy."""
     corpus = {n: e for n, e in load_corpus().items() if entry_split(n, e) == "dev"}
     entries = build_known_errors(corpus)  # one entry per file, independent of the others: filtered per unit
     rules: list[CrashRule] = list(load_rules())
@@ -134,15 +143,17 @@ def known_from(kind: str, ablate_rules: bool, threshold: float, show: bool = Fal
     none = SimilarErrors(())
     # label -> [category right, remedy right, true unknowns kept unknown, files left unknown]
     totals = {"rules alone": [0, 0, 0, 0], "rules + similar": [0, 0, 0, 0]}
-    moved = [0, 0, 0]  # files the fallback decided: category right, wrong, remedy right
+    placed = [0, 0, 0]  # logs the rules left unknown that the fallback placed: category right, wrong, remedy
+    remedied = [0, 0]  # logs with only the category paragraph given a neighbour's remedy: all, remedy right
     for unit, names in sorted(units.items()):
         index = SimilarErrors([e for e in entries if e.file not in names], threshold)
         per_unit = {"rules alone": [0, 0], "rules + similar": [0, 0]}
         for name in names:
             entry = corpus[name]
             text = (CORPUS_DIR / name).read_bytes().decode("utf-8", "replace")
-            for label, similar in (("rules alone", none), ("rules + similar", index)):
-                crash = diagnose_log(text, name, rules, similar)
+            crashes = {"rules alone": diagnose_log(text, name, rules, none)}
+            crashes["rules + similar"] = diagnose_log(text, name, rules, index)
+            for label, crash in crashes.items():
                 scored = score_file(name, entry, crash)
                 counts = totals[label]
                 counts[0] += scored.category_ok
@@ -151,17 +162,24 @@ def known_from(kind: str, ablate_rules: bool, threshold: float, show: bool = Fal
                 counts[3] += crash.category == "unknown"
                 per_unit[label][0] += scored.category_ok
                 per_unit[label][1] += scored.remedy_ok
-                if similar is index and scored.fix_rule.endswith("/" + SUB_RULE):
-                    moved[0 if scored.category_ok else 1] += 1
-                    moved[2] += scored.remedy_ok
-                    if show:
-                        mark = "ok " if scored.category_ok else "BAD"
-                        fix = "fix ok" if scored.remedy_ok else "fix --"
-                        near = crash.facts["similar_known_error"]
-                        print(
-                            f"  {mark} {fix} {name}: expected {entry.category}, got {crash.category} "
-                            f"from {near['file']} ({near['similarity']:.2f})"
-                        )
+            crash = crashes["rules + similar"]
+            scored = score_file(name, entry, crash)
+            if not scored.fix_rule.endswith("/" + SUB_RULE):
+                continue
+            if crashes["rules alone"].category == "unknown":
+                placed[0 if scored.category_ok else 1] += 1
+                placed[2] += scored.remedy_ok
+            else:
+                remedied[0] += 1
+                remedied[1] += scored.remedy_ok
+            if show:
+                mark = "ok " if scored.category_ok else "BAD"
+                fix = "fix ok" if scored.remedy_ok else "fix --"
+                near = crash.facts["similar_known_error"]
+                print(
+                    f"  {mark} {fix} {name}: expected {entry.category}, got {crash.category} "
+                    f"from {near['file']} ({near['similarity']:.2f})"
+                )
         alone, similar_counts = per_unit["rules alone"], per_unit["rules + similar"]
         print(
             f"  {'round' if kind == 'other-rounds' else 'fold'} {unit}: {len(names)} files, category "
@@ -177,9 +195,11 @@ def known_from(kind: str, ablate_rules: bool, threshold: float, show: bool = Fal
             f"left unknown {left}, true unknowns kept {kept}/{unknowns}"
         )
     print(
-        f"  decided by the fallback: category right {moved[0]}, wrong {moved[1]}, remedy right {moved[2]}\n"
+        f"  placed by the fallback: category right {placed[0]}, wrong {placed[1]}, remedy right {placed[2]}"
     )
-    return n, totals["rules + similar"][0], totals["rules + similar"][1]
+    print(
+        f"  category paragraph replaced by a neighbour's remedy: {remedied[0]}, remedy right {remedied[1]}\n"
+    )
 
 
 def main() -> int:

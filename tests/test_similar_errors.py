@@ -158,3 +158,21 @@ def test_decisive_lines_skip_traceback_boilerplate() -> None:
     assert [norm for _, norm in decisive_lines(lines)] == [
         "valueerror: mesh axis 'data' of size n does not divide n"
     ]
+
+
+def test_a_category_paragraph_gets_the_remedy_of_a_neighbour_of_the_same_category() -> None:
+    """With every sub-rule removed the HBM log gets only its category's paragraph; a known error of the
+    same category names its remedy first, one of another category changes nothing."""
+    from tpu_runtime.diagnose.crashlog import load_rules
+
+    text = HBM_LOG.read_text(encoding="utf-8")
+    bare = [rule.model_copy(update={"fixes": []}) for rule in load_rules()]
+    plain = diagnose_log(text, "-", bare, similar=SimilarErrors(()))
+    assert plain.category == "hbm_oom" and plain.evidence.fix_rule == "hbm_oom"
+    lines = [norm for _, norm in decisive_lines(log_lines(text)[0])]
+    same = ODD_ENTRY.model_copy(update={"category": "hbm_oom", "lines": lines, "file": "hbm.log"})
+    crash = diagnose_log(text, "-", bare, similar=SimilarErrors([same]))
+    assert crash.category == "hbm_oom" and crash.evidence.fix_rule == f"hbm_oom/{SUB_RULE}"
+    assert crash.fix.startswith("The closest known error") and plain.fix in crash.fix
+    other = same.model_copy(update={"category": "host_oom"})
+    assert diagnose_log(text, "-", bare, similar=SimilarErrors([other])) == plain

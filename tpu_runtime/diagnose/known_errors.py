@@ -71,7 +71,7 @@ _FRAME = re.compile(r"^\s*(?:File \"|at |\^+\s*$|~+\s*$|-+\s*$|=+\s*$)")
 _BOILERPLATE = re.compile(
     r"traceback \(most recent call last\)|the above exception was the direct cause|"
     r"during handling of the above exception|core dumped|^\*\*\* sig\w+ received by pid|"
-    r"^fatal python error: aborted|^(?:error|failed|failure|exception):?$",
+    r"^fatal python error: (?:aborted|segmentation fault)|^(?:error|failed|failure|exception):?$",
     re.IGNORECASE,
 )
 

@@ -4,10 +4,11 @@ The crash rules match the wording of the errors they were written for; a log in 
 matches none and stays `unknown`. Its error lines are often still close to a known error's (the same check
 in a newer release, the same runtime failure with other numbers, paths or shapes). This module compares
 the log's decisive lines (known_errors.decisive_lines) with those of the known errors
-(`tpu_runtime/data/known_errors.jsonl`, the corpus's dev half) by TF-IDF cosine similarity on character
-n-grams of the normalised lines (scikit-learn), and takes the single closest line pair. At or above
-`THRESHOLD` the log gets the neighbour's category and a fix that names the neighbour's source and remedy
-(sub-rule `<category>/similar_known_error`); below it the log stays `unknown`, never a guess.
+(`tpu_runtime/data/known_errors.jsonl`, the corpus's dev half) by the cosine of TF-IDF word vectors of the
+normalised lines taken together (scikit-learn), and takes the nearest entry. At or above `THRESHOLD` an
+`unknown` log gets the neighbour's category, and it or a log fixed only by its category's paragraph gets a
+fix that names the neighbour's source and remedy (sub-rule `<category>/similar_known_error`); below it the
+log stays as the rules left it, `unknown` never a guess.
 
 scikit-learn is imported only when a log reaches this fallback, so a log the rules classify does not pay
 for it (tests/test_cli_startup.py). The threshold was tuned on the dev half alone, leave-one-round-out and
@@ -42,6 +43,8 @@ SUB_RULE = "similar_known_error"
 THRESHOLD = 0.5
 TOKEN = r"[a-z_][a-z0-9_]+"
 """Words of a normalised line: identifiers and words, not the N, HEX and PATH placeholders' digits."""
+STOP_WORDS = "english"
+"""scikit-learn's English stop words: "must be", "is not", "of the" say nothing about which failure it is."""
 MAX_CONFIDENCE = 0.6
 MAX_EVIDENCE = 8
 
@@ -74,7 +77,11 @@ class SimilarErrors:
             from sklearn.feature_extraction.text import TfidfVectorizer
 
             self._vectorizer = TfidfVectorizer(
-                analyzer="word", token_pattern=TOKEN, sublinear_tf=True, lowercase=False
+                analyzer="word",
+                token_pattern=TOKEN,
+                stop_words=STOP_WORDS,
+                sublinear_tf=True,
+                lowercase=False,
             )
             self._matrix = self._vectorizer.fit_transform([" \n ".join(e.lines) for e in self.known])
 
