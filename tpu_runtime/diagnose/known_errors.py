@@ -22,6 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from tpu_runtime.diagnose.crash_cues import is_error_line
 from tpu_runtime.diagnose.report import Category
 
 __all__ = [
@@ -95,8 +96,6 @@ def decisive_lines(
     """(raw line, normalised line) for up to `limit` decisive lines: `first` (e.g. the lines a rule decided
     on), then the log's error lines, last first (the fatal error is usually at the end). Traceback frames,
     markers and lines too short to tell errors apart are skipped; a normalised line is kept once."""
-    from tpu_runtime.diagnose.crash_cues import is_error_line
-
     picked: dict[str, str] = {}
     errors = (line for line in reversed(lines) if is_error_line(line))
     for raw in [*first, *errors]:
