@@ -63,6 +63,14 @@ def test_shipped_known_errors_come_from_the_dev_half_only() -> None:
         assert (entry.category, entry.source) == (CORPUS[entry.file].category, CORPUS[entry.file].source)
 
 
+def test_shipped_known_errors_cover_every_dev_file() -> None:
+    """A dev file added to the corpus needs its entry (one without error lines has none): run `python
+    benchmarks/build_known_errors.py`."""
+    dev = {name for name, entry in CORPUS.items() if entry_split(name, entry) == "dev"}
+    missing = dev - {entry.file for entry in load_known_errors()}
+    assert [name for name in sorted(missing) if decisive_lines(_lines(name))] == []
+
+
 def test_builder_refuses_a_held_back_file(tmp_path: Path) -> None:
     """A synthetic corpus of one dev and one held-back name (split_of decides): only the first is built."""
     dev, held = "syn0.log", "syn1.log"
