@@ -15,11 +15,21 @@ times one 100 MB log whose error is at its end (written to a temporary folder, n
 `--ablate` (dev half only) measures how far the general mechanisms reach without the rules written for
 known logs: the category from the weak-evidence cues alone (every signature pattern removed), and the
 remedy from the error message's own suggestion and the `from_facts_*` fallbacks alone (every
-cause-specific sub-rule removed). It estimates what they do for logs in wordings nobody collected.
+cause-specific sub-rule removed). It estimates what they do for logs in wordings nobody collected. The
+similar known errors are left out of it (the shipped set holds every dev file); `--known-from ... --ablate`
+measures them.
 
 `--fold A` or `--fold B` keeps one fold of each half (crash_corpus.fold_of, a second hash byte): a general
 mechanism is built from fold A's failures alone (`--split dev --fold A --show`, with or without
 `--ablate`) and kept when fold B, never read, gains as well.
+
+`--known-from other-rounds` (or `other-fold`, dev half only) measures the similar known errors
+(similar_errors): each round (fold) of dev files is scored with the rules alone and with known errors built
+from the dev files of the other rounds (the other fold), with `--ablate` after removing the rules written for
+known logs; `--threshold` sets the similarity it needs. A similar-known-error fix counts as the remedy when
+the neighbour's remedy names the entry's keys (crash_corpus.remedy_text): it was chosen for this log by the
+similarity of its error lines, not printed for every log of a category. In the ordinary scoring a dev file
+is never its own neighbour (crash_corpus.without_own_entry); held-back files are in no known-errors set.
 """
 
 from __future__ import annotations
@@ -42,9 +52,12 @@ from tpu_runtime.diagnose.crash_corpus import (  # noqa: E402
     load_corpus,
     per_category,
     score_file,
+    without_own_entry,
 )
-from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules, load_rules  # noqa: E402
+from tpu_runtime.diagnose.crashlog import CrashRule, diagnose_log, fallback_rules, load_rules  # noqa: E402
 from tpu_runtime.diagnose.job import run_diagnose  # noqa: E402
+from tpu_runtime.diagnose.known_errors import build_known_errors  # noqa: E402
+from tpu_runtime.diagnose.similar_errors import SUB_RULE, THRESHOLD, SimilarErrors  # noqa: E402
 
 AIM_CATEGORY = 0.90
 AIM_REMEDY = 0.80
@@ -76,6 +89,7 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
     rules = load_rules()
     cues_only = [r.model_copy(update={"patterns": [], "fact_votes": []}) for r in rules]
     generic_fixes = fallback_rules(rules)
+    no_similar = SimilarErrors(())  # the shipped known errors hold every dev file: --known-from measures them
     corpus = {
         n: e
         for n, e in load_corpus().items()
@@ -85,14 +99,14 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
     by_round: dict[str, list[int]] = {}  # round -> [files, category right, remedy right]
     for name, entry in sorted(corpus.items()):
         text = (CORPUS_DIR / name).read_bytes().decode("utf-8", "replace")
-        got = diagnose_log(text, name, cues_only).category
+        got = diagnose_log(text, name, cues_only, no_similar).category
         if got == entry.category:
             right += 1
         elif got == "unknown":
             undecided += 1
         else:
             wrong += 1
-        scored = score_file(name, entry, diagnose_log(text, name, generic_fixes))
+        scored = score_file(name, entry, diagnose_log(text, name, generic_fixes, no_similar))
         remedies += scored.remedy_ok
         counts = by_round.setdefault(entry.added or "first", [0, 0, 0])
         counts[0] += 1
@@ -112,6 +126,85 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
     print()
 
 
+def known_from(kind: str, ablate_rules: bool, threshold: float, show: bool = False) -> None:
+    """Dev half only: each round (or fold) of dev files scored with the rules alone and with the similar
+    known errors built from the dev files of the OTHER rounds (folds), as a log of a new round would meet
+    them. With `ablate_rules`, the rules written for known logs are removed first, both at once (no
+    signature pattern and no cause-specific sub-rule: the weak cues, the message's own remedy and the
+    `from_facts_*` fallbacks alone decide category and fix), which estimates what the fallback does for
+    wordings nobody collected. The fallback's verdicts are counted apart: logs it placed (the rules left
+    them unknown) and logs whose category paragraph it replaced by the neighbour's remedy."""
+    corpus = {n: e for n, e in load_corpus().items() if entry_split(n, e) == "dev"}
+    entries = build_known_errors(corpus)  # one entry per file, independent of the others: filtered per unit
+    rules: list[CrashRule] = list(load_rules())
+    if ablate_rules:
+        rules = [r.model_copy(update={"patterns": [], "fact_votes": []}) for r in fallback_rules()]
+    units: dict[str, list[str]] = {}
+    for name, entry in sorted(corpus.items()):
+        unit = (entry.added or "first") if kind == "other-rounds" else entry_fold(name, entry)
+        units.setdefault(unit, []).append(name)
+    none = SimilarErrors(())
+    # label -> [category right, remedy right, true unknowns kept unknown, files left unknown]
+    totals = {"rules alone": [0, 0, 0, 0], "rules + similar": [0, 0, 0, 0]}
+    placed = [0, 0, 0]  # logs the rules left unknown that the fallback placed: category right, wrong, remedy
+    remedied = [0, 0]  # logs with only the category paragraph given a neighbour's remedy: all, remedy right
+    for unit, names in sorted(units.items()):
+        index = SimilarErrors([e for e in entries if e.file not in names], threshold)
+        per_unit = {"rules alone": [0, 0], "rules + similar": [0, 0]}
+        for name in names:
+            entry = corpus[name]
+            text = (CORPUS_DIR / name).read_bytes().decode("utf-8", "replace")
+            crashes = {"rules alone": diagnose_log(text, name, rules, none)}
+            crashes["rules + similar"] = diagnose_log(text, name, rules, index)
+            for label, crash in crashes.items():
+                scored = score_file(name, entry, crash)
+                counts = totals[label]
+                counts[0] += scored.category_ok
+                counts[1] += scored.remedy_ok
+                counts[2] += entry.category == "unknown" and crash.category == "unknown"
+                counts[3] += crash.category == "unknown"
+                per_unit[label][0] += scored.category_ok
+                per_unit[label][1] += scored.remedy_ok
+            crash = crashes["rules + similar"]
+            scored = score_file(name, entry, crash)
+            if not scored.fix_rule.endswith("/" + SUB_RULE):
+                continue
+            if crashes["rules alone"].category == "unknown":
+                placed[0 if scored.category_ok else 1] += 1
+                placed[2] += scored.remedy_ok
+            else:
+                remedied[0] += 1
+                remedied[1] += scored.remedy_ok
+            if show:
+                mark = "ok " if scored.category_ok else "BAD"
+                fix = "fix ok" if scored.remedy_ok else "fix --"
+                near = crash.facts["similar_known_error"]
+                print(
+                    f"  {mark} {fix} {name}: expected {entry.category}, got {crash.category} "
+                    f"from {near['file']} ({near['similarity']:.2f})"
+                )
+        alone, similar_counts = per_unit["rules alone"], per_unit["rules + similar"]
+        print(
+            f"  {'round' if kind == 'other-rounds' else 'fold'} {unit}: {len(names)} files, category "
+            f"{alone[0]} -> {similar_counts[0]}, remedy {alone[1]} -> {similar_counts[1]}"
+        )
+    n = len(corpus)
+    unknowns = sum(1 for e in corpus.values() if e.category == "unknown")
+    mode = "rules ablated" if ablate_rules else "rules"
+    print(f"## dev, known errors from {kind}, {mode}, threshold {threshold:.2f}: {n} files")
+    for label, (cat, rem, kept, left) in totals.items():
+        print(
+            f"  {label}: category {cat}/{n} ({cat / n:.0%}), remedy {rem}/{n} ({rem / n:.0%}), "
+            f"left unknown {left}, true unknowns kept {kept}/{unknowns}"
+        )
+    print(
+        f"  placed by the fallback: category right {placed[0]}, wrong {placed[1]}, remedy right {placed[2]}"
+    )
+    print(
+        f"  category paragraph replaced by a neighbour's remedy: {remedied[0]}, remedy right {remedied[1]}\n"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--split", choices=("dev", "held_back", "both"), default="both")
@@ -120,7 +213,19 @@ def main() -> int:
     parser.add_argument("--big-log", action="store_true", help="also time a 100 MB log ending in a crash")
     parser.add_argument("--ablate", action="store_true", help="dev only: the general mechanisms alone")
     parser.add_argument("--fold", choices=("A", "B"), default=None, help="score this fold of each half only")
+    parser.add_argument(
+        "--known-from",
+        choices=("other-rounds", "other-fold"),
+        default=None,
+        help="dev only: similar known errors built from the other rounds (folds), rules alone vs with them",
+    )
+    parser.add_argument(
+        "--threshold", type=float, default=THRESHOLD, help="similarity threshold (--known-from)"
+    )
     args = parser.parse_args()
+    if args.known_from:
+        known_from(args.known_from, args.ablate, args.threshold, args.show)
+        return 0
     if args.ablate:
         ablate(show=args.show, fold=args.fold)
         return 0
@@ -135,7 +240,10 @@ def main() -> int:
         if entry_split(name, entry) not in splits or args.fold not in (None, entry_fold(name, entry)):
             continue
         report = run_diagnose([str(CORPUS_DIR / name)])
-        scored.append(score_file(name, entry, report.crashes[0] if report.crashes else None))
+        crash = report.crashes[0] if report.crashes else None
+        if crash is not None:  # the shipped known errors hold every dev file: none is its own neighbour
+            crash = without_own_entry(name, entry, crash)
+        scored.append(score_file(name, entry, crash))
         rounds[name] = entry.added or "first"
     elapsed = time.perf_counter() - start
     print(f"{len(scored)} files in {elapsed:.1f} s\n")

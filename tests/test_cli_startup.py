@@ -22,8 +22,20 @@ REPO = Path(__file__).resolve().parents[1]
 CRASH_LOG = REPO / "tests" / "data" / "crash_logs" / "hbm_oom" / "torch_tpu_program_load.log"
 
 ML = ["torch", "torch_tpu", "jax", "chromadb", "transformers", "bm25s", "xprof"]
-#: Loaded only by commands that run remote work, read profiles or talk to an MCP client or LLM.
-OTHER_COMMANDS = ["numpy", "google.protobuf", "asyncio", "ssl", "asyncssh", "mcp", "anthropic", "sqlite3"]
+#: Loaded only by commands that run remote work, read profiles or talk to an MCP client or LLM, and by
+#: crash triage's similar known errors only for a log the rules leave unknown (scikit-learn, scipy).
+OTHER_COMMANDS = [
+    "numpy",
+    "google.protobuf",
+    "asyncio",
+    "ssl",
+    "asyncssh",
+    "mcp",
+    "anthropic",
+    "sqlite3",
+    "sklearn",
+    "scipy",
+]
 #: What typer's help renderer imports for the markdown markup mode and pretty exceptions (both off here;
 #: `tpu_runtime.cli.lean_help`), and what a progress bar nobody sees would load.
 HELP_EXTRAS = ["rich.markdown", "markdown_it", "pygments", "rich.traceback", "rich.pretty", "attr", "glob"]

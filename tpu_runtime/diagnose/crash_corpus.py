@@ -36,8 +36,10 @@ __all__ = [
     "load_corpus",
     "per_category",
     "remedy_matches",
+    "remedy_text",
     "score_file",
     "split_of",
+    "without_own_entry",
 ]
 
 Split = Literal["dev", "held_back"]
@@ -123,10 +125,37 @@ def fits_the_log(fix_rule: str) -> bool:
     return "/" in fix_rule
 
 
+def remedy_text(crash: CrashDiagnosis) -> str:
+    """The part of a crash's fix that claims the remedy: the whole fix, except for a similar known error
+    (`<category>/similar_known_error`), whose claim is the neighbour's remedy alone.
+
+    The neighbour was chosen for this log by the similarity of its error lines, so its remedy counts when it
+    names the entry's keys; the text after it in the fix (the next diagnostic steps of an unknown log, or
+    the category's paragraph) was not chosen that way and earns nothing.
+    """
+    near = crash.facts.get("similar_known_error")
+    if crash.evidence.fix_rule.endswith("/similar_known_error") and isinstance(near, dict):
+        return str(near.get("remedy", ""))
+    return crash.fix
+
+
+def without_own_entry(name: str, entry: CorpusEntry, crash: CrashDiagnosis) -> CrashDiagnosis:
+    """A dev file's diagnosis as if it had not been collected: the shipped known errors hold every dev file
+    (known_errors), so a verdict from a similar known error is made again with the file (and its job's
+    group) left out. Other verdicts are returned as they are."""
+    if not crash.evidence.fix_rule.endswith("/similar_known_error"):
+        return crash
+    from tpu_runtime.diagnose.crashlog import diagnose_log
+    from tpu_runtime.diagnose.similar_errors import default_index
+
+    text = (CORPUS_DIR / name).read_bytes().decode("utf-8", "replace")
+    return diagnose_log(text, name, similar=default_index().excluding({name, entry.group or name}))
+
+
 def score_file(name: str, entry: CorpusEntry, crash: CrashDiagnosis | None) -> Scored:
     """A file's verdict: right category, and a fix chosen for this log that names the settled remedy."""
     got = crash.category if crash is not None else "none"
-    fix = crash.fix if crash is not None else ""
+    fix = remedy_text(crash) if crash is not None else ""
     fix_rule = crash.evidence.fix_rule if crash is not None else ""
     return Scored(
         name=name,

@@ -31,7 +31,16 @@ from pydantic import BaseModel, Field
 from tpu_runtime.diagnose.report import Category
 from tpu_runtime.yaml_data import safe_load
 
-__all__ = ["CUES_DIR", "CUES_FILE", "CueConfig", "WeakVote", "load_cues", "merge_cue_files", "weak_vote"]
+__all__ = [
+    "CUES_DIR",
+    "CUES_FILE",
+    "CueConfig",
+    "WeakVote",
+    "is_error_line",
+    "load_cues",
+    "merge_cue_files",
+    "weak_vote",
+]
 
 CUES_FILE = Path(__file__).resolve().parents[1] / "data" / "crash_cues.yaml"
 CUES_DIR = CUES_FILE.with_suffix("")
@@ -147,6 +156,11 @@ def merge_cue_files(config: CueConfig, folder: Path) -> CueConfig:
                 update={"cues": [*old.cues, *group.cues], "suppresses": suppresses}
             )
     return config.model_copy(update={"categories": [groups[c] for c in order]})
+
+
+def is_error_line(line: str) -> bool:
+    """Whether a line reads as an error (the cues' wide net: exceptions, failures, refusals, glog E/F)."""
+    return _ERRORISH.search(line) is not None
 
 
 def _error_indexes(lines: Sequence[str]) -> set[int]:

@@ -23,7 +23,10 @@ matched without the prefixes launchers add (logtext.strip_prefix), after ANSI co
 returns are gone. A log no rule matches goes to the weak-evidence tier (crash_cues): generic cues may
 still decide its category, at a confidence of at most 0.6 and saying so in the cause; otherwise it is
 `unknown`, with the error lines found, the frameworks and versions seen, and the next diagnostic step
-(crash_next_steps).
+(crash_next_steps), unless a similar known error is close enough to lend its category and remedy
+(similar_errors, sub-rule `<category>/similar_known_error`). That also names the remedy of a classified log
+no sub-rule, suggestion or fallback fixed (only the category's paragraph applied), when its closest known
+error has the same category.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tpu_runtime.diagnose.crash_cues import WeakVote, weak_vote
 from tpu_runtime.diagnose.crash_facts import (
@@ -62,6 +65,9 @@ from tpu_runtime.diagnose.crash_suggestion import (
 from tpu_runtime.diagnose.logtext import focus, normalise, strip_prefix
 from tpu_runtime.diagnose.report import CATEGORIES, Category, Citation, CrashDiagnosis, CrashEvidence
 from tpu_runtime.yaml_data import safe_load
+
+if TYPE_CHECKING:
+    from tpu_runtime.diagnose.similar_errors import SimilarErrors
 
 __all__ = [
     "RULES_DIR",
@@ -141,8 +147,14 @@ def signature(text: str, rules: Sequence[CrashRule] | None = None) -> tuple[Cate
     return best.rule.category, best.evidence[0] if best.evidence else ""
 
 
-def diagnose_log(text: str, source: str, rules: Sequence[CrashRule] | None = None) -> CrashDiagnosis:
-    """Classify one log's text, pull out its facts and choose the fix that fits them."""
+def diagnose_log(
+    text: str, source: str, rules: Sequence[CrashRule] | None = None, similar: SimilarErrors | None = None
+) -> CrashDiagnosis:
+    """Classify one log's text, pull out its facts and choose the fix that fits them.
+
+    A log neither the rules nor the weak cues place, or one whose fix is only its category's paragraph, goes
+    to the similar known errors (similar_errors; `similar` is the shipped set when None, `SimilarErrors(())`
+    for none), which are loaded only then."""
     from tpu_runtime.diagnose.crash_next_steps import unknown_diagnosis
 
     rules = load_rules() if rules is None else rules
@@ -156,7 +168,9 @@ def diagnose_log(text: str, source: str, rules: Sequence[CrashRule] | None = Non
         weak = weak_vote(lines)
         by_category = {rule.category: rule for rule in rules}
         if weak is None or weak.category not in by_category:
-            return unknown_diagnosis(source, lines, facts)
+            from tpu_runtime.diagnose.similar_errors import similar_diagnosis
+
+            return similar_diagnosis(unknown_diagnosis(source, lines, facts), lines, by_category, similar)
         votes = [_Vote(by_category[weak.category], weak.score, weak.last_line, weak.evidence)]
     votes.sort(key=lambda v: (v.score, v.rule.priority, v.last_line), reverse=True)
     best = votes[0]
@@ -171,7 +185,7 @@ def diagnose_log(text: str, source: str, rules: Sequence[CrashRule] | None = Non
             f"point to {best.rule.title.lower()}, so treat this category as a lead to confirm. {cause}"
         )
         reason = f"category from generic cues only (confidence {weak.score}); {reason}"
-    return CrashDiagnosis(
+    crash = CrashDiagnosis(
         source=source,
         category=best.rule.category,
         title=best.rule.title,
@@ -185,6 +199,12 @@ def diagnose_log(text: str, source: str, rules: Sequence[CrashRule] | None = Non
         other_matches=[v.rule.category for v in votes[1:]],
         lines=len(lines),
     )
+    if "/" in fix_rule:
+        return crash
+    # only the category's paragraph applied: a similar known error of the same category may name the remedy
+    from tpu_runtime.diagnose.similar_errors import similar_remedy
+
+    return similar_remedy(crash, lines, similar)
 
 
 FixChoice = tuple[str, str, list[Citation], str, str]

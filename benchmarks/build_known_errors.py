@@ -1,0 +1,40 @@
+"""Write tpu_runtime/data/known_errors.jsonl: the decisive error lines of every dev file of the real corpus.
+
+Run by hand after the corpus or the crash rules change: `python benchmarks/build_known_errors.py`. Only the
+dev half is read (crash_corpus.entry_split); the builder refuses a held-back file, and this script checks
+the written file once more, so held-back logs stay unmatched by construction (`similar_errors`).
+"""
+
+from __future__ import annotations
+
+import sys
+
+from bench_env import use_quiet_env
+
+use_quiet_env()
+
+from tpu_runtime.diagnose.crash_corpus import entry_split, load_corpus  # noqa: E402
+from tpu_runtime.diagnose.known_errors import (  # noqa: E402
+    KNOWN_ERRORS_FILE,
+    build_known_errors,
+    load_known_errors,
+    write_known_errors,
+)
+
+
+def main() -> int:
+    corpus = load_corpus()
+    dev = [name for name, entry in corpus.items() if entry_split(name, entry) == "dev"]
+    entries = build_known_errors(dev)
+    write_known_errors(entries)
+    load_known_errors.cache_clear()
+    written = load_known_errors()
+    held_back = [e.file for e in written if entry_split(e.file, corpus[e.file]) != "dev"]
+    assert not held_back, f"held-back files in {KNOWN_ERRORS_FILE}: {held_back}"
+    lines = sum(len(e.lines) for e in written)
+    print(f"{KNOWN_ERRORS_FILE}: {len(written)} known errors ({lines} lines) from {len(dev)} dev files")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

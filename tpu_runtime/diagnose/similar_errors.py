@@ -1,0 +1,217 @@
+"""Similar known errors: the closest collected error to a log no crash rule explains, and how it was fixed.
+
+The crash rules match the wording of the errors they were written for; a log in a wording nobody collected
+matches none and stays `unknown`. Its error lines are often still close to a known error's (the same check
+in a newer release, the same runtime failure with other numbers, paths or shapes). This module compares
+the log's decisive lines (known_errors.decisive_lines) with those of the known errors
+(`tpu_runtime/data/known_errors.jsonl`, the corpus's dev half) by the cosine of TF-IDF word vectors of the
+normalised lines taken together (scikit-learn), and takes the nearest entry. At or above `THRESHOLD` an
+`unknown` log gets the neighbour's category, and it or a log fixed only by its category's paragraph gets a
+fix that names the neighbour's source and remedy (sub-rule `<category>/similar_known_error`); below it the
+log stays as the rules left it, `unknown` never a guess.
+
+scikit-learn is imported only when a log reaches this fallback, so a log the rules classify does not pay
+for it (tests/test_cli_startup.py). The threshold was tuned on the dev half alone, leave-one-round-out and
+leave-one-fold-out (`benchmarks/diagnose_corpus.py --known-from`).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tpu_runtime.diagnose.known_errors import KnownError, decisive_lines, load_known_errors
+from tpu_runtime.diagnose.report import Category, Citation, CrashDiagnosis, CrashEvidence
+
+if TYPE_CHECKING:
+    from tpu_runtime.diagnose.crash_specs import CrashRule
+
+__all__ = [
+    "SUB_RULE",
+    "THRESHOLD",
+    "SimilarError",
+    "SimilarErrors",
+    "default_index",
+    "similar_diagnosis",
+    "similar_remedy",
+]
+
+SUB_RULE = "similar_known_error"
+THRESHOLD = 0.5
+TOKEN = r"[a-z_][a-z0-9_]+"
+"""Words of a normalised line: identifiers and words, not the N, HEX and PATH placeholders' digits."""
+STOP_WORDS = "english"
+"""scikit-learn's English stop words: "must be", "is not", "of the" say nothing about which failure it is."""
+MAX_CONFIDENCE = 0.6
+MAX_EVIDENCE = 8
+
+
+@dataclass(frozen=True)
+class SimilarError:
+    """The closest known error to a log: the entry, the cosine similarity and the two lines that met."""
+
+    known: KnownError
+    similarity: float
+    line: str
+    known_line: str
+
+
+class SimilarErrors:
+    """A TF-IDF index over the known errors; `nearest` finds the closest entry to a log's decisive lines.
+
+    Each entry is one document (its lines together), words weighted by TF-IDF over the known errors, so
+    the words every error shares (`error`, `failed`, `jaxlib`) count for little and the rare ones that
+    name the failure count most. Word unigrams on whole entries placed a held-out round's dev files
+    better than character n-grams or single line pairs (see the README's figures)."""
+
+    def __init__(self, known: Sequence[KnownError], threshold: float = THRESHOLD) -> None:
+        self.known = tuple(known)
+        self.threshold = threshold
+        self.exclude: frozenset[str] = frozenset()
+        self._vectorizer: Any = None
+        self._matrix: Any = None
+        if self.known:
+            from sklearn.feature_extraction.text import TfidfVectorizer
+
+            self._vectorizer = TfidfVectorizer(
+                analyzer="word",
+                token_pattern=TOKEN,
+                stop_words=STOP_WORDS,
+                sublinear_tf=True,
+                lowercase=False,
+            )
+            self._matrix = self._vectorizer.fit_transform([" \n ".join(e.lines) for e in self.known])
+
+    def excluding(self, names: Collection[str]) -> SimilarErrors:
+        """The same index with the entries of these corpus files (or groups) left out, so that a corpus
+        file scored against the shipped set is not its own neighbour; the fitted matrix is shared."""
+        view = copy.copy(self)
+        view.exclude = frozenset(names)
+        return view
+
+    def nearest(self, lines: Sequence[str]) -> SimilarError | None:
+        """The most similar known error, or None (no error line, no known errors, no shared word)."""
+        if self._matrix is None:
+            return None
+        picked = decisive_lines(lines)
+        if not picked:
+            return None
+        sims = (
+            self._vectorizer.transform([" \n ".join(norm for _, norm in picked)]) @ self._matrix.T
+        ).toarray()[0]
+        order = [
+            i
+            for i in sims.argsort()[::-1]
+            if not self.exclude
+            or (self.known[i].file not in self.exclude and self.known[i].group not in self.exclude)
+        ]
+        if not order or sims[order[0]] <= 0.0:
+            return None
+        entry = self.known[order[0]]
+        # the pair of lines that met: the log's line and the entry's line with the highest similarity
+        pairs = (
+            self._vectorizer.transform([n for _, n in picked]) @ self._vectorizer.transform(entry.lines).T
+        ).toarray()
+        row, col = divmod(int(pairs.argmax()), len(entry.lines))
+        return SimilarError(
+            known=entry,
+            similarity=round(float(sims[order[0]]), 3),
+            line=picked[row][0],
+            known_line=entry.lines[col],
+        )
+
+
+@functools.cache
+def default_index() -> SimilarErrors:
+    """The index of the shipped known errors, built once per process (a few hundred lines: milliseconds)."""
+    return SimilarErrors(load_known_errors())
+
+
+def similar_diagnosis(
+    unknown: CrashDiagnosis,
+    lines: Sequence[str],
+    rules: Mapping[Category, CrashRule],
+    index: SimilarErrors | None = None,
+) -> CrashDiagnosis:
+    """The `unknown` diagnosis given the closest known error's category and fix when it is similar enough
+    (the index's threshold); otherwise, or when the neighbour is itself `unknown`, the diagnosis unchanged.
+    The next diagnostic steps of the unknown diagnosis follow the neighbour's remedy in the fix."""
+    index = default_index() if index is None else index
+    found = index.nearest(lines)
+    if found is None or found.similarity < index.threshold or found.known.category not in rules:
+        return unknown
+    rule = rules[found.known.category]
+    cause = (
+        f"No known error signature matched this wording, but its error line is close (similarity "
+        f"{found.similarity:.2f}) to a known {rule.title.lower()} ({found.known.source}); treat the category "
+        f"as a lead to confirm. {rule.cause.strip()}"
+    )
+    crash = unknown.model_copy(
+        update={
+            "category": rule.category,
+            "title": rule.title,
+            "cause": cause,
+            "citations": list(rule.citations),
+            "confidence": round(min(MAX_CONFIDENCE, found.similarity * MAX_CONFIDENCE), 2),
+        }
+    )
+    return _with_neighbour(crash, found, index.threshold, "no rule matched", "If that does not fit this log")
+
+
+def similar_remedy(
+    crash: CrashDiagnosis, lines: Sequence[str], index: SimilarErrors | None = None
+) -> CrashDiagnosis:
+    """A classified log whose fix is only its category's paragraph (no sub-rule applied): the closest known
+    error of the same category, when similar enough, names its remedy first; otherwise the crash unchanged."""
+    index = default_index() if index is None else index
+    found = index.nearest(lines)
+    if found is None or found.similarity < index.threshold or found.known.category != crash.category:
+        return crash
+    return _with_neighbour(
+        crash,
+        found,
+        index.threshold,
+        "no sub-rule applied",
+        f"The {crash.category} category's general advice",
+    )
+
+
+def _with_neighbour(
+    crash: CrashDiagnosis, found: SimilarError, threshold: float, why: str, rest: str
+) -> CrashDiagnosis:
+    """The crash with the neighbour's remedy as its fix (the former fix after `rest`), its source first among
+    the citations, the sub-rule and the two lines that met as evidence, and the neighbour in the facts."""
+    known = found.known
+    facts = {
+        **crash.facts,
+        "similar_known_error": {
+            "file": known.file,
+            "source": known.source,
+            "similarity": found.similarity,
+            "line": found.known_line,
+            "remedy": known.remedy,
+        },
+    }
+    fix = (
+        f"The closest known error (similarity {found.similarity:.2f}) is {known.source}; it was fixed by: "
+        f"{known.remedy} {rest}: {crash.fix}"
+    )
+    citation = Citation(label=f"closest known error ({known.file})", url=known.source)
+    return crash.model_copy(
+        update={
+            "facts": facts,
+            "fix": fix,
+            "citations": [citation, *(c for c in crash.citations if c.url != known.source)],
+            "evidence": CrashEvidence(
+                lines=[found.line, *(x for x in crash.evidence.lines if x != found.line)][:MAX_EVIDENCE],
+                fix_rule=f"{crash.category}/{SUB_RULE}",
+                fix_reason=(
+                    f"{why}; the line {found.line!r} is closest to the known line {found.known_line!r} of "
+                    f"{known.file} (cosine similarity {found.similarity:.2f}, threshold {threshold:.2f})"
+                ),
+            ),
+        }
+    )
