@@ -16,10 +16,10 @@ use_quiet_env()
 from tpu_runtime.diagnose.crash_corpus import entry_split, load_corpus  # noqa: E402
 from tpu_runtime.diagnose.known_errors import (  # noqa: E402
     KNOWN_ERRORS_FILE,
-    build_known_errors,
     load_known_errors,
     write_known_errors,
 )
+from tpu_runtime.diagnose.known_errors_build import build_known_errors  # noqa: E402
 
 
 def main() -> int:

@@ -56,7 +56,7 @@ from tpu_runtime.diagnose.crash_corpus import (  # noqa: E402
 )
 from tpu_runtime.diagnose.crashlog import CrashRule, diagnose_log, fallback_rules, load_rules  # noqa: E402
 from tpu_runtime.diagnose.job import run_diagnose  # noqa: E402
-from tpu_runtime.diagnose.known_errors import build_known_errors  # noqa: E402
+from tpu_runtime.diagnose.known_errors_build import build_known_errors  # noqa: E402
 from tpu_runtime.diagnose.similar_errors import SUB_RULE, THRESHOLD, SimilarErrors  # noqa: E402
 
 AIM_CATEGORY = 0.90

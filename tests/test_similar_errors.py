@@ -17,11 +17,11 @@ from tpu_runtime.diagnose.crash_corpus import (
 from tpu_runtime.diagnose.crashlog import diagnose_log, log_lines
 from tpu_runtime.diagnose.known_errors import (
     KnownError,
-    build_known_errors,
     decisive_lines,
     load_known_errors,
     normalise_line,
 )
+from tpu_runtime.diagnose.known_errors_build import build_known_errors
 from tpu_runtime.diagnose.similar_errors import SUB_RULE, SimilarErrors
 
 CORPUS = load_corpus()

@@ -9,7 +9,7 @@ of index.yaml. Only machine-written output is kept, with its source URL; no peop
 
 The shipped file (`tpu_runtime/data/known_errors.jsonl`) is written by `benchmarks/build_known_errors.py`
 from the dev half only: held-back files stay unread, so the held-back score measures logs nobody matched.
-`build_known_errors` refuses a held-back file.
+`known_errors_build.build_known_errors` refuses a held-back file.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ __all__ = [
     "KNOWN_ERRORS_FILE",
     "MAX_LINES",
     "KnownError",
-    "build_known_errors",
     "decisive_lines",
     "load_known_errors",
     "normalise_line",
@@ -131,39 +130,3 @@ def write_known_errors(entries: Sequence[KnownError], path: Path = KNOWN_ERRORS_
         for e in sorted(entries, key=lambda e: e.file)
     )
     path.write_text(text, encoding="utf-8")
-
-
-def build_known_errors(names: Iterable[str], folder: Path | None = None) -> list[KnownError]:
-    """One entry per named corpus file, all of them from the dev half (a held-back name raises ValueError):
-    the lines the crash rules decided on when they name the file's category, then its last error lines."""
-    from tpu_runtime.diagnose.crash_corpus import CORPUS_DIR, entry_split, load_corpus
-    from tpu_runtime.diagnose.crashlog import diagnose_log, log_lines
-    from tpu_runtime.diagnose.similar_errors import SimilarErrors
-
-    folder = CORPUS_DIR if folder is None else folder
-    corpus = load_corpus(folder)
-    entries: list[KnownError] = []
-    for name in sorted(set(names)):
-        entry = corpus[name]
-        if entry_split(name, entry) != "dev":
-            raise ValueError(f"{name} is in the held-back half: known errors come from the dev half only")
-        text = (folder / name).read_bytes().decode("utf-8", "replace")
-        lines, _ = log_lines(text)
-        crash = diagnose_log(text, name, similar=SimilarErrors(()))
-        first = crash.evidence.lines if crash.category == entry.category else []
-        picked = decisive_lines(lines, first=[x for x in first if not x.startswith("(facts:")])
-        if not picked:
-            continue
-        entries.append(
-            KnownError(
-                file=name,
-                group=entry.group,
-                round=entry.added or "first",
-                category=entry.category,
-                lines=[norm for _, norm in picked],
-                remedy=" ".join(entry.remedy.split()),
-                remedy_keys=entry.remedy_keys,
-                source=entry.source,
-            )
-        )
-    return entries
