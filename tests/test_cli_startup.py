@@ -138,23 +138,38 @@ def test_diagnose_on_a_crash_log_imports_no_profile_reader() -> None:
 def test_diagnose_on_a_profile_imports_only_the_profile_reader(
     extra: tuple[str, ...], printer: list[str]
 ) -> None:
-    """A profile needs numpy and protobuf, not the crash rules, the other readers or the ML stacks;
-    rich only when it prints the report (`--json` is written past it)."""
+    """A small profile needs protobuf, not numpy (its events are folded on Python lists:
+    `profile_planes.ops_for`), the crash rules, the other readers or the ML stacks; rich only when it
+    prints the report (`--json` is written past it)."""
     watched = [*ML, *HELP_EXTRAS, *QUIET, *NOT_FOR_A_PROFILE, *NOT_FOR_A_PROFILE_REPORT]
     watched += ["numpy", "google.protobuf", "rich"]
     code, imported = _imported(watched, "diagnose", *extra, str(V6E))
     assert code == 0
     json_schema = ["importlib.metadata"] if extra else []
-    assert imported == [*json_schema, "numpy", "google.protobuf", *printer]
+    assert imported == [*json_schema, "google.protobuf", *printer]
 
 
-@pytest.mark.skipif(not V6E.is_file(), reason="the shared v6e profile is not beside this checkout")
-def test_diagnose_on_a_profile_starts_no_blas_pool() -> None:
-    """numpy loads with one OpenBLAS thread (no spinning pool: tpu_runtime.cli.blas_threads), the
-    variable is gone again afterwards, and a person's own setting is used as it is."""
-    code, imported, threads = _probed(["numpy"], "diagnose", "--json", str(V6E))
+@pytest.fixture(scope="module")
+def large_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A profile above the size up to which the reader does without numpy (the v6e one, grown)."""
+    from tests.profiles_synth import synthesize_to_size
+    from tpu_runtime.diagnose.profile_planes import LIST_OPS_BYTES
+
+    if not V6E.is_file():
+        pytest.skip("the shared v6e profile is not beside this checkout")
+    folder = tmp_path_factory.mktemp("large")
+    path = synthesize_to_size(V6E, LIST_OPS_BYTES + (1 << 20), folder / "large.xplane.pb", devices=4)
+    assert path.stat().st_size > LIST_OPS_BYTES
+    return path
+
+
+def test_diagnose_on_a_large_profile_loads_numpy_with_no_blas_pool(large_profile: Path) -> None:
+    """A large profile is folded with numpy, which loads with one OpenBLAS thread (no spinning pool:
+    tpu_runtime.cli.blas_threads); the variable is gone again afterwards, and a person's own setting is
+    used as it is."""
+    code, imported, threads = _probed(["numpy", "numpy.ma"], "diagnose", "--json", str(large_profile))
     assert (code, imported, threads) == (0, ["numpy"], "1 -")
-    code, imported, threads = _probed(["numpy"], "diagnose", "--json", str(V6E), blas="2")
+    code, imported, threads = _probed(["numpy"], "diagnose", "--json", str(large_profile), blas="2")
     assert (code, imported, threads) == (0, ["numpy"], "2 2")
 
 

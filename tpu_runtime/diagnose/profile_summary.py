@@ -12,9 +12,6 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
-
-from tpu_runtime.diagnose.profile_intervals import merge_intervals
 from tpu_runtime.diagnose.profile_model import (
     TIME_CLASS_WORDS,
     VERDICT_OF,
@@ -197,8 +194,7 @@ class ProfileAnalyzer(PlaneFolder):
         for chip in self.chips.values():
             if chip.first_ps is None or chip.last_ps is None:
                 continue
-            s, e = merge_intervals(np.concatenate(chip.seg_start), np.concatenate(chip.seg_end))
-            chip_busy = int(np.sum(e - s))
+            chip_busy = self.xp.union_length(chip.seg_start, chip.seg_end)
             busy += chip_busy
             idle += max(chip.last_ps - chip.first_ps - chip_busy, 0)
         return DeviceTime.model_construct(
@@ -217,22 +213,19 @@ class ProfileAnalyzer(PlaneFolder):
         else:
             key = max(self.windows, key=lambda k: (self.windows[k].total_ps, k))
         entry = self.windows[key]
-        lengths = np.concatenate(entry.lengths).astype(np.float64)
-        busy = np.concatenate(entry.busy).astype(np.float64)
-        if len(lengths) == 0:
+        stats = self.xp.window_stats(entry.lengths, entry.busy)
+        if stats is None:
             return None
-        source = key
-        mean = float(lengths.mean())
-        idle = float(np.maximum(lengths - busy, 0).mean())
+        windows, mean, lowest, highest, stdev, busy, idle = stats
         return StepStats.model_construct(
-            source=source,
+            source=key,
             count=max(len(a) for a in entry.lengths),
-            windows=len(lengths),
+            windows=windows,
             mean_ms=_ms(mean),
-            min_ms=_ms(float(lengths.min())),
-            max_ms=_ms(float(lengths.max())),
-            stdev_ms=_ms(float(lengths.std())),
-            compute_ms=_ms(float(busy.mean())),
+            min_ms=_ms(lowest),
+            max_ms=_ms(highest),
+            stdev_ms=_ms(stdev),
+            compute_ms=_ms(busy),
             idle_ms=_ms(idle),
             idle_percent=_pct(idle, mean),
         )
