@@ -151,15 +151,17 @@ def test_diagnose_on_a_profile_imports_only_the_profile_reader(
 
 @pytest.fixture(scope="module")
 def large_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A profile above the size up to which the reader does without numpy (the v6e one, grown)."""
-    from tests.profiles_synth import synthesize_to_size
-    from tpu_runtime.diagnose.profile_planes import LIST_OPS_BYTES
+    """A profile of more events than the reader folds without numpy: the v6e one (26,700 of them)
+    with its timelines repeated twice (below the size from which it takes numpy without counting)."""
+    from tests.profiles_synth import load_space, synthesize, write_space
+    from tpu_runtime.diagnose.profile_planes import LIST_EVENTS, LIST_PROFILE_BYTES
+    from tpu_runtime.diagnose.xspace import count_events
 
     if not V6E.is_file():
         pytest.skip("the shared v6e profile is not beside this checkout")
-    folder = tmp_path_factory.mktemp("large")
-    path = synthesize_to_size(V6E, LIST_OPS_BYTES + (1 << 20), folder / "large.xplane.pb", devices=4)
-    assert path.stat().st_size > LIST_OPS_BYTES
+    space = synthesize(load_space(V6E), devices=4, repeats=2)
+    path = write_space(space, tmp_path_factory.mktemp("large") / "large.xplane.pb")
+    assert path.stat().st_size <= LIST_PROFILE_BYTES and count_events(path, 1 << 40) > LIST_EVENTS
     return path
 
 

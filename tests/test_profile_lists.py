@@ -23,7 +23,7 @@ from tpu_runtime.diagnose import profile_lists, profile_planes
 from tpu_runtime.diagnose.profile import analyze_profile
 from tpu_runtime.diagnose.profile_intervals import NumpyOps
 from tpu_runtime.diagnose.profile_lists import ListOps, pairwise_sum
-from tpu_runtime.diagnose.xspace import read_planes
+from tpu_runtime.diagnose.xspace import TruncatedProfileError, count_events, read_planes
 
 LISTS, ARRAYS = ListOps(), NumpyOps()
 
@@ -151,15 +151,33 @@ def test_summaries_are_the_same_on_lists_and_arrays(
     name: str, variants: dict[str, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Every figure of the report, bit for bit (JSON and repr), whichever arithmetic folded it."""
-    monkeypatch.setattr(profile_planes, "LIST_OPS_BYTES", 1 << 62)
+    monkeypatch.setattr(profile_planes, "LIST_PROFILE_BYTES", 1 << 62)
+    monkeypatch.setattr(profile_planes, "LIST_EVENTS", 1 << 62)
+    assert isinstance(profile_planes.ops_for(variants[name]), ListOps)
     listed = analyze_profile(variants[name], top=15)
-    monkeypatch.setattr(profile_planes, "LIST_OPS_BYTES", -1)
+    monkeypatch.setattr(profile_planes, "LIST_EVENTS", -1)
+    assert isinstance(profile_planes.ops_for(variants[name]), NumpyOps)
     folded = analyze_profile(variants[name], top=15)
     assert listed.model_dump(mode="json") == folded.model_dump(mode="json")
     assert repr(listed) == repr(folded)
     assert (listed.top_ops and listed.steps is not None) or (name == "gpu" and listed.host is not None)
 
 
-def test_the_profile_size_picks_the_arithmetic() -> None:
-    assert isinstance(profile_planes.ops_for(profile_planes.LIST_OPS_BYTES), ListOps)
-    assert isinstance(profile_planes.ops_for(profile_planes.LIST_OPS_BYTES + 1), NumpyOps)
+def test_the_event_count_picks_the_arithmetic(tmp_path: Path, variants: dict[str, Path]) -> None:
+    """Lists for the v6e fixture (26,700 events); numpy for twice its events in fewer bytes than the
+    size limit, and for a file above that limit whatever it holds; a file that cannot be read is left
+    to the fold, which names what is wrong."""
+    assert count_events(variants["v6e"], 1 << 40) == 26_723
+    assert isinstance(profile_planes.ops_for(variants["v6e"]), ListOps)
+    wide = variants["wide"]
+    assert wide.stat().st_size > profile_planes.LIST_PROFILE_BYTES
+    assert isinstance(profile_planes.ops_for(wide), NumpyOps)
+    doubled = write_space(synthesize(load_space(V6E), devices=4, repeats=2), tmp_path / "doubled.xplane.pb")
+    assert doubled.stat().st_size <= profile_planes.LIST_PROFILE_BYTES
+    assert count_events(doubled, profile_planes.LIST_EVENTS) > profile_planes.LIST_EVENTS
+    assert isinstance(profile_planes.ops_for(doubled), NumpyOps)
+    cut = tmp_path / "cut.xplane.pb"
+    cut.write_bytes(V6E.read_bytes()[:400_000])
+    assert isinstance(profile_planes.ops_for(cut), ListOps)
+    with pytest.raises(TruncatedProfileError):
+        analyze_profile(cut)

@@ -47,7 +47,7 @@ from pathlib import Path
 from tpu_runtime.diagnose.profile_model import ProfileSummary
 from tpu_runtime.diagnose.profile_planes import ops_for
 from tpu_runtime.diagnose.profile_summary import ProfileAnalyzer
-from tpu_runtime.diagnose.xspace import profile_files, read_planes
+from tpu_runtime.diagnose.xspace import read_planes
 
 
 def analyze_profile(path: Path, top: int = 10) -> ProfileSummary:
@@ -56,8 +56,7 @@ def analyze_profile(path: Path, top: int = 10) -> ProfileSummary:
     A small profile is folded on Python lists and a large one with numpy (`profile_planes.ops_for`)."""
     if top < 1:
         raise ValueError(f"top must be at least 1, got {top}")
-    size = sum(file.stat().st_size for file in profile_files(path))
-    analyzer = ProfileAnalyzer(top, ops_for(size))
+    analyzer = ProfileAnalyzer(top, ops_for(path))
     for plane in read_planes(path):
         analyzer.consume(plane)
     return analyzer.summary(path)

@@ -4,9 +4,9 @@ Each plane is read once and dropped (`PlaneFolder.consume`); what stays is small
 (program id, HLO op name) across cores, the on-duty intervals of each chip, the step windows of the Steps
 line or of each XLA module's runs, the host events' self times. `profile_summary` turns it into the report.
 
-The arithmetic on a line's events goes through an `ArrayOps`: Python lists for a small profile
-(`profile_lists.ListOps`, no numpy to load), numpy arrays for a large one (`profile_intervals.NumpyOps`);
-`ops_for` picks by the profile's size, and both give the same figures.
+The arithmetic on a line's events goes through an `ArrayOps`: Python lists for a profile of few events
+(`profile_lists.ListOps`: it never loads numpy), numpy arrays for more (`profile_intervals.NumpyOps`);
+`ops_for` picks, and both give the same figures.
 """
 
 from __future__ import annotations
@@ -14,9 +14,17 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from tpu_runtime.diagnose.profile_lists import ArrayOps, Column, ListOps
-from tpu_runtime.diagnose.xspace import Line, Plane, StatValue
+from tpu_runtime.diagnose.xspace import (
+    Line,
+    Plane,
+    ProfileReadError,
+    StatValue,
+    count_events,
+    profile_files,
+)
 from tpu_runtime.protowire import read_varint
 
 TENSORCORE_PLANE = re.compile(r"^/device:TPU:(\d+)$")
@@ -34,15 +42,25 @@ HOST_MEMORY_SPACE = "S(5)"
 EXPRESSION_CHARS = 200
 _MODULE_NAME = re.compile(r"^(.*)\((\d+)\)$")
 _CORE_DETAILS_LOCAL_CHIP_ID = 4  # field number of CoreDetails.local_chip_id (xprof op_stats.proto)
-#: Profiles up to this many bytes (all hosts' files together) are folded on Python lists: below it,
-#: loading numpy (about 0.05 s of CPU) costs more than the lists' extra time per event (about 1-2 us).
-LIST_OPS_BYTES = 4 << 20
+#: Profiles of at most this many events are folded on Python lists: loading numpy costs about 0.06 s of
+#: CPU, the lists about 1.7 us an event more than numpy, so above it numpy pays for itself (the 0.86 MB
+#: v6e fixture holds 26,700 events, 19,300 of them on its host plane).
+LIST_EVENTS = 36_000
+#: Larger profiles go to numpy without counting (about 30,000 events per MB in the fixtures).
+LIST_PROFILE_BYTES = 2 << 20
 
 
-def ops_for(size: int) -> ArrayOps:
-    """The arithmetic for a profile of `size` bytes: lists when small, numpy when large."""
-    if size <= LIST_OPS_BYTES:
-        return ListOps()
+def ops_for(path: Path) -> ArrayOps:
+    """The arithmetic for a profile: lists when it holds few events, else numpy. Counting its events
+    parses each line's framing once more (about 2 ms for the v6e fixture) and stops past the limit; a
+    profile that cannot be read is left to the fold, which says what is wrong where it reads."""
+    if sum(file.stat().st_size for file in profile_files(path)) <= LIST_PROFILE_BYTES:
+        try:
+            events = count_events(path, LIST_EVENTS)
+        except ProfileReadError:
+            return ListOps()
+        if events <= LIST_EVENTS:
+            return ListOps()
     from tpu_runtime.diagnose.profile_intervals import NumpyOps
 
     return NumpyOps()

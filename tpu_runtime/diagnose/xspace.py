@@ -783,6 +783,17 @@ def read_planes(path: Path) -> Iterator[Plane]:
             yield from space.planes()
 
 
+def count_events(path: Path, limit: int) -> int:
+    """The events of a profile's lines, counted until there are more than `limit` (the count then)."""
+    count = 0
+    for plane in read_planes(path):
+        for line in plane.lines():
+            count += len(line)
+            if count > limit:
+                return count
+    return count
+
+
 def read_space_info(path: Path) -> SpaceInfo:
     """Files, hostnames, errors and warnings of a profile, without parsing any plane."""
     files = profile_files(path)
