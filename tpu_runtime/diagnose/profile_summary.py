@@ -164,7 +164,7 @@ class ProfileAnalyzer(PlaneFolder):
         )
 
     def _peaks(self, device_kind: str | None) -> Peaks:
-        from tpu_runtime.chips import chip_key, get_chip
+        from tpu_runtime.chip_names import chip_key
 
         flops = [f for f, _ in self.plane_peaks if f]
         bws = [b for _, b in self.plane_peaks if b]
@@ -173,6 +173,8 @@ class ProfileAnalyzer(PlaneFolder):
         if flops and bws:
             peak_flops, peak_bw, source = max(flops), max(bws), "device_plane"
         elif chip_name is not None:
+            from tpu_runtime.chips import get_chip  # the sheet's figures, validated (pydantic, PyYAML)
+
             spec = get_chip(chip_name)
             # the table is per chip; a device plane is one framework device (TPU7x has two per chip)
             per_chip = spec.devices_per_chip.value if spec.devices_per_chip else 1
