@@ -140,13 +140,21 @@ def test_diagnose_on_a_profile_imports_only_the_profile_reader(
 ) -> None:
     """A small profile needs protobuf, not numpy (its events are folded on Python lists:
     `profile_planes.ops_for`), the crash rules, the other readers or the ML stacks; rich only when it
-    prints the report (`--json` is written past it)."""
+    prints the report (`--json` is written past it), and pydantic only for `--json` (the terminal report
+    is built on plain models: `tpu_runtime.model_base`)."""
     watched = [*ML, *HELP_EXTRAS, *QUIET, *NOT_FOR_A_PROFILE, *NOT_FOR_A_PROFILE_REPORT]
-    watched += ["numpy", "google.protobuf", "rich"]
+    watched += ["numpy", "google.protobuf", "rich", "pydantic", "pydantic_core"]
     code, imported = _imported(watched, "diagnose", *extra, str(V6E))
     assert code == 0
     json_schema = ["importlib.metadata"] if extra else []
-    assert imported == [*json_schema, "google.protobuf", *printer]
+    models = ["pydantic", "pydantic_core"] if extra else []
+    assert imported == [*json_schema, "google.protobuf", *printer, *models]
+
+
+def test_diagnose_on_a_crash_log_keeps_pydantics_models() -> None:
+    """The crash rules validate the models they make: a crash log is reported on pydantic's models."""
+    code, imported = _imported(["pydantic"], "diagnose", str(CRASH_LOG))
+    assert (code, imported) == (0, ["pydantic"])
 
 
 @pytest.fixture(scope="module")
