@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Iterable, Sequence
+from itertools import accumulate
+from operator import lt, sub
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -40,21 +42,20 @@ def self_times(start: Sequence[int], end: Sequence[int]) -> list[int]:
     """Each event's duration less that of the events nested directly inside it (same order as given):
     the stack walk of `profile_intervals._self_times_by_stack`, over events sorted by (start, longer
     first); an event that sticks out of the top of the stack closes it."""
-    own = [b - a for a, b in zip(start, end, strict=True)]
-    reach = None
-    for s, e in zip(start, end, strict=True):  # in file order, mostly: then nothing nests (fast path)
-        if reach is not None and s < reach:
-            break
-        reach = e if reach is None or e > reach else reach
+    own = list(map(sub, end, start))
+    if len(own) < 2 or not any(map(lt, start[1:], accumulate(end, max))):
+        return own  # each event starts after every earlier one has ended: nothing nests (fast path)
+    if all(map(lt, start, start[1:])):
+        order: Iterable[int] = range(len(own))  # starts strictly rising, the usual file order: sorted
     else:
-        return own
+        order = [k for _, _, k in sorted(zip(start, [-e for e in end], range(len(own)), strict=True))]
     stack: list[int] = []
-    for begin, negative_end, k in sorted(zip(start, [-e for e in end], range(len(own)), strict=True)):
-        end_k = -negative_end
+    for k in order:
+        end_k = end[k]
         while stack and end_k > end[stack[-1]]:
             stack.pop()
         if stack:
-            own[stack[-1]] -= end_k - begin
+            own[stack[-1]] -= end_k - start[k]
         stack.append(k)
     return own
 
@@ -219,14 +220,14 @@ class ListOps:
     def groups(self, ids: list[int], own: list[int], start: list[int], end: list[int]) -> Groups:
         uniq = sorted(set(ids))
         index = {metadata_id: i for i, metadata_id in enumerate(uniq)}
-        inverse = [index[metadata_id] for metadata_id in ids]
+        inverse = list(map(index.__getitem__, ids))
         counts = [0] * len(uniq)
         self_sum = [0.0] * len(uniq)
         total_sum = [0.0] * len(uniq)
-        for k, own_ps, s, e in zip(inverse, own, start, end, strict=True):
+        for k, own_ps, span in zip(inverse, own, map(sub, end, start), strict=True):
             counts[k] += 1
-            self_sum[k] += own_ps
-            total_sum[k] += e - s
+            self_sum[k] += own_ps  # in event order, as np.bincount adds its weights
+            total_sum[k] += span
         return uniq, counts, self_sum, total_sum, inverse
 
     def keep(self, column: list[int], inverse: list[int], wanted: list[bool]) -> list[int]:
