@@ -98,8 +98,8 @@ def test_plain_construction_sets_fields_and_copies_mutable_defaults() -> None:
 def test_the_route_takes_plain_models_only_for_a_profile_it_can_report_without_validation(
     tmp_path: Path,
 ) -> None:
-    """A profile with the playbook precompiled: yes. A crash log (its rules validate their models), a
-    missing path, or a playbook out of date with its precompiled form: no."""
+    """A profile (file or folder) with the playbook precompiled: yes. A crash log (its rules validate
+    their models), a missing path, or a playbook out of date with its precompiled form: no."""
     if not V6E.is_file():
         pytest.skip("the shared v6e profile is not beside this checkout")
     crash = REPO / "tests" / "data" / "crash_logs" / "hbm_oom" / "torch_tpu_program_load.log"
@@ -113,7 +113,8 @@ def test_the_route_takes_plain_models_only_for_a_profile_it_can_report_without_v
         print(plain_models_serve(sys.argv[1]))
         """
     )
-    cases = [(V6E, "current", "True"), (V6E, "stale", "False"), (crash, "current", "False")]
+    cases = [(V6E, "current", "True"), (V6E.parent, "current", "True"), (V6E, "stale", "False")]
+    cases.append((crash, "current", "False"))
     cases.append((tmp_path / "missing.xplane.pb", "current", "False"))
     for path, sheets, expected in cases:
         done = run_text([sys.executable, "-c", script, str(path), sheets], timeout=120, check=True)

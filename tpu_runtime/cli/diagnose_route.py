@@ -56,10 +56,15 @@ def plain_diagnose(argv: Sequence[str]) -> tuple[str, bool] | None:
 def plain_models_serve(path: str) -> bool:
     """Whether the terminal report of `path` can be built on plain models: it is an XProf profile (the
     analyser constructs its models from typed fields; other readers validate theirs), the diagnose
-    playbook is read precompiled (validating it would need pydantic), and no model is loaded yet."""
+    playbook is read precompiled (validating it would need pydantic), and no model is loaded yet. Only
+    a folder or a `*.pb` file is recognised here (a large log or trace is not read twice)."""
+    from pathlib import Path
+
     from tpu_runtime import model_base
 
     if any(name in sys.modules for name in model_base.MODEL_MODULES):
+        return False
+    if not (path.endswith(".pb") or Path(path).is_dir()):
         return False
     from tpu_runtime.diagnose.detect import detect_input
     from tpu_runtime.errors import TpuAgentError
