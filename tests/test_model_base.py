@@ -119,3 +119,74 @@ def test_the_route_takes_plain_models_only_for_a_profile_it_can_report_without_v
     for path, sheets, expected in cases:
         done = run_text([sys.executable, "-c", script, str(path), sheets], timeout=120, check=True)
         assert done.stdout.strip() == expected, (path, sheets)
+
+
+_PLAIN_JSON = """
+import json, sys
+from tpu_runtime import model_base
+model_base.use_plain_models()
+from tpu_runtime.diagnose.job import run_diagnose
+data = model_base.plain_dump(run_diagnose(sys.argv[1:], 15))
+data.pop("timings")
+print(json.dumps(data))
+"""
+
+
+def test_plain_json_is_pydantics_json_on_profiles(tmp_path: Path) -> None:
+    """The whole report of each profile, plain and dumped by `plain_dump` in a fresh process, against
+    pydantic's `model_dump(mode="json")` here (but for the step times): the fixtures, a copy whose peaks
+    come from the chip table, and a run folder."""
+    from tests.profiles_synth import edit_device_stats, load_space, write_space
+    from tpu_runtime.diagnose.job import run_diagnose
+
+    gpu = V6E.parent / "gpu_v100_bert.xplane.pb"
+    if not (V6E.is_file() and gpu.is_file()):
+        pytest.skip("the shared profiles are not beside this checkout")
+    space = load_space(V6E)
+    edit_device_stats(space, drop=["peak_teraflops_per_second", "peak_hbm_bw_gigabytes_per_second"])
+    no_peaks = write_space(space, tmp_path / "run" / "no_peaks.xplane.pb")
+    for paths in ([V6E], [gpu], [no_peaks], [no_peaks.parent], [V6E, gpu]):
+        args = [str(p) for p in paths]
+        done = run_text([sys.executable, "-c", _PLAIN_JSON, *args], timeout=120, check=True)
+        expected = run_diagnose(args, 15).model_dump(mode="json")
+        expected.pop("timings")
+        assert json.loads(done.stdout) == expected, args
+        assert done.stdout.strip() == json.dumps(expected)  # same types too: 1.0 stays 1.0
+
+
+def test_plain_dump_writes_an_int_in_a_float_field_as_pydantic_does() -> None:
+    class Row(PlainModel):
+        ms: float
+        share: float | None = None
+        count: int = 0
+        by_name: dict[str, float] = plain_field(default_factory=dict)
+
+    class Table(PlainModel):
+        rows: list[Row] = plain_field(default_factory=list)
+        best: Row | None = None
+
+    class PydanticRow(BaseModel):
+        ms: float
+        share: float | None = None
+        count: int = 0
+        by_name: dict[str, float] = {}
+
+    class PydanticTable(BaseModel):
+        rows: list[PydanticRow] = []
+        best: PydanticRow | None = None
+
+    values = {"ms": 3, "share": 2, "count": 4, "by_name": {"a": 1, "b": 0.5}}
+    plain = Table.model_construct(rows=[Row.model_construct(**values), Row(ms=1.5)], best=None)
+    real = PydanticTable.model_construct(
+        rows=[PydanticRow.model_construct(**values), PydanticRow(ms=1.5)], best=None
+    )
+    dumped = model_base.plain_dump(plain)
+    assert dumped == real.model_dump(mode="json")
+    assert json.dumps(dumped) == json.dumps(real.model_dump(mode="json"))
+    assert dumped["rows"][0]["ms"] == 3.0 and isinstance(dumped["rows"][0]["ms"], float)
+
+    class Odd(PlainModel):
+        spans: list[float] = plain_field(default_factory=list)
+
+    with pytest.raises(TypeError, match="spans"):
+        model_base.plain_dump(Odd.model_construct(spans=[1]))

@@ -9,9 +9,10 @@ other flag, several paths or a shell-completion request goes to the typer app un
 rejects (a missing file, a file of no known kind) gets the `error:` line and exit code of the CLI's error
 boundary, printed by the same function.
 
-An XProf profile printed for the terminal goes further: the report models are defined without pydantic
-(`tpu_runtime.model_base.use_plain_models`), whose import would be the largest cost left; `--json`, any
-other input, or a playbook whose precompiled form is out of date keeps pydantic's models.
+An XProf profile goes further: the report models are defined without pydantic
+(`tpu_runtime.model_base.use_plain_models`), whose import would be the largest cost left, and `--json`
+writes them as pydantic would (`model_base.plain_dump`); any other input, or a playbook whose
+precompiled form is out of date, keeps pydantic's models.
 
 The process ends with the command, so the cyclic garbage collector stays off from the start of the
 command (the job pauses it anyway, `tpu_runtime.gc_pause`) and what exists at its end is frozen
@@ -54,7 +55,7 @@ def plain_diagnose(argv: Sequence[str]) -> tuple[str, bool] | None:
 
 
 def plain_models_serve(path: str) -> bool:
-    """Whether the terminal report of `path` can be built on plain models: it is an XProf profile (the
+    """Whether the report of `path` can be built on plain models: it is an XProf profile (the
     analyser constructs its models from typed fields; other readers validate theirs), the diagnose
     playbook is read precompiled (validating it would need pydantic), and no model is loaded yet. Only
     a folder or a `*.pb` file is recognised here (a large log or trace is not read twice)."""
@@ -86,7 +87,7 @@ def serve(argv: Sequence[str]) -> int | None:
     if parsed is None:
         return None
     path, as_json = parsed
-    if not as_json and plain_models_serve(path):
+    if plain_models_serve(path):
         from tpu_runtime.model_base import use_plain_models
 
         use_plain_models()
