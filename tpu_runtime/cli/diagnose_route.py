@@ -15,7 +15,7 @@ writes them as pydantic would (`model_base.plain_dump`); any other input, or a p
 precompiled form is out of date, keeps pydantic's models.
 
 The process ends with the command, so the cyclic garbage collector stays off from the start of the
-command (the job pauses it anyway, `tpu_runtime.gc_pause`) and what exists at its end is frozen
+route (the job pauses it anyway, `tpu_runtime.gc_pause`) and what exists at its end is frozen
 (`gc.freeze`): the interpreter's last collection at exit then does not walk every object the imports
 made, about 0.02 s of CPU on the small profile. An EOFError hands the command line to typer with the
 collector on again.
@@ -87,6 +87,7 @@ def serve(argv: Sequence[str]) -> int | None:
     if parsed is None:
         return None
     path, as_json = parsed
+    gc.disable()
     if plain_models_serve(path):
         from tpu_runtime.model_base import use_plain_models
 
@@ -95,7 +96,6 @@ def serve(argv: Sequence[str]) -> int | None:
     from tpu_runtime.cli.diagnose_run import DEFAULT_TOP, diagnose_command
     from tpu_runtime.errors import TpuAgentError
 
-    gc.disable()
     try:
         diagnose_command([path], as_json=as_json, top=DEFAULT_TOP)
         sys.stdout.flush()
