@@ -1,9 +1,9 @@
 """Which TPU generation a name stands for ('TPU v6 lite' -> 'v6e'), without the chip sheet's models.
 
 The names come precompiled from `knowledge/chips.yaml` (`tpu_runtime.yaml_data.compiled`), so resolving a
-device kind, as a profile's report does, loads neither PyYAML nor pydantic; only when the sheet has
-changed since it was compiled is it read and validated (`tpu_runtime.chips`). `tpu_runtime.chips`
-re-exports both functions.
+device kind, as a profile's report does, loads neither PyYAML nor pydantic. Only when the sheet has
+changed since it was compiled (`compiled_alias_index` is None) must the sheet be read and validated:
+`tpu_runtime.chips.chip_key` does that, on top of this module.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from tpu_runtime.resources import knowledge_dir
 from tpu_runtime.yaml_data import compiled
 
-__all__ = ["CHIPS_FILE", "COMPILED_AS", "chip_key", "normalize_chip_name"]
+__all__ = ["CHIPS_FILE", "COMPILED_AS", "compiled_alias_index", "key_in", "normalize_chip_name"]
 
 CHIPS_FILE = "chips.yaml"
 #: The precompiled form of the sheet's names (`tpu_runtime.yaml_data.compiled`): normalised name -> key.
@@ -30,22 +30,16 @@ def normalize_chip_name(name: str) -> str:
 
 
 @functools.cache
-def alias_index() -> Mapping[str, str]:
-    """Normalised name or alias -> generation key, precompiled from the sheet (resolving a name then
-    reads no figure of the sheet) or, when the sheet has changed since, made from it."""
-    shipped = compiled(knowledge_dir() / CHIPS_FILE, COMPILED_AS)
-    if shipped is not None:
-        index: Mapping[str, str] = shipped
-        return index
-    from tpu_runtime import chips
-
-    return chips.alias_index_of(chips.load_chips())
+def compiled_alias_index() -> Mapping[str, str] | None:
+    """Normalised name or alias -> generation key, as precompiled from the sheet's current text; None
+    when the sheet has changed since it was compiled."""
+    shipped: Mapping[str, str] | None = compiled(knowledge_dir() / CHIPS_FILE, COMPILED_AS)
+    return shipped
 
 
-def chip_key(name: str) -> str | None:
-    """The canonical generation a name or alias names ('TPU v6 lite' -> 'v6e'), None when none does."""
+def key_in(index: Mapping[str, str], name: str) -> str | None:
+    """The generation `name` names in an alias index ('TPU v6 lite' -> 'v6e'), None when none does."""
     norm = normalize_chip_name(name)
-    index = alias_index()
     key = index.get(norm)
     if key is None and norm.startswith("tpu"):
         key = index.get(norm[3:])

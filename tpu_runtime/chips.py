@@ -17,9 +17,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from tpu_runtime.chip_names import CHIPS_FILE
+from tpu_runtime.chip_names import CHIPS_FILE, compiled_alias_index, key_in
 from tpu_runtime.chip_names import COMPILED_AS as COMPILED_AS  # re-exported: names precompile here
-from tpu_runtime.chip_names import chip_key as chip_key
 from tpu_runtime.chip_names import normalize_chip_name as normalize_chip_name
 from tpu_runtime.errors import BadInput
 from tpu_runtime.resources import knowledge_dir
@@ -202,6 +201,14 @@ def _parse_chips(path: Path) -> dict[str, ChipSpec]:
     return chips
 
 
+@functools.cache
+def _alias_index() -> Mapping[str, str]:
+    """Normalised name or alias -> generation key, precompiled from the sheet (resolving a name then
+    reads no figure of the sheet) or, when the sheet has changed since, made from it."""
+    shipped = compiled_alias_index()
+    return shipped if shipped is not None else alias_index_of(_default_chips())
+
+
 def alias_index_of(chips: Mapping[str, ChipSpec]) -> dict[str, str]:
     """Every name a generation goes by (key, display name, aliases, device kinds), normalised -> its key."""
     index: dict[str, str] = {}
@@ -217,6 +224,11 @@ def alias_index_of(chips: Mapping[str, ChipSpec]) -> dict[str, str]:
 def known_chips() -> list[str]:
     """Canonical generation names in sheet order."""
     return list(_default_chips())
+
+
+def chip_key(name: str) -> str | None:
+    """The canonical generation a name or alias names ('TPU v6 lite' -> 'v6e'), None when none does."""
+    return key_in(_alias_index(), name)
 
 
 def get_chip(name: str) -> ChipSpec:

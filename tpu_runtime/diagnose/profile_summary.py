@@ -61,6 +61,19 @@ def _time_class(op: OpAggregate, bound: Bound) -> TimeClass:
     return "hbm" if bound == "memory" else "other"
 
 
+def _chip_key(device_kind: str) -> str | None:
+    """The generation a device kind names, from the precompiled chip names (no pydantic, no PyYAML), or
+    from the sheet itself when it has changed since it was compiled (`tpu_runtime.chips`)."""
+    from tpu_runtime.chip_names import compiled_alias_index, key_in
+
+    index = compiled_alias_index()
+    if index is None:
+        from tpu_runtime.chips import chip_key
+
+        return chip_key(device_kind)
+    return key_in(index, device_kind)
+
+
 def _ms(ps: float) -> float:
     return ps / 1e9
 
@@ -164,12 +177,10 @@ class ProfileAnalyzer(PlaneFolder):
         )
 
     def _peaks(self, device_kind: str | None) -> Peaks:
-        from tpu_runtime.chip_names import chip_key
-
         flops = [f for f, _ in self.plane_peaks if f]
         bws = [b for _, b in self.plane_peaks if b]
         # the generation's name only: the sheet's figures are read when the planes carry no peaks
-        chip_name = chip_key(device_kind) if device_kind else None
+        chip_name = _chip_key(device_kind) if device_kind else None
         if flops and bws:
             peak_flops, peak_bw, source = max(flops), max(bws), "device_plane"
         elif chip_name is not None:
