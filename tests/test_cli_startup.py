@@ -49,10 +49,10 @@ NOT_FOR_A_PROFILE = [
     "tpu_runtime.onboard.report",
     "numpy.ma",
 ]
-#: What a profile's terminal report does without: PyYAML (its workflow and the chip names are read
-#: precompiled, `tpu_runtime.yaml_data.compiled`), protobuf's generated descriptor classes (the reader
-#: writes its schema itself) and pydantic's plugin lookup in the installed packages' metadata, which
-#: comes with the first validator built (`--json` builds the report's serializer).
+#: What a profile's report does without: PyYAML (its workflow and the chip names are read precompiled,
+#: `tpu_runtime.yaml_data.compiled`), protobuf's generated descriptor classes (the reader writes its
+#: schema itself) and pydantic's plugin lookup in the installed packages' metadata, which comes with the
+#: first validator or serializer built (the report is on plain models, `tpu_runtime.model_base`).
 NOT_FOR_A_PROFILE_REPORT = ["yaml", "google.protobuf.descriptor_pb2", "importlib.metadata"]
 #: The real v6e profile in the shared fixtures beside the checkout, when present.
 V6E = REPO.parent / "shared" / "fixtures" / "profiles" / "tpu_v6e_inference.xplane.pb"
@@ -150,23 +150,46 @@ def test_diagnose_on_a_crash_log_imports_no_profile_reader() -> None:
 def test_diagnose_on_a_profile_imports_only_the_profile_reader(
     extra: tuple[str, ...], printer: list[str]
 ) -> None:
-    """A profile needs numpy and protobuf, not the crash rules, the other readers or the ML stacks;
-    rich only when it prints the report (`--json` is written past it)."""
+    """A small profile needs protobuf, not numpy (its events are folded on Python lists:
+    `profile_planes.ops_for`), the crash rules, the other readers or the ML stacks; rich only when it
+    prints the report (`--json` is written past it), and no pydantic (the report is built on plain
+    models and written as pydantic would write it: `tpu_runtime.model_base`)."""
     watched = [*ML, *HELP_EXTRAS, *QUIET, *NOT_FOR_A_PROFILE, *NOT_FOR_A_PROFILE_REPORT]
-    watched += ["numpy", "google.protobuf", "rich"]
+    watched += ["numpy", "google.protobuf", "rich", "pydantic", "pydantic_core"]
     code, imported = _imported(watched, "diagnose", *extra, str(V6E))
     assert code == 0
-    json_schema = ["importlib.metadata"] if extra else []
-    assert imported == [*json_schema, "numpy", "google.protobuf", *printer]
+    assert imported == ["google.protobuf", *printer]
 
 
-@pytest.mark.skipif(not V6E.is_file(), reason="the shared v6e profile is not beside this checkout")
-def test_diagnose_on_a_profile_starts_no_blas_pool() -> None:
-    """numpy loads with one OpenBLAS thread (no spinning pool: tpu_runtime.cli.blas_threads), the
-    variable is gone again afterwards, and a person's own setting is used as it is."""
-    code, imported, threads = _probed(["numpy"], "diagnose", "--json", str(V6E))
+def test_diagnose_on_a_crash_log_keeps_pydantics_models() -> None:
+    """The crash rules validate the models they make: a crash log is reported on pydantic's models."""
+    code, imported = _imported(["pydantic"], "diagnose", str(CRASH_LOG))
+    assert (code, imported) == (0, ["pydantic"])
+
+
+@pytest.fixture(scope="module")
+def large_profile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A profile of more events than the reader folds without numpy: the v6e one (26,700 of them)
+    with its timelines repeated twice (below the size from which it takes numpy without counting)."""
+    from tests.profiles_synth import load_space, synthesize, write_space
+    from tpu_runtime.diagnose.profile_planes import LIST_EVENTS, LIST_PROFILE_BYTES
+    from tpu_runtime.diagnose.xspace import count_events
+
+    if not V6E.is_file():
+        pytest.skip("the shared v6e profile is not beside this checkout")
+    space = synthesize(load_space(V6E), devices=4, repeats=2)
+    path = write_space(space, tmp_path_factory.mktemp("large") / "large.xplane.pb")
+    assert path.stat().st_size <= LIST_PROFILE_BYTES and count_events(path, 1 << 40) > LIST_EVENTS
+    return path
+
+
+def test_diagnose_on_a_large_profile_loads_numpy_with_no_blas_pool(large_profile: Path) -> None:
+    """A large profile is folded with numpy, which loads with one OpenBLAS thread (no spinning pool:
+    tpu_runtime.cli.blas_threads); the variable is gone again afterwards, and a person's own setting is
+    used as it is."""
+    code, imported, threads = _probed(["numpy", "numpy.ma"], "diagnose", "--json", str(large_profile))
     assert (code, imported, threads) == (0, ["numpy"], "1 -")
-    code, imported, threads = _probed(["numpy"], "diagnose", "--json", str(V6E), blas="2")
+    code, imported, threads = _probed(["numpy"], "diagnose", "--json", str(large_profile), blas="2")
     assert (code, imported, threads) == (0, ["numpy"], "2 2")
 
 

@@ -166,7 +166,10 @@ def test_an_interrupt_ends_as_typer_ends_it(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """typer exits 130 without a word on Ctrl-C; on EOFError the route hands the command line to typer,
-    which prints its own abort message."""
+    which prints its own abort message. A process about to end keeps the cyclic collector off with what
+    exists frozen; one going on to typer has it on again."""
+    import gc
+
     import tpu_runtime.cli.diagnose_run as command
     from tpu_runtime.cli import diagnose_route
 
@@ -174,7 +177,14 @@ def test_an_interrupt_ends_as_typer_ends_it(
         raise raised
 
     monkeypatch.setattr(command, "diagnose_command", interrupted)
-    assert diagnose_route.serve(["diagnose", "a.xplane.pb"]) == expected
+    frozen = gc.get_freeze_count()
+    try:
+        assert diagnose_route.serve(["diagnose", "a.xplane.pb"]) == expected
+        assert gc.isenabled() is (expected is None)
+        assert (gc.get_freeze_count() > frozen) is (expected is not None)
+    finally:
+        gc.unfreeze()
+        gc.enable()
     assert capsys.readouterr() == ("", "")
 
 

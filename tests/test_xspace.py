@@ -256,6 +256,7 @@ def test_reading_keeps_memory_bounded(tmp_path: Path) -> None:
     script = textwrap.dedent(
         f"""
         from pathlib import Path
+        import numpy  # columns() loads it on first use: its own size is not the reader's
         from tpu_runtime.diagnose.xspace import read_planes
 
         def status(key):  # VmHWM restarts at exec, unlike ru_maxrss, so the parent's size is not in it

@@ -17,14 +17,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from tpu_runtime.chip_names import CHIPS_FILE, compiled_alias_index, key_in
+from tpu_runtime.chip_names import COMPILED_AS as COMPILED_AS  # re-exported: names precompile here
+from tpu_runtime.chip_names import normalize_chip_name as normalize_chip_name
 from tpu_runtime.errors import BadInput
 from tpu_runtime.resources import knowledge_dir
-from tpu_runtime.yaml_data import compiled, safe_load
+from tpu_runtime.yaml_data import safe_load
 
 GIB = 1 << 30
-CHIPS_FILE = "chips.yaml"
-#: The precompiled form of the sheet's names (`tpu_runtime.yaml_data.compiled`): normalised name -> key.
-COMPILED_AS = "alias_index"
 
 
 class Sourced(BaseModel):
@@ -177,13 +177,6 @@ class UnknownChipError(BadInput, ValueError):
     """Raised by `get_chip` for a name that matches no generation; the message lists the known ones."""
 
 
-def normalize_chip_name(name: str) -> str:
-    """Lower-case, drop a topology (':2x2') or accelerator-type count ('-8'), and drop separators."""
-    text = name.strip().lower().split(":", 1)[0]
-    text = re.sub(r"-\d+$", "", text)
-    return re.sub(r"[\s\-_()]+", "", text)
-
-
 def load_chips(path: Path | None = None) -> dict[str, ChipSpec]:
     """Parse a chips sheet into ChipSpecs keyed by canonical name (default: the shipped sheet, cached)."""
     if path is None:
@@ -212,7 +205,7 @@ def _parse_chips(path: Path) -> dict[str, ChipSpec]:
 def _alias_index() -> Mapping[str, str]:
     """Normalised name or alias -> generation key, precompiled from the sheet (resolving a name then
     reads no figure of the sheet) or, when the sheet has changed since, made from it."""
-    shipped = compiled(knowledge_dir() / CHIPS_FILE, COMPILED_AS)
+    shipped = compiled_alias_index()
     return shipped if shipped is not None else alias_index_of(_default_chips())
 
 
@@ -235,12 +228,7 @@ def known_chips() -> list[str]:
 
 def chip_key(name: str) -> str | None:
     """The canonical generation a name or alias names ('TPU v6 lite' -> 'v6e'), None when none does."""
-    norm = normalize_chip_name(name)
-    index = _alias_index()
-    key = index.get(norm)
-    if key is None and norm.startswith("tpu"):
-        key = index.get(norm[3:])
-    return key
+    return key_in(_alias_index(), name)
 
 
 def get_chip(name: str) -> ChipSpec:

@@ -13,9 +13,15 @@ import importlib
 import time
 from collections.abc import Callable, Collection
 from functools import cache
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from tpu_runtime import model_base
+
+if TYPE_CHECKING or not model_base.PLAIN:
+    from pydantic import BaseModel, ConfigDict
+else:  # the plain terminal report of a profile (tpu_runtime.model_base): the playbook comes precompiled
+    from tpu_runtime.model_base import PlainModel as BaseModel
+    from tpu_runtime.model_base import plain_config as ConfigDict
 
 from tpu_runtime.errors import TpuAgentError
 from tpu_runtime.progress import ProgressFn
@@ -47,7 +53,7 @@ class Workflow(BaseModel):
     name: str
     title: str
     agent: str
-    inputs: dict[str, str] = {}
+    inputs: dict[str, str] = {}  # noqa: RUF012 (a model field: pydantic, or model_base's stand-in, copies it)
     steps: list[Step]
 
     def step(self, step_id: str) -> Step:

@@ -60,5 +60,9 @@ def print_error(message: str) -> None:
 
 
 def print_json(model: BaseModel) -> None:
-    """A report as indented JSON on stdout (`--json`), past rich so that no width or markup touches it."""
-    sys.stdout.write(json.dumps(model.model_dump(mode="json"), indent=2) + "\n")
+    """A report as indented JSON on stdout (`--json`), past rich so that no width or markup touches it;
+    a report on plain models (`tpu_runtime.model_base`) is written as pydantic would write it."""
+    from tpu_runtime import model_base
+
+    data = model_base.plain_dump(model) if model_base.PLAIN else model.model_dump(mode="json")
+    sys.stdout.write(json.dumps(data, indent=2) + "\n")

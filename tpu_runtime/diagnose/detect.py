@@ -20,7 +20,7 @@ import sys
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from tpu_runtime.diagnose.content import (
     GZIP_MAGIC,
@@ -30,8 +30,10 @@ from tpu_runtime.diagnose.content import (
     looks_like_xspace,
 )
 from tpu_runtime.diagnose.errors import BadInputError
-from tpu_runtime.diagnose.report import InputKind
 from tpu_runtime.protowire import read_varint
+
+if TYPE_CHECKING:  # the report models (pydantic) are not loaded to recognise an input
+    from tpu_runtime.diagnose.report import InputKind
 
 __all__ = ["STDIN", "DetectedInput", "detect_input", "xla_dump_files", "xspace_files"]
 

@@ -36,8 +36,8 @@ A profile without TPU device planes (a GPU or CPU-only capture) gets a host-side
 never TPU numbers.
 
 The work is split by concern: `profile_planes` folds each plane into aggregates (with the interval
-arithmetic of `profile_intervals`), `profile_summary` turns them into the report, and `profile_compare`
-compares two summaries.
+arithmetic of `profile_lists` for small profiles, of `profile_intervals` with numpy for large ones),
+`profile_summary` turns them into the report, and `profile_compare` compares two summaries.
 """
 
 from __future__ import annotations
@@ -45,15 +45,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from tpu_runtime.diagnose.profile_model import ProfileSummary
+from tpu_runtime.diagnose.profile_planes import ops_for
 from tpu_runtime.diagnose.profile_summary import ProfileAnalyzer
 from tpu_runtime.diagnose.xspace import read_planes
 
 
 def analyze_profile(path: Path, top: int = 10) -> ProfileSummary:
-    """Summarise an `*.xplane.pb` or a profile run folder; raises `xspace.ProfileReadError` on bad input."""
+    """Summarise an `*.xplane.pb` or a profile run folder; raises `xspace.ProfileReadError` on bad input.
+
+    A small profile is folded on Python lists and a large one with numpy (`profile_planes.ops_for`)."""
     if top < 1:
         raise ValueError(f"top must be at least 1, got {top}")
-    analyzer = ProfileAnalyzer(top)
+    analyzer = ProfileAnalyzer(top, ops_for(path))
     for plane in read_planes(path):
         analyzer.consume(plane)
     return analyzer.summary(path)

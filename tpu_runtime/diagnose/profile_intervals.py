@@ -1,14 +1,22 @@
 """Interval arithmetic on profile events, vectorised with numpy (no per-event Python loop).
 
 An XProf line holds millions of events; these functions take their start and end arrays whole: self time
-of nested events, the union of intervals, and how much of each window a union covers.
+of nested events, the union of intervals, and how much of each window a union covers. `NumpyOps` is the
+plane folder's arithmetic on them for large profiles (small ones use `profile_lists.ListOps`, no numpy).
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-__all__ = ["busy_within", "merge_intervals", "self_times"]
+from tpu_runtime.diagnose.profile_lists import Groups, WindowStats
+
+if TYPE_CHECKING:
+    from tpu_runtime.diagnose.xspace import Line
+
+__all__ = ["NumpyOps", "busy_within", "merge_intervals", "self_times"]
 
 #: Below this many events the exact stack walk, in plain Python, costs less than the vectorised passes
 #: (each numpy call has a fixed cost of microseconds; a host plane holds many threads of a few events).
@@ -102,3 +110,95 @@ def busy_within(seg_start: np.ndarray, seg_end: np.ndarray, lo: np.ndarray, hi: 
         return np.where(k >= 0, before[np.maximum(k, 0)], 0) + inside
 
     return np.asarray(covered_until(hi) - covered_until(lo), dtype=np.int64)
+
+
+class NumpyOps:
+    """`profile_lists.ArrayOps` on numpy arrays, for profiles large enough that numpy pays for its import."""
+
+    def empty(self) -> np.ndarray:
+        return np.zeros(0, dtype=np.int64)
+
+    def events(self, line: Line, base_ns: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        cols = line.columns()
+        start = cols.offset_ps + (line.timestamp_ns - base_ns) * 1000
+        return cols.metadata_id, start, start + cols.duration_ps
+
+    def op_events(
+        self, line: Line, base_ns: int, offset_id: int, duration_id: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        cols = line.columns((offset_id, duration_id))
+        shift = (line.timestamp_ns - base_ns) * 1000
+        offset, has_offset = cols.stats[offset_id]
+        duration, has_duration = cols.stats[duration_id]
+        start = cols.offset_ps + shift
+        dev_start = np.where(has_offset, offset, cols.offset_ps) + shift
+        dev_end = dev_start + np.where(has_duration, duration, cols.duration_ps)
+        return cols.metadata_id, start, start + cols.duration_ps, dev_start, dev_end
+
+    def spans(self, line: Line) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        cols = line.columns()
+        return cols.metadata_id, cols.offset_ps, cols.offset_ps + cols.duration_ps
+
+    def self_times(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+        return self_times(start, end)
+
+    def groups(self, ids: np.ndarray, own: np.ndarray, start: np.ndarray, end: np.ndarray) -> Groups:
+        uniq, inverse = np.unique(ids, return_inverse=True)
+        counts = np.bincount(inverse, minlength=len(uniq))
+        self_sum = np.bincount(inverse, weights=own, minlength=len(uniq))
+        total_sum = np.bincount(inverse, weights=end - start, minlength=len(uniq))
+        # as Python numbers: indexing an array one element at a time costs more than the sums
+        return uniq.tolist(), counts.tolist(), self_sum.tolist(), total_sum.tolist(), inverse
+
+    def keep(self, column: np.ndarray, inverse: np.ndarray, wanted: list[bool]) -> np.ndarray:
+        return column[np.asarray(wanted, dtype=bool)[inverse]]
+
+    def merge(self, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return merge_intervals(start, end)
+
+    def lowest(self, column: np.ndarray) -> int:
+        return int(column.min())
+
+    def highest(self, column: np.ndarray) -> int:
+        return int(column.max())
+
+    def distinct(self, ids: np.ndarray) -> list[int]:
+        # return_index: the plain np.unique checks for a masked array, which imports numpy.ma (20 ms)
+        distinct: list[int] = np.unique(ids, return_index=True)[0].tolist()
+        return distinct
+
+    def where_id(
+        self, ids: np.ndarray, wanted: int, start: np.ndarray, end: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        mask = ids == wanted
+        return start[mask], end[mask]
+
+    def windows(
+        self, start: np.ndarray, end: np.ndarray, seg_start: np.ndarray, seg_end: np.ndarray, own_events: bool
+    ) -> tuple[float, np.ndarray, np.ndarray]:
+        order = np.argsort(start, kind="stable")
+        start, end = start[order], end[order]
+        if own_events or len(start) < 2:
+            lo, hi = start, end
+        else:
+            lo, hi = start[:-1], start[1:]
+        return float(np.sum(end - start)), hi - lo, busy_within(seg_start, seg_end, lo, hi)
+
+    def union_length(self, starts: list[np.ndarray], ends: list[np.ndarray]) -> int:
+        s, e = merge_intervals(np.concatenate(starts), np.concatenate(ends))
+        return int(np.sum(e - s))
+
+    def window_stats(self, lengths: list[np.ndarray], busy: list[np.ndarray]) -> WindowStats | None:
+        spans = np.concatenate(lengths).astype(np.float64)
+        inside = np.concatenate(busy).astype(np.float64)
+        if len(spans) == 0:
+            return None
+        return (
+            len(spans),
+            float(spans.mean()),
+            float(spans.min()),
+            float(spans.max()),
+            float(spans.std()),
+            float(inside.mean()),
+            float(np.maximum(spans - inside, 0).mean()),
+        )

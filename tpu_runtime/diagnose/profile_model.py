@@ -6,9 +6,16 @@ or an MCP schema can name these types without loading what only reading a profil
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from tpu_runtime import model_base
+
+if TYPE_CHECKING or not model_base.PLAIN:
+    from pydantic import BaseModel, ConfigDict, Field
+else:  # the plain terminal report of a profile (tpu_runtime.model_base)
+    from tpu_runtime.model_base import PlainModel as BaseModel
+    from tpu_runtime.model_base import plain_config as ConfigDict
+    from tpu_runtime.model_base import plain_field as Field
 
 SCHEMA_VERSION = 1
 

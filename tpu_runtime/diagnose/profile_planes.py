@@ -3,6 +3,10 @@
 Each plane is read once and dropped (`PlaneFolder.consume`); what stays is small: one `OpAggregate` per
 (program id, HLO op name) across cores, the on-duty intervals of each chip, the step windows of the Steps
 line or of each XLA module's runs, the host events' self times. `profile_summary` turns it into the report.
+
+The arithmetic on a line's events goes through an `ArrayOps`: Python lists for a profile of few events
+(`profile_lists.ListOps`: it never loads numpy), numpy arrays for more (`profile_intervals.NumpyOps`);
+`ops_for` picks, and both give the same figures.
 """
 
 from __future__ import annotations
@@ -10,11 +14,17 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 
-import numpy as np
-
-from tpu_runtime.diagnose.profile_intervals import busy_within, merge_intervals, self_times
-from tpu_runtime.diagnose.xspace import Line, Plane, StatValue
+from tpu_runtime.diagnose.profile_lists import ArrayOps, Column, ListOps
+from tpu_runtime.diagnose.xspace import (
+    Line,
+    Plane,
+    ProfileReadError,
+    StatValue,
+    count_events,
+    profile_files,
+)
 from tpu_runtime.protowire import read_varint
 
 TENSORCORE_PLANE = re.compile(r"^/device:TPU:(\d+)$")
@@ -32,6 +42,28 @@ HOST_MEMORY_SPACE = "S(5)"
 EXPRESSION_CHARS = 200
 _MODULE_NAME = re.compile(r"^(.*)\((\d+)\)$")
 _CORE_DETAILS_LOCAL_CHIP_ID = 4  # field number of CoreDetails.local_chip_id (xprof op_stats.proto)
+#: Profiles of at most this many events are folded on Python lists: loading numpy costs about 0.06 s of
+#: CPU, the lists about 1.7 us an event more than numpy, so above it numpy pays for itself (the 0.86 MB
+#: v6e fixture holds 26,700 events, 19,300 of them on its host plane).
+LIST_EVENTS = 36_000
+#: Larger profiles go to numpy without counting (about 30,000 events per MB in the fixtures).
+LIST_PROFILE_BYTES = 2 << 20
+
+
+def ops_for(path: Path) -> ArrayOps:
+    """The arithmetic for a profile: lists when it holds few events, else numpy. Counting its events
+    parses each line's framing once more (about 2 ms for the v6e fixture) and stops past the limit; a
+    profile that cannot be read is left to the fold, which says what is wrong where it reads."""
+    if sum(file.stat().st_size for file in profile_files(path)) <= LIST_PROFILE_BYTES:
+        try:
+            events = count_events(path, LIST_EVENTS)
+        except ProfileReadError:
+            return ListOps()
+        if events <= LIST_EVENTS:
+            return ListOps()
+    from tpu_runtime.diagnose.profile_intervals import NumpyOps
+
+    return NumpyOps()
 
 
 @dataclass
@@ -54,8 +86,8 @@ class OpAggregate:
 
 @dataclass
 class ChipSpans:
-    seg_start: list[np.ndarray] = field(default_factory=list)
-    seg_end: list[np.ndarray] = field(default_factory=list)
+    seg_start: list[Column] = field(default_factory=list)
+    seg_end: list[Column] = field(default_factory=list)
     first_ps: int | None = None
     last_ps: int | None = None
 
@@ -65,8 +97,8 @@ class StepWindows:
     """Step windows of one kind (a Steps line, or one module's runs): lengths and busy time inside."""
 
     total_ps: float = 0.0
-    lengths: list[np.ndarray] = field(default_factory=list)
-    busy: list[np.ndarray] = field(default_factory=list)
+    lengths: list[Column] = field(default_factory=list)
+    busy: list[Column] = field(default_factory=list)
 
 
 def _int_stat(stats: dict[str, StatValue], name: str) -> int:
@@ -131,8 +163,9 @@ def async_start_of(hlo: str) -> str | None:
 class PlaneFolder:
     """Folds planes into aggregates one at a time, keeping no event (`ProfileAnalyzer` reports on them)."""
 
-    def __init__(self, top: int) -> None:
+    def __init__(self, top: int, ops: ArrayOps | None = None) -> None:
         self.top = top
+        self.xp: ArrayOps = ops if ops is not None else ListOps()
         self.ops: dict[tuple[str, str], OpAggregate] = {}
         self.chips: dict[tuple[str, str], ChipSpans] = defaultdict(ChipSpans)
         self.program_ps = 0
@@ -188,30 +221,27 @@ class PlaneFolder:
             if line.name in (OPS_LINE, MODULES_LINE, STEPS_LINE) and line.name not in wanted:
                 wanted[line.name] = line
         base_ns = min((line.timestamp_ns for line in wanted.values()), default=0)
-
-        def absolute(line: Line) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            cols = line.columns()
-            start = cols.offset_ps + (line.timestamp_ns - base_ns) * 1000
-            return cols.metadata_id, start, start + cols.duration_ps
-
-        empty = np.zeros(0, dtype=np.int64)
+        xp = self.xp
+        empty = xp.empty()
         op_ids, op_start, op_end, dev_start, dev_end = (
             self._op_timespans(plane, wanted[OPS_LINE], base_ns) if OPS_LINE in wanted else (empty,) * 5
         )
         mod_ids, mod_start, mod_end = (
-            absolute(wanted[MODULES_LINE]) if MODULES_LINE in wanted else (empty, empty, empty)
+            xp.events(wanted[MODULES_LINE], base_ns) if MODULES_LINE in wanted else (empty, empty, empty)
         )
-        step_start, step_end = (absolute(wanted[STEPS_LINE])[1:]) if STEPS_LINE in wanted else (empty, empty)
+        step_start, step_end = (
+            xp.events(wanted[STEPS_LINE], base_ns)[1:] if STEPS_LINE in wanted else (empty, empty)
+        )
         wanted.clear()
         if len(op_ids) == 0:
             self.planes_without_ops.append(plane.name)
 
-        active = self._fold_ops(plane, op_ids, dev_start, dev_end)
-        seg_start, seg_end = merge_intervals(op_start[active], op_end[active])
+        inverse, on_duty = self._fold_ops(plane, op_ids, dev_start, dev_end)
+        seg_start, seg_end = xp.merge(xp.keep(op_start, inverse, on_duty), xp.keep(op_end, inverse, on_duty))
 
         if len(dev_start) or len(step_start):
-            first = min(int(a.min()) for a in (dev_start, step_start) if len(a))
-            last = max(int(a.max()) for a in (dev_end, step_end) if len(a))
+            first = min(xp.lowest(a) for a in (dev_start, step_start) if len(a))
+            last = max(xp.highest(a) for a in (dev_end, step_end) if len(a))
             self.program_ps += last - first
 
         chip_id = _local_chip_id(plane.stats.get("core_details"))
@@ -220,8 +250,8 @@ class PlaneFolder:
         chip.seg_end.append(seg_end)
         spans = [a for a in (op_start, mod_start) if len(a)]
         if spans:
-            lo = min(int(a.min()) for a in spans)
-            hi = max(int(a.max()) for a in (op_end, mod_end) if len(a))
+            lo = min(xp.lowest(a) for a in spans)
+            hi = max(xp.highest(a) for a in (op_end, mod_end) if len(a))
             chip.first_ps = lo if chip.first_ps is None else min(chip.first_ps, lo)
             chip.last_ps = hi if chip.last_ps is None else max(chip.last_ps, hi)
 
@@ -229,8 +259,7 @@ class PlaneFolder:
         if len(step_start):
             self._add_windows("Steps line", step_start, step_end, seg_start, seg_end, step_windows=True)
 
-    @staticmethod
-    def _op_timespans(plane: Plane, line: Line, base_ns: int) -> tuple[np.ndarray, ...]:
+    def _op_timespans(self, plane: Plane, line: Line, base_ns: int) -> tuple[Column, ...]:
         """Op ids, op intervals as traced, and op intervals on the device's own clock.
 
         xprof times ops by the device_offset_ps / device_duration_ps stats where an event has them (its
@@ -238,26 +267,17 @@ class PlaneFolder:
         """
         ids = {name: key for key, name in plane.stat_names.items()}
         offset_id, duration_id = ids.get("device_offset_ps", -1), ids.get("device_duration_ps", -1)
-        cols = line.columns((offset_id, duration_id))
-        shift = (line.timestamp_ns - base_ns) * 1000
-        offset, has_offset = cols.stats[offset_id]
-        duration, has_duration = cols.stats[duration_id]
-        start = cols.offset_ps + shift
-        dev_start = np.where(has_offset, offset, cols.offset_ps) + shift
-        dev_end = dev_start + np.where(has_duration, duration, cols.duration_ps)
-        return cols.metadata_id, start, start + cols.duration_ps, dev_start, dev_end
+        return self.xp.op_events(line, base_ns, offset_id, duration_id)
 
-    def _fold_ops(self, plane: Plane, ids: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-        """Add this core's op runs to the op table; return the mask of on-duty events."""
+    def _fold_ops(self, plane: Plane, ids: Column, start: Column, end: Column) -> tuple[Column, list[bool]]:
+        """Add this core's op runs to the op table; return each event's index into the distinct ids and
+        whether each distinct id is on duty."""
         if len(ids) == 0:
-            return np.zeros(0, dtype=bool)
-        own = self_times(start, end)
-        uniq, inverse = np.unique(ids, return_inverse=True)
-        counts = np.bincount(inverse, minlength=len(uniq))
-        self_sum = np.bincount(inverse, weights=own, minlength=len(uniq))
-        total_sum = np.bincount(inverse, weights=end - start, minlength=len(uniq))
-        on_duty = np.ones(len(uniq), dtype=bool)
-        for i, metadata_id in enumerate(uniq.tolist()):
+            return self.xp.empty(), []
+        own = self.xp.self_times(start, end)
+        uniq, counts, self_sum, total_sum, inverse = self.xp.groups(ids, own, start, end)
+        on_duty = [True] * len(uniq)
+        for i, metadata_id in enumerate(uniq):
             meta = plane.event_metadata(metadata_id)
             stats = meta.stats
             name = meta.display_name or meta.name
@@ -281,76 +301,68 @@ class PlaneFolder:
                     host_memory=HOST_MEMORY_SPACE in meta.name,
                 )
                 self.ops[(program_id, name)] = op
-            op.occurrences += int(counts[i])
-            op.self_ps += float(self_sum[i])
-            op.total_ps += float(total_sum[i])
+            op.occurrences += counts[i]
+            op.self_ps += self_sum[i]
+            op.total_ps += total_sum[i]
             on_duty[i] = op.category not in OFF_DUTY
-        return np.asarray(on_duty[inverse], dtype=bool)
+        return inverse, on_duty
 
     def _fold_modules(
         self,
         plane: Plane,
-        ids: np.ndarray,
-        start: np.ndarray,
-        end: np.ndarray,
-        seg_start: np.ndarray,
-        seg_end: np.ndarray,
+        ids: Column,
+        start: Column,
+        end: Column,
+        seg_start: Column,
+        seg_end: Column,
     ) -> None:
         if len(ids) == 0:
             return
-        # return_index: the plain np.unique checks for a masked array, which imports numpy.ma (20 ms)
-        for metadata_id in np.unique(ids, return_index=True)[0].tolist():
+        for metadata_id in self.xp.distinct(ids):
             raw_name = plane.event_names.get(metadata_id, str(metadata_id))
             match = _MODULE_NAME.match(raw_name)
             name = match.group(1) if match else raw_name
             if match:
                 self.module_names[match.group(2)] = name
-            mask = ids == metadata_id
+            runs_start, runs_end = self.xp.where_id(ids, metadata_id, start, end)
             self._add_windows(
-                f"XLA module {name}", start[mask], end[mask], seg_start, seg_end, step_windows=False
+                f"XLA module {name}", runs_start, runs_end, seg_start, seg_end, step_windows=False
             )
 
     def _add_windows(
         self,
         key: str,
-        start: np.ndarray,
-        end: np.ndarray,
-        seg_start: np.ndarray,
-        seg_end: np.ndarray,
+        start: Column,
+        end: Column,
+        seg_start: Column,
+        seg_end: Column,
         step_windows: bool,
     ) -> None:
         """Record step windows: the events themselves (Steps line), or start-to-start of module runs."""
-        order = np.argsort(start, kind="stable")
-        start, end = start[order], end[order]
-        if step_windows or len(start) < 2:
-            lo, hi = start, end
-        else:
-            lo, hi = start[:-1], start[1:]
+        total, lengths, busy = self.xp.windows(start, end, seg_start, seg_end, step_windows)
         entry = self.windows[key]
-        entry.total_ps += float(np.sum(end - start))
-        entry.lengths.append(hi - lo)
-        entry.busy.append(busy_within(seg_start, seg_end, lo, hi))
+        entry.total_ps += total
+        entry.lengths.append(lengths)
+        entry.busy.append(busy)
 
     def _host(self, plane: Plane) -> None:
         mxu = _float_stat(plane.stats, "matrix_unit_utilization_percent")
         if mxu is not None:
             self.mxu = mxu
+        xp = self.xp
         for line in plane.lines():
-            cols = line.columns()
-            if len(cols) == 0:
+            ids, offset, end = xp.spans(line)
+            if len(ids) == 0:
                 continue
             self.host_threads += 1
-            self.host_events += len(cols)
-            first = line.timestamp_ns + int(cols.offset_ps.min()) / 1000
-            last = line.timestamp_ns + int((cols.offset_ps + cols.duration_ps).max()) / 1000
+            self.host_events += len(ids)
+            first = line.timestamp_ns + xp.lowest(offset) / 1000
+            last = line.timestamp_ns + xp.highest(end) / 1000
             lo, hi = self.host_span_ns or (first, last)
             self.host_span_ns = (min(lo, first), max(hi, last))
-            own = self_times(cols.offset_ps, cols.offset_ps + cols.duration_ps)
-            uniq, inverse = np.unique(cols.metadata_id, return_inverse=True)
-            sums = np.bincount(inverse, weights=own, minlength=len(uniq))
-            counts = np.bincount(inverse, minlength=len(uniq))
-            # as Python numbers first: indexing an array one element at a time costs more than the sums
-            for metadata_id, own_ps, count in zip(uniq.tolist(), sums.tolist(), counts.tolist(), strict=True):
+            own = xp.self_times(offset, end)
+            uniq, counts, sums, _totals, _inverse = xp.groups(ids, own, offset, end)
+            for metadata_id, own_ps, count in zip(uniq, sums, counts, strict=True):
                 name = plane.event_names.get(metadata_id, str(metadata_id))
                 self.host_self[name] += own_ps
                 self.host_count[name] += count

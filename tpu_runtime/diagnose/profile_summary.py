@@ -12,9 +12,6 @@ from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
-
-from tpu_runtime.diagnose.profile_intervals import merge_intervals
 from tpu_runtime.diagnose.profile_model import (
     TIME_CLASS_WORDS,
     VERDICT_OF,
@@ -62,6 +59,19 @@ def _time_class(op: OpAggregate, bound: Bound) -> TimeClass:
     if bound == "compute":
         return "compute"
     return "hbm" if bound == "memory" else "other"
+
+
+def _chip_key(device_kind: str) -> str | None:
+    """The generation a device kind names, from the precompiled chip names (no pydantic, no PyYAML), or
+    from the sheet itself when it has changed since it was compiled (`tpu_runtime.chips`)."""
+    from tpu_runtime.chip_names import compiled_alias_index, key_in
+
+    index = compiled_alias_index()
+    if index is None:
+        from tpu_runtime.chips import chip_key
+
+        return chip_key(device_kind)
+    return key_in(index, device_kind)
 
 
 def _ms(ps: float) -> float:
@@ -167,15 +177,15 @@ class ProfileAnalyzer(PlaneFolder):
         )
 
     def _peaks(self, device_kind: str | None) -> Peaks:
-        from tpu_runtime.chips import chip_key, get_chip
-
         flops = [f for f, _ in self.plane_peaks if f]
         bws = [b for _, b in self.plane_peaks if b]
         # the generation's name only: the sheet's figures are read when the planes carry no peaks
-        chip_name = chip_key(device_kind) if device_kind else None
+        chip_name = _chip_key(device_kind) if device_kind else None
         if flops and bws:
             peak_flops, peak_bw, source = max(flops), max(bws), "device_plane"
         elif chip_name is not None:
+            from tpu_runtime.chips import get_chip  # the sheet's figures, validated (pydantic, PyYAML)
+
             spec = get_chip(chip_name)
             # the table is per chip; a device plane is one framework device (TPU7x has two per chip)
             per_chip = spec.devices_per_chip.value if spec.devices_per_chip else 1
@@ -197,8 +207,7 @@ class ProfileAnalyzer(PlaneFolder):
         for chip in self.chips.values():
             if chip.first_ps is None or chip.last_ps is None:
                 continue
-            s, e = merge_intervals(np.concatenate(chip.seg_start), np.concatenate(chip.seg_end))
-            chip_busy = int(np.sum(e - s))
+            chip_busy = self.xp.union_length(chip.seg_start, chip.seg_end)
             busy += chip_busy
             idle += max(chip.last_ps - chip.first_ps - chip_busy, 0)
         return DeviceTime.model_construct(
@@ -217,22 +226,19 @@ class ProfileAnalyzer(PlaneFolder):
         else:
             key = max(self.windows, key=lambda k: (self.windows[k].total_ps, k))
         entry = self.windows[key]
-        lengths = np.concatenate(entry.lengths).astype(np.float64)
-        busy = np.concatenate(entry.busy).astype(np.float64)
-        if len(lengths) == 0:
+        stats = self.xp.window_stats(entry.lengths, entry.busy)
+        if stats is None:
             return None
-        source = key
-        mean = float(lengths.mean())
-        idle = float(np.maximum(lengths - busy, 0).mean())
+        windows, mean, lowest, highest, stdev, busy, idle = stats
         return StepStats.model_construct(
-            source=source,
+            source=key,
             count=max(len(a) for a in entry.lengths),
-            windows=len(lengths),
+            windows=windows,
             mean_ms=_ms(mean),
-            min_ms=_ms(float(lengths.min())),
-            max_ms=_ms(float(lengths.max())),
-            stdev_ms=_ms(float(lengths.std())),
-            compute_ms=_ms(float(busy.mean())),
+            min_ms=_ms(lowest),
+            max_ms=_ms(highest),
+            stdev_ms=_ms(stdev),
+            compute_ms=_ms(busy),
             idle_ms=_ms(idle),
             idle_percent=_pct(idle, mean),
         )

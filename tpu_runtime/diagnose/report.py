@@ -31,9 +31,14 @@ Sizes are bytes, durations milliseconds unless a field name says otherwise (`*_u
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from pydantic import Field
+from tpu_runtime import model_base
+
+if TYPE_CHECKING or not model_base.PLAIN:
+    from pydantic import Field
+else:  # the plain terminal report of a profile (tpu_runtime.model_base)
+    from tpu_runtime.model_base import plain_field as Field
 
 from tpu_runtime.diagnose.profile_model import ProfileComparison, ProfileSummary, ReportModel
 

@@ -9,8 +9,9 @@ and parsed by protobuf's C (upb) backend.
 Memory stays bounded: the top-level records are located by a small wire scan of their headers, and
 each plane is read and parsed on its own, its lines kept as raw bytes until a caller walks them
 (`Plane.lines()` parses one line at a time, `Line.columns()` decodes its events column-wise with
-numpy, or parses a line of a few hundred events or fewer whole with protobuf). A plane is dropped once
-the caller moves on.
+numpy, or parses a line of a few hundred events or fewer whole with protobuf; `Line.rows()` gives the
+same fields as Python lists, parsed by protobuf, and never loads numpy). A plane is dropped once the
+caller moves on.
 
 Bad input raises a `ProfileReadError` subclass whose message is one line.
 """
@@ -22,14 +23,16 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from google.protobuf import descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
 
 from tpu_runtime.errors import BadInput
 from tpu_runtime.protowire import ByteSource, bytes_field, int_field, read_varint, str_field
+
+if TYPE_CHECKING:
+    import numpy as np
 
 PROFILE_SUFFIX = ".xplane.pb"
 
@@ -349,6 +352,20 @@ class EventColumns:
         return len(self.metadata_id)
 
 
+@dataclass(frozen=True)
+class EventRows:
+    """What `EventColumns` holds, as Python lists of ints (int64 values, as the columns hold them), for
+    readers of small profiles that do without numpy (`Line.rows`)."""
+
+    metadata_id: list[int]
+    offset_ps: list[int]
+    duration_ps: list[int]
+    stats: dict[int, tuple[list[int], list[bool]]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.metadata_id)
+
+
 # Wire tags (field number << 3 | wire type) used by the column decoder.
 _TAG_METADATA_ID, _TAG_OFFSET, _TAG_DURATION = 0x08, 0x10, 0x18  # XEvent fields 1, 2, 3 (varints)
 _TAG_STAT, _TAG_OCCURRENCES = 0x22, 0x28  # XEvent stats (4, length-delimited), num_occurrences (5)
@@ -362,6 +379,8 @@ def _varints_at(data: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
     Each round handles only the varints that continue, so one-byte ids cost one round.
     """
+    import numpy as np
+
     first = data[pos]
     value = (first & 0x7F).astype(np.uint64)
     after = pos + 1
@@ -382,6 +401,8 @@ def _read_field(
     data: np.ndarray, pos: np.ndarray, ends: np.ndarray, tag: int
 ) -> tuple[np.ndarray, np.ndarray]:
     """Where `tag` starts at pos (and before ends), decode its varint; return (values or 0, new pos)."""
+    import numpy as np
+
     values = np.zeros(len(pos), dtype=np.int64)
     present = np.nonzero((pos < ends) & (data[pos] == tag))[0]
     if len(present):
@@ -397,6 +418,8 @@ def _decode_columns(blobs: list[bytes], stat_ids: tuple[int, ...] = ()) -> Event
     writers emit them; None when some event is laid out otherwise, so the caller parses it instead.
     Integer stats whose metadata id is in `stat_ids` are decoded too.
     """
+    import numpy as np
+
     count = len(blobs)
     empty = np.zeros(0, dtype=np.int64)
     if count == 0:
@@ -471,7 +494,7 @@ class Line:
         if self._blob is not None and len(self._blobs) < SMALL_LINE:
             events = _parsed_events(self._blob)
             if events is not None:
-                return _columns_of(events, wanted)
+                return _columns_of(_rows_of(events, wanted))
         blobs = list(self._blobs)
         try:
             decoded = _decode_columns(blobs, wanted)
@@ -479,7 +502,16 @@ class Line:
             decoded = None
         if decoded is not None:
             return decoded
-        return _columns_of(list(self.events()), wanted)
+        return _columns_of(_rows_of(list(self.events()), wanted))
+
+    def rows(self, stat_ids: Iterable[int] = ()) -> EventRows:
+        """What `columns` gives, as Python lists: the line parsed whole by protobuf, without numpy (about
+        1 us an event, which for a small profile costs less than loading numpy)."""
+        wanted = tuple(dict.fromkeys(stat_ids))
+        events = _parsed_events(self._blob) if self._blob is not None else None
+        if events is None:
+            events = list(self.events())  # names the event that is not valid protobuf
+        return _rows_of(events, wanted)
 
     def events(self) -> Iterator[Any]:
         """Each event as a parsed XEvent message, stats included (slow path: about 1 us per event)."""
@@ -502,24 +534,43 @@ def _parsed_events(line_blob: bytes) -> Any | None:
         return None
 
 
-def _columns_of(events: Sequence[Any], stat_ids: tuple[int, ...]) -> EventColumns:
-    """The columns of parsed XEvent messages (what `_decode_columns` reads from their bytes)."""
+def _rows_of(events: Sequence[Any], stat_ids: tuple[int, ...]) -> EventRows:
+    """The fields of parsed XEvent messages as lists (what `_decode_columns` reads from their bytes)."""
+    events = list(events)  # protobuf makes each event's Python object once, not once per field
     count = len(events)
-    stats = {sid: (np.zeros(count, dtype=np.int64), np.zeros(count, dtype=bool)) for sid in stat_ids}
+    stats: dict[int, tuple[list[int], list[bool]]] = {sid: ([0] * count, [False] * count) for sid in stat_ids}
     if stats:
         for row, event in enumerate(events):
             for stat in event.stats:
                 column = stats.get(stat.metadata_id)
+                if column is None:
+                    continue
                 kind = stat.WhichOneof("value")
-                if column is not None and kind in ("int64_value", "uint64_value", "ref_value"):
+                if kind in ("int64_value", "uint64_value", "ref_value"):
                     value = int(getattr(stat, kind))
                     column[0][row] = value - (1 << 64) if value >= 1 << 63 else value  # as int64
                     column[1][row] = True
-    return EventColumns(
-        np.fromiter([e.metadata_id for e in events], dtype=np.int64, count=count),
-        np.fromiter([e.offset_ps for e in events], dtype=np.int64, count=count),
-        np.fromiter([e.duration_ps for e in events], dtype=np.int64, count=count),
+    return EventRows(
+        [e.metadata_id for e in events],
+        [e.offset_ps for e in events],
+        [e.duration_ps for e in events],
         stats,
+    )
+
+
+def _columns_of(rows: EventRows) -> EventColumns:
+    """Rows as int64 (and bool) arrays."""
+    import numpy as np
+
+    count = len(rows)
+    return EventColumns(
+        np.fromiter(rows.metadata_id, dtype=np.int64, count=count),
+        np.fromiter(rows.offset_ps, dtype=np.int64, count=count),
+        np.fromiter(rows.duration_ps, dtype=np.int64, count=count),
+        {
+            sid: (np.array(values, dtype=np.int64), np.array(present, dtype=bool))
+            for sid, (values, present) in rows.stats.items()
+        },
     )
 
 
@@ -730,6 +781,17 @@ def read_planes(path: Path) -> Iterator[Plane]:
     for file in profile_files(path):
         with XSpaceFile(file) as space:
             yield from space.planes()
+
+
+def count_events(path: Path, limit: int) -> int:
+    """The events of a profile's lines, counted until there are more than `limit` (the count then)."""
+    count = 0
+    for plane in read_planes(path):
+        for line in plane.lines():
+            count += len(line)
+            if count > limit:
+                return count
+    return count
 
 
 def read_space_info(path: Path) -> SpaceInfo:
