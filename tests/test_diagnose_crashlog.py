@@ -519,6 +519,70 @@ SUB_RULE_CASES = [
         ("jax[tpu]", "TPU_LIBRARY_PATH"),
         id="tpu-topology-without-plugin-asks-for-libtpu",
     ),
+    pytest.param(
+        (
+            "RuntimeError: jax_cpu_collectives_implementation config should be updated before "
+            "backends are initialized i.e. before any JAX operation is executed.\n"
+        ),
+        "runtime_init_failure/jax_option_after_backend_start",
+        ('jax.config.update("jax_cpu_collectives_implementation", value)', "import jax"),
+        id="jax-option-set-after-backend-start-names-the-option-to-set-first",
+    ),
+    pytest.param(
+        "DEBUG:jax._src.compiler:Not writing persistent cache entry since process_id != 0\n",
+        "recompilation/jax_persistent_cache_written_by_process_zero",
+        ("jax_compilation_cache_dir", "gs://"),
+        id="persistent-cache-on-a-non-zero-process-asks-for-shared-storage",
+    ),
+    pytest.param(
+        (
+            "WARNING:jax._src.compiler:Not writing persistent cache entry for 'jit_train_step' "
+            "because it took < 1.00 seconds to compile (0.42s)\n"
+        ),
+        "recompilation/jax_persistent_cache_below_min_compile_time",
+        ("jit_train_step", "(1.00 s)", "jax_persistent_cache_min_compile_time_secs"),
+        id="fast-compile-not-cached-names-the-minimum-compile-time-option",
+    ),
+    pytest.param(
+        (
+            "WARNING:jax._src.compilation_cache:Not writing persistent cache entry with key "
+            "'jit_step-" + "0" * 64 + "' since its size (2048 bytes) is less than threshold "
+            "(4096 bytes)\n"
+        ),
+        "recompilation/jax_persistent_cache_below_min_entry_size",
+        ("jax_persistent_cache_min_entry_size_bytes",),
+        id="small-executable-not-cached-names-the-minimum-entry-size-option",
+    ),
+    pytest.param(
+        (
+            "jax._src.pallas.mosaic.lowering.LoweringException: ValueError: Cannot use "
+            "communication in pallas_call without shard_map.\n"
+        ),
+        "mosaic_compile_error/communication_without_shard_map",
+        ("jax.shard_map", "pmap"),
+        id="communicating-kernel-outside-shard-map-asks-for-shard-map",
+    ),
+    pytest.param(
+        (
+            "/usr/lib/python3/site-packages/torch_xla/__init__.py:180: UserWarning: The environment "
+            "variable 'XLA_USE_BF16' is deprecated Please update your code to avoid using it.\n"
+        ),
+        "version_mismatch/deprecated_precision_variable",
+        ("XLA_USE_BF16", "torch.autocast", "torch.bfloat16"),
+        id="deprecated-precision-variable-asks-for-a-cast-in-code",
+    ),
+    pytest.param(
+        "FutureWarning: Environment variable 'XLA_IR_DEBUG_LEVEL' has been deprecated.\n",
+        "version_mismatch/deprecated_setting",
+        ("XLA_IR_DEBUG_LEVEL", "unset it"),
+        id="deprecated-setting-names-the-variable-to-unset",
+    ),
+    pytest.param(
+        "UserWarning: `tensorflow` can conflict with `jax`. Prefer a CPU build beside it.\n",
+        "version_mismatch/package_conflicts_with_tpu_stack",
+        ("tensorflow-cpu",),
+        id="package-clashing-with-the-tpu-stack-asks-for-its-cpu-build",
+    ),
 ]
 
 
