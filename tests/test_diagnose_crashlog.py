@@ -590,3 +590,57 @@ SUB_RULE_CASES = [
 def test_sub_rule_fix_names_this_logs_evidence(text: str, fix_rule: str, quoted: tuple[str, ...]) -> None:
     crash = diagnosed_as(text, fix_rule.split("/")[0], fix_rule)
     assert all(part in crash.fix for part in quoted), crash.fix
+
+
+# --- round diag30 sub-rules: wordings no corpus file holds ----------------------------------------------
+
+_REPORT_TAIL = (
+    "\nProgram hbm requirement {total}:\n    global           241.0K\n"
+    "    HLO temp          {total} (100.0% utilization: Unpadded ({total}) Padded ({total}), "
+    "0.4% fragmentation (36.60M))\n\n  Largest program allocations in hbm:\n"
+)
+
+
+def _usage_report(total: str) -> str:
+    return (
+        f"Total hbm usage >= {total}:\n    reserved        530.00M\n    program          {total}\n"
+        "    arguments            0B\n" + _REPORT_TAIL.format(total=total)
+    )
+
+
+def test_report_total_under_every_core_but_v2_names_the_8_gib_core() -> None:
+    crash = diagnosed_as(_usage_report("9.50G"), "hbm_oom", "hbm_oom/small_hbm_chip_from_total")
+    assert "9.50 GiB" in crash.fix and "v3-8" in crash.fix
+    # a total that some 16 GiB core could not hold says nothing about the chip
+    big = diagnose_log(_usage_report("20.50G"), "-")
+    assert big.category == "hbm_oom"
+    assert not big.evidence.fix_rule.endswith("small_hbm_chip_from_total")
+
+
+def test_fragmentation_field_of_the_memory_report_is_not_a_fragmented_heap() -> None:
+    big = diagnose_log(_usage_report("20.50G"), "-")
+    assert not big.evidence.fix_rule.endswith("from_facts_fragmented")
+    fragmented = "RESOURCE_EXHAUSTED: Out of memory: HBM is fragmented, no block large enough\n"
+    assert diagnose_log(fragmented, "-").evidence.fix_rule.endswith("fragmented")
+
+
+def test_one_sided_receive_on_tpu_asks_for_ppermute() -> None:
+    text = "NotImplementedError: precv is currently only implemented on GPU\n"
+    crash = diagnosed_as(text, "unsupported_op", "unsupported_op/one_sided_collective_on_tpu")
+    assert "jax.lax.ppermute" in crash.fix
+
+
+def test_side_effect_without_sharding_that_is_not_rng_asks_for_a_sharding() -> None:
+    text = (
+        "INTERNAL: RET_CHECK failure (external/xla/xla/service/spmd/spmd_partitioner.cc:4120) "
+        "hlo->has_sharding() Side-effect HLO must have sharding: %infeed.3 = ((f32[8]{0}), token[]) "
+        "infeed(token[] %after-all.2)\n"
+    )
+    crash = diagnosed_as(text, "xla_compile_error", "xla_compile_error/spmd_side_effect_without_sharding")
+    assert "with_sharding_constraint" in crash.fix
+
+
+def test_named_barrier_mismatch_quotes_this_process_name() -> None:
+    text = "AssertionError: sync_global_devices name mismatch ('step_120'). Expected: [1 2]; got: 1.\n"
+    crash = diagnosed_as(text, "collective_timeout", "collective_timeout/named_barrier_mismatch")
+    assert "'step_120'" in crash.fix
