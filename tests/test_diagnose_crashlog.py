@@ -583,6 +583,37 @@ SUB_RULE_CASES = [
         ("tensorflow-cpu",),
         id="package-clashing-with-the-tpu-stack-asks-for-its-cpu-build",
     ),
+    # round diag32: training libraries on TPU, wordings no corpus file holds
+    pytest.param(
+        "ValueError: float16 mixed precision is not supported on TPU; pick another precision.\n",
+        "unsupported_op/float16_mixed_precision_setting",
+        ('mixed_precision="bf16"', "bf16-true"),
+        id="float16-mixed-precision-refused-on-tpu-names-the-bf16-settings",
+    ),
+    pytest.param(
+        "ValueError: `precision='16-mixed'` is not supported by XLA.\n",
+        "unsupported_op/float16_mixed_precision_setting",
+        ("bf16-true",),
+        id="lightning-16-mixed-refused-by-xla-names-bf16-true",
+    ),
+    pytest.param(
+        "RuntimeError: Reduce op band not implemented\n",
+        "unsupported_op/collective_reduce_op_unmapped",
+        ("all_gather",),
+        id="unmapped-collective-reduction-gathers-and-reduces-locally",
+    ),
+    pytest.param(
+        "ValueError: the XLAFSDPStrategy only supports `sum` and `mean` for the reduce operation, got: min\n",
+        "unsupported_op/collective_reduce_op_unmapped",
+        ("all_gather",),
+        id="strategy-reduce-limited-to-sum-and-mean-gathers-instead",
+    ),
+    pytest.param(
+        "NotImplementedError: no lowering registered for aten::_transformer_encoder_layer_fwd\n",
+        "unsupported_op/transformer_fast_path_nested_tensor",
+        ("enable_nested_tensor=False", "set_fastpath_enabled(False)", "aten::_transformer_encoder_layer_fwd"),
+        id="transformer-fast-path-op-turns-the-fast-path-off",
+    ),
 ]
 
 
