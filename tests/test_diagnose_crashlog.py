@@ -603,10 +603,19 @@ SUB_RULE_CASES = [
         id="unmapped-collective-reduction-gathers-and-reduces-locally",
     ),
     pytest.param(
-        "ValueError: the XLAFSDPStrategy only supports `sum` and `mean` for the reduce operation, got: min\n",
+        "RuntimeError: reduce operation premul_sum is not supported by this backend\n",
         "unsupported_op/collective_reduce_op_unmapped",
         ("all_gather",),
-        id="strategy-reduce-limited-to-sum-and-mean-gathers-instead",
+        id="unsupported-reduce-operation-gathers-instead",
+    ),
+    pytest.param(
+        (
+            "NotImplementedError: The `XLAFSDPStrategy` does not support `torch.compile`. "
+            "Try `compile=False` instead.\n"
+        ),
+        "unsupported_op/message_suggestion",
+        ("compile=False",),
+        id="xla-strategy-refusal-quotes-the-message-remedy",
     ),
     pytest.param(
         "NotImplementedError: no lowering registered for aten::_transformer_encoder_layer_fwd\n",
