@@ -623,6 +623,17 @@ SUB_RULE_CASES = [
         ("enable_nested_tensor=False", "set_fastpath_enabled(False)", "aten::_transformer_encoder_layer_fwd"),
         id="transformer-fast-path-op-turns-the-fast-path-off",
     ),
+    pytest.param(
+        (
+            "I0101 10:00:00.1 mesh_service.cc:208] Waiting to connect to client mesh master (600 seconds) "
+            "localhost:51011\n"
+            "I0101 10:00:00.2 mesh_service.cc:208] Waiting to connect to client mesh master (600 seconds) "
+            "localhost:51011\n"
+        ),
+        "host_oom/local_mesh_master_never_answered",
+        ("OOM killer", "xmp.MpModelWrapper"),
+        id="processes-waiting-on-a-silent-local-mesh-master-point-at-host-ram",
+    ),
 ]
 
 
@@ -684,3 +695,13 @@ def test_named_barrier_mismatch_quotes_this_process_name() -> None:
     text = "AssertionError: sync_global_devices name mismatch ('step_120'). Expected: [1 2]; got: 1.\n"
     crash = diagnosed_as(text, "collective_timeout", "collective_timeout/named_barrier_mismatch")
     assert "'step_120'" in crash.fix
+
+
+def test_local_mesh_master_wait_yields_to_an_error_of_its_own() -> None:
+    text = (
+        "I0101 10:00:00.1 mesh_service.cc:208] Waiting to connect to client mesh master (300 seconds) "
+        "localhost:40001\n"
+        "RuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space hbm. Used 18.2G of 15.48G hbm. "
+        "Exceeded hbm capacity by 2.7G.\n"
+    )
+    assert diagnose_log(text, "-").category == "hbm_oom"
