@@ -583,6 +583,57 @@ SUB_RULE_CASES = [
         ("tensorflow-cpu",),
         id="package-clashing-with-the-tpu-stack-asks-for-its-cpu-build",
     ),
+    # round diag32: training libraries on TPU, wordings no corpus file holds
+    pytest.param(
+        "ValueError: float16 mixed precision is not supported on TPU; pick another precision.\n",
+        "unsupported_op/float16_mixed_precision_setting",
+        ('mixed_precision="bf16"', "bf16-true"),
+        id="float16-mixed-precision-refused-on-tpu-names-the-bf16-settings",
+    ),
+    pytest.param(
+        "ValueError: `precision='16-mixed'` is not supported by XLA.\n",
+        "unsupported_op/float16_mixed_precision_setting",
+        ("bf16-true",),
+        id="lightning-16-mixed-refused-by-xla-names-bf16-true",
+    ),
+    pytest.param(
+        "RuntimeError: Reduce op band not implemented\n",
+        "unsupported_op/collective_reduce_op_unmapped",
+        ("all_gather",),
+        id="unmapped-collective-reduction-gathers-and-reduces-locally",
+    ),
+    pytest.param(
+        "RuntimeError: reduce operation premul_sum is not supported by this backend\n",
+        "unsupported_op/collective_reduce_op_unmapped",
+        ("all_gather",),
+        id="unsupported-reduce-operation-gathers-instead",
+    ),
+    pytest.param(
+        (
+            "NotImplementedError: The `XLAFSDPStrategy` does not support `torch.compile`. "
+            "Try `compile=False` instead.\n"
+        ),
+        "unsupported_op/message_suggestion",
+        ("compile=False",),
+        id="xla-strategy-refusal-quotes-the-message-remedy",
+    ),
+    pytest.param(
+        "NotImplementedError: no lowering registered for aten::_transformer_encoder_layer_fwd\n",
+        "unsupported_op/transformer_fast_path_nested_tensor",
+        ("enable_nested_tensor=False", "set_fastpath_enabled(False)", "aten::_transformer_encoder_layer_fwd"),
+        id="transformer-fast-path-op-turns-the-fast-path-off",
+    ),
+    pytest.param(
+        (
+            "I0101 10:00:00.1 mesh_service.cc:208] Waiting to connect to client mesh master (600 seconds) "
+            "localhost:51011\n"
+            "I0101 10:00:00.2 mesh_service.cc:208] Waiting to connect to client mesh master (600 seconds) "
+            "localhost:51011\n"
+        ),
+        "host_oom/local_mesh_master_never_answered",
+        ("OOM killer", "xmp.MpModelWrapper"),
+        id="processes-waiting-on-a-silent-local-mesh-master-point-at-host-ram",
+    ),
 ]
 
 
@@ -644,3 +695,13 @@ def test_named_barrier_mismatch_quotes_this_process_name() -> None:
     text = "AssertionError: sync_global_devices name mismatch ('step_120'). Expected: [1 2]; got: 1.\n"
     crash = diagnosed_as(text, "collective_timeout", "collective_timeout/named_barrier_mismatch")
     assert "'step_120'" in crash.fix
+
+
+def test_local_mesh_master_wait_yields_to_an_error_of_its_own() -> None:
+    text = (
+        "I0101 10:00:00.1 mesh_service.cc:208] Waiting to connect to client mesh master (300 seconds) "
+        "localhost:40001\n"
+        "RuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space hbm. Used 18.2G of 15.48G hbm. "
+        "Exceeded hbm capacity by 2.7G.\n"
+    )
+    assert diagnose_log(text, "-").category == "hbm_oom"
