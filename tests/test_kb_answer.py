@@ -540,6 +540,21 @@ def test_a_line_giving_some_command_does_not_outrank_the_line_about_the_action()
     assert span is not None and span.text == about
 
 
+def test_a_disable_question_needs_a_line_that_turns_something_off() -> None:
+    # 'how do I disable X' is not answered by a line that merely names a call ('reached through
+    # `jax.lax.dot_general`'); a setting to false, 0 or off, or the verb itself, answers it
+    from tpu_runtime.knowledge.answer import span_faults
+
+    question = "How do I disable the persistent cache?"
+    call = "The persistent cache directory can be set with `set_cache_dir(DIR)`."
+    off = "Setting `jax_enable_compilation_cache=false` turns the persistent cache off."
+    says = "Unset `JAX_COMPILATION_CACHE_DIR` to disable the persistent cache."
+    assert span_faults(question, call, "x.md")
+    assert not span_faults(question, off, "x.md") and not span_faults(question, says, "x.md")
+    # an action that does not negate keeps the looser check: any command or setting may say how
+    assert not span_faults("How do I enable the persistent cache?", call, "x.md")
+
+
 def test_a_what_is_question_quotes_the_line_that_says_what_it_is() -> None:
     # the short limitation line is denser in the question's words; the line opening with the subject
     # as the subject of its verb is what answers 'what is X'

@@ -711,6 +711,11 @@ def release_owner(question: str) -> str | None:
 # a code span that reads as a command, call or setting: words with spaces, '=', a leading dash, a call, a
 # dotted, snake_case or path name; a bare name in backticks (`v6e`, `tpu7x`) only names a thing
 _COMMAND_LIKE_RE = re.compile(r"\s|=|^`-|\(|[A-Za-z]\.[A-Za-z]|_|/")
+# "How do I disable X": a line answers it by saying so or by a setting that turns something off
+# (`=false`, `=0`, `off`, `--no-x`); any other call it names ('reached through `jax.lax.dot_general`')
+# does not
+NEGATING_ACTIONS = frozenset("disable deactivate suppress silence skip prevent avoid".split())  # noqa: SIM905
+_TURNS_OFF_RE = re.compile(r"=\s*(?:0|false|off|none)\b|\boff\b|\bfalse\b|--no-|\bno_", re.I)
 
 
 def gives_setting(span: str) -> bool:
@@ -759,8 +764,11 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
     if kind and not gives_name(span):
         faults.append(f"the question asks which {kind} and the quoted line names none")
     verb = asked_action(question) if action else None
-    if verb and not gives_setting(span) and not _present(_terms(named), verb):
-        faults.append(f"the quoted line neither says how to '{verb}' nor gives a command or setting")
+    if verb and not _present(_terms(named), verb):
+        if verb in NEGATING_ACTIONS and not _TURNS_OFF_RE.search(span):
+            faults.append(f"the quoted line neither says how to '{verb}' nor gives a setting turning it off")
+        elif not gives_setting(span):
+            faults.append(f"the quoted line neither says how to '{verb}' nor gives a command or setting")
     return faults
 
 
