@@ -625,6 +625,17 @@ SUB_RULE_CASES = [
         ("Accumulator", "out_dtype"),
         id="buffer-dtype-must-match-names-the-parameter",
     ),
+    pytest.param(
+        (
+            "  x No solution found when resolving dependencies:\n"
+            "  -> Because maxtext==0.4.0 depends on protobuf==4.25.3 and orbax-checkpoint==0.9.1 "
+            "depends on protobuf==5.29.1, we can conclude that maxtext==0.4.0 and "
+            "orbax-checkpoint==0.9.1 are incompatible.\n"
+        ),
+        "version_mismatch/resolver_exact_pins_disagree",
+        ("protobuf==4.25.3", "protobuf==5.29.1", "released together"),
+        id="resolver-proving-two-exact-pins-disagree-names-both",
+    ),
 ]
 
 
