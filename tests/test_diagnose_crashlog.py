@@ -634,6 +634,59 @@ SUB_RULE_CASES = [
         ("OOM killer", "xmp.MpModelWrapper"),
         id="processes-waiting-on-a-silent-local-mesh-master-point-at-host-ram",
     ),
+    pytest.param(
+        "ValueError: Sparse MoE layers require the USE_SPARSE_DISPATCH=1 environment variable to be set\n",
+        "runtime_init_failure/required_env_for_feature",
+        ("USE_SPARSE_DISPATCH=1",),
+        id="feature-requiring-an-env-value-names-it-to-export",
+    ),
+    pytest.param(
+        "AssertionError: ENABLE_ASYNC_SCHEDULING must be false when running with speculative decoding\n",
+        "runtime_init_failure/env_must_be_value_when",
+        ("ENABLE_ASYNC_SCHEDULING=false", "speculative decoding"),
+        id="env-that-must-be-a-value-in-a-setup-names-the-value",
+    ),
+    pytest.param(
+        "ValueError: Pallas paged decode requires device=tpu\n",
+        "runtime_init_failure/tpu_only_feature_on_other_device",
+        ("--device tpu", "decode"),
+        id="tpu-only-feature-on-another-device-asks-for-device-tpu",
+    ),
+    pytest.param(
+        "ValueError: Malformed slice string: '2x2x1,4'\n",
+        "runtime_init_failure/disagg_slice_format",
+        ("PREFILL_SLICES", "NxM"),
+        id="malformed-disaggregation-slices-name-the-format",
+    ),
+    pytest.param(
+        "RuntimeError: tpu-kvx failed to load; reinstall a wheel matching jax/libtpu\n",
+        "version_mismatch/native_wheel_for_jax_libtpu",
+        ("tpu-kvx", "libtpu"),
+        id="native-extension-not-loading-asks-for-its-matching-wheel",
+    ),
+    pytest.param(
+        "AssertionError: token_bitmap must be uint8\n",
+        "shape_dtype_error/array_must_be_dtype",
+        ("token_bitmap", "astype(uint8)"),
+        id="array-of-the-wrong-dtype-names-the-required-dtype",
+    ),
+    pytest.param(
+        "ValueError: Accumulator dtype must match `out_dtype`.\n",
+        "shape_dtype_error/buffer_dtype_must_match_param",
+        ("Accumulator", "out_dtype"),
+        id="buffer-dtype-must-match-names-the-parameter",
+    ),
+    pytest.param(
+        (
+            "  x No solution found when resolving dependencies:\n"
+            "  -> Because maxtext==0.4.0 depends on protobuf==4.25.3 and orbax-checkpoint==0.9.1 "
+            "depends on protobuf==5.29.1, we can conclude that maxtext==0.4.0 and "
+            "orbax-checkpoint==0.9.1 are incompatible.\n"
+        ),
+        "version_mismatch/resolver_exact_pins_disagree",
+        ("protobuf==4.25.3", "protobuf==5.29.1", "released together"),
+        id="resolver-proving-two-exact-pins-disagree-names-both",
+    ),
 ]
 
 
