@@ -687,6 +687,26 @@ SUB_RULE_CASES = [
         ("protobuf==4.25.3", "protobuf==5.29.1", "released together"),
         id="resolver-proving-two-exact-pins-disagree-names-both",
     ),
+    pytest.param(
+        "NotImplementedError: precv is currently only implemented on GPU\n",
+        "unsupported_op/one_sided_collective_on_tpu",
+        ("jax.lax.ppermute",),
+        id="one-sided-receive-on-tpu-asks-for-ppermute",
+    ),
+    pytest.param(
+        "INTERNAL: RET_CHECK failure (external/xla/xla/service/spmd/spmd_partitioner.cc:4120) "
+        "hlo->has_sharding() Side-effect HLO must have sharding: %infeed.3 = ((f32[8]{0}), token[]) "
+        "infeed(token[] %after-all.2)\n",
+        "xla_compile_error/spmd_side_effect_without_sharding",
+        ("with_sharding_constraint",),
+        id="side-effect-without-sharding-that-is-not-rng-asks-for-a-sharding",
+    ),
+    pytest.param(
+        "AssertionError: sync_global_devices name mismatch ('step_120'). Expected: [1 2]; got: 1.\n",
+        "collective_timeout/named_barrier_mismatch",
+        ("'step_120'",),
+        id="named-barrier-mismatch-quotes-this-process-name",
+    ),
 ]
 
 
@@ -726,28 +746,6 @@ def test_fragmentation_field_of_the_memory_report_is_not_a_fragmented_heap() -> 
     assert not big.evidence.fix_rule.endswith("from_facts_fragmented")
     fragmented = "RESOURCE_EXHAUSTED: Out of memory: HBM is fragmented, no block large enough\n"
     assert diagnose_log(fragmented, "-").evidence.fix_rule.endswith("fragmented")
-
-
-def test_one_sided_receive_on_tpu_asks_for_ppermute() -> None:
-    text = "NotImplementedError: precv is currently only implemented on GPU\n"
-    crash = diagnosed_as(text, "unsupported_op", "unsupported_op/one_sided_collective_on_tpu")
-    assert "jax.lax.ppermute" in crash.fix
-
-
-def test_side_effect_without_sharding_that_is_not_rng_asks_for_a_sharding() -> None:
-    text = (
-        "INTERNAL: RET_CHECK failure (external/xla/xla/service/spmd/spmd_partitioner.cc:4120) "
-        "hlo->has_sharding() Side-effect HLO must have sharding: %infeed.3 = ((f32[8]{0}), token[]) "
-        "infeed(token[] %after-all.2)\n"
-    )
-    crash = diagnosed_as(text, "xla_compile_error", "xla_compile_error/spmd_side_effect_without_sharding")
-    assert "with_sharding_constraint" in crash.fix
-
-
-def test_named_barrier_mismatch_quotes_this_process_name() -> None:
-    text = "AssertionError: sync_global_devices name mismatch ('step_120'). Expected: [1 2]; got: 1.\n"
-    crash = diagnosed_as(text, "collective_timeout", "collective_timeout/named_barrier_mismatch")
-    assert "'step_120'" in crash.fix
 
 
 def test_local_mesh_master_wait_yields_to_an_error_of_its_own() -> None:
