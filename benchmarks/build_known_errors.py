@@ -1,4 +1,5 @@
-"""Write tpu_runtime/data/known_errors.jsonl: the decisive error lines of every dev file of the real corpus.
+"""Write tpu_runtime/data/known_errors.jsonl (the decisive error lines of every dev file of the real corpus)
+and known_errors_tfidf.json beside it (the TF-IDF weights fitted on them with scikit-learn).
 
 Run by hand after the corpus or the crash rules change: `python benchmarks/build_known_errors.py`. Only the
 dev half is read (crash_corpus.entry_split); the builder refuses a held-back file, and this script checks
@@ -16,7 +17,9 @@ use_quiet_env()
 from tpu_runtime.diagnose.crash_corpus import entry_split, load_corpus  # noqa: E402
 from tpu_runtime.diagnose.known_errors import (  # noqa: E402
     KNOWN_ERRORS_FILE,
+    KNOWN_WEIGHTS_FILE,
     load_known_errors,
+    load_known_weights,
     write_known_errors,
 )
 from tpu_runtime.diagnose.known_errors_build import build_known_errors  # noqa: E402
@@ -28,11 +31,15 @@ def main() -> int:
     entries = build_known_errors(dev)
     write_known_errors(entries)
     load_known_errors.cache_clear()
+    load_known_weights.cache_clear()
     written = load_known_errors()
+    weights = load_known_weights()
+    assert weights is not None, f"{KNOWN_WEIGHTS_FILE} was not written"
     held_back = [e.file for e in written if entry_split(e.file, corpus[e.file]) != "dev"]
     assert not held_back, f"held-back files in {KNOWN_ERRORS_FILE}: {held_back}"
     lines = sum(len(e.lines) for e in written)
     print(f"{KNOWN_ERRORS_FILE}: {len(written)} known errors ({lines} lines) from {len(dev)} dev files")
+    print(f"{KNOWN_WEIGHTS_FILE}: {len(weights.idf)} words")
     return 0
 
 

@@ -22,8 +22,8 @@ REPO = Path(__file__).resolve().parents[1]
 CRASH_LOG = REPO / "tests" / "data" / "crash_logs" / "hbm_oom" / "torch_tpu_program_load.log"
 
 ML = ["torch", "torch_tpu", "jax", "chromadb", "transformers", "bm25s", "xprof"]
-#: Loaded only by commands that run remote work, read profiles or talk to an MCP client or LLM, and by
-#: crash triage's similar known errors only for a log the rules leave unknown (scikit-learn, scipy).
+#: Loaded only by commands that run remote work, read profiles or talk to an MCP client or LLM; scikit-learn
+#: and SciPy only fit the similar known errors' weights when their data file is written.
 OTHER_COMMANDS = [
     "numpy",
     "google.protobuf",
@@ -143,6 +143,17 @@ def test_diagnose_on_a_crash_log_imports_no_profile_reader() -> None:
     code, imported = _imported([*watched, *NOT_FOR_A_PROFILE[1:]], "diagnose", str(CRASH_LOG))
     assert code == 0
     assert imported == []
+
+
+def test_a_log_no_rule_knows_reaches_the_similar_errors_without_scikit_learn(tmp_path: Path) -> None:
+    """A log the rules leave `unknown` is compared with the known errors by the shipped TF-IDF weights,
+    applied in plain Python (tpu_runtime.diagnose.tfidf): the fallback runs, yet no scikit-learn or SciPy."""
+    log = tmp_path / "odd.log"
+    log.write_text("FrobnicatorError: the zyzzyva quux widget refused to spin at step 7\n", encoding="utf-8")
+    watched = ["sklearn", "scipy", "numpy", "tpu_runtime.diagnose.similar_errors"]
+    code, imported = _imported(watched, "diagnose", str(log))
+    assert code == 0
+    assert imported == ["tpu_runtime.diagnose.similar_errors"]
 
 
 @pytest.mark.skipif(not V6E.is_file(), reason="the shared v6e profile is not beside this checkout")

@@ -7,7 +7,8 @@ error lines with these. Each entry is one dev file of tests/data/crash_logs/real
 paths and shapes do not count, with the category, the remedy in our words, `remedy_keys` and the source URL
 of index.yaml. Only machine-written output is kept, with its source URL; no people's prose.
 
-The shipped file (`tpu_runtime/data/known_errors.jsonl`) is written by `benchmarks/build_known_errors.py`
+The shipped file (`tpu_runtime/data/known_errors.jsonl`), and beside it the TF-IDF weights fitted on its
+entries (`known_errors_tfidf.json`, see tfidf), are written by `benchmarks/build_known_errors.py`
 from the dev half only: held-back files stay unread, so the held-back score measures logs nobody matched.
 `known_errors_build.build_known_errors` refuses a held-back file.
 """
@@ -24,18 +25,22 @@ from pydantic import BaseModel, Field
 
 from tpu_runtime.diagnose.crash_cues import is_error_line
 from tpu_runtime.diagnose.report import Category
+from tpu_runtime.diagnose.tfidf import TfidfWeights
 
 __all__ = [
     "KNOWN_ERRORS_FILE",
+    "KNOWN_WEIGHTS_FILE",
     "MAX_LINES",
     "KnownError",
     "decisive_lines",
     "load_known_errors",
+    "load_known_weights",
     "normalise_line",
     "write_known_errors",
 ]
 
 KNOWN_ERRORS_FILE = Path(__file__).resolve().parents[1] / "data" / "known_errors.jsonl"
+KNOWN_WEIGHTS_FILE = KNOWN_ERRORS_FILE.with_name("known_errors_tfidf.json")
 MAX_LINES = 6
 MIN_CHARS = 12
 
@@ -51,6 +56,11 @@ class KnownError(BaseModel):
     remedy: str = Field(description="the remedy the source settled on, in our words")
     remedy_keys: list[str]
     source: str = Field(pattern=r"^https://")
+
+    @property
+    def document(self) -> str:
+        """The entry's lines as one text: what its TF-IDF vector is made of."""
+        return " \n ".join(self.lines)
 
 
 # ------------------------------------------------------------------------------------ normalisation
@@ -123,10 +133,22 @@ def load_known_errors(path: Path = KNOWN_ERRORS_FILE) -> tuple[KnownError, ...]:
     )
 
 
-def write_known_errors(entries: Sequence[KnownError], path: Path = KNOWN_ERRORS_FILE) -> None:
-    """One JSON object a line, sorted by file, so a rebuild's diff shows only what changed."""
-    text = "".join(
-        json.dumps(e.model_dump(), ensure_ascii=False, sort_keys=True) + "\n"
-        for e in sorted(entries, key=lambda e: e.file)
-    )
+@functools.cache
+def load_known_weights(path: Path = KNOWN_WEIGHTS_FILE) -> TfidfWeights | None:
+    """The TF-IDF weights shipped with the known errors; None when absent (the index then fits its own)."""
+    return TfidfWeights.load(path) if path.is_file() else None
+
+
+def write_known_errors(
+    entries: Sequence[KnownError],
+    path: Path = KNOWN_ERRORS_FILE,
+    weights_path: Path = KNOWN_WEIGHTS_FILE,
+) -> None:
+    """One JSON object a line, sorted by file, so a rebuild's diff shows only what changed; and the TF-IDF
+    weights fitted on these entries (scikit-learn) beside them."""
+    from tpu_runtime.diagnose.tfidf import fit
+
+    ordered = sorted(entries, key=lambda e: e.file)
+    text = "".join(json.dumps(e.model_dump(), ensure_ascii=False, sort_keys=True) + "\n" for e in ordered)
     path.write_text(text, encoding="utf-8")
+    weights_path.write_text(fit([e.document for e in ordered]).to_json(), encoding="utf-8")

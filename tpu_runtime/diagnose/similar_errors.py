@@ -5,13 +5,15 @@ matches none and stays `unknown`. Its error lines are often still close to a kno
 in a newer release, the same runtime failure with other numbers, paths or shapes). This module compares
 the log's decisive lines (known_errors.decisive_lines) with those of the known errors
 (`tpu_runtime/data/known_errors.jsonl`, the corpus's dev half) by the cosine of TF-IDF word vectors of the
-normalised lines taken together (scikit-learn), and takes the nearest entry. At or above `THRESHOLD` an
+normalised lines taken together (tfidf: weights scikit-learn fitted when the data file was written), and
+takes the nearest entry. At or above `THRESHOLD` an
 `unknown` log gets the neighbour's category, and it or a log fixed only by its category's paragraph gets a
 fix that names the neighbour's source and remedy (sub-rule `<category>/similar_known_error`); below it the
 log stays as the rules left it, `unknown` never a guess.
 
-scikit-learn is imported only when a log reaches this fallback, so a log the rules classify does not pay
-for it (tests/test_cli_startup.py). The threshold was tuned on the dev half alone, leave-one-round-out and
+The shipped index applies its shipped weights in plain Python, so no `diagnose` run imports scikit-learn
+(tests/test_cli_startup.py); only an index of other entries (the benchmark's `--known-from`) fits its own.
+The threshold was tuned on the dev half alone, leave-one-round-out and
 leave-one-fold-out (`benchmarks/diagnose_corpus.py --known-from`).
 """
 
@@ -21,9 +23,15 @@ import copy
 import functools
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from tpu_runtime.diagnose.known_errors import KnownError, decisive_lines, load_known_errors
+from tpu_runtime.diagnose import tfidf
+from tpu_runtime.diagnose.known_errors import (
+    KnownError,
+    decisive_lines,
+    load_known_errors,
+    load_known_weights,
+)
 from tpu_runtime.diagnose.report import Category, Citation, CrashDiagnosis, CrashEvidence
 
 if TYPE_CHECKING:
@@ -41,10 +49,6 @@ __all__ = [
 
 SUB_RULE = "similar_known_error"
 THRESHOLD = 0.5
-TOKEN = r"[a-z_][a-z0-9_]+"
-"""Words of a normalised line: identifiers and words, not the N, HEX and PATH placeholders' digits."""
-STOP_WORDS = "english"
-"""scikit-learn's English stop words: "must be", "is not", "of the" say nothing about which failure it is."""
 MAX_CONFIDENCE = 0.6
 MAX_EVIDENCE = 8
 
@@ -67,23 +71,18 @@ class SimilarErrors:
     name the failure count most. Word unigrams on whole entries placed a held-out round's dev files
     better than character n-grams or single line pairs (see the README's figures)."""
 
-    def __init__(self, known: Sequence[KnownError], threshold: float = THRESHOLD) -> None:
+    def __init__(
+        self,
+        known: Sequence[KnownError],
+        threshold: float = THRESHOLD,
+        weights: tfidf.TfidfWeights | None = None,
+    ) -> None:
+        """`weights` fitted on these entries (the shipped ones for the shipped set); fitted here when None."""
         self.known = tuple(known)
         self.threshold = threshold
         self.exclude: frozenset[str] = frozenset()
-        self._vectorizer: Any = None
-        self._matrix: Any = None
-        if self.known:
-            from sklearn.feature_extraction.text import TfidfVectorizer
-
-            self._vectorizer = TfidfVectorizer(
-                analyzer="word",
-                token_pattern=TOKEN,
-                stop_words=STOP_WORDS,
-                sublinear_tf=True,
-                lowercase=False,
-            )
-            self._matrix = self._vectorizer.fit_transform([" \n ".join(e.lines) for e in self.known])
+        self._weights = tfidf.fit([e.document for e in self.known]) if weights is None else weights
+        self._vectors = [self._weights.vector(e.document) for e in self.known]
 
     def excluding(self, names: Collection[str]) -> SimilarErrors:
         """The same index with the entries of these corpus files (or groups) left out, so that a corpus
@@ -94,40 +93,44 @@ class SimilarErrors:
 
     def nearest(self, lines: Sequence[str]) -> SimilarError | None:
         """The most similar known error, or None (no error line, no known errors, no shared word)."""
-        if self._matrix is None:
+        if not self.known:
             return None
         picked = decisive_lines(lines)
         if not picked:
             return None
-        sims = (
-            self._vectorizer.transform([" \n ".join(norm for _, norm in picked)]) @ self._matrix.T
-        ).toarray()[0]
-        order = [
-            i
-            for i in sims.argsort()[::-1]
-            if not self.exclude
-            or (self.known[i].file not in self.exclude and self.known[i].group not in self.exclude)
-        ]
-        if not order or sims[order[0]] <= 0.0:
+        query = self._weights.vector(" \n ".join(norm for _, norm in picked))
+        sims = [tfidf.cosine(query, vector) for vector in self._vectors]
+        kept = [i for i, entry in enumerate(self.known) if not self._excluded(entry)]
+        if not kept:
             return None
-        entry = self.known[order[0]]
+        best = max(kept, key=lambda i: (sims[i], -i))  # a tie goes to the first entry (by file name)
+        if sims[best] <= 0.0:
+            return None
+        entry = self.known[best]
         # the pair of lines that met: the log's line and the entry's line with the highest similarity
-        pairs = (
-            self._vectorizer.transform([n for _, n in picked]) @ self._vectorizer.transform(entry.lines).T
-        ).toarray()
-        row, col = divmod(int(pairs.argmax()), len(entry.lines))
+        known_vectors = [self._weights.vector(line) for line in entry.lines]
+        pairs = [
+            (tfidf.cosine(self._weights.vector(norm), known), -row, -col)
+            for row, (_, norm) in enumerate(picked)
+            for col, known in enumerate(known_vectors)
+        ]
+        _, row, col = max(pairs)  # the first pair of the highest similarity, row by row
         return SimilarError(
             known=entry,
-            similarity=round(float(sims[order[0]]), 3),
-            line=picked[row][0],
-            known_line=entry.lines[col],
+            similarity=round(sims[best], 3),
+            line=picked[-row][0],
+            known_line=entry.lines[-col],
         )
+
+    def _excluded(self, entry: KnownError) -> bool:
+        return entry.file in self.exclude or entry.group in self.exclude
 
 
 @functools.cache
 def default_index() -> SimilarErrors:
-    """The index of the shipped known errors, built once per process (a few hundred lines: milliseconds)."""
-    return SimilarErrors(load_known_errors())
+    """The index of the shipped known errors with their shipped weights, built once per process (a few
+    hundred entries: milliseconds)."""
+    return SimilarErrors(load_known_errors(), weights=load_known_weights())
 
 
 def similar_diagnosis(
