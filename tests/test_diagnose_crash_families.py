@@ -767,6 +767,14 @@ FORMS += [
         "shape_dtype_error/setting_above_its_bound",
         "lower max_prefill_predict_length to at most max_target_length",
     ),
+    # a graph over the TPU program's input limit (made-up counts): PJRT's parameter wrapping, not a bug report
+    (
+        "2024-01-02 03:04:05.000001: E tensorflow/core/tpu/kernels/tpu_compilation_cache_external.cc:113] "
+        "Computation requires more parameters (4012) than supported (limit 3302).\n",
+        "xla_compile_error",
+        "xla_compile_error/program_parameter_limit",
+        "XLA_PARAMETER_WRAPPING_THREADSHOLD",
+    ),
     # a module handed to an FSDP wrapper twice (torch FSDP's wording)
     (
         "RuntimeError: Cannot wrap a module that is already wrapped with FullyShardedDataParallel\n",
