@@ -730,8 +730,57 @@ FORMS += [
         "ValueError: Unsupported nprocs (8). Please use nprocs=1 or None (default). If None, spawn will use "
         "all available devices.\n",
         "runtime_init_failure",
-        "runtime_init_failure/message_suggestion",
+        "runtime_init_failure/unsupported_nprocs",
         "nprocs=1",
+    ),
+    # the older release's warning for the same count (made-up count): the process count, not the chips
+    (
+        "WARNING:root:Unsupported nprocs (4), ignoring...\n",
+        "runtime_init_failure",
+        "runtime_init_failure/unsupported_nprocs",
+        "nprocs=None",
+    ),
+    # launcher options that exclude one another (made-up option names): keep one, name the ones given
+    (
+        "error: --foo-backend and --bar-backend are mutually exclusive\n",
+        "runtime_init_failure",
+        "runtime_init_failure/exclusive_options_together",
+        "--foo-backend and --bar-backend",
+    ),
+    (
+        "ValueError: Only one of `tpu_name` or `tpu_address` may be set.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/exclusive_options_together",
+        "`tpu_name` or `tpu_address`",
+    ),
+    # a hybrid mesh whose data-centre shape does not multiply to the slices (made-up shape): name both
+    (
+        "ValueError: Number of slices 2 must equal the product of dcn_mesh_shape (4, 1)\n",
+        "runtime_init_failure",
+        "runtime_init_failure/dcn_mesh_product_vs_slices",
+        "equal 2",
+    ),
+    # a length setting above the one that bounds it (made-up setting names): lower the first
+    (
+        "ValueError: max_prefill_predict_length must be less than or equal to max_target_length\n",
+        "shape_dtype_error",
+        "shape_dtype_error/setting_above_its_bound",
+        "lower max_prefill_predict_length to at most max_target_length",
+    ),
+    # a graph over the TPU program's input limit (made-up counts): PJRT's parameter wrapping, not a bug report
+    (
+        "2024-01-02 03:04:05.000001: E tensorflow/core/tpu/kernels/tpu_compilation_cache_external.cc:113] "
+        "Computation requires more parameters (4012) than supported (limit 3302).\n",
+        "xla_compile_error",
+        "xla_compile_error/program_parameter_limit",
+        "XLA_PARAMETER_WRAPPING_THREADSHOLD",
+    ),
+    # a module handed to an FSDP wrapper twice (torch FSDP's wording)
+    (
+        "RuntimeError: Cannot wrap a module that is already wrapped with FullyShardedDataParallel\n",
+        "unsupported_op",
+        "unsupported_op/module_wrapped_twice",
+        "inner child modules first",
     ),
     (
         # A hang digest that blames the hardware of a named host (made-up host name): replace the host.
