@@ -861,6 +861,13 @@ FORMS += [
         "use_ocdbt=False",
     ),
     (
+        # An async checkpoint save whose background thread ran out of time.
+        "E0101 async_checkpointer.py:210] Thread save_thread_3 did not complete within 600 seconds.\n",
+        "collective_timeout",
+        "collective_timeout/async_save_timed_out",
+        "AsyncOptions(timeout_secs=...)",
+    ),
+    (
         # The Pathways path accepting one sharding type only.
         "ValueError: Pathways only supports jax.sharding.NamedSharding.\n",
         "unsupported_op",
