@@ -860,6 +860,69 @@ FORMS += [
         "runtime_init_failure/metadata_unreachable_unnamed",
         "--network=host",
     ),
+    (
+        # A parallelism allowed over one network scope only, set over both: the two per-scope settings named.
+        "ValueError: Tensor parallelism may only be set on ICI or DCN, not both.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/exclusive_scope_both_set",
+        "ici_tensor_parallelism and dcn_tensor_parallelism",
+    ),
+    (
+        # A feature of another kind, the same refusal: the scopes are named, no setting is made up.
+        "ValueError: Remat offloading can only be enabled for host or device memory, not both.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/exclusive_scope_both_set",
+        "over host or over device",
+    ),
+    (
+        # A TPU-only strategy chosen by a setting the message quotes, run on other hardware.
+        "ValueError: Ring attention (attention_strategy='ring') is only supported on TPU.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/tpu_only_setting_off_tpu",
+        "another attention_strategy",
+    ),
+    (
+        # Pallas's grid/semantics count check in its own wording, with both counts quoted.
+        "ValueError: Length of grid does not match length of dimension semantics. len(grid)=2, "
+        "len(dimension_semantics)=1\n",
+        "mosaic_compile_error",
+        "mosaic_compile_error/dimension_semantics_length",
+        "(2 grid axes, 1 entries)",
+    ),
+    (
+        # A 1-D block that is neither whole, a register multiple nor a large enough power of 2.
+        "ValueError: The Pallas TPU lowering currently requires that rank 1 block shapes, either 1) the "
+        "first (and only) dimension of the block shape is equal to the first (and only) dimension of the "
+        "array shape, or 2) the first (and only) dimension of the block shape is a multiple of 1024, or 3) "
+        "the first (and only) dimension of the block shape is a power of 2 and at least the tiling size "
+        "(512 = 128 * (32 // 8)) of the array shape. Block spec for y_ref in pallas_call k at /tmp/k.py:3 "
+        "has block shape (384,), array "
+        "shape (1536,), and index_map { lambda ; a:i32[]. let  in (a,) }, in memory space None.\n",
+        "mosaic_compile_error",
+        "mosaic_compile_error/rank1_block_shape",
+        "(512 elements); block (384,) over (1536,)",
+    ),
+    (
+        # A checkpoint option the Pathways path does not implement: the option turned off is named.
+        "ValueError: OCDBT is not supported with Pathways.\n",
+        "unsupported_op",
+        "unsupported_op/pathways_feature_refused",
+        "use_ocdbt=False",
+    ),
+    (
+        # An async checkpoint save whose background thread ran out of time.
+        "E0101 async_checkpointer.py:210] Thread save_thread_3 did not complete within 600 seconds.\n",
+        "collective_timeout",
+        "collective_timeout/async_save_timed_out",
+        "AsyncOptions(timeout_secs=...)",
+    ),
+    (
+        # The Pathways path accepting one sharding type only.
+        "ValueError: Pathways only supports jax.sharding.NamedSharding.\n",
+        "unsupported_op",
+        "unsupported_op/pathways_requires_type",
+        "jax.sharding.NamedSharding over a Mesh",
+    ),
 ]
 
 
@@ -896,6 +959,17 @@ def test_a_sub_rule_without_its_evidence_stays_out(text: str, category: str, abs
     crash = diagnose_log(text, "-")
     assert crash.category == category
     assert crash.evidence.fix_rule != absent_rule
+
+
+def test_a_pathways_refusal_names_the_ocdbt_switch_only_for_ocdbt() -> None:
+    """Another feature refused under Pathways gets the family's fix without Orbax's OCDBT setting."""
+    crash = diagnosed_as(
+        "ValueError: Host offloading is not supported on Pathways.\n",
+        "unsupported_op",
+        "unsupported_op/pathways_feature_refused",
+    )
+    assert "Host offloading" in crash.fix
+    assert "use_ocdbt" not in crash.fix
 
 
 def test_unnamed_variant_when_the_evidence_is_missing() -> None:

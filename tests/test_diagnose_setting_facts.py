@@ -14,6 +14,7 @@ from tests.crashlog_support import diagnosed_as
 from tpu_runtime.diagnose.crash_setting_facts import (
     accepted_value_facts,
     crash_phase_facts,
+    exclusive_scope_facts,
     init_order_facts,
     mesh_device_facts,
     missing_api_facts,
@@ -126,6 +127,34 @@ EXTRACTED: list[tuple[Extractor, list[str], dict[str, object]]] = [
     ),
     (rejected_flag_facts, ["ERROR: Unknown command line flag 'xla_bar'"], {"rejected_flag": "xla_bar"}),
     (rejected_flag_facts, ["flags parsed: 12"], {}),
+    (
+        exclusive_scope_facts,
+        ["ValueError: Pipeline parallelism can only be enabled on ICI or DCN, not both."],
+        {
+            "exclusive_feature": "Pipeline parallelism",
+            "exclusive_a": "ICI",
+            "exclusive_b": "DCN",
+            "exclusive_setting_a": "ici_pipeline_parallelism",
+            "exclusive_setting_b": "dcn_pipeline_parallelism",
+            "exclusive_feature_lines": [
+                "ValueError: Pipeline parallelism can only be enabled on ICI or DCN, not both."
+            ],
+        },
+    ),
+    (
+        exclusive_scope_facts,
+        ["ValueError: Prefetching may only be used with hbm or host, not both"],
+        {
+            "exclusive_feature": "Prefetching",
+            "exclusive_a": "hbm",
+            "exclusive_b": "host",
+            "exclusive_feature_lines": [
+                "ValueError: Prefetching may only be used with hbm or host, not both"
+            ],
+        },
+    ),
+    # a choice between two values that does not forbid both is no exclusive scope
+    (exclusive_scope_facts, ["ValueError: mode can only be set to train or eval"], {}),
 ]
 
 

@@ -1,6 +1,7 @@
 """The settings a crash log names itself: the sizes the program printed, an environment variable whose value
 was refused, the values a message lists as accepted, the API a module lacks, the call that came too late,
-the devices a mesh asked for against those visible, and what the program was doing when it died.
+the devices a mesh asked for against those visible, a setting allowed on one of two scopes but set on both,
+and what the program was doing when it died.
 
 The remedy for a crash most often changes one of these, and a log in a wording no rule was written for still
 prints them: a training script logs `(device count, tokens per device) = (8, 1048576)` before its OOM, vLLM
@@ -20,6 +21,7 @@ __all__ = [
     "SETTING_EXTRACTORS",
     "accepted_value_facts",
     "crash_phase_facts",
+    "exclusive_scope_facts",
     "graduated_api_facts",
     "init_order_facts",
     "mesh_device_facts",
@@ -292,6 +294,37 @@ def size_mismatch_facts(lines: Sequence[str]) -> dict[str, str]:
     return {}
 
 
+# A setting that may apply to one of two scopes but not both: "Expert parallelism can only be enabled on ICI
+# or DCN on TPU, not both" (MaxText's config checks), "X may only be set for A or B, not both".
+_EXCLUSIVE_SCOPE = re.compile(
+    r"(?P<feature>[A-Za-z][\w -]{0,40}?) (?:can|may) only be (?:enabled|set|used|turned on) "
+    r"(?:on|for|in|with|over) (?:the )?(?P<a>\w+) or (?:the )?(?P<b>\w+)\b[^\n]{0,60}?\bnot both\b",
+    re.IGNORECASE,
+)
+
+
+def exclusive_scope_facts(lines: Sequence[str]) -> dict[str, str | list[str]]:
+    """`exclusive_feature`, `exclusive_a`, `exclusive_b` where a check allows a setting on one of two scopes
+    but not both; for a parallelism, also `exclusive_setting_a`/`_b`, the per-scope setting names in the
+    `<scope>_<kind>_parallelism` form (MaxText's `ici_expert_parallelism`, `dcn_expert_parallelism`), so the
+    fix names the two settings to reconcile; `exclusive_feature_lines` keeps the line for the evidence."""
+    for m in _matches_from_end(_not_source(lines), (_EXCLUSIVE_SCOPE,)):
+        feature = m["feature"].strip()
+        facts: dict[str, str | list[str]] = {
+            "exclusive_feature": feature,
+            "exclusive_a": m["a"],
+            "exclusive_b": m["b"],
+            "exclusive_feature_lines": [m.string.strip()],
+        }
+        words = re.findall(r"[a-z0-9]+", feature.lower())
+        if len(words) >= 2 and words[-1] == "parallelism":
+            kind = "_".join(words[-2:])
+            facts["exclusive_setting_a"] = f"{m['a'].lower()}_{kind}"
+            facts["exclusive_setting_b"] = f"{m['b'].lower()}_{kind}"
+        return facts
+    return {}
+
+
 # The program's own progress lines: which phase was running when it died.
 _PHASE = re.compile(
     r"(?<![/_.\w])(?P<phase>evaluat\w*|eval(?:uation)?|validat\w*|predict\w*|inference|generat\w*|train\w*|"
@@ -353,6 +386,7 @@ SETTING_EXTRACTORS: tuple[Callable[[Sequence[str]], Mapping[str, object]], ...] 
     init_order_facts,
     mesh_device_facts,
     size_mismatch_facts,
+    exclusive_scope_facts,
     crash_phase_facts,
     *CALL_EXTRACTORS,
 )
