@@ -926,6 +926,60 @@ FORMS += [
 ]
 
 
+# Round diag36: device meshes asking for more devices than they get, arguments given together that exclude one
+# another, memory kinds, tensors no dimension of which fits a mesh axis, pairwise settings of different length
+# and EasyDeL's batch axes (tunix/utils/mesh.py, tunix/rl/rl_cluster.py, torchax/mesh_util.py, EasyDeL).
+FORMS += [
+    (
+        "ValueError: Mesh shape (2, 8) requires 16 devices, but was assigned 4. axis_names=('dp', 'tp').\n",
+        "runtime_init_failure",
+        "runtime_init_failure/mesh_needs_more_devices",
+        "mesh.shape (2, 8)",
+    ),
+    (
+        "ValueError: Mesh allocation requires 16 devices for reference, but only 8 remain available.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/mesh_needs_more_devices",
+        "the reference mesh",
+    ),
+    (
+        "ValueError: Pass either mesh or devices to build_model, not both.\n",
+        "runtime_init_failure",
+        "runtime_init_failure/exclusive_options_together",
+        "mesh or devices",
+    ),
+    (
+        "ValueError: Invalid memory kind: 'host'. Expected one of device, pinned_host.\n",
+        "unsupported_op",
+        "unsupported_op/memory_kind_not_supported",
+        '"host"',
+    ),
+    (
+        "AssertionError: Unable to find a dim to shard because None of the dims ((7, 9, 3)) in shape is "
+        "multiple of 4\n",
+        "shape_dtype_error",
+        "shape_dtype_error/no_dim_to_shard",
+        "multiple of 4",
+    ),
+    (
+        "ValueError: ici_parallelism (1, 4) and mesh_axes ('data', 'fsdp', 'tensor') must have the same "
+        "length\n",
+        "shape_dtype_error",
+        "shape_dtype_error/pairwise_lengths_differ",
+        "mesh_axes one entry per",
+    ),
+    (
+        "ValueError: One of device_put args was given the sharding of NamedSharding(mesh=Mesh('dp': 2, "
+        "'fsdp': 4, 'tp': 1, 'sp': 1), spec=PartitionSpec(('dp', 'fsdp'),), memory_kind=device), which "
+        "implies that the global size of its dimension 0 should be divisible by 8, but it is equal to 3 "
+        "(full shape: (3, 2048))\n",
+        "shape_dtype_error",
+        "shape_dtype_error/sharding_divisibility_easydel_mesh",
+        "sharding_axis_dims",
+    ),
+]
+
+
 @pytest.mark.parametrize(("text", "category", "fix_rule", "evidence"), FORMS)
 def test_family_form_gets_its_sub_rule(text: str, category: str, fix_rule: str, evidence: str) -> None:
     crash = diagnosed_as(text, category, fix_rule)

@@ -87,6 +87,14 @@ def test_suggestions_read_purpose_clauses_and_quoted_commands() -> None:
     assert find_suggestions(xla_hint) == []
 
 
+def test_a_sentence_glued_to_the_one_before_still_gives_its_advice() -> None:
+    # Two adjacent string literals without a space: "...environment.Please wrap ..." (torchax/tensor.py).
+    glued = ["AssertionError: Arrays work only within the demo environment.Please call demo.enable() first."]
+    assert [s.text for s in find_suggestions(glued)] == ["Please call demo.enable() first."]
+    # A dotted name is not a sentence end: "torch.Tensor" does not start advice.
+    assert find_suggestions(["TypeError: expected a jax.Array, got torch.Tensor instead"]) == []
+
+
 def test_cue_files_are_in_the_package_data() -> None:
     assert CUES_DIR.parent.name == "data" and Path(CUES_DIR, "message_families.yaml").is_file()
 

@@ -48,9 +48,12 @@ _ADVICE = (
     r"(?:do not|don't|never) (?:use|call|set|pass|mix|import|run|create|access|touch|initiali[sz]e|install|"
     r"move|load|put|send|combine|change|modify|reuse)|avoid"
 )
-# Advice begins a line or a sentence (after . : ; ! ? or an opening bracket), or opens a parenthesis.
+# Advice begins a line or a sentence (after . : ; ! ? or an opening bracket), or opens a parenthesis. A
+# sentence glued to the one before it ("...within the torchax environment.Please wrap ...", adjacent string
+# literals in the raise site without a space) also begins one: a lower-case word, its full stop, a capital.
 _SUGGESTION = re.compile(
-    rf"(?:^|(?<=[.:;!?(\[]\s)|(?<=[.:;!?]\s\s)|(?<=^[\s>*-])|(?<=\w: )|(?<=\s\())"
+    rf"(?:^|(?<=[.:;!?(\[]\s)|(?<=[.:;!?]\s\s)|(?<=^[\s>*-])|(?<=\w: )|(?<=\s\()|"
+    rf"(?-i:(?<=[a-z]{{3}}[.!?])(?=[A-Z][a-z])))"
     rf"(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
     re.IGNORECASE,
 )
