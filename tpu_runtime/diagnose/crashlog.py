@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tpu_runtime.diagnose.crash_cues import WeakVote, weak_vote
+from tpu_runtime.diagnose.crash_error_codes import XlaCodeHit, find_xla_error_code
 from tpu_runtime.diagnose.crash_facts import (
     derive_facts,
     extract_facts,
@@ -86,6 +87,9 @@ RULES_DIR = Path(__file__).resolve().parents[1] / "data" / "crash_rules"
 ERRORS_SHEET = "errors.md"
 MAX_EVIDENCE = 8
 MAX_LINE = 400
+CODE_WEIGHT = 0.85
+"""The vote an XLA error code (crash_error_codes) gives its category: above the generic patterns (0.6-0.7),
+below the signatures of known wordings (0.9 and up), which may place a code's log more finely."""
 
 logger = logging.getLogger(__name__)
 
@@ -140,7 +144,8 @@ def log_lines(text: str) -> tuple[list[str], list[str]]:
 def signature(text: str, rules: Sequence[CrashRule] | None = None) -> tuple[Category, str] | None:
     """The category a text's strongest rule match names, with its first evidence line; None if none."""
     lines, _ = log_lines(text)
-    votes = [v for v in (_vote(rule, lines) for rule in (load_rules() if rules is None else rules)) if v]
+    rules = load_rules() if rules is None else rules
+    votes = _with_code_vote([v for v in (_vote(rule, lines) for rule in rules) if v], rules, lines)
     if not votes:
         return None
     best = max(votes, key=lambda v: (v.score, v.rule.priority, v.last_line))
@@ -159,7 +164,7 @@ def diagnose_log(
 
     rules = load_rules() if rules is None else rules
     lines, notes = log_lines(text)
-    votes = [v for v in (_vote(rule, lines) for rule in rules) if v is not None]
+    votes = _with_code_vote([v for v in (_vote(rule, lines) for rule in rules) if v], rules, lines)
     facts = generic_facts(lines)
     if notes:
         facts["read_note"] = notes[0]
@@ -213,7 +218,17 @@ FixChoice = tuple[str, str, list[Citation], str, str]
 def choose_fix(rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str]) -> FixChoice:
     """(cause, fix, citations, sub-rule id, why): the first cause-specific sub-rule that applies; else the
     remedy the error message states itself; else a `from_facts_*` fallback naming this log's facts; else the
-    values the message lists as accepted; else the category's paragraph."""
+    fix of the XLA error code the log names (crash_error_codes); else the values the message lists as
+    accepted; else the category's paragraph. A code the log names is cited whichever fix is chosen."""
+    cause, fix, citations, sub_id, why = _choose_fix(rule, facts, lines)
+    hit = find_xla_error_code(lines)
+    cited = hit is not None and any(c.url == hit.entry.url for c in citations)
+    if hit is not None and hit.entry.category in (None, rule.category) and not cited:
+        citations = [Citation(label=f"XLA error {hit.entry_code}", url=hit.entry.url), *citations]
+    return cause, fix, citations, sub_id, why
+
+
+def _choose_fix(rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str]) -> FixChoice:
     specific = [sub for sub in rule.fixes if not sub.id.startswith(FALLBACK_PREFIX)]
     fallbacks = [sub for sub in rule.fixes if sub.id.startswith(FALLBACK_PREFIX)]
     found = _first_sub_rule(rule, specific, facts, lines)
@@ -236,7 +251,7 @@ def choose_fix(rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str]) 
             f"{rule.category}/message_suggestion",
             f"no cause-specific sub-rule applied; the error message states a remedy (line {lines_named})",
         )
-    found = _first_sub_rule(rule, fallbacks, facts, lines)
+    found = _first_sub_rule(rule, fallbacks, facts, lines) or _code_fix(rule, lines)
     if found is not None:
         return found
     accepted = facts.get("accepted_values")
@@ -294,6 +309,41 @@ def _first_sub_rule(
         ]
         return (cause or rule.cause.strip(), fix, citations, f"{rule.category}/{sub.id}", sub.when.describe())
     return None
+
+
+def _code_fix(rule: CrashRule, lines: Sequence[str]) -> FixChoice | None:
+    """The fix of the XLA error code the log names, when the code's category is this rule's (or the code
+    has none, as a core halt): XLA's own page for the error, restated in data/xla_error_codes.yaml."""
+    hit = find_xla_error_code(lines)
+    if hit is None or hit.entry.category not in (None, rule.category):
+        return None
+    fix = f"{' '.join(hit.entry.fix.split())} (XLA error {hit.code}: {hit.entry.url})"
+    citations = [
+        Citation(label=f"XLA error {hit.entry_code}", url=hit.entry.url),
+        *(c for c in rule.citations if c.url != hit.entry.url),
+    ]
+    why = f"the log names XLA error {hit.code} (line {hit.line + 1}); its page's fix"
+    return rule.cause.strip(), fix, citations, f"{rule.category}/xla_error_code", why
+
+
+def _with_code_vote(votes: list[_Vote], rules: Sequence[CrashRule], lines: Sequence[str]) -> list[_Vote]:
+    """The votes with the one an XLA error code in the log gives its category (CODE_WEIGHT): a category
+    that already has a vote gains as from one more agreeing pattern; otherwise the code's category joins."""
+    hit: XlaCodeHit | None = find_xla_error_code(lines)
+    if hit is None or hit.entry.category is None:
+        return votes
+    line = _clip(lines[hit.line].strip())
+    for vote in votes:
+        if vote.rule.category == hit.entry.category:
+            vote.score = min(0.99, max(vote.score + 0.03, CODE_WEIGHT))
+            vote.last_line = max(vote.last_line, hit.line)
+            if line not in vote.evidence:
+                vote.evidence = [*vote.evidence, line][:MAX_EVIDENCE]
+            return votes
+    rule = next((r for r in rules if r.category == hit.entry.category), None)
+    if rule is None:
+        return votes
+    return [*votes, _Vote(rule, CODE_WEIGHT, hit.line, [line])]
 
 
 def _vote(rule: CrashRule, lines: Sequence[str]) -> _Vote | None:
