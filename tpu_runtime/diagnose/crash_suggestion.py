@@ -75,9 +75,9 @@ _HELPS = re.compile(
     r"\bis (?:recommended|strongly recommended)\b[^.!?\n]*)",
     re.IGNORECASE,
 )
-# ... or states what the check requires of a setting: "server_port should be defined", "expected
-# NODE_RANK env variable to be defined", "the cache requires mode=tpu". The check names the setting and what it
-# must be, which is the remedy even though it is not worded as an order; the setting's name is kept as named.
+# ... or states what the check requires of a setting: "server_port should be defined", "expected NODE_RANK
+# env variable to be defined", "the cache requires mode=tpu". The check names the setting and what it must
+# be, which is the remedy even though it is not worded as an order; the setting's name is kept as named.
 _REQUIRED = re.compile(
     r"(?:^|(?<=[.:;!?]\s)|(?<=\w: ))(?P<text>(?:expected |the )?"
     r"(?:env(?:ironment)? variable |argument |option )?`?(?P<name>[A-Za-z_][\w.-]*)`?"
