@@ -22,6 +22,13 @@ PLACED = [
         UNSUPPORTED,
     ),
     (["NotImplementedError: Unsupported chip_version=3"], UNSUPPORTED),
+    (["WARNING: TPU does not support sparse embeddings without --pad_to_dense."], UNSUPPORTED),
+    (["ValueError: Dense checkpoints not supported for remote storage."], UNSUPPORTED),
+    # a program compiled with an option is no native library built for another release
+    (
+        ["NotImplementedError: `fit_steps` is not supported for models compiled with a strategy."],
+        UNSUPPORTED,
+    ),
     # two settings the program will not combine
     (["ValueError: Data parallelism can be set on the host or on the slice, not both."], INIT),
     (["ValueError: --spmd and --multiprocess cannot be used together"], INIT),
@@ -59,6 +66,7 @@ PLACED = [
 # Nearby wordings each family must not claim: (lines, the category the new cue would have given).
 NOT_CLAIMED = [
     (["RuntimeError: TPU is not available on this host"], UNSUPPORTED),  # the platform is the subject
+    (["RuntimeError: jaxlib version 0.3.1 not supported for this jax release"], UNSUPPORTED),
     (["ValueError: float64 is not supported with the TPU backend"], INIT),
     (["RuntimeError: Unsupported jaxlib version 0.3.1"], UNSUPPORTED),  # a release, not a chip
     (["INVALID_ARGUMENT: the layout for this output is not set to host memory"], INIT),
