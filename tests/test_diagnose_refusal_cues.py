@@ -99,6 +99,8 @@ def test_refusal_families_leave_nearby_wordings(lines: list[str], category: str)
         ("ValueError: server_port should be defined.", "server_port"),
         ("RuntimeError: expected NODE_RANK env variable to be defined", "NODE_RANK"),
         ("ValueError: The paged cache requires mode=tpu", "mode=tpu"),
+        ("RuntimeError: runtime.start should only be called once.", "runtime.start"),
+        ("RuntimeError: cluster.connect must be called before any device is used", "cluster.connect"),
         ("ValueError: Provide mesh_axes to build the hybrid mesh", "mesh_axes"),
         ("RuntimeError: fastkern failed to load; verify that its wheel matches jaxlib", "jaxlib"),
         ("AssertionError: Nested tensors are not supported. Use a padded batch instead.", "padded batch"),
@@ -116,6 +118,7 @@ def test_suggestion_quotes_what_a_check_requires(line: str, named: str) -> None:
         "RuntimeError: Expected the size of dim 1 to be equal to 4, got 3",
         "NotImplementedError: the compiler does not provide a kernel for this op",
         "NameError: name 'config' is not defined",
+        "RuntimeError: the callback was called once more than expected",
     ],
 )
 def test_suggestion_skips_statements_that_name_no_requirement(line: str) -> None:

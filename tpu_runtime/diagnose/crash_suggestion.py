@@ -75,14 +75,16 @@ _HELPS = re.compile(
     r"\bis (?:recommended|strongly recommended)\b[^.!?\n]*)",
     re.IGNORECASE,
 )
-# ... or states what the check requires of a setting: "server_port should be defined", "expected NODE_RANK
-# env variable to be defined", "the cache requires mode=tpu". The check names the setting and what it must
-# be, which is the remedy even though it is not worded as an order; the setting's name is kept as named.
+# ... or states what the check requires of a setting or a call: "server_port should be defined", "expected
+# NODE_RANK env variable to be defined", "the cache requires mode=tpu", "runtime.start should only be called
+# once". The check names the setting (or call) and what it must be, which is the remedy even though it is not
+# worded as an order; the setting's name is kept as named.
 _REQUIRED = re.compile(
     r"(?:^|(?<=[.:;!?]\s)|(?<=\w: ))(?P<text>(?:expected |the )?"
     r"(?:env(?:ironment)? variable |argument |option )?`?(?P<name>[A-Za-z_][\w.-]*)`?"
     r"(?: env(?:ironment)? variable| argument| option| flag)? "
-    r"(?:(?:should|must|needs? to) be|to be) (?:defined|set|specified|provided|passed)\b[^.!?\n]*[.!?]?|"
+    r"(?:(?:(?:should|must|needs? to) be|to be) (?:defined|set|specified|provided|passed)|"
+    r"(?:should|must|can) (?:only )?be called (?:once|before|after|first))\b[^.!?\n]*[.!?]?|"
     r"[A-Za-z_][\w.-]*(?: [A-Za-z_][\w.-]*){0,3} requires? "
     r"(?P<setting>(?:--)?[A-Za-z_][\w.-]*=[^\s,;)'\"`]+)[.!?]?)",
 )
