@@ -100,6 +100,7 @@ def test_refusal_families_leave_nearby_wordings(lines: list[str], category: str)
         ("RuntimeError: expected NODE_RANK env variable to be defined", "NODE_RANK"),
         ("ValueError: The paged cache requires mode=tpu", "mode=tpu"),
         ("RuntimeError: runtime.start should only be called once.", "runtime.start"),
+        ("ValueError: Cache dtype must match compute_dtype.", "compute_dtype"),
         ("RuntimeError: cluster.connect must be called before any device is used", "cluster.connect"),
         ("ValueError: Provide mesh_axes to build the hybrid mesh", "mesh_axes"),
         ("RuntimeError: fastkern failed to load; verify that its wheel matches jaxlib", "jaxlib"),
@@ -119,6 +120,7 @@ def test_suggestion_quotes_what_a_check_requires(line: str, named: str) -> None:
         "NotImplementedError: the compiler does not provide a kernel for this op",
         "NameError: name 'config' is not defined",
         "RuntimeError: the callback was called once more than expected",
+        "ValueError: operand shapes must match",
     ],
 )
 def test_suggestion_skips_statements_that_name_no_requirement(line: str) -> None:

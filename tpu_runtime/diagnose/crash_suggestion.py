@@ -77,14 +77,16 @@ _HELPS = re.compile(
 )
 # ... or states what the check requires of a setting or a call: "server_port should be defined", "expected
 # NODE_RANK env variable to be defined", "the cache requires mode=tpu", "runtime.start should only be called
-# once". The check names the setting (or call) and what it must be, which is the remedy even though it is not
-# worded as an order; the setting's name is kept as named.
+# once", "cache dtype must match compute_dtype". The check names the setting (or call) and what it must be,
+# which is the remedy even though it is not worded as an order; the setting's name is kept as named.
 _REQUIRED = re.compile(
     r"(?:^|(?<=[.:;!?]\s)|(?<=\w: ))(?P<text>(?:expected |the )?"
     r"(?:env(?:ironment)? variable |argument |option )?`?(?P<name>[A-Za-z_][\w.-]*)`?"
     r"(?: env(?:ironment)? variable| argument| option| flag)? "
     r"(?:(?:(?:should|must|needs? to) be|to be) (?:defined|set|specified|provided|passed)|"
     r"(?:should|must|can) (?:only )?be called (?:once|before|after|first))\b[^.!?\n]*[.!?]?|"
+    r"[A-Za-z_][\w.-]*(?: [A-Za-z_][\w.-]*){0,3} (?:must|should) (?:match|equal) "
+    r"`?(?P<other>[a-z]\w*_\w+)`?[.!?]?|"
     r"[A-Za-z_][\w.-]*(?: [A-Za-z_][\w.-]*){0,3} requires? "
     r"(?P<setting>(?:--)?[A-Za-z_][\w.-]*=[^\s,;)'\"`]+)[.!?]?)",
 )
@@ -229,7 +231,7 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
                 continue
             named = _named(text)
             if m.re is _REQUIRED:  # the setting the check requires, even one no _NAMED pattern knows
-                required = m["setting"] or m["name"]
+                required = m["setting"] or m["other"] or m["name"]
                 named = tuple(dict.fromkeys([required, *named]))
             if (not named and not _DIRECT.match(text)) or text.lower() in seen:
                 continue
