@@ -71,6 +71,7 @@ NOT_CLAIMED = [
     (["RuntimeError: Unsupported jaxlib version 0.3.1"], UNSUPPORTED),  # a release, not a chip
     (["INVALID_ARGUMENT: the layout for this output is not set to host memory"], INIT),
     (["NameError: name 'device' is not defined"], INIT),
+    (["ValueError: this kernel requires head_dim=128"], INIT),  # a shape value, not a device setting
     (["ERROR: (gcloud.storage.cp) the bucket was not found"], INIT),
     (["FileExistsError: File already exists: /tmp/ckpt/step_10"], VERSION),
     (["IndexError: block index 9 is out of bounds for the array"], "mosaic_compile_error"),
