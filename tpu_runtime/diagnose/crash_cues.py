@@ -47,7 +47,8 @@ CUES_DIR = CUES_FILE.with_suffix("")
 MAX_EVIDENCE = 6
 _ERRORISH = re.compile(
     r"\b(?:error|fatal|failed|failure|exception|abort(?:ed)?|killed|panic|unable|cannot|could not|"
-    r"couldn't|not supported|unsupported|not implemented|unimplemented|invalid|incompatible|exceeded|"
+    r"couldn't|not supported|does not support|doesn't support|unsupported|not implemented|unimplemented|"
+    r"invalid|incompatible|exceeded|"
     r"exhausted|timed out|timeout|mismatch|out of memory|crashed|already in use|too frequent)\b|"
     r"\*\*\* SIG[A-Z]+|(?-i:\b[A-Z][A-Z_]{3,}: )|Check failed|RET_CHECK|Traceback \(most recent|"
     r"\w+(?:Error|Exception|Exhausted)\b|terminate called|must be called (?:before|after)|"

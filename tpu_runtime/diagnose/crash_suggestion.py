@@ -44,6 +44,8 @@ _ADVICE = (
     r"it is recommended to|either|run(?! time)|kill|unset|remove|restart|replace|wrap|cast|move|"
     # layout and version actions a check words as an order ("Pad head_dim to a multiple of 128.")
     r"pad|choose|pick|align|round|shard|split|replicate|update|pin|convert|"
+    # a check that asks for a value ("Provide dcn_mesh_shape to ...") or a match ("verify that its wheel ...")
+    r"provide|supply|define|verify that|check that|confirm that|"
     # negative advice: "Do not use the XLA device before calling xmp.spawn."
     r"(?:do not|don't|never) (?:use|call|set|pass|mix|import|run|create|access|touch|initiali[sz]e|install|"
     r"move|load|put|send|combine|change|modify|reuse)|avoid"
@@ -75,6 +77,21 @@ _HELPS = re.compile(
     r"(?:help|fix|resolve|avoid|work around)\b[^.!?\n]*|(?:[^.!?\n]|[.!?](?=\S))*?"
     r"\bis (?:recommended|strongly recommended)\b[^.!?\n]*)",
     re.IGNORECASE,
+)
+# ... or states what the check requires of a setting or a call: "server_port should be defined", "expected
+# NODE_RANK env variable to be defined", "the cache requires mode=tpu", "runtime.start should only be called
+# once", "cache dtype must match compute_dtype". The check names the setting (or call) and what it must be,
+# which is the remedy even though it is not worded as an order; the setting's name is kept as named.
+_REQUIRED = re.compile(
+    r"(?:^|(?<=[.:;!?]\s)|(?<=\w: ))(?P<text>(?:expected |the )?"
+    r"(?:env(?:ironment)? variable |argument |option )?`?(?P<name>[A-Za-z_][\w.-]*)`?"
+    r"(?: env(?:ironment)? variable| argument| option| flag)? "
+    r"(?:(?:(?:should|must|needs? to) be|to be) (?:defined|set|specified|provided|passed)|"
+    r"(?:should|must|can) (?:only )?be called (?:once|before|after|first))\b[^.!?\n]*[.!?]?|"
+    r"[A-Za-z_][\w.-]*(?: [A-Za-z_][\w.-]*){0,3} (?:must|should) (?:match|equal) "
+    r"`?(?P<other>[a-z]\w*_\w+)`?[.!?]?|"
+    r"[A-Za-z_][\w.-]*(?: [A-Za-z_][\w.-]*){0,3} requires? "
+    r"(?P<setting>(?:--)?[A-Za-z_][\w.-]*=[^\s,;)'\"`]+)[.!?]?)",
 )
 # Advice addressed to the reader with an action that changes something, kept even when it names nothing the
 # _NAMED patterns know ("please inspect the digest below" points at evidence; it is no remedy).
@@ -137,7 +154,9 @@ _NAMED = (
         "replacement",
         re.compile(
             r"(?<=\buse )[A-Za-z_][\w.]*(?= instead\b| or [\w.]+ instead\b)|"
-            r"(?<= or )[A-Za-z_][\w.]*(?= instead\b)"
+            r"(?<= or )[A-Za-z_][\w.]*(?= instead\b)|"
+            # a replacement in a few plain words ("Use a regular tensor instead.")
+            r"(?:(?<=\b[Uu]se a )|(?<=\b[Uu]se an ))[A-Za-z_][\w.]*(?: [A-Za-z_][\w.]*){0,2}(?= instead\b)"
         ),
     ),
     ("API", re.compile(r"`[^`\s][^`]{0,60}`|\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\([^()\s]{0,40}\))?")),
@@ -203,7 +222,7 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
         if len(line) > 4000 or line.lstrip().startswith(('File "', "#", "//")):
             continue
         matches = [*_SUGGESTION.finditer(line), *_PURPOSE.finditer(line), *_AFTER_COMMA.finditer(line)]
-        for m in [*matches, *_HELPS.finditer(line)]:
+        for m in [*matches, *_HELPS.finditer(line), *_REQUIRED.finditer(line)]:
             text = _sentence(m["text"])
             if line[m.start("text") - 1 : m.start("text")] == "(":  # "(use float32 instead)"
                 text = text.split(")", 1)[0].strip()
@@ -214,6 +233,9 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             if _OTHER_PLATFORM.search(lead + line[m.start() : m.start("text")]):
                 continue
             named = _named(text)
+            if m.re is _REQUIRED:  # the setting the check requires, even one no _NAMED pattern knows
+                required = m["setting"] or m["other"] or m["name"]
+                named = tuple(dict.fromkeys([required, *named]))
             if (not named and not _DIRECT.match(text)) or text.lower() in seen:
                 continue
             seen.add(text.lower())
