@@ -41,6 +41,11 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - counts: a "how many / number of" question needs a number (one that starts its word, or a number word)
   in the quoted line; a line that only names what is counted, or a digit inside a name ('v5p', 'bf16'),
   does not say how many;
+- limits, times and defaults: a "what is the largest / minimum X" question needs a number in the quoted
+  line, a "how long does X take" one a time (a number with a time unit, or 'minutes'), and a "what is
+  the default X / what X is used when --x is not given" one a line saying what is used by default (a
+  value an example command chose is not the default); digits in a line's source note (its URL, its
+  'checked' date) count for none of these, nor for "how many";
 - word forms: light stemming (derived forms too: 'resiliency' is 'resilience'), irregular past forms
   ('written' is 'write') and 'un-'/'re-' prefixes ('retracing' meets 'tracing'); a dotted name is
   also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), a compound joined or not
@@ -192,6 +197,38 @@ _ASKS_WAY_RE = re.compile(r"\bhow\s+(?:to|do|does|did|can|could|should|would)\b"
 _GIVES_COUNT_RE = re.compile(
     r"(?<![A-Za-z_\d])\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen|hundred|thousand|"
     r"dozens?|single|twice|double|half|none|unlimited)\b",
+    re.I,
+)
+# a line's source note ('([source](https://...), checked 2026-12-04)') holds digits that state no
+# value: a count, time or limit is looked for in the line with its notes taken out
+_NOTE_RE = re.compile(r"\]\([^)]*\)|https?://\S+|\bchecked\s+\d{4}-\d\d-\d\d\b", re.I)
+# "How long does X take": the question asks for a time, so the quoted line must give one (a number with
+# a time unit, or a span of time in words); a line that only names X does not say how long it takes.
+# "How long can a prompt be" asks for a length, which any number answers.
+_ASKS_TIME_RE = re.compile(r"\bhow\s+long\b(?![^?]*\b(?:can|may|must|should|could)\b[^?]*\bbe\b)", re.I)
+_GIVES_TIME_RE = re.compile(
+    r"(?<![A-Za-z_\d])\d[\d.,]*\s*(?:ms|us|µs|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|"
+    r"weeks?|months?)\b|\b(?:seconds|minutes|hours|days|weeks|months|instantly|immediately)\b",
+    re.I,
+)
+# "What is the largest X / the minimum X": the question asks for a limit, which only a number gives
+# (a line saying what X is, or that X must not be set, states no limit)
+_ASKS_LIMIT_RE = re.compile(
+    r"^\s*what(?:'s|\s+is|\s+are|\s+was)\s+the\s+(?:largest|maximum|max|highest|biggest|greatest|"
+    r"smallest|minimum|min|lowest|fewest|longest|shortest)\b",
+    re.I,
+)
+# "What is the default X", "what X does Y use when --z is not given": the question asks for the value
+# used when nothing is set, which a line gives only by saying so (a value from an example command is
+# what that example chose, not the default)
+_ASKS_DEFAULT_RE = re.compile(
+    r"^\s*(?:what|which)\b[^?]*(?:\bdefault\b|\bwhen\s+[^?]*\b(?:is|are)\s+(?:not|n't)\s+"
+    r"(?:given|set|passed|specified)\b|\b(?:is|are)\s+(?:left\s+)?(?:unset|omitted)\b)",
+    re.I,
+)
+_GIVES_DEFAULT_RE = re.compile(
+    r"\bdefaults?\b|\bdefaulting\b|\bunless\b|\botherwise\b|\bomit|\bunset\b|\bnot\s+(?:set|given)\b|"
+    r"\bwithout\b|\bif\s+no\b",
     re.I,
 )
 # "Which flag ...", "what environment variable ...": the question asks for a name; the quoted line must
@@ -564,6 +601,24 @@ def asks_count(question: str) -> bool:
     return match.group(0).lower().startswith("how") or not _ASKS_WAY_RE.search(question)
 
 
+def asks_limit(question: str) -> bool:
+    """Whether the question asks for a limit ('what is the largest priority Shardy accepts'): only a
+    number answers it."""
+    return bool(_ASKS_LIMIT_RE.search(question))
+
+
+def asks_time(question: str) -> bool:
+    """Whether the question asks how long something takes ('how long does the export take'), not how
+    long a thing may be."""
+    return bool(_ASKS_TIME_RE.search(question))
+
+
+def asks_default(question: str) -> bool:
+    """Whether a what/which question asks for the value used when nothing is set ('what is the default
+    X', 'what rate does it use when --rate is not given')."""
+    return bool(_ASKS_DEFAULT_RE.search(question))
+
+
 def names_attribute(attribute: str, text: str) -> bool:
     """Whether `text` names the attribute, as a word or as a value in the attribute's unit."""
     unit = ATTRIBUTE_UNITS.get(attribute)
@@ -745,8 +800,15 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
     focus = focus_term(question)
     if focus and not names_attribute(focus, named):
         faults.append(f"the quoted line does not say anything about '{focus}'")
-    if asks_count(question) and not _GIVES_COUNT_RE.search(span):
+    stated = _NOTE_RE.sub(" ", span)
+    if (asks_count(question) or asks_limit(question)) and not _GIVES_COUNT_RE.search(stated):
         faults.append("the question asks for a number and the quoted line gives none")
+    if asks_time(question) and not _GIVES_TIME_RE.search(stated):
+        faults.append("the question asks how long and the quoted line gives no time")
+    if asks_default(question) and not _GIVES_DEFAULT_RE.search(stated):
+        faults.append(
+            "the question asks for a default and the quoted line does not say what is used by default"
+        )
     if asks_command(question) and not gives_command(question, span):
         faults.append("the question asks what to run and the quoted line gives no command")
     if asks_when(question) and not _GIVES_WHEN_RE.search(span):
