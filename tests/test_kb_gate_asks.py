@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
-from tpu_runtime.knowledge.answer import asks_default, asks_limit, asks_time, span_faults
+from tpu_runtime.knowledge.answer import asks_default, asks_limit, asks_time, attribute_of, span_faults
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 # Lines that share the questions' words without giving the value asked for; each question below is
@@ -43,6 +43,7 @@ ANSWERS = """\
 - Compiling a Gridlet bundle takes about 12 minutes. ([source](https://example.org/bundle2), checked 2026-12-04)
 - `gridlet bench --rate` defaults to 10 requests per second. ([source](https://example.org/bench2), checked 2026-12-04)
 - A Gridlet project owns up to 8 pools. ([source](https://example.org/pools), checked 2026-12-04)
+- The Gridlet Health tool shows the temperature of each host. ([source](https://example.org/health), checked 2026-12-04)
 """
 CASES = [
     # (question, what the answering line quotes, the fault that refuses it without that line)
@@ -72,6 +73,25 @@ def test_what_each_question_asks_for_is_recognised() -> None:
     assert asks_default("What warmup mode does gridlet bench use when --warmup is not given?")
     assert asks_default("What is the default rate of gridlet bench?")
     assert not asks_default("How do I give a kernel more memory than the default?")
+
+
+def test_the_attribute_a_which_question_asks_about_must_be_named() -> None:
+    assert attribute_of("Which XProf tool shows the fan speed of each TPU chip?") == "fan"
+    # an idiom after a preposition is no attribute asked about
+    assert attribute_of("Which pass recomputes values at the price of more compute?") is None
+    # 'how many X / what is the X of' is the focus check's
+    assert attribute_of("What is the peak of a v4 chip?") is None
+    question = "Which Gridlet tool shows the fan speed of each host?"
+    assert any(
+        "'fan'" in f for f in span_faults(question, "The Gridlet Health tool lists each host.", "Tools")
+    )
+    assert not span_faults(question, "The Gridlet Fans tool shows each host's fan speed in rpm.", "Tools")
+
+
+def test_a_line_naming_the_attribute_answers_which_tool(full: KnowledgeIndex) -> None:
+    reply = ask(full, "Which Gridlet tool shows the temperature of each host?")
+    assert reply.covered, reply.reason
+    assert "Health tool" in reply.citations[0].quote
 
 
 def test_digits_in_a_source_note_are_no_count() -> None:

@@ -41,6 +41,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - counts: a "how many / number of" question needs a number (one that starts its word, or a number word)
   in the quoted line; a line that only names what is counted, or a digit inside a name ('v5p', 'bf16'),
   does not say how many;
+- the X of Y: in a 'which / what' question, the attribute it asks about as a verb's object ('shows the
+  fan speed of each chip') must be named by the quoted line or its heading, not only the tool and the
+  chip ('at the price of', after a preposition, is an idiom, not an attribute);
 - limits, times and defaults: a "what is the largest / minimum X" question needs a number in the quoted
   line, a "how long does X take" one a time (a number with a time unit, or 'minutes'), and a "what is
   the default X / what X is used when --x is not given" one a line saying what is used by default (a
@@ -601,6 +604,24 @@ def asks_count(question: str) -> bool:
     return match.group(0).lower().startswith("how") or not _ASKS_WAY_RE.search(question)
 
 
+# 'shows the fan speed of': the object of a verb, not an idiom after a preposition ('at the price of')
+_OF_RE = re.compile(r"\b([a-z]+)\s+the\s+((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+of\b", re.I)
+
+
+def attribute_of(question: str) -> str | None:
+    """The attribute a 'which / what' question asks about in 'the X of Y' past its opening ('fan' in
+    'which XProf tool shows the fan speed of each chip'; 'speed' is a generic quantity): the line
+    answering it names X (or gives a value in X's unit), not only Y and the tool."""
+    if not _ASKED_RE.search(question) or _FOCUS_RE.search(question):
+        return None
+    match = next((m for m in _OF_RE.finditer(question) if m.group(1).lower() not in _FOCUS_STOP), None)
+    if not match:
+        return None
+    words = [w.lower() for w in match.group(2).split()]
+    heads = [w for w in words if w not in QUANTITY_WORDS and w not in QUESTION_WORDS and not is_specific(w)]
+    return heads[-1] if heads else None
+
+
 def asks_limit(question: str) -> bool:
     """Whether the question asks for a limit ('what is the largest priority Shardy accepts'): only a
     number answers it."""
@@ -800,6 +821,9 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
     focus = focus_term(question)
     if focus and not names_attribute(focus, named):
         faults.append(f"the quoted line does not say anything about '{focus}'")
+    attribute = attribute_of(question)
+    if attribute and attribute != focus and not names_attribute(attribute, named):
+        faults.append(f"the quoted line does not say anything about '{attribute}'")
     stated = _NOTE_RE.sub(" ", span)
     if (asks_count(question) or asks_limit(question)) and not _GIVES_COUNT_RE.search(stated):
         faults.append("the question asks for a number and the quoted line gives none")
