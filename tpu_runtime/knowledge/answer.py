@@ -104,7 +104,8 @@ from tpu_runtime.knowledge.words import unprefixed as _unprefixed
 SUPPORT_PASSAGES = 10
 MIN_SUPPORT = 0.60  # share of the question's weighted terms the best passage must contain
 CLOSE_COSINE = 0.60  # a passage this close in meaning may leave more of the wording unmatched...
-CLOSE_MIN_SUPPORT = 0.45  # ...down to this share
+# ...down to this share (at 0.45 a passage on a chip's performance counters answered its fan speed)
+CLOSE_MIN_SUPPORT = 0.50
 MIN_COSINE = 0.30  # best cosine below this: nothing in the corpus is about the question
 LEXICAL_MIN_SUPPORT = 0.55  # with no vectors, the terms alone decide
 SPECIFIC_WEIGHT = 2.0  # weight multiplier of specific terms (with a digit, or identifier-like)
