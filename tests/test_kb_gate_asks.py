@@ -94,6 +94,15 @@ def test_a_line_naming_the_attribute_answers_which_tool(full: KnowledgeIndex) ->
     assert "Health tool" in reply.citations[0].quote
 
 
+def test_a_checked_date_in_a_source_note_is_no_release() -> None:
+    question = "When will Gridlet support quota transfers?"
+    noted = (
+        "Gridlet quota transfers are planned ([source](https://example.org/t), checked 2026-12-04) for pools"
+    )
+    assert any("no date or version" in f for f in span_faults(question, noted, "Gridlet quotas"))
+    assert not span_faults(question, "Gridlet supports quota transfers since version 0.9.", "Gridlet quotas")
+
+
 def test_digits_in_a_source_note_are_no_count() -> None:
     line = "Gridlet quotas apply to every pool a project owns ([source](https://example.org/q1), checked 2026-12-04) and are raised"
     faults = span_faults("How many pools can a Gridlet project own?", line, "Gridlet quotas")

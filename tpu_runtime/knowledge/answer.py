@@ -836,7 +836,7 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
         )
     if asks_command(question) and not gives_command(question, span):
         faults.append("the question asks what to run and the quoted line gives no command")
-    if asks_when(question) and not _GIVES_WHEN_RE.search(span):
+    if asks_when(question) and not _GIVES_WHEN_RE.search(stated):
         faults.append(
             "the question asks when or in which release and the quoted line gives no date or version"
         )
