@@ -48,7 +48,7 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   line, a "how long does X take" one a time (a number with a time unit, or 'minutes'), and a "what is
   the default X / what X is used when --x is not given" one a line saying what is used by default (a
   value an example command chose is not the default); digits in a line's source note (its URL, its
-  'checked' date) count for none of these, nor for "how many";
+  'checked' date) count for none of these, nor for "how many" or "when";
 - word forms: light stemming (derived forms too: 'resiliency' is 'resilience'), irregular past forms
   ('written' is 'write') and 'un-'/'re-' prefixes ('retracing' meets 'tracing'); a dotted name is
   also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), a compound joined or not
@@ -814,8 +814,9 @@ def asks_when(question: str) -> bool:
 
 def span_faults(question: str, span: str, heading: str, *, action: bool = True) -> list[str]:
     """Why a quoted line would not answer the question, whatever its word overlap: it says nothing
-    about the attribute asked for ('how many X', 'what is the X of'), gives no number to a 'how many'
-    question, or (with `action`) neither names the action of a 'how do I <verb>' question nor gives a
+    about the attribute asked for ('how many X', 'what is the X of', 'shows the X of'), gives no number
+    to a 'how many' or 'what is the largest' question, no time to a 'how long', no default to a 'what is
+    the default', or (with `action`) neither names the action of a 'how do I <verb>' question nor gives a
     command."""
     faults: list[str] = []
     named = f"{heading}\n{span}"
