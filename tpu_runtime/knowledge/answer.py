@@ -41,6 +41,14 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - counts: a "how many / number of" question needs a number (one that starts its word, or a number word)
   in the quoted line; a line that only names what is counted, or a digit inside a name ('v5p', 'bf16'),
   does not say how many;
+- the X of Y: in a 'which / what' question, the attribute it asks about as a verb's object ('shows the
+  fan speed of each chip') must be named by the quoted line or its heading, not only the tool and the
+  chip ('at the price of', after a preposition, is an idiom, not an attribute);
+- limits, times and defaults: a "what is the largest / minimum X" question needs a number in the quoted
+  line, a "how long does X take" one a time (a number with a time unit, or 'minutes'), and a "what is
+  the default X / what X is used when --x is not given" one a line saying what is used by default (a
+  value an example command chose is not the default); digits in a line's source note (its URL, its
+  'checked' date) count for none of these, nor for "how many" or "when";
 - word forms: light stemming (derived forms too: 'resiliency' is 'resilience'), irregular past forms
   ('written' is 'write') and 'un-'/'re-' prefixes ('retracing' meets 'tracing'); a dotted name is
   also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), a compound joined or not
@@ -96,7 +104,8 @@ from tpu_runtime.knowledge.words import unprefixed as _unprefixed
 SUPPORT_PASSAGES = 10
 MIN_SUPPORT = 0.60  # share of the question's weighted terms the best passage must contain
 CLOSE_COSINE = 0.60  # a passage this close in meaning may leave more of the wording unmatched...
-CLOSE_MIN_SUPPORT = 0.45  # ...down to this share
+# ...down to this share (at 0.45 a passage on a chip's performance counters answered its fan speed)
+CLOSE_MIN_SUPPORT = 0.50
 MIN_COSINE = 0.30  # best cosine below this: nothing in the corpus is about the question
 LEXICAL_MIN_SUPPORT = 0.55  # with no vectors, the terms alone decide
 SPECIFIC_WEIGHT = 2.0  # weight multiplier of specific terms (with a digit, or identifier-like)
@@ -192,6 +201,38 @@ _ASKS_WAY_RE = re.compile(r"\bhow\s+(?:to|do|does|did|can|could|should|would)\b"
 _GIVES_COUNT_RE = re.compile(
     r"(?<![A-Za-z_\d])\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen|hundred|thousand|"
     r"dozens?|single|twice|double|half|none|unlimited)\b",
+    re.I,
+)
+# a line's source note ('([source](https://...), checked 2026-12-04)') holds digits that state no
+# value: a count, time or limit is looked for in the line with its notes taken out
+_NOTE_RE = re.compile(r"\]\([^)]*\)|https?://\S+|\bchecked\s+\d{4}-\d\d-\d\d\b", re.I)
+# "How long does X take": the question asks for a time, so the quoted line must give one (a number with
+# a time unit, or a span of time in words); a line that only names X does not say how long it takes.
+# "How long can a prompt be" asks for a length, which any number answers.
+_ASKS_TIME_RE = re.compile(r"\bhow\s+long\b(?![^?]*\b(?:can|may|must|should|could)\b[^?]*\bbe\b)", re.I)
+_GIVES_TIME_RE = re.compile(
+    r"(?<![A-Za-z_\d])\d[\d.,]*\s*(?:ms|us|µs|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|"
+    r"weeks?|months?)\b|\b(?:seconds|minutes|hours|days|weeks|months|instantly|immediately)\b",
+    re.I,
+)
+# "What is the largest X / the minimum X": the question asks for a limit, which only a number gives
+# (a line saying what X is, or that X must not be set, states no limit)
+_ASKS_LIMIT_RE = re.compile(
+    r"^\s*what(?:'s|\s+is|\s+are|\s+was)\s+the\s+(?:largest|maximum|max|highest|biggest|greatest|"
+    r"smallest|minimum|min|lowest|fewest|longest|shortest)\b",
+    re.I,
+)
+# "What is the default X", "what X does Y use when --z is not given": the question asks for the value
+# used when nothing is set, which a line gives only by saying so (a value from an example command is
+# what that example chose, not the default)
+_ASKS_DEFAULT_RE = re.compile(
+    r"^\s*(?:what|which)\b[^?]*(?:\bdefault\b|\bwhen\s+[^?]*\b(?:is|are)\s+(?:not|n't)\s+"
+    r"(?:given|set|passed|specified)\b|\b(?:is|are)\s+(?:left\s+)?(?:unset|omitted)\b)",
+    re.I,
+)
+_GIVES_DEFAULT_RE = re.compile(
+    r"\bdefaults?\b|\bdefaulting\b|\bunless\b|\botherwise\b|\bomit|\bunset\b|\bnot\s+(?:set|given)\b|"
+    r"\bwithout\b|\bif\s+no\b",
     re.I,
 )
 # "Which flag ...", "what environment variable ...": the question asks for a name; the quoted line must
@@ -564,6 +605,42 @@ def asks_count(question: str) -> bool:
     return match.group(0).lower().startswith("how") or not _ASKS_WAY_RE.search(question)
 
 
+# 'shows the fan speed of': the object of a verb, not an idiom after a preposition ('at the price of')
+_OF_RE = re.compile(r"\b([a-z]+)\s+the\s+((?:[a-z][\w-]*\s+){0,2}?[a-z][\w-]*)\s+of\b", re.I)
+
+
+def attribute_of(question: str) -> str | None:
+    """The attribute a 'which / what' question asks about in 'the X of Y' past its opening ('fan' in
+    'which XProf tool shows the fan speed of each chip'; 'speed' is a generic quantity): the line
+    answering it names X (or gives a value in X's unit), not only Y and the tool."""
+    if not _ASKED_RE.search(question) or _FOCUS_RE.search(question):
+        return None
+    match = next((m for m in _OF_RE.finditer(question) if m.group(1).lower() not in _FOCUS_STOP), None)
+    if not match:
+        return None
+    words = [w.lower() for w in match.group(2).split()]
+    heads = [w for w in words if w not in QUANTITY_WORDS and w not in QUESTION_WORDS and not is_specific(w)]
+    return heads[-1] if heads else None
+
+
+def asks_limit(question: str) -> bool:
+    """Whether the question asks for a limit ('what is the largest priority Shardy accepts'): only a
+    number answers it."""
+    return bool(_ASKS_LIMIT_RE.search(question))
+
+
+def asks_time(question: str) -> bool:
+    """Whether the question asks how long something takes ('how long does the export take'), not how
+    long a thing may be."""
+    return bool(_ASKS_TIME_RE.search(question))
+
+
+def asks_default(question: str) -> bool:
+    """Whether a what/which question asks for the value used when nothing is set ('what is the default
+    X', 'what rate does it use when --rate is not given')."""
+    return bool(_ASKS_DEFAULT_RE.search(question))
+
+
 def names_attribute(attribute: str, text: str) -> bool:
     """Whether `text` names the attribute, as a word or as a value in the attribute's unit."""
     unit = ATTRIBUTE_UNITS.get(attribute)
@@ -737,19 +814,30 @@ def asks_when(question: str) -> bool:
 
 def span_faults(question: str, span: str, heading: str, *, action: bool = True) -> list[str]:
     """Why a quoted line would not answer the question, whatever its word overlap: it says nothing
-    about the attribute asked for ('how many X', 'what is the X of'), gives no number to a 'how many'
-    question, or (with `action`) neither names the action of a 'how do I <verb>' question nor gives a
+    about the attribute asked for ('how many X', 'what is the X of', 'shows the X of'), gives no number
+    to a 'how many' or 'what is the largest' question, no time to a 'how long', no default to a 'what is
+    the default', or (with `action`) neither names the action of a 'how do I <verb>' question nor gives a
     command."""
     faults: list[str] = []
     named = f"{heading}\n{span}"
     focus = focus_term(question)
     if focus and not names_attribute(focus, named):
         faults.append(f"the quoted line does not say anything about '{focus}'")
-    if asks_count(question) and not _GIVES_COUNT_RE.search(span):
+    attribute = attribute_of(question)
+    if attribute and attribute != focus and not names_attribute(attribute, named):
+        faults.append(f"the quoted line does not say anything about '{attribute}'")
+    stated = _NOTE_RE.sub(" ", span)
+    if (asks_count(question) or asks_limit(question)) and not _GIVES_COUNT_RE.search(stated):
         faults.append("the question asks for a number and the quoted line gives none")
+    if asks_time(question) and not _GIVES_TIME_RE.search(stated):
+        faults.append("the question asks how long and the quoted line gives no time")
+    if asks_default(question) and not _GIVES_DEFAULT_RE.search(stated):
+        faults.append(
+            "the question asks for a default and the quoted line does not say what is used by default"
+        )
     if asks_command(question) and not gives_command(question, span):
         faults.append("the question asks what to run and the quoted line gives no command")
-    if asks_when(question) and not _GIVES_WHEN_RE.search(span):
+    if asks_when(question) and not _GIVES_WHEN_RE.search(stated):
         faults.append(
             "the question asks when or in which release and the quoted line gives no date or version"
         )
