@@ -39,6 +39,11 @@ def test_doubled_l_and_s_are_the_words_own() -> None:
         ("jobs", "workloads"),
         # 'memory usage' is the docs' 'memory use'
         ("usage", "uses"),
+        # a dtype's long name is its short one, and a compute rate is FLOPS whatever its prefix
+        ("bfloat16", "bf16"),
+        ("float8", "fp8"),
+        ("flops", "exaflops"),
+        ("tflops", "teraflops"),
     ],
 )
 def test_a_family_member_names_its_kin_in_a_line(asked: str, written: str) -> None:
@@ -48,7 +53,15 @@ def test_a_family_member_names_its_kin_in_a_line(asked: str, written: str) -> No
 
 @pytest.mark.parametrize(
     ("asked", "written"),
-    [("compiler", "compile"), ("portable", "document"), ("communication", "talk"), ("price", "cost")],
+    [
+        ("compiler", "compile"),
+        ("portable", "document"),
+        ("communication", "talk"),
+        ("price", "cost"),
+        # other dtypes stay apart: a bf16 line does not answer an fp8 question
+        ("fp8", "bf16"),
+        ("float16", "bfloat16"),
+    ],
 )
 def test_words_outside_a_family_stay_apart(asked: str, written: str) -> None:
     assert not _present(_terms(f"A line that says {written} once."), asked)
@@ -84,6 +97,11 @@ PARAPHRASE_SHEET = """\
 ## Hosts
 
 - A Falcon host has 1536 GiB of DRAM. ([source](https://example.org/host), checked 2026-12-04)
+
+## Compute
+
+- One Falcon chip peaks at 459 TFLOPS in bf16. ([source](https://example.org/chip), checked 2026-12-04)
+- A full Falcon Pod reaches 2.2 exaflops of peak compute. ([source](https://example.org/pod), checked 2026-12-04)
 """
 
 
@@ -101,6 +119,9 @@ def paraphrased(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
         ("Which documentation holds the Falcon settings?", "docs folder"),
         # 'RAM' is the line's 'DRAM'
         ("How much RAM does a Falcon host have?", "1536 GiB"),
+        # 'bfloat16' is the line's 'bf16', 'FLOPS' its 'exaflops'
+        ("What is the bfloat16 peak of one Falcon chip?", "459 TFLOPS"),
+        ("total FLOPS of a Falcon Pod", "2.2 exaflops"),
     ],
 )
 def test_a_paraphrased_question_is_answered_from_its_line(
@@ -118,6 +139,8 @@ def test_a_paraphrased_question_is_answered_from_its_line(
         "How do I steer the compiler's sharding of an intermediate value on a Gaudi accelerator?",
         "What refund does the documentation of the Falcon runtime promise?",
         "How much RAM does a Falcon host lose per year to ECC scrubbing?",
+        # no line gives an fp8 figure: the bf16 one must not answer it
+        "What is the fp8 peak of one Falcon chip?",
     ],
 )
 def test_a_lexically_close_paraphrase_the_lines_do_not_answer_is_refused(
