@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
-from tpu_runtime.knowledge.answer import _present, _terms
+from tpu_runtime.knowledge.answer import _present, _terms, headed_by
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 from tpu_runtime.knowledge.words import FAMILIES, family, family_words, stem
 
@@ -102,6 +102,14 @@ PARAPHRASE_SHEET = """\
 
 - One Falcon chip peaks at 459 TFLOPS in bf16. ([source](https://example.org/chip), checked 2026-12-04)
 - A full Falcon Pod reaches 2.2 exaflops of peak compute. ([source](https://example.org/pod), checked 2026-12-04)
+
+## Images
+
+- The boot disk of a Falcon VM holds the runtime image. ([source](https://example.org/boot), checked 2026-12-04)
+
+## Checkpoints
+
+- Falcon checkpoints go to a local ramdisk on every host, sized at 12 bytes per parameter. ([source](https://example.org/ckpt), checked 2026-12-04)
 """
 
 
@@ -122,6 +130,8 @@ def paraphrased(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
         # 'bfloat16' is the line's 'bf16', 'FLOPS' its 'exaflops'
         ("What is the bfloat16 peak of one Falcon chip?", "459 TFLOPS"),
         ("total FLOPS of a Falcon Pod", "2.2 exaflops"),
+        # the focus 'disk' of 'how much RAM disk' is the head of the line's one-word 'ramdisk'
+        ("Falcon checkpoints: how much RAM disk does each host need?", "12 bytes"),
     ],
 )
 def test_a_paraphrased_question_is_answered_from_its_line(
@@ -147,3 +157,18 @@ def test_a_lexically_close_paraphrase_the_lines_do_not_answer_is_refused(
     paraphrased: KnowledgeIndex, question: str
 ) -> None:
     assert not ask(paraphrased, question).covered
+
+
+@pytest.mark.parametrize(
+    ("word", "text", "named"),
+    [
+        ("disk", "a local ramdisk per host", True),
+        ("parameters", "every hyperparameter is logged", True),
+        # the word itself is no compound of it, too short a lead or head is no compound at all
+        ("disk", "a local disk per host", False),
+        ("disk", "adisk", False),
+        ("map", "a bitmap of the chips", False),
+    ],
+)
+def test_a_one_word_compound_names_its_last_part(word: str, text: str, named: bool) -> None:
+    assert headed_by(word, text) is named
