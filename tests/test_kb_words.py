@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
-from tpu_runtime.knowledge.answer import _present, _terms
+from tpu_runtime.knowledge.answer import _present, _terms, headed_by
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 from tpu_runtime.knowledge.words import FAMILIES, family, family_words, stem
 
@@ -39,6 +39,11 @@ def test_doubled_l_and_s_are_the_words_own() -> None:
         ("jobs", "workloads"),
         # 'memory usage' is the docs' 'memory use'
         ("usage", "uses"),
+        # a dtype's long name is its short one, and a compute rate is FLOPS whatever its prefix
+        ("bfloat16", "bf16"),
+        ("float8", "fp8"),
+        ("flops", "exaflops"),
+        ("tflops", "teraflops"),
     ],
 )
 def test_a_family_member_names_its_kin_in_a_line(asked: str, written: str) -> None:
@@ -48,7 +53,15 @@ def test_a_family_member_names_its_kin_in_a_line(asked: str, written: str) -> No
 
 @pytest.mark.parametrize(
     ("asked", "written"),
-    [("compiler", "compile"), ("portable", "document"), ("communication", "talk"), ("price", "cost")],
+    [
+        ("compiler", "compile"),
+        ("portable", "document"),
+        ("communication", "talk"),
+        ("price", "cost"),
+        # other dtypes stay apart: a bf16 line does not answer an fp8 question
+        ("fp8", "bf16"),
+        ("float16", "bfloat16"),
+    ],
 )
 def test_words_outside_a_family_stay_apart(asked: str, written: str) -> None:
     assert not _present(_terms(f"A line that says {written} once."), asked)
@@ -84,6 +97,19 @@ PARAPHRASE_SHEET = """\
 ## Hosts
 
 - A Falcon host has 1536 GiB of DRAM. ([source](https://example.org/host), checked 2026-12-04)
+
+## Compute
+
+- One Falcon chip peaks at 459 TFLOPS in bf16. ([source](https://example.org/chip), checked 2026-12-04)
+- A full Falcon Pod reaches 2.2 exaflops of peak compute. ([source](https://example.org/pod), checked 2026-12-04)
+
+## Images
+
+- The boot disk of a Falcon VM holds the runtime image. ([source](https://example.org/boot), checked 2026-12-04)
+
+## Checkpoints
+
+- Falcon checkpoints go to a local ramdisk on every host, sized at 12 bytes per parameter. ([source](https://example.org/ckpt), checked 2026-12-04)
 """
 
 
@@ -101,6 +127,11 @@ def paraphrased(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
         ("Which documentation holds the Falcon settings?", "docs folder"),
         # 'RAM' is the line's 'DRAM'
         ("How much RAM does a Falcon host have?", "1536 GiB"),
+        # 'bfloat16' is the line's 'bf16', 'FLOPS' its 'exaflops'
+        ("What is the bfloat16 peak of one Falcon chip?", "459 TFLOPS"),
+        ("total FLOPS of a Falcon Pod", "2.2 exaflops"),
+        # the focus 'disk' of 'how much RAM disk' is the head of the line's one-word 'ramdisk'
+        ("Falcon checkpoints: how much RAM disk does each host need?", "12 bytes"),
     ],
 )
 def test_a_paraphrased_question_is_answered_from_its_line(
@@ -118,9 +149,26 @@ def test_a_paraphrased_question_is_answered_from_its_line(
         "How do I steer the compiler's sharding of an intermediate value on a Gaudi accelerator?",
         "What refund does the documentation of the Falcon runtime promise?",
         "How much RAM does a Falcon host lose per year to ECC scrubbing?",
+        # no line gives an fp8 figure: the bf16 one must not answer it
+        "What is the fp8 peak of one Falcon chip?",
     ],
 )
 def test_a_lexically_close_paraphrase_the_lines_do_not_answer_is_refused(
     paraphrased: KnowledgeIndex, question: str
 ) -> None:
     assert not ask(paraphrased, question).covered
+
+
+@pytest.mark.parametrize(
+    ("word", "text", "named"),
+    [
+        ("disk", "a local ramdisk per host", True),
+        ("parameters", "every hyperparameter is logged", True),
+        # the word itself is no compound of it, too short a lead or head is no compound at all
+        ("disk", "a local disk per host", False),
+        ("disk", "adisk", False),
+        ("map", "a bitmap of the chips", False),
+    ],
+)
+def test_a_one_word_compound_names_its_last_part(word: str, text: str, named: bool) -> None:
+    assert headed_by(word, text) is named

@@ -53,7 +53,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   ('written' is 'write') and 'un-'/'re-' prefixes ('retracing' meets 'tracing'); a dotted name is
   also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), a compound joined or not
   ('all-gather', 'allgather') and a number with its unit glued or apart ('16GB', '16 GB'); the root, like a
-  duration the question states ('within 6 hours'), weighs little;
+  duration the question states ('within 6 hours'), weighs little; the attribute asked for is named by a
+  one-word compound ending in it ('how much RAM disk' by a line's 'ramdisk', `headed_by`);
 - comparisons: in 'is X the same chip as Y' the kind of thing compared ('chip') weighs little: a line
   saying X is called Y answers it;
 - word families (`words.FAMILIES`): a paraphrase meets the docs' word ('documentation' the docs,
@@ -642,9 +643,27 @@ def asks_default(question: str) -> bool:
 
 
 def names_attribute(attribute: str, text: str) -> bool:
-    """Whether `text` names the attribute, as a word or as a value in the attribute's unit."""
+    """Whether `text` names the attribute, as a word, as the head of a compound written as one word
+    ('RAM disk' asks about a disk, and a 'ramdisk' is one), or as a value in the attribute's unit."""
     unit = ATTRIBUTE_UNITS.get(attribute)
-    return _present(_terms(text), attribute) or bool(unit and unit.search(text))
+    return _present(_terms(text), attribute) or headed_by(attribute, text) or bool(unit and unit.search(text))
+
+
+COMPOUND_HEAD_MIN = 4  # a shorter head ('map', 'op') ends too many unrelated words
+COMPOUND_LEAD_MIN = 3  # letters before the head: 'ramdisk', not 'adisk'
+
+
+def headed_by(word: str, text: str) -> bool:
+    """Whether a word of `text` is a compound written as one word whose last part is `word`: English
+    compounds name a kind of their last part ('ramdisk' is a disk, 'hyperparameter' a parameter), so
+    a line naming the compound names the attribute a 'how much RAM disk' question asks about."""
+    head = stem(word.lower())
+    if len(head) < COMPOUND_HEAD_MIN or not head.isalpha():
+        return False
+    return any(
+        t.isalpha() and len(t) - len(head) >= COMPOUND_LEAD_MIN and stem(t).endswith(head)
+        for t in tokenize(text)
+    )
 
 
 def _heading(passage: Passage) -> str:
@@ -917,6 +936,7 @@ def ranked_spans(
     subject = definition_subject(question) if question else None
     cosines = [p.cosine for p in passages[:SUPPORT_PASSAGES] if p.cosine is not None]
     top_cosine = max(cosines, default=None)
+    focus = focus_term(question) if question else None
     for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
         heading = _heading(passage)
         for span in candidate_spans(passage.text):
@@ -928,6 +948,9 @@ def ranked_spans(
                 for w, unit in (units or {}).items()
                 if unit.search(span) and not _present(_terms(f"{heading}\n{span}"), w)
             )
+            # so does the attribute asked for when a one-word compound of the span ends in it ('ramdisk')
+            if focus and headed_by(focus, span) and not _present(_terms(f"{heading}\n{span}"), focus):
+                by_value += weights.get(focus, 0.0)
             own = _coverage(weights, span, by_value)
             overlap = own + HEADING_SHARE * (_coverage(weights, f"{heading}\n{span}", by_value) - own)
             if top_cosine is not None and passage.cosine is not None:

@@ -4,7 +4,8 @@ Users paraphrase the documentation: they write 'documentation' where a line says
 'jit', 'place shards' for 'put shards', 'steer the compiler' for 'hint to the compiler'. A light
 stemmer joins the regular forms ('topologies' and 'topology'); `FAMILIES` joins what no suffix rule
 can: irregular or clipped forms, stems the suffix rules split ('document' stems to 'docu' but
-'documentation' to 'documentat'), and a few synonyms of the TPU docs' own vocabulary. The families
+'documentation' to 'documentat'), a few synonyms of the TPU docs' own vocabulary, and the spellings
+of one number format or compute rate ('bfloat16' is 'bf16', 'FLOPS' names '1.1 exaflops'). The families
 are kept small on purpose: each one widens what a question matches, so a loose family would let a
 question about something the sources never say be answered from a line that merely sounds alike.
 """
@@ -80,6 +81,13 @@ FAMILIES: tuple[tuple[str, ...], ...] = (
     ("error", "exception"),
     ("job", "workload"),  # GKE and Multislice pages say 'workload' where users say 'job'
     ("communicate", "communication"),  # not "talk": chips "talk over ICI" is not user code communicating
+    # number formats: users write the dtype's long name where a line has the short one, or back
+    ("bf16", "bfloat16"),
+    ("fp8", "float8"),
+    ("fp16", "float16"),
+    ("fp32", "float32"),
+    # a compute rate is FLOPS whatever its prefix: "total FLOPS of a Pod" meets "1.1 exaflops"
+    ("flops", "tflops", "pflops", "gflops", "teraflops", "petaflops", "exaflops", "gigaflops"),
 )
 
 
