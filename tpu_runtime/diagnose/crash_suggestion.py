@@ -93,6 +93,24 @@ _REQUIRED = re.compile(
     r"[A-Za-z_][\w.-]*(?: [A-Za-z_][\w.-]*){0,3} requires? "
     r"(?P<setting>(?:--)?[A-Za-z_][\w.-]*=[^\s,;)'\"`]+)[.!?]?)",
 )
+# ... or compares two named settings ("prompt_budget is greater than cache_capacity", "block_q must not
+# exceed seq_len"): the check names both settings and the order they must keep, which is the remedy.
+# Both sides must be settings (snake_case names), so "loss_scale is greater than 1000" is no comparison.
+_SETTING = r"`?(?P<{}>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?(?: \([^()\n]{{1,24}}\))?"
+_COMPARED = re.compile(
+    r"(?:^|(?<=[.:;!?]\s)|(?<=\w: ))(?P<text>(?:the )?"
+    + _SETTING.format("a")
+    + r" (?:is (?:not )?(?:greater|larger|bigger|higher|smaller|less|lower) than(?: or equal to)?|"
+    r"exceeds|(?:must|should|cannot|can't|may) (?:not )?(?:be )?(?:exceed|(?:greater|larger|bigger|higher|"
+    r"smaller|less|lower) than(?: or equal to)?|at (?:most|least)|(?:evenly )?divisible by|divide))"
+    r" (?:the )?" + _SETTING.format("b") + r"(?![\w(])[^.!?\n]*[.!?]?)",
+)
+# ... or prints the values it compared as `name=value` pairs on a mismatch line ("stage count does not match
+# schedule count. len(stages)=4, len(schedules)=3"): the names are the remedy.
+_MISMATCH = re.compile(
+    r"\b(?:does not match|do not match|mismatch(?:ed)?|must (?:match|equal)|differ)\b", re.IGNORECASE
+)
+_PAIR = re.compile(r"(?<![\w.])(?:len\()?(?P<name>[a-z][a-z0-9_]*)\)?=(?P<value>\d+)\b")
 # Advice addressed to the reader with an action that changes something, kept even when it names nothing the
 # _NAMED patterns know ("please inspect the digest below" points at evidence; it is no remedy).
 _DIRECT = re.compile(
@@ -173,6 +191,7 @@ class Suggestion:
     text: str
     line: int
     named: tuple[str, ...]
+    kind: str = "advice"  # or "comparison": a check that names two settings and the order they must keep
 
 
 def _sentence(text: str) -> str:
@@ -241,9 +260,28 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             seen.add(text.lower())
             found.append(Suggestion(text=text, line=index, named=named))
             break
+        else:
+            compared = _compared(line, index)
+            if compared is not None and compared.text.lower() not in seen:
+                seen.add(compared.text.lower())
+                found.append(compared)
         if len(found) >= limit:
             break
     return found
+
+
+def _compared(line: str, index: int) -> Suggestion | None:
+    """Two settings a check compared, from its sentence or the `name=value` pairs of a mismatch line."""
+    m = _COMPARED.search(line)
+    if m is not None and m["a"] != m["b"]:
+        return Suggestion(text=_sentence(m["text"]), line=index, named=(m["a"], m["b"]), kind="comparison")
+    if _MISMATCH.search(line) is None:
+        return None
+    pairs = {p["name"]: p for p in _PAIR.finditer(line)}
+    if len(pairs) < 2 or len({p["value"] for p in pairs.values()}) < 2:
+        return None
+    text = ", ".join(p.group(0) for p in pairs.values())
+    return Suggestion(text=text, line=index, named=tuple(pairs), kind="comparison")
 
 
 def choices_fix(values: str) -> str:
@@ -260,6 +298,13 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
     quoted = " and ".join(f'"{s.text}"' for s in suggestions)
     names = list(dict.fromkeys(n for s in suggestions for n in s.named))
     things = ", ".join(f"`{n}`" for n in names[:6])
+    if all(s.kind == "comparison" for s in suggestions):
+        return (
+            f"The check compared settings the message names: {quoted}. Change {things} so the comparison "
+            "holds (lower the one that is too large or raise its limit; make counts that must agree equal), "
+            "then rerun; if the same error comes back, the facts below and the category's general advice "
+            "apply."
+        )
     act = f"change {things} as it says" if names else "act on it as written"
     return (
         f"The error message states its own remedy: {quoted}. Do that first: {act}, "
