@@ -1,11 +1,14 @@
 """Remedy families a log names itself without advice words: settings a check compared, the `name=value`
-pairs a mismatch printed. The wordings are written for these tests (no corpus file's wording)."""
+pairs a mismatch printed, the condition a check says it expected. The wordings are written for these tests
+(no corpus file's wording)."""
 
 from __future__ import annotations
 
 import pytest
 
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions, suggestion_fix
+from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules, load_rules
+from tpu_runtime.diagnose.similar_errors import SimilarErrors
 
 COMPARED = [
     ("ValueError: prompt_budget is greater than cache_capacity", ("prompt_budget", "cache_capacity")),
@@ -50,3 +53,63 @@ def test_advice_is_preferred_to_a_comparison_on_its_line() -> None:
     found = find_suggestions([line])
     assert [s.kind for s in found] == ["advice"]
     assert found[0].text.startswith("Set chunk_len")
+
+
+EXPECTED = [
+    "RuntimeError: gather(): expected the size of dimension 2 of `src` (7) to be equal to the size of "
+    "dimension 0 of `index` (9).",
+    "ValueError: Expected every stage to have the same number of microbatches, got 4 and 6",
+]
+
+NOT_EXPECTED = [
+    # values with no condition
+    "AssertionError: token mismatch ('step'). Expected: [3 4]; got: 3.",
+    # a passive statement, not a check's condition
+    "RuntimeError: the cache was expected to be warm after the first call",
+    # a list of accepted values is another family (accepted_values)
+    "ValueError: Expected one of ['fast', 'safe'] to be passed",
+    # no error on the line
+    "INFO: expected the warmup to be over by step 10",
+]
+
+
+@pytest.mark.parametrize("line", EXPECTED)
+def test_expectation_quotes_the_condition(line: str) -> None:
+    found = find_suggestions(["noise", "more noise", "even more", line])
+    assert [s.kind for s in found] == ["expectation"]
+    assert found[0].text.lower().startswith("expected")
+    assert found[0].text in suggestion_fix(found)
+    assert "reshape" in suggestion_fix(found)
+
+
+@pytest.mark.parametrize("line", NOT_EXPECTED)
+def test_nearby_wordings_are_no_expectation(line: str) -> None:
+    lines = ["step 1 ok", "step 2 ok", "step 3 ok", line]
+    assert [s for s in find_suggestions(lines) if s.kind == "expectation"] == []
+
+
+def _ablated(text: str) -> tuple[str, str]:
+    """The category and fix sub-rule of `text` with the signature patterns and cause-specific sub-rules
+    removed (the general fallbacks alone), as `benchmarks/diagnose_corpus.py --ablate` scores them."""
+    rules = fallback_rules(load_rules())
+    crash = diagnose_log(text, "invented.log", rules, SimilarErrors(()))
+    return crash.category, crash.evidence.fix_rule
+
+
+def test_stated_condition_is_the_fix_when_no_fallback_applies() -> None:
+    text = "Traceback (most recent call last):\nValueError: prompt_budget is greater than cache_capacity\n"
+    crash = diagnose_log(text, "invented.log", fallback_rules(load_rules()), SimilarErrors(()))
+    assert crash.category != "unknown"
+    assert crash.evidence.fix_rule.endswith("/message_suggestion")
+    assert "`prompt_budget`" in crash.fix and "`cache_capacity`" in crash.fix
+
+
+def test_fallback_naming_facts_comes_before_a_stated_condition() -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        "RuntimeError: addmm(): expected the dtype of `mat1` to be equal to the dtype of `mat2` "
+        "(found BFloat16 and Float)\n"
+    )
+    category, fix_rule = _ablated(text)
+    assert category == "shape_dtype_error"
+    assert fix_rule == "shape_dtype_error/from_facts_dtype"

@@ -111,6 +111,15 @@ _MISMATCH = re.compile(
     r"\b(?:does not match|do not match|mismatch(?:ed)?|must (?:match|equal)|differ)\b", re.IGNORECASE
 )
 _PAIR = re.compile(r"(?<![\w.])(?:len\()?(?P<name>[a-z][a-z0-9_]*)\)?=(?P<value>\d+)\b")
+# ... or states what it expected of the arguments ("foo(): expected the size of dimension 1 of `a` (6) to be
+# equal to the size of dimension 0 of `b` (5)", "Expected all inputs to have the same rank"): the condition
+# the call must meet, which is the remedy when no advice is given. Not "Expected: x; got: y" (no condition).
+_EXPECTED = re.compile(
+    r"(?<![\w-])(?<!\b(?:is|be) )(?<!\b(?:was|are) )(?<!\bwere )"
+    r"(?P<text>(?-i:[Ee])xpected (?!one of\b)(?:[^\n]{2,240}?) to "
+    r"(?:be|have|match|equal|agree|contain)\b[^\n]*?)(?:[.!?](?=\s|$)|$)"
+)
+_INFO_LEVEL = re.compile(r"\s*(?:INFO|DEBUG|NOTICE|TRACE)\b")
 # Advice addressed to the reader with an action that changes something, kept even when it names nothing the
 # _NAMED patterns know ("please inspect the digest below" points at evidence; it is no remedy).
 _DIRECT = re.compile(
@@ -191,7 +200,9 @@ class Suggestion:
     text: str
     line: int
     named: tuple[str, ...]
-    kind: str = "advice"  # or "comparison": a check that names two settings and the order they must keep
+    # "advice"; "comparison": a check that names two settings and the order they must keep; "expectation":
+    # the condition a check states its arguments must meet
+    kind: str = "advice"
 
 
 def _sentence(text: str) -> str:
@@ -261,13 +272,23 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             found.append(Suggestion(text=text, line=index, named=named))
             break
         else:
-            compared = _compared(line, index)
-            if compared is not None and compared.text.lower() not in seen:
-                seen.add(compared.text.lower())
-                found.append(compared)
+            stated = _compared(line, index) or _expected(line, index)
+            if stated is not None and stated.text.lower() not in seen:
+                seen.add(stated.text.lower())
+                found.append(stated)
         if len(found) >= limit:
             break
     return found
+
+
+def _expected(line: str, index: int) -> Suggestion | None:
+    """The condition an error line says the check expected of its arguments."""
+    if _ERRORISH.search(line) is None or _INFO_LEVEL.match(line):
+        return None
+    m = _EXPECTED.search(line)
+    if m is None or len(m["text"]) > MAX_TEXT or _NOT_A_REMEDY.search(m["text"]):
+        return None
+    return Suggestion(text=m["text"].strip(), line=index, named=_named(m["text"]), kind="expectation")
 
 
 def _compared(line: str, index: int) -> Suggestion | None:
@@ -305,6 +326,13 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
             "then rerun; if the same error comes back, the facts below and the category's general advice "
             "apply."
         )
+    if all(s.kind == "expectation" for s in suggestions):
+        return (
+            f"The check states what it expected: {quoted}. Change the call or the values that feed it so "
+            "that holds (a shape: reshape, transpose or slice the operand whose dimension differs; a dtype: "
+            "cast it; a setting: give it the value named), then rerun; if the same error comes back, the "
+            "facts below and the category's general advice apply."
+        )
     act = f"change {things} as it says" if names else "act on it as written"
     return (
         f"The error message states its own remedy: {quoted}. Do that first: {act}, "
@@ -321,7 +349,9 @@ def suggestion_addendum(fix: str, suggestions: Sequence[Suggestion]) -> str:
     missing = [
         s
         for s in suggestions
-        if not any(n.lower() in lowered for n in s.named) and (s.named or s.text.lower() not in lowered)
+        if s.kind == "advice"
+        and not any(n.lower() in lowered for n in s.named)
+        and (s.named or s.text.lower() not in lowered)
     ]
     if not missing:
         return ""
