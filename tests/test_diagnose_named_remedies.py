@@ -113,3 +113,38 @@ def test_fallback_naming_facts_comes_before_a_stated_condition() -> None:
     category, fix_rule = _ablated(text)
     assert category == "shape_dtype_error"
     assert fix_rule == "shape_dtype_error/from_facts_dtype"
+
+
+@pytest.mark.parametrize(
+    ("log", "named"),
+    [
+        (
+            "NotImplementedError: lowering rule for primitive 'made_up_scan' not found for platform tpu\n",
+            "made_up_scan",
+        ),
+        (
+            "ValueError: VectorUnitX is not available on the current device (TPU v4), but the kernel asks "
+            "for it\n",
+            "VectorUnitX",
+        ),
+    ],
+)
+def test_an_op_the_tpu_lacks_is_named_by_the_fallback(log: str, named: str) -> None:
+    for rules in (load_rules(), fallback_rules(load_rules())):
+        crash = diagnose_log(log, "invented.log", rules, SimilarErrors(()))
+        assert crash.category == "unsupported_op"
+        assert crash.evidence.fix_rule == "unsupported_op/from_facts_tpu_unsupported_op"
+        assert named in crash.fix and "on the host" in crash.fix
+
+
+@pytest.mark.parametrize(
+    "log",
+    [
+        # a lowering missing on another platform, and the TPU itself missing, are no op the TPU lacks
+        "NotImplementedError: lowering rule for primitive 'made_up_scan' not found for platform cuda\n",
+        "RuntimeError: TPU is not available on the current device\n",
+    ],
+)
+def test_nearby_wordings_name_no_op_the_tpu_lacks(log: str) -> None:
+    crash = diagnose_log(log, "invented.log", fallback_rules(load_rules()), SimilarErrors(()))
+    assert crash.evidence.fix_rule != "unsupported_op/from_facts_tpu_unsupported_op"
