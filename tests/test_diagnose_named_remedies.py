@@ -148,3 +148,36 @@ def test_an_op_the_tpu_lacks_is_named_by_the_fallback(log: str, named: str) -> N
 def test_nearby_wordings_name_no_op_the_tpu_lacks(log: str) -> None:
     crash = diagnose_log(log, "invented.log", fallback_rules(load_rules()), SimilarErrors(()))
     assert crash.evidence.fix_rule != "unsupported_op/from_facts_tpu_unsupported_op"
+
+
+JAX_MISS = (
+    "WARNING:jax._src.interpreters.pxla:TRACING CACHE MISS at train.py:40 (step):\n"
+    "  for step defined at train.py:31\n"
+    "  all previously seen cache keys differ. For the closest previous key:\n"
+    "  different input types:\n"
+    "  * at tokens, now i32[16,512] and before i32[16,384]\n"
+)
+TORCH_XLA_CAUSE = (
+    "Compilation Analysis: ================================================================================\n"
+    "Compilation Analysis: Compilation Cause\n"
+    "Compilation Analysis:   most likely user code trying to access tensor value before step end\n"
+    "Compilation Analysis: Python Frame Triggered Execution:\n"
+    "Compilation Analysis:   item (/opt/venv/lib/torch_xla/core/xla_model.py:77)\n"
+)
+
+
+def test_recompilation_fallbacks_quote_the_change_the_log_names() -> None:
+    _, fix_rule = _ablated(JAX_MISS)
+    crash = diagnose_log(JAX_MISS, "invented.log", fallback_rules(load_rules()), SimilarErrors(()))
+    assert fix_rule == "recompilation/from_facts_jax"
+    assert "argument tokens is now i32[16,512], before i32[16,384]" in crash.fix
+    crash = diagnose_log(TORCH_XLA_CAUSE, "invented.log", fallback_rules(load_rules()), SimilarErrors(()))
+    assert crash.evidence.fix_rule == "recompilation/from_facts_torch_xla"
+    assert "the log names the cause: most likely user code trying to access tensor value" in crash.fix
+
+
+def test_recompilation_fallbacks_without_the_explanation_quote_nothing() -> None:
+    log = "WARNING:jax._src.interpreters.pxla:TRACING CACHE MISS at train.py:40 (step):\n"
+    crash = diagnose_log(log, "invented.log", fallback_rules(load_rules()), SimilarErrors(()))
+    assert crash.evidence.fix_rule == "recompilation/from_facts_jax"
+    assert "the log names the change" not in crash.fix
