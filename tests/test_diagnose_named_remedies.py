@@ -181,3 +181,12 @@ def test_recompilation_fallbacks_without_the_explanation_quote_nothing() -> None
     crash = diagnose_log(log, "invented.log", fallback_rules(load_rules()), SimilarErrors(()))
     assert crash.evidence.fix_rule == "recompilation/from_facts_jax"
     assert "the log names the change" not in crash.fix
+
+
+def test_a_method_call_after_a_full_stop_is_no_glued_sentence() -> None:
+    assert (
+        find_suggestions(["Check failed: client.Fetch({handle}, &out) == OK (Invalid argument: no kernel)"])
+        == []
+    )
+    found = find_suggestions(["RuntimeError: called outside the scope.Please wrap the call in with_scope()."])
+    assert [s.text for s in found] == ["Please wrap the call in with_scope()."]

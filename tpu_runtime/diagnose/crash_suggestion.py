@@ -52,10 +52,11 @@ _ADVICE = (
 )
 # Advice begins a line or a sentence (after . : ; ! ? or an opening bracket), or opens a parenthesis. A
 # sentence glued to the one before it ("...within the torchax environment.Please wrap ...", adjacent string
-# literals in the raise site without a space) also begins one: a lower-case word, its full stop, a capital.
+# literals in the raise site without a space) also begins one: a lower-case word, its full stop, a capital
+# (but not a method call such as "session.Run(...)").
 _SUGGESTION = re.compile(
     rf"(?:^|(?<=[.:;!?(\[]\s)|(?<=[.:;!?]\s\s)|(?<=^[\s>*-])|(?<=\w: )|(?<=\s\()|"
-    rf"(?-i:(?<=[a-z]{{3}}[.!?])(?=[A-Z][a-z])))"
+    rf"(?-i:(?<=[a-z]{{3}}[.!?])(?=[A-Z][a-z])(?![A-Z]\w*\()))"
     rf"(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
     re.IGNORECASE,
 )
