@@ -190,3 +190,32 @@ def test_a_method_call_after_a_full_stop_is_no_glued_sentence() -> None:
     )
     found = find_suggestions(["RuntimeError: called outside the scope.Please wrap the call in with_scope()."])
     assert [s.text for s in found] == ["Please wrap the call in with_scope()."]
+
+
+@pytest.mark.parametrize(
+    ("line", "kept"),
+    [
+        ("ValueError: You can only use one of `--gpus`, `--tpu`, `--ipu` at a time.", "--tpu"),
+        ("ValueError: Please set only one of use_gpu, use_tpu and use_cpu.", "use_tpu"),
+    ],
+)
+def test_exclusive_options_keep_the_tpu_one(line: str, kept: str) -> None:
+    fix = suggestion_fix(find_suggestions([line]))
+    assert f"keep only {kept} " in fix
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # no TPU option among them
+        "ValueError: You can only use one of `--gpus`, `--ipu` at a time.",
+        # a TPU-sized option is not the TPU's switch
+        "ValueError: You can only use one of `--tpu_cores`, `--devices` at a time.",
+        # advice naming the TPU option without excluding the others
+        "ValueError: Please pass --tpu and --bf16 together.",
+    ],
+)
+def test_other_option_lists_keep_nothing(line: str) -> None:
+    found = find_suggestions([line])
+    assert found
+    assert "keep only" not in suggestion_fix(found)

@@ -120,6 +120,9 @@ _EXPECTED = re.compile(
     r"(?P<text>(?-i:[Ee])xpected (?!one of\b)(?:[^\n]{2,240}?) to "
     r"(?:be|have|match|equal|agree|contain)\b[^\n]*?)(?:[.!?](?=\s|$)|$)"
 )
+# "You can only use one of --a, --b at a time", "only one of x, y may be set": options that exclude each other
+_ONLY_ONE_OF = re.compile(r"\bonly (?:(?:use|set|pass|specify|choose|enable) )?one of\b", re.IGNORECASE)
+_TPU_OPTION = re.compile(r"(?:--)?(?:use_)?tpus?", re.IGNORECASE)
 _INFO_LEVEL = re.compile(r"\s*(?:INFO|DEBUG|NOTICE|TRACE)\b")
 # Advice addressed to the reader with an action that changes something, kept even when it names nothing the
 # _NAMED patterns know ("please inspect the digest below" points at evidence; it is no remedy).
@@ -335,6 +338,11 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
             "facts below and the category's general advice apply."
         )
     act = f"change {things} as it says" if names else "act on it as written"
+    # options the message says exclude one another, one of them the TPU's: on a TPU that is the one to keep
+    exclusive = [s for s in suggestions if _ONLY_ONE_OF.search(s.text)]
+    tpu_option = next((n for s in exclusive for n in s.named if _TPU_OPTION.fullmatch(n)), None)
+    if tpu_option is not None:
+        act = f"keep only {tpu_option} (the TPU's option) and drop the others it lists"
     return (
         f"The error message states its own remedy: {quoted}. Do that first: {act}, "
         "then rerun; if the same error comes back, the facts below and the category's general advice apply."
