@@ -12,6 +12,11 @@ concrete counts, or one that addresses the reader directly ("Please remove the h
 "You must restart the runtime"): the people who wrote the check chose that action for this very failure,
 even when it names no flag. Advice to file a bug or share a reproducer is not a remedy and is skipped, and
 so is advice the message gives for another accelerator (a GPU) beside the TPU's.
+
+A check that states a condition without advice words names its remedy too: two settings it compared
+("a_b is greater than c_d", `name=value` pairs on a mismatch line) or what it expected of its arguments
+("expected the size of dimension 1 of `x` to be equal to ..."). These are kept apart (`Suggestion.kind`) and
+tried after the fallbacks that name the log's facts, since they say what must hold rather than what to do.
 """
 
 from __future__ import annotations

@@ -13,7 +13,8 @@ named facts (a padded shape, a size to round up to) it does not quote. When none
 message states itself is used (crash_suggestion, `<category>/message_suggestion`), then the `from_facts_*`
 sub-rules (the category's main remedy named with this log's facts, among them the settings the log names
 itself: crash_setting_facts), then the values a refusal lists as accepted (`<category>/message_choices`),
-and the category's paragraph last.
+then a condition the check states without advice words (two settings it compared, what it expected:
+`<category>/message_suggestion` too), and the category's paragraph last.
 A citation's `kb` names the fact of the team's knowledge base it stands on (a `tpu-err:*`
 section of knowledge/errors.md), read from that file when a log is diagnosed.
 
