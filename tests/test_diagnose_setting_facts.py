@@ -92,6 +92,19 @@ EXTRACTED: list[tuple[Extractor, list[str], dict[str, object]]] = [
         {"accepted_values": "auto, bfloat16, fp8_e5m2"},
     ),
     (accepted_value_facts, ["loss 0.3 accuracy 0.91"], {}),
+    # the quoted forms a value must take
+    (
+        accepted_value_facts,
+        ["ValueError: every pool size must be in 'K' or 'KxL' format."],
+        {"accepted_values": "'K', 'KxL'"},
+    ),
+    (
+        accepted_value_facts,
+        ['ValueError: the endpoint should be of the form "host:port", got 10.0.0.2'],
+        {"accepted_values": '"host:port"'},
+    ),
+    # a format named in words, with no quoted form, lists nothing
+    (accepted_value_facts, ["ValueError: the weights must be in the same format as the checkpoint"], {}),
     (
         missing_api_facts,
         ["AttributeError: module 'jax.experimental.pjit' has no attribute 'with_mesh'"],

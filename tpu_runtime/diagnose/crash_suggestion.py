@@ -12,6 +12,11 @@ concrete counts, or one that addresses the reader directly ("Please remove the h
 "You must restart the runtime"): the people who wrote the check chose that action for this very failure,
 even when it names no flag. Advice to file a bug or share a reproducer is not a remedy and is skipped, and
 so is advice the message gives for another accelerator (a GPU) beside the TPU's.
+
+A check that states a condition without advice words names its remedy too: two settings it compared
+("a_b is greater than c_d", `name=value` pairs on a mismatch line) or what it expected of its arguments
+("expected the size of dimension 1 of `x` to be equal to ..."). These are kept apart (`Suggestion.kind`) and
+tried after the fallbacks that name the log's facts, since they say what must hold rather than what to do.
 """
 
 from __future__ import annotations
@@ -52,10 +57,11 @@ _ADVICE = (
 )
 # Advice begins a line or a sentence (after . : ; ! ? or an opening bracket), or opens a parenthesis. A
 # sentence glued to the one before it ("...within the torchax environment.Please wrap ...", adjacent string
-# literals in the raise site without a space) also begins one: a lower-case word, its full stop, a capital.
+# literals in the raise site without a space) also begins one: a lower-case word, its full stop, a capital
+# (but not a method call such as "session.Run(...)").
 _SUGGESTION = re.compile(
     rf"(?:^|(?<=[.:;!?(\[]\s)|(?<=[.:;!?]\s\s)|(?<=^[\s>*-])|(?<=\w: )|(?<=\s\()|"
-    rf"(?-i:(?<=[a-z]{{3}}[.!?])(?=[A-Z][a-z])))"
+    rf"(?-i:(?<=[a-z]{{3}}[.!?])(?=[A-Z][a-z])(?![A-Z]\w*\()))"
     rf"(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
     re.IGNORECASE,
 )
@@ -93,6 +99,36 @@ _REQUIRED = re.compile(
     r"[A-Za-z_][\w.-]*(?: [A-Za-z_][\w.-]*){0,3} requires? "
     r"(?P<setting>(?:--)?[A-Za-z_][\w.-]*=[^\s,;)'\"`]+)[.!?]?)",
 )
+# ... or compares two named settings ("prompt_budget is greater than cache_capacity", "block_q must not
+# exceed seq_len"): the check names both settings and the order they must keep, which is the remedy.
+# Both sides must be settings (snake_case names), so "loss_scale is greater than 1000" is no comparison.
+_SETTING = r"`?(?P<{}>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?(?: \([^()\n]{{1,24}}\))?"
+_COMPARED = re.compile(
+    r"(?:^|(?<=[.:;!?]\s)|(?<=\w: ))(?P<text>(?:the )?"
+    + _SETTING.format("a")
+    + r" (?:is (?:not )?(?:greater|larger|bigger|higher|smaller|less|lower) than(?: or equal to)?|"
+    r"exceeds|(?:must|should|cannot|can't|may) (?:not )?(?:be )?(?:exceed|(?:greater|larger|bigger|higher|"
+    r"smaller|less|lower) than(?: or equal to)?|at (?:most|least)|(?:evenly )?divisible by|divide))"
+    r" (?:the )?" + _SETTING.format("b") + r"(?![\w(])[^.!?\n]*[.!?]?)",
+)
+# ... or prints the values it compared as `name=value` pairs on a mismatch line ("stage count does not match
+# schedule count. len(stages)=4, len(schedules)=3"): the names are the remedy.
+_MISMATCH = re.compile(
+    r"\b(?:does not match|do not match|mismatch(?:ed)?|must (?:match|equal)|differ)\b", re.IGNORECASE
+)
+_PAIR = re.compile(r"(?<![\w.])(?:len\()?(?P<name>[a-z][a-z0-9_]*)\)?=(?P<value>\d+)\b")
+# ... or states what it expected of the arguments ("foo(): expected the size of dimension 1 of `a` (6) to be
+# equal to the size of dimension 0 of `b` (5)", "Expected all inputs to have the same rank"): the condition
+# the call must meet, which is the remedy when no advice is given. Not "Expected: x; got: y" (no condition).
+_EXPECTED = re.compile(
+    r"(?<![\w-])(?<!\b(?:is|be) )(?<!\b(?:was|are) )(?<!\bwere )"
+    r"(?P<text>(?-i:[Ee])xpected (?!one of\b)(?:[^\n]{2,240}?) to "
+    r"(?:be|have|match|equal|agree|contain)\b[^\n]*?)(?:[.!?](?=\s|$)|$)"
+)
+# "You can only use one of --a, --b at a time", "only one of x, y may be set": options that exclude each other
+_ONLY_ONE_OF = re.compile(r"\bonly (?:(?:use|set|pass|specify|choose|enable) )?one of\b", re.IGNORECASE)
+_TPU_OPTION = re.compile(r"(?:--)?(?:use_)?tpus?", re.IGNORECASE)
+_INFO_LEVEL = re.compile(r"\s*(?:INFO|DEBUG|NOTICE|TRACE)\b")
 # Advice addressed to the reader with an action that changes something, kept even when it names nothing the
 # _NAMED patterns know ("please inspect the digest below" points at evidence; it is no remedy).
 _DIRECT = re.compile(
@@ -173,6 +209,9 @@ class Suggestion:
     text: str
     line: int
     named: tuple[str, ...]
+    # "advice"; "comparison": a check that names two settings and the order they must keep; "expectation":
+    # the condition a check states its arguments must meet
+    kind: str = "advice"
 
 
 def _sentence(text: str) -> str:
@@ -241,9 +280,38 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             seen.add(text.lower())
             found.append(Suggestion(text=text, line=index, named=named))
             break
+        else:
+            stated = _compared(line, index) or _expected(line, index)
+            if stated is not None and stated.text.lower() not in seen:
+                seen.add(stated.text.lower())
+                found.append(stated)
         if len(found) >= limit:
             break
     return found
+
+
+def _expected(line: str, index: int) -> Suggestion | None:
+    """The condition an error line says the check expected of its arguments."""
+    if _ERRORISH.search(line) is None or _INFO_LEVEL.match(line):
+        return None
+    m = _EXPECTED.search(line)
+    if m is None or len(m["text"]) > MAX_TEXT or _NOT_A_REMEDY.search(m["text"]):
+        return None
+    return Suggestion(text=m["text"].strip(), line=index, named=_named(m["text"]), kind="expectation")
+
+
+def _compared(line: str, index: int) -> Suggestion | None:
+    """Two settings a check compared, from its sentence or the `name=value` pairs of a mismatch line."""
+    m = _COMPARED.search(line)
+    if m is not None and m["a"] != m["b"]:
+        return Suggestion(text=_sentence(m["text"]), line=index, named=(m["a"], m["b"]), kind="comparison")
+    if _MISMATCH.search(line) is None:
+        return None
+    pairs = {p["name"]: p for p in _PAIR.finditer(line)}
+    if len(pairs) < 2 or len({p["value"] for p in pairs.values()}) < 2:
+        return None
+    text = ", ".join(p.group(0) for p in pairs.values())
+    return Suggestion(text=text, line=index, named=tuple(pairs), kind="comparison")
 
 
 def choices_fix(values: str) -> str:
@@ -260,7 +328,26 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
     quoted = " and ".join(f'"{s.text}"' for s in suggestions)
     names = list(dict.fromkeys(n for s in suggestions for n in s.named))
     things = ", ".join(f"`{n}`" for n in names[:6])
+    if all(s.kind == "comparison" for s in suggestions):
+        return (
+            f"The check compared settings the message names: {quoted}. Change {things} so the comparison "
+            "holds (lower the one that is too large or raise its limit; make counts that must agree equal), "
+            "then rerun; if the same error comes back, the facts below and the category's general advice "
+            "apply."
+        )
+    if all(s.kind == "expectation" for s in suggestions):
+        return (
+            f"The check states what it expected: {quoted}. Change the call or the values that feed it so "
+            "that holds (a shape: reshape, transpose or slice the operand whose dimension differs; a dtype: "
+            "cast it; a setting: give it the value named), then rerun; if the same error comes back, the "
+            "facts below and the category's general advice apply."
+        )
     act = f"change {things} as it says" if names else "act on it as written"
+    # options the message says exclude one another, one of them the TPU's: on a TPU that is the one to keep
+    exclusive = [s for s in suggestions if _ONLY_ONE_OF.search(s.text)]
+    tpu_option = next((n for s in exclusive for n in s.named if _TPU_OPTION.fullmatch(n)), None)
+    if tpu_option is not None:
+        act = f"keep only {tpu_option} (the TPU's option) and drop the others it lists"
     return (
         f"The error message states its own remedy: {quoted}. Do that first: {act}, "
         "then rerun; if the same error comes back, the facts below and the category's general advice apply."
@@ -276,7 +363,9 @@ def suggestion_addendum(fix: str, suggestions: Sequence[Suggestion]) -> str:
     missing = [
         s
         for s in suggestions
-        if not any(n.lower() in lowered for n in s.named) and (s.named or s.text.lower() not in lowered)
+        if s.kind == "advice"
+        and not any(n.lower() in lowered for n in s.named)
+        and (s.named or s.text.lower() not in lowered)
     ]
     if not missing:
         return ""

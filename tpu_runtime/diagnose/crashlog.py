@@ -13,7 +13,8 @@ named facts (a padded shape, a size to round up to) it does not quote. When none
 message states itself is used (crash_suggestion, `<category>/message_suggestion`), then the `from_facts_*`
 sub-rules (the category's main remedy named with this log's facts, among them the settings the log names
 itself: crash_setting_facts), then the values a refusal lists as accepted (`<category>/message_choices`),
-and the category's paragraph last.
+then a condition the check states without advice words (two settings it compared, what it expected:
+`<category>/message_suggestion` too), and the category's paragraph last.
 A citation's `kb` names the fact of the team's knowledge base it stands on (a `tpu-err:*`
 section of knowledge/errors.md), read from that file when a log is diagnosed.
 
@@ -58,6 +59,7 @@ from tpu_runtime.diagnose.crash_specs import (
     SubRule,
 )
 from tpu_runtime.diagnose.crash_suggestion import (
+    Suggestion,
     choices_fix,
     find_suggestions,
     suggestion_addendum,
@@ -237,20 +239,12 @@ def _choose_fix(rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str])
         cause, fix, citations, sub_id, why = found
         fix += suggestion_addendum(fix, suggestions)
         return cause, fix + named_fact_addendum(fallbacks, facts, lines, fix), citations, sub_id, why
-    if suggestions:
-        fix = suggestion_fix(suggestions)
-        versions = facts.get("versions")
-        if isinstance(versions, dict) and versions:
-            seen = ", ".join(f"{name} {version}" for name, version in versions.items())
-            fix += f" Versions this log shows: {seen}."
-        lines_named = ", ".join(str(s.line + 1) for s in suggestions)
-        return (
-            rule.cause.strip(),
-            fix,
-            list(rule.citations),
-            f"{rule.category}/message_suggestion",
-            f"no cause-specific sub-rule applied; the error message states a remedy (line {lines_named})",
-        )
+    # advice comes before the fallbacks; a condition the check states (two settings compared, what it
+    # expected) comes after them and after the values it accepts: a fallback names this log's facts with the
+    # category's remedy, and an accepted-values list names the values to use
+    advice = [s for s in suggestions if s.kind == "advice"]
+    if advice:
+        return _suggestion_choice(rule, facts, advice)
     found = _first_sub_rule(rule, fallbacks, facts, lines) or _code_fix(rule, lines)
     if found is not None:
         return found
@@ -263,7 +257,28 @@ def _choose_fix(rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str])
             f"{rule.category}/message_choices",
             "no sub-rule applied; the error message lists the values it accepts",
         )
+    if suggestions:
+        return _suggestion_choice(rule, facts, suggestions)
     return rule.cause.strip(), rule.fix.strip(), list(rule.citations), rule.category, "no sub-rule applied"
+
+
+def _suggestion_choice(
+    rule: CrashRule, facts: Mapping[str, Any], suggestions: Sequence[Suggestion]
+) -> FixChoice:
+    """The fix that quotes the message's own remedy (its advice, or the condition its check states)."""
+    fix = suggestion_fix(suggestions)
+    versions = facts.get("versions")
+    if isinstance(versions, dict) and versions:
+        seen = ", ".join(f"{name} {version}" for name, version in versions.items())
+        fix += f" Versions this log shows: {seen}."
+    lines_named = ", ".join(str(s.line + 1) for s in suggestions)
+    return (
+        rule.cause.strip(),
+        fix,
+        list(rule.citations),
+        f"{rule.category}/message_suggestion",
+        f"no cause-specific sub-rule applied; the error message states a remedy (line {lines_named})",
+    )
 
 
 _PLACEHOLDER_NAME = re.compile(r"\{([a-z_]+)\}")
