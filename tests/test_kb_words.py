@@ -172,3 +172,12 @@ def test_a_lexically_close_paraphrase_the_lines_do_not_answer_is_refused(
 )
 def test_a_one_word_compound_names_its_last_part(word: str, text: str, named: bool) -> None:
     assert headed_by(word, text) is named
+
+
+def test_a_tpu_generation_is_one_family_under_its_other_names() -> None:
+    """Cloud TPU's pages name one generation several ways: a question saying "v7x" meets a TPU7x line."""
+    assert family("v7x") == family("tpu7x") == family("ironwood") is not None
+    assert family("trillium") == family("v6e") is not None
+    assert family("v5litepod") == family("v5e") is not None
+    assert len({family("v7x"), family("v6e"), family("v5e")}) == 3
+    assert family("v5p") is None  # a generation of its own, kin to none of them

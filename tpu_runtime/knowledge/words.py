@@ -88,6 +88,11 @@ FAMILIES: tuple[tuple[str, ...], ...] = (
     ("fp32", "float32"),
     # a compute rate is FLOPS whatever its prefix: "total FLOPS of a Pod" meets "1.1 exaflops"
     ("flops", "tflops", "pflops", "gflops", "teraflops", "petaflops", "exaflops", "gigaflops"),
+    # one TPU generation under its other names (Cloud TPU's pages use all of them): "v7x" meets a TPU7x
+    # line, "Trillium" a v6e one
+    ("tpu7x", "v7x", "ironwood"),
+    ("v6e", "trillium"),
+    ("v5e", "v5litepod"),
 )
 
 
