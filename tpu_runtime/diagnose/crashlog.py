@@ -147,7 +147,8 @@ def signature(text: str, rules: Sequence[CrashRule] | None = None) -> tuple[Cate
     """The category a text's strongest rule match names, with its first evidence line; None if none."""
     lines, _ = log_lines(text)
     rules = load_rules() if rules is None else rules
-    votes = _with_code_vote([v for v in (_vote(rule, lines) for rule in rules) if v], rules, lines)
+    code = find_xla_error_code(lines)
+    votes = _with_code_vote([v for v in (_vote(rule, lines) for rule in rules) if v], rules, lines, code)
     if not votes:
         return None
     best = max(votes, key=lambda v: (v.score, v.rule.priority, v.last_line))
@@ -166,7 +167,8 @@ def diagnose_log(
 
     rules = load_rules() if rules is None else rules
     lines, notes = log_lines(text)
-    votes = _with_code_vote([v for v in (_vote(rule, lines) for rule in rules) if v], rules, lines)
+    code = find_xla_error_code(lines)  # read once: it votes, and may give or cite the fix
+    votes = _with_code_vote([v for v in (_vote(rule, lines) for rule in rules) if v], rules, lines, code)
     facts = generic_facts(lines)
     if notes:
         facts["read_note"] = notes[0]
@@ -183,7 +185,7 @@ def diagnose_log(
     best = votes[0]
     merged = {**facts, **extract_facts(best.rule.facts, lines)}
     merged.update({k: v for k, v in derive_facts(merged, lines).items() if k not in merged})
-    cause, fix, citations, fix_rule, reason = choose_fix(best.rule, merged, lines)
+    cause, fix, citations, fix_rule, reason = choose_fix(best.rule, merged, lines, code)
     if weak is not None:
         merged["evidence_tier"] = "weak"
         merged["weak_cues"] = weak.labels
@@ -217,20 +219,24 @@ def diagnose_log(
 FixChoice = tuple[str, str, list[Citation], str, str]
 
 
-def choose_fix(rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str]) -> FixChoice:
+def choose_fix(
+    rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str], code: XlaCodeHit | None = None
+) -> FixChoice:
     """(cause, fix, citations, sub-rule id, why): the first cause-specific sub-rule that applies; else the
     remedy the error message states itself; else a `from_facts_*` fallback naming this log's facts; else the
     fix of the XLA error code the log names (crash_error_codes); else the values the message lists as
-    accepted; else the category's paragraph. A code the log names is cited whichever fix is chosen."""
-    cause, fix, citations, sub_id, why = _choose_fix(rule, facts, lines)
-    hit = find_xla_error_code(lines)
-    cited = hit is not None and any(c.url == hit.entry.url for c in citations)
-    if hit is not None and hit.entry.category in (None, rule.category) and not cited:
-        citations = [Citation(label=f"XLA error {hit.entry_code}", url=hit.entry.url), *citations]
+    accepted; else the category's paragraph. A code the log names (`code`, crash_error_codes) is cited
+    whichever fix is chosen."""
+    cause, fix, citations, sub_id, why = _choose_fix(rule, facts, lines, code)
+    cited = code is not None and any(c.url == code.entry.url for c in citations)
+    if code is not None and code.entry.category in (None, rule.category) and not cited:
+        citations = [Citation(label=f"XLA error {code.entry_code}", url=code.entry.url), *citations]
     return cause, fix, citations, sub_id, why
 
 
-def _choose_fix(rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str]) -> FixChoice:
+def _choose_fix(
+    rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str], code: XlaCodeHit | None
+) -> FixChoice:
     specific = [sub for sub in rule.fixes if not sub.id.startswith(FALLBACK_PREFIX)]
     fallbacks = [sub for sub in rule.fixes if sub.id.startswith(FALLBACK_PREFIX)]
     found = _first_sub_rule(rule, specific, facts, lines)
@@ -245,7 +251,7 @@ def _choose_fix(rule: CrashRule, facts: Mapping[str, Any], lines: Sequence[str])
     advice = [s for s in suggestions if s.kind == "advice"]
     if advice:
         return _suggestion_choice(rule, facts, advice)
-    found = _first_sub_rule(rule, fallbacks, facts, lines) or _code_fix(rule, lines)
+    found = _first_sub_rule(rule, fallbacks, facts, lines) or _code_fix(rule, code)
     if found is not None:
         return found
     accepted = facts.get("accepted_values")
@@ -326,10 +332,9 @@ def _first_sub_rule(
     return None
 
 
-def _code_fix(rule: CrashRule, lines: Sequence[str]) -> FixChoice | None:
+def _code_fix(rule: CrashRule, hit: XlaCodeHit | None) -> FixChoice | None:
     """The fix of the XLA error code the log names, when the code's category is this rule's (or the code
     has none, as a core halt): XLA's own page for the error, restated in data/xla_error_codes.yaml."""
-    hit = find_xla_error_code(lines)
     if hit is None or hit.entry.category not in (None, rule.category):
         return None
     fix = f"{' '.join(hit.entry.fix.split())} (XLA error {hit.code}: {hit.entry.url})"
@@ -341,10 +346,11 @@ def _code_fix(rule: CrashRule, lines: Sequence[str]) -> FixChoice | None:
     return rule.cause.strip(), fix, citations, f"{rule.category}/xla_error_code", why
 
 
-def _with_code_vote(votes: list[_Vote], rules: Sequence[CrashRule], lines: Sequence[str]) -> list[_Vote]:
-    """The votes with the one an XLA error code in the log gives its category (CODE_WEIGHT): a category
+def _with_code_vote(
+    votes: list[_Vote], rules: Sequence[CrashRule], lines: Sequence[str], hit: XlaCodeHit | None
+) -> list[_Vote]:
+    """The votes with the one the log's XLA error code (`hit`) gives its category (CODE_WEIGHT): a category
     that already has a vote gains as from one more agreeing pattern; otherwise the code's category joins."""
-    hit: XlaCodeHit | None = find_xla_error_code(lines)
     if hit is None or hit.entry.category is None:
         return votes
     line = _clip(lines[hit.line].strip())
