@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 
 from tpu_runtime.diagnose.crash_cues import is_error_line
 from tpu_runtime.diagnose.report import Category
-from tpu_runtime.diagnose.tfidf import TfidfWeights
+from tpu_runtime.diagnose.tfidf import TfidfWeights, fit
 
 __all__ = [
     "KNOWN_ERRORS_FILE",
@@ -146,8 +146,6 @@ def write_known_errors(
 ) -> None:
     """One JSON object a line, sorted by file, so a rebuild's diff shows only what changed; and the TF-IDF
     weights fitted on these entries (scikit-learn) beside them."""
-    from tpu_runtime.diagnose.tfidf import fit
-
     ordered = sorted(entries, key=lambda e: e.file)
     text = "".join(json.dumps(e.model_dump(), ensure_ascii=False, sort_keys=True) + "\n" for e in ordered)
     path.write_text(text, encoding="utf-8")

@@ -108,18 +108,21 @@ class SimilarErrors:
             return None
         entry = self.known[best]
         # the pair of lines that met: the log's line and the entry's line with the highest similarity
+        log_vectors = [self._weights.vector(norm) for _, norm in picked]
         known_vectors = [self._weights.vector(line) for line in entry.lines]
-        pairs = [
-            (tfidf.cosine(self._weights.vector(norm), known), -row, -col)
-            for row, (_, norm) in enumerate(picked)
-            for col, known in enumerate(known_vectors)
-        ]
-        _, row, col = max(pairs)  # the first pair of the highest similarity, row by row
+        _, row, col = max(
+            (
+                (tfidf.cosine(log_vector, known_vector), row, col)
+                for row, log_vector in enumerate(log_vectors)
+                for col, known_vector in enumerate(known_vectors)
+            ),
+            key=lambda pair: (pair[0], -pair[1], -pair[2]),  # the first pair of the highest, row by row
+        )
         return SimilarError(
             known=entry,
             similarity=round(sims[best], 3),
-            line=picked[-row][0],
-            known_line=entry.lines[-col],
+            line=picked[row][0],
+            known_line=entry.lines[col],
         )
 
     def _excluded(self, entry: KnownError) -> bool:
