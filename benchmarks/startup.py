@@ -37,6 +37,8 @@ from bench_env import QUIET_ENV
 
 REPO = Path(__file__).resolve().parents[1]
 CRASH_LOG = REPO / "tests" / "data" / "crash_logs" / "hbm_oom" / "torch_tpu_program_load.log"
+#: A log no rule places: it goes on to the similar known errors (their shipped TF-IDF weights).
+UNKNOWN_LOG = REPO / "tests" / "data" / "crash_logs" / "unknown" / "keyerror_in_collate.log"
 ENV = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, **QUIET_ENV}
 CLI = [sys.executable, "-c", "import sys; from tpu_runtime.cli.launcher import main; sys.exit(main())"]
 #: Where the commands keep their help (`TPU_AGENT_HOME`), set for the run; FRESH: an empty one each time.
@@ -68,6 +70,7 @@ COMMANDS: dict[str, list[str]] = {
     "tpu-agent ops show aten::nansum": [*CLI, "ops", "show", "aten::nansum"],
     "tpu-agent route 'my run is out of HBM'": [*CLI, "route", "my run is out of HBM"],
     "tpu-agent diagnose CRASH.log": [*CLI, "diagnose", str(CRASH_LOG)],
+    "tpu-agent diagnose UNKNOWN.log (similar known errors)": [*CLI, "diagnose", str(UNKNOWN_LOG)],
 }
 
 
