@@ -9,8 +9,10 @@ variable, API or layout change the thread settled on). The split (crash_corpus.s
 file name) was fixed before the rules were written: rules are written against `dev`; `held_back` is only
 scored. `--show` prints each dev file's verdict (held-back files are never listed one by one unless
 --show-held-back); each half's figure is also printed per round of additions (`added` in index.yaml),
-so files collected before a round's rules can be told from those added with them. `--big-log` also
-times one 100 MB log whose error is at its end (written to a temporary folder, never kept).
+so files collected before a round's rules can be told from those added with them, and per origin
+(crash_corpus.entry_origin: lines a thread or doc page printed, or a library's raise site whose values the
+collector filled in). `--big-log` also times one 100 MB log whose error is at its end (written to a
+temporary folder, never kept).
 
 `--ablate` (dev half only) measures how far the general mechanisms reach without the rules written for
 known logs: the category from the weak-evidence cues alone (every signature pattern removed), and the
@@ -48,6 +50,7 @@ from tpu_runtime.diagnose.crash_corpus import (  # noqa: E402
     CORPUS_DIR,
     Scored,
     entry_fold,
+    entry_origin,
     entry_split,
     load_corpus,
     per_category,
@@ -240,6 +243,7 @@ def main() -> int:
     splits = ("dev", "held_back") if args.split == "both" else (args.split,)
     scored: list[Scored] = []
     rounds: dict[str, str] = {}
+    origins: dict[str, str] = {}
     start = time.perf_counter()
     for name, entry in sorted(corpus.items()):
         if entry_split(name, entry) not in splits or args.fold not in (None, entry_fold(name, entry)):
@@ -253,6 +257,7 @@ def main() -> int:
             crash = diagnose_log(text, name, similar=SimilarErrors(()))
         scored.append(score_file(name, entry, crash))
         rounds[name] = entry.added or "first"
+        origins[name] = entry_origin(entry)
     elapsed = time.perf_counter() - start
     print(f"{len(scored)} files in {elapsed:.1f} s\n")
     ok = True
@@ -282,6 +287,12 @@ def main() -> int:
             right_sub = sum(s.category_ok for s in sub)
             remedy_sub = sum(s.remedy_ok for s in sub)
             print(f"  round {round_name}: {len(sub)} files, category {right_sub}, remedy {remedy_sub}")
+        print()
+        for origin in ("thread or page", "source file"):
+            sub = [s for s in part if origins[s.name] == origin]
+            right_sub = sum(s.category_ok for s in sub)
+            remedy_sub = sum(s.remedy_ok for s in sub)
+            print(f"  from a {origin}: {len(sub)} files, category {right_sub}, remedy {remedy_sub}")
         print()
         if args.show and (split == "dev" or args.show_held_back):
             for s in part:

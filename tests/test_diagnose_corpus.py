@@ -18,6 +18,7 @@ from tpu_runtime.diagnose.crash_corpus import (
     CORPUS_DIR,
     CorpusEntry,
     entry_fold,
+    entry_origin,
     entry_split,
     fold_of,
     load_corpus,
@@ -66,6 +67,19 @@ def test_the_dev_folds_cut_the_half_in_two_and_keep_a_job_together() -> None:
         if entry.group:
             workers = [n for n, e in CORPUS.items() if e.group == entry.group]
             assert len({entry_fold(n, CORPUS[n]) for n in workers}) == 1
+
+
+def test_a_file_taken_from_a_library_source_is_told_from_a_thread() -> None:
+    def origin(source: str) -> str:
+        entry = CorpusEntry(source=source, category="unknown", remedy="r" * 10, remedy_keys=["k"])
+        return entry_origin(entry)
+
+    assert origin("https://github.com/jax-ml/jax/blob/0123abc/jax/_src/x.py#L10") == "source file"
+    assert origin("https://github.com/jax-ml/jax/issues/35905") == "thread or page"
+    assert origin("https://github.com/pytorch/xla/pull/9000") == "thread or page"
+    assert origin("https://docs.jax.dev/en/latest/errors.html") == "thread or page"
+    kinds = Counter(entry_origin(entry) for entry in CORPUS.values())
+    assert kinds["thread or page"] > kinds["source file"] > 0, kinds
 
 
 def test_corpus_keeps_pasted_forms_byte_for_byte() -> None:

@@ -14,6 +14,7 @@ half is only scored, by `benchmarks/diagnose_corpus.py`.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -27,9 +28,11 @@ __all__ = [
     "CORPUS_DIR",
     "CorpusEntry",
     "Fold",
+    "Origin",
     "Scored",
     "Split",
     "entry_fold",
+    "entry_origin",
     "entry_split",
     "fits_the_log",
     "fold_of",
@@ -44,6 +47,7 @@ __all__ = [
 
 Split = Literal["dev", "held_back"]
 Fold = Literal["A", "B"]
+Origin = Literal["thread or page", "source file"]
 
 
 def split_of(key: str) -> Split:
@@ -108,6 +112,16 @@ def entry_split(name: str, entry: CorpusEntry) -> Split:
 
 def entry_fold(name: str, entry: CorpusEntry) -> Fold:
     return fold_of(entry.group or name)
+
+
+SOURCE_FILE = re.compile(r"^https://github\.com/[^/]+/[^/]+/blob/")
+
+
+def entry_origin(entry: CorpusEntry) -> Origin:
+    """Where a file's lines come from: a thread or documentation page that printed them, or a library's
+    source file (a raise site or a test's expected message, whose placeholders the collector filled in).
+    The two kinds are reported apart because the second is half written by us."""
+    return "source file" if SOURCE_FILE.match(entry.source) else "thread or page"
 
 
 def remedy_matches(fix: str, keys: list[str]) -> bool:
