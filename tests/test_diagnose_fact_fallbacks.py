@@ -2,7 +2,8 @@
 
 The facts come from general extractors: a mesh larger than the devices left to it, a setting allowed on one
 of two scopes but set on both, two releases a resolver found pinning different versions of a third package
-(crash_setting_facts), a size off the multiple a check wants (crash_named_fix_facts). Each log here is a
+(crash_setting_facts), a size off the multiple a check wants (crash_named_fix_facts), a name or tag that
+differs between processes, a `name=value` a message requires (also given as an option). Each log here is a
 wording written for the test (no corpus file), diagnosed with the cause-specific sub-rules removed
 (crashlog.fallback_rules), as a log in a wording nobody wrote a rule for would be.
 """
@@ -154,3 +155,42 @@ def test_resolver_fallback_names_the_shared_dependency() -> None:
         pytest.fail(f"a resolver conflict is a release question, got {crash.category}")
     assert crash.evidence.fix_rule == "version_mismatch/from_facts_resolver_pins"
     assert "gamma 2.0.1" in crash.fix and "gamma 2.1.0" in crash.fix and "released together" in crash.fix
+
+
+# ------------------------------------------------------------------- calls that differ between processes
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: rendezvous tag mismatch between processes: 'save' vs 'eval'",
+        "AssertionError: barrier names do not match across hosts (step_end vs. epoch_end)",
+    ],
+)
+def test_calls_that_differ_between_processes_name_the_same_call_remedy(line: str) -> None:
+    log = f"[host 1] waiting at barrier\nDeadlineExceeded: barrier timed out\n{line}\n"
+    category, rule, fix = _fallback_fix(log)
+    assert (category, rule) == ("collective_timeout", "collective_timeout/from_facts_mismatched_calls")
+    assert "same name, in the same order" in fix
+
+
+def test_a_timeout_without_a_mismatch_keeps_the_other_fallbacks() -> None:
+    log = "DeadlineExceeded: Barrier timed out. Barrier: shutdown. 3/4 tasks reached the barrier\n"
+    _, rule, _ = _fallback_fix(log)
+    assert rule != "collective_timeout/from_facts_mismatched_calls"
+
+
+# ------------------------------------------------------------ a setting named as name=value by the message
+
+
+def test_a_required_key_value_is_also_given_as_a_command_line_option() -> None:
+    log = "Traceback (most recent call last):\nValueError: Speculative decoding requires device=tpu\n"
+    crash = diagnose_log(log, "x.log", fallback_rules(), SimilarErrors(()))
+    assert crash.evidence.fix_rule.endswith("/message_suggestion"), crash.evidence.fix_rule
+    assert "`device=tpu`" in crash.fix and "`--device tpu`" in crash.fix
+
+
+def test_a_suggestion_without_key_value_names_no_option() -> None:
+    log = "Traceback (most recent call last):\nValueError: bad config. Please install jax with pip.\n"
+    crash = diagnose_log(log, "x.log", fallback_rules(), SimilarErrors(()))
+    assert "on a command line" not in crash.fix
