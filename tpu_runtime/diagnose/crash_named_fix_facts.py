@@ -79,12 +79,11 @@ def padded_layout_facts(lines: Sequence[str]) -> dict[str, str]:
 # ------------------------------------------------------------------------------------ size multiples
 
 # "must be aligned to tiling (2), but is 1", "must be a multiple of 128, got 100", "should be divisible by 8
-# (got 12)", "should be divisible by 4, but it is equal to 19" (jax.device_put's sharded dimension); "100 is
-# not a multiple of 128", "(12) is not divisible by 8"
+# (got 12)"; "100 is not a multiple of 128", "(12) is not divisible by 8"
 _MUST_BE_MULTIPLE = re.compile(
     r"\b(?:must|should|has to|needs to) be (?:aligned to|a multiple of|(?:evenly )?divisible by) "
     r"(?:the )?(?:tiling |tile size |block size )?\(?(?P<n>\d+)\)?\W{0,3}\s*"
-    r"(?:but (?:is|was|got|it is)(?: equal to)?|got|is|found|not) \(?(?P<m>\d+)\b"
+    r"(?:but (?:is|was|got|it is)|got|is|found|not) \(?(?P<m>\d+)\b"
 )
 _IS_NOT_MULTIPLE = re.compile(
     r"\(?(?P<m>\d+)\)? (?:is|was) not (?:a multiple of|(?:evenly )?divisible by|aligned to) "

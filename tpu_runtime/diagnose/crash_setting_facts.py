@@ -1,8 +1,7 @@
 """The settings a crash log names itself: the sizes the program printed, an environment variable whose value
 was refused, the values a message lists as accepted, the API a module lacks, the call that came too late,
 the devices a mesh asked for against those visible, a setting allowed on one of two scopes but set on both,
-two releases a dependency resolver found pinning different versions of a third package, and what the
-program was doing when it died.
+and what the program was doing when it died.
 
 The remedy for a crash most often changes one of these, and a log in a wording no rule was written for still
 prints them: a training script logs `(device count, tokens per device) = (8, 1048576)` before its OOM, vLLM
@@ -29,7 +28,6 @@ __all__ = [
     "missing_api_facts",
     "refused_env_facts",
     "rejected_flag_facts",
-    "resolver_conflict_facts",
     "size_mismatch_facts",
     "size_setting_facts",
 ]
@@ -245,13 +243,6 @@ _MESH_DEVICES = (
         r"\((?P<shape>[\d, ]+)\)"
     ),
     re.compile(r"[Ii]nsufficient devices for .{0,20}mesh: found (?P<have>\d+), expected (?P<want>\d+)"),
-    # "Mesh shape (4, 4) requires 16 devices, but found 8", "Mesh allocation requires 8 devices for rollout,
-    # but only 4 remain available": a mesh (or one of several a job allocates) larger than what is left
-    re.compile(
-        r"\b[Mm]esh\b[^\n]{0,60}?\brequires? (?P<want>\d+) devices?"
-        r"(?: for (?:the )?(?P<mesh_name>[\w-]+))?,? but (?:only )?"
-        r"(?:found |got |was assigned |there (?:are|is) |have |has )?(?P<have>\d+)\b"
-    ),
     # Mesh TensorFlow (mesh_tensorflow/simd_mesh_impl.py) laying a logical mesh on the TPU's physical one, in
     # its log line and its error: "logical_shape=[128] physical_shape=[2, 2, 2]", either order.
     re.compile(r"\blogical_shape=\[(?P<want_shape>[\d, ]+)\],? physical_shape=\[(?P<have_shape>[\d, ]+)\]"),
@@ -267,9 +258,8 @@ def _product(dims: str) -> int:
 
 
 def mesh_device_facts(lines: Sequence[str]) -> dict[str, int | str | list[str]]:
-    """`visible_devices` and `mesh_devices` where a mesh asks for more (or other) devices than are visible
-    (`mesh_name` when the message names which of a job's meshes); `mesh_layout` (`logical [128] on
-    physical [2, 2, 2]`) where the two meshes are printed as shapes."""
+    """`visible_devices` and `mesh_devices` where a mesh asks for more (or other) devices than are visible;
+    `mesh_layout` (`logical [128] on physical [2, 2, 2]`) where the two meshes are printed as shapes."""
     for m in _matches_from_end(lines[-MAX_LINES:], _MESH_DEVICES):
         groups = m.groupdict()
         if groups.get("have_shape") and groups.get("want_shape"):
@@ -283,10 +273,7 @@ def mesh_device_facts(lines: Sequence[str]) -> dict[str, int | str | list[str]]:
                 "mesh_layout_lines": [m.string.strip()],
             }
         want = _product(groups["shape"]) if groups.get("shape") else int(groups["want"])
-        facts: dict[str, int | str | list[str]] = {"visible_devices": int(m["have"]), "mesh_devices": want}
-        if groups.get("mesh_name"):
-            facts["mesh_name"] = groups["mesh_name"]
-        return facts
+        return {"visible_devices": int(m["have"]), "mesh_devices": want}
     return {}
 
 
@@ -339,38 +326,6 @@ def exclusive_scope_facts(lines: Sequence[str]) -> dict[str, str | list[str]]:
             facts["exclusive_setting_a"] = f"{m['a'].lower()}_{kind}"
             facts["exclusive_setting_b"] = f"{m['b'].lower()}_{kind}"
         return facts
-    return {}
-
-
-# A dependency resolver proving two requested releases pin different exact versions of a third package, in the
-# wordings of uv and Poetry ("Because vllm==0.13.0 depends on numba==0.61.2 and tpu-inference==0.13.2 depends
-# on numba==0.62.1", "Because a (1.0) depends on c (1.2) and b (2.0) depends on c (1.3)") and of pip, one
-# requirement a line under "The conflict is caused by:" ("    jax 0.4.30 depends on jaxlib==0.4.30").
-_PINS = re.compile(
-    r"(?<![\w.-])(?P<pkg>[A-Za-z][\w.-]*)(?:==| \(|\s)(?P<ver>\d[\w.+]*)\)? depends on "
-    r"(?P<dep>[A-Za-z][\w.-]*)(?:==| \((?:==)?)(?P<dep_ver>\d[\w.+*]*)\)?"
-)
-
-
-def resolver_conflict_facts(lines: Sequence[str]) -> dict[str, str]:
-    """`pinned_pkg` with the two requirers (`pin_a_pkg`/`pin_a_ver` pinning `pinned_a`, `pin_b_*` pinning
-    `pinned_b`) where a resolver's report shows two packages pinning different versions of one dependency, so
-    a fix can name the shared dependency and the two releases to make agree; {} when the log shows none."""
-    pins: list[tuple[str, str, str, str]] = []
-    for line in lines[-MAX_LINES:]:
-        pins.extend((m["pkg"], m["ver"], m["dep"], m["dep_ver"]) for m in _PINS.finditer(line))
-    for i, (pkg_a, ver_a, dep, dep_a) in enumerate(pins):
-        for pkg_b, ver_b, dep_b, dep_ver_b in pins[i + 1 :]:
-            if dep_b.lower() == dep.lower() and pkg_b.lower() != pkg_a.lower() and dep_ver_b != dep_a:
-                return {
-                    "pinned_pkg": dep,
-                    "pin_a_pkg": pkg_a,
-                    "pin_a_ver": ver_a,
-                    "pinned_a": dep_a,
-                    "pin_b_pkg": pkg_b,
-                    "pin_b_ver": ver_b,
-                    "pinned_b": dep_ver_b,
-                }
     return {}
 
 
@@ -436,7 +391,6 @@ SETTING_EXTRACTORS: tuple[Callable[[Sequence[str]], Mapping[str, object]], ...] 
     mesh_device_facts,
     size_mismatch_facts,
     exclusive_scope_facts,
-    resolver_conflict_facts,
     crash_phase_facts,
     *CALL_EXTRACTORS,
 )

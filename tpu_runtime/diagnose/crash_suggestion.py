@@ -343,9 +343,6 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
             "facts below and the category's general advice apply."
         )
     act = f"change {things} as it says" if names else "act on it as written"
-    flags = [_flag_form(n) for n in names[:6] if _flag_form(n)]
-    if flags:  # a setting named as `name=value` is a command-line option of the same name for a server or CLI
-        act += f" (on a command line: {', '.join(f'`{f}`' for f in flags)})"
     # options the message says exclude one another, one of them the TPU's: on a TPU that is the one to keep
     exclusive = [s for s in suggestions if _ONLY_ONE_OF.search(s.text)]
     tpu_option = next((n for s in exclusive for n in s.named if _TPU_OPTION.fullmatch(n)), None)
@@ -355,18 +352,6 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
         f"The error message states its own remedy: {quoted}. Do that first: {act}, "
         "then rerun; if the same error comes back, the facts below and the category's general advice apply."
     )
-
-
-_KEY_VALUE = re.compile(r"(?P<name>[a-z][a-z0-9]*(?:_[a-z0-9]+)*)=(?P<value>[\w.:/-]+)")
-
-
-def _flag_form(named: str) -> str:
-    """`--device tpu` for a named `device=tpu` ("" for anything else): servers and launchers take their
-    settings as options of the same name, with `-` for `_`."""
-    m = _KEY_VALUE.fullmatch(named)
-    if m is None:
-        return ""
-    return f"--{m['name'].replace('_', '-')} {m['value']}"
 
 
 def suggestion_addendum(fix: str, suggestions: Sequence[Suggestion]) -> str:
