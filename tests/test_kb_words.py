@@ -25,6 +25,22 @@ def test_doubled_l_and_s_are_the_words_own() -> None:
 
 
 @pytest.mark.parametrize(
+    ("word", "form"),
+    [("losing", "lose"), ("named", "name"), ("timing", "time"), ("tuned", "tunes"), ("typing", "type")],
+)
+def test_a_short_verb_keeps_the_silent_e_its_suffix_took(word: str, form: str) -> None:
+    assert stem(word) == stem(form)
+    assert _present(_terms(f"A Gridlet job may {form} a slice."), word)
+
+
+@pytest.mark.parametrize("word", ["string", "adding", "fixed", "embed", "speed", "using"])
+def test_words_that_only_look_like_a_short_verb_are_left_alone(word: str) -> None:
+    # no vowel between consonants ('str'), a double or final 'x' consonant, or a two-letter root
+    assert not stem(word).endswith("e") or word.endswith("e")
+    assert stem(word) != f"{word[:3]}e"
+
+
+@pytest.mark.parametrize(
     ("asked", "written"),
     [
         # the stemmer splits these three ('docu', 'documentat', 'doc'); the family joins them

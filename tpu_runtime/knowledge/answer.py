@@ -831,6 +831,28 @@ def asks_when(question: str) -> bool:
     return bool(_ASKS_WHEN_RE.search(question))
 
 
+# The kind of processor a question is asked for ('fastest on GPU', 'for CPUs'): a line stating its
+# claim for another kind ('fastest on TPU') and never naming the one asked about does not answer it.
+PLATFORMS = {
+    "tpu": "tpu", "tpus": "tpu", "gpu": "gpu", "gpus": "gpu", "cuda": "gpu", "nvidia": "gpu",
+    "rocm": "gpu", "cpu": "cpu", "cpus": "cpu",
+}  # fmt: skip
+_ON_PLATFORM_RE = re.compile(
+    rf"\b(?:on|for|with|under|using)\s+(?:an?\s+|the\s+|my\s+)?({'|'.join(PLATFORMS)})\b", re.I
+)
+_PLATFORM_RE = re.compile(rf"\b({'|'.join(PLATFORMS)})\b", re.I)
+
+
+def platforms_asked(question: str) -> set[str]:
+    """The processor kinds a question asks about ('gpu' in 'which is fastest on GPU')."""
+    return {PLATFORMS[m.group(1).lower()] for m in _ON_PLATFORM_RE.finditer(question)}
+
+
+def platforms_named(span: str) -> set[str]:
+    """The processor kinds a line names anywhere (its source note's URL aside)."""
+    return {PLATFORMS[m.group(1).lower()] for m in _PLATFORM_RE.finditer(_NOTE_RE.sub(" ", span))}
+
+
 def span_faults(question: str, span: str, heading: str, *, action: bool = True) -> list[str]:
     """Why a quoted line would not answer the question, whatever its word overlap: it says nothing
     about the attribute asked for ('how many X', 'what is the X of', 'shows the X of'), gives no number
@@ -867,6 +889,14 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
         and not _present(_terms(named), owner)
     ):
         faults.append(f"the question asks for a release of {owner} and the quoted line is not about {owner}")
+    asked_on = platforms_asked(question)
+    if asked_on:
+        named_on = platforms_named(span)
+        if named_on and not asked_on & named_on:
+            faults.append(
+                f"the question asks about {'/'.join(sorted(asked_on))} and the quoted line is about "
+                f"{'/'.join(sorted(named_on))}"
+            )
     kind = asks_name(question)
     if kind and not gives_name(span):
         faults.append(f"the question asks which {kind} and the quoted line names none")

@@ -49,6 +49,9 @@ _SUFFIXES = (
     ("s", ""),
     ("e", ""),
 )
+# '-ing'/'-ed' after three letters, consonant-vowel-consonant: the verb ended in a silent 'e' ('losing',
+# 'named', 'timing'); the suffix rules leave such short forms alone, so 'losing' missed a line's 'lose'
+_SHORT_E_RE = re.compile(r"^([b-df-hj-np-tv-z][aeiouy][b-df-hj-np-tvz])(?:ing|ed)$")
 # after '-ed'/'-ing' a doubled final consonant is the spelling's, not the word's: 'jitted' is 'jit',
 # 'padding' 'pad', 'embedded' 'embed' (but 'installed' stays 'install', 'passed' 'pass')
 _DOUBLED_RE = re.compile(r"([b-df-hj-km-np-rtv-y])\1$")
@@ -99,11 +102,15 @@ FAMILIES: tuple[tuple[str, ...], ...] = (
 @functools.lru_cache(maxsize=65536)
 def stem(token: str) -> str:
     """A light English stemmer, applied until nothing changes, so that 'topologies' meets 'topology',
-    'offers' 'offer', 'preempted' 'preemption', 'sizes' 'size', 'TPUs' 'TPU' and 'jitted' 'jit'."""
+    'offers' 'offer', 'preempted' 'preemption', 'sizes' 'size', 'TPUs' 'TPU', 'jitted' 'jit' and 'losing'
+    'lose'."""
     if not token.isalpha():
         return token
     if token in IRREGULAR:
         return stem(IRREGULAR[token])
+    short = _SHORT_E_RE.match(token)
+    if short:  # 'losing' is 'lose', 'named' 'name', 'tuning' 'tune': the suffix took a silent 'e'
+        return stem(short.group(1) + "e")
     if len(token) == 4 and token.endswith("s") and not token.endswith("ss"):
         return token[:-1]  # a short plural: 'tpus' is 'tpu', 'mxus' 'mxu', 'runs' 'run'
     while len(token) > 4:
