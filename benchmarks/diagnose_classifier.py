@@ -24,8 +24,14 @@ from bench_env import use_quiet_env
 
 use_quiet_env()
 
-from tpu_runtime.diagnose.crash_corpus import CORPUS_DIR, entry_fold, entry_split, load_corpus  # noqa: E402
-from tpu_runtime.diagnose.crashlog import CrashRule, diagnose_log, fallback_rules, log_lines  # noqa: E402
+from tpu_runtime.diagnose.crash_corpus import (  # noqa: E402
+    CORPUS_DIR,
+    HeldOutBy,
+    entry_split,
+    held_out_units,
+    load_corpus,
+)
+from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules, log_lines, without_signatures  # noqa: E402
 from tpu_runtime.diagnose.known_errors import KnownError, decisive_lines  # noqa: E402
 from tpu_runtime.diagnose.known_errors_build import build_known_errors  # noqa: E402
 from tpu_runtime.diagnose.similar_errors import THRESHOLD, SimilarErrors  # noqa: E402
@@ -81,18 +87,13 @@ def classify(
     return out
 
 
-def measure(kind: str, c: float, model_name: str, show: bool) -> list[Guess]:
+def measure(kind: HeldOutBy, c: float, model_name: str, show: bool) -> list[Guess]:
     """The classifier's guesses on the dev files the ablated rules and the other units' similar errors
     leave unknown, each unit's classifier fitted on the other units' known errors."""
     corpus = {n: e for n, e in load_corpus().items() if entry_split(n, e) == "dev"}
     entries = build_known_errors(corpus)
-    rules: list[CrashRule] = [
-        r.model_copy(update={"patterns": [], "fact_votes": []}) for r in fallback_rules()
-    ]
-    units: dict[str, list[str]] = {}
-    for name, entry in sorted(corpus.items()):
-        unit = (entry.added or "first") if kind == "other-rounds" else entry_fold(name, entry)
-        units.setdefault(unit, []).append(name)
+    rules = without_signatures(fallback_rules())
+    units = held_out_units(corpus, kind)
     guesses: list[Guess] = []
     left_total = 0
     for unit, names in sorted(units.items()):

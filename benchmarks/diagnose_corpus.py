@@ -48,16 +48,24 @@ use_quiet_env()
 
 from tpu_runtime.diagnose.crash_corpus import (  # noqa: E402
     CORPUS_DIR,
+    HeldOutBy,
     Scored,
     entry_fold,
     entry_origin,
     entry_split,
+    held_out_units,
     load_corpus,
     per_category,
     score_file,
     without_own_entry,
 )
-from tpu_runtime.diagnose.crashlog import CrashRule, diagnose_log, fallback_rules, load_rules  # noqa: E402
+from tpu_runtime.diagnose.crashlog import (  # noqa: E402
+    CrashRule,
+    diagnose_log,
+    fallback_rules,
+    load_rules,
+    without_signatures,
+)
 from tpu_runtime.diagnose.job import run_diagnose  # noqa: E402
 from tpu_runtime.diagnose.known_errors_build import build_known_errors  # noqa: E402
 from tpu_runtime.diagnose.similar_errors import SUB_RULE, THRESHOLD, SimilarErrors  # noqa: E402
@@ -90,7 +98,7 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
 
     With `show`, each dev file's two ablated verdicts are listed (held-back files never are)."""
     rules = load_rules()
-    cues_only = [r.model_copy(update={"patterns": [], "fact_votes": []}) for r in rules]
+    cues_only = without_signatures(rules)
     generic_fixes = fallback_rules(rules)
     no_similar = SimilarErrors(())  # the shipped known errors hold every dev file: --known-from measures them
     corpus = {
@@ -129,7 +137,7 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
     print()
 
 
-def known_from(kind: str, ablate_rules: bool, threshold: float, show: bool = False) -> None:
+def known_from(kind: HeldOutBy, ablate_rules: bool, threshold: float, show: bool = False) -> None:
     """Dev half only: each round (or fold) of dev files scored with the rules alone and with the similar
     known errors built from the dev files of the OTHER rounds (folds), as a log of a new round would meet
     them. With `ablate_rules`, the rules written for known logs are removed first, both at once (no
@@ -141,11 +149,8 @@ def known_from(kind: str, ablate_rules: bool, threshold: float, show: bool = Fal
     entries = build_known_errors(corpus)  # one entry per file, independent of the others: filtered per unit
     rules: list[CrashRule] = list(load_rules())
     if ablate_rules:
-        rules = [r.model_copy(update={"patterns": [], "fact_votes": []}) for r in fallback_rules()]
-    units: dict[str, list[str]] = {}
-    for name, entry in sorted(corpus.items()):
-        unit = (entry.added or "first") if kind == "other-rounds" else entry_fold(name, entry)
-        units.setdefault(unit, []).append(name)
+        rules = without_signatures(fallback_rules())
+    units = held_out_units(corpus, kind)
     none = SimilarErrors(())
     # label -> [category right, remedy right, true unknowns kept unknown, files left unknown]
     totals = {"rules alone": [0, 0, 0, 0], "rules + similar": [0, 0, 0, 0]}

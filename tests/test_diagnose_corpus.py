@@ -21,6 +21,7 @@ from tpu_runtime.diagnose.crash_corpus import (
     entry_origin,
     entry_split,
     fold_of,
+    held_out_units,
     load_corpus,
     remedy_matches,
     score_file,
@@ -80,6 +81,17 @@ def test_a_file_taken_from_a_library_source_is_told_from_a_thread() -> None:
     assert origin("https://docs.jax.dev/en/latest/errors.html") == "thread or page"
     kinds = Counter(entry_origin(entry) for entry in CORPUS.values())
     assert kinds["thread or page"] > kinds["source file"] > 0, kinds
+
+
+def test_held_out_units_cover_each_dev_file_once() -> None:
+    dev = {name: CORPUS[name] for name in DEV}
+    for by in ("other-rounds", "other-fold"):
+        units = held_out_units(dev, by)
+        assert sorted(n for names in units.values() for n in names) == DEV
+    assert set(held_out_units(dev, "other-fold")) == {"A", "B"}
+    rounds = held_out_units(dev, "other-rounds")
+    assert len(rounds) > 10
+    assert all((CORPUS[n].added or "first") == unit for unit, names in rounds.items() for n in names)
 
 
 def test_corpus_keeps_pasted_forms_byte_for_byte() -> None:

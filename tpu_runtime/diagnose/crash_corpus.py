@@ -28,6 +28,7 @@ __all__ = [
     "CORPUS_DIR",
     "CorpusEntry",
     "Fold",
+    "HeldOutBy",
     "Origin",
     "Scored",
     "Split",
@@ -36,6 +37,7 @@ __all__ = [
     "entry_split",
     "fits_the_log",
     "fold_of",
+    "held_out_units",
     "load_corpus",
     "per_category",
     "remedy_matches",
@@ -48,6 +50,7 @@ __all__ = [
 Split = Literal["dev", "held_back"]
 Fold = Literal["A", "B"]
 Origin = Literal["thread or page", "source file"]
+HeldOutBy = Literal["other-rounds", "other-fold"]
 
 
 def split_of(key: str) -> Split:
@@ -112,6 +115,16 @@ def entry_split(name: str, entry: CorpusEntry) -> Split:
 
 def entry_fold(name: str, entry: CorpusEntry) -> Fold:
     return fold_of(entry.group or name)
+
+
+def held_out_units(dev: dict[str, CorpusEntry], by: HeldOutBy) -> dict[str, list[str]]:
+    """Dev files grouped by the round that added them or by fold: each unit is measured against
+    known errors (or a model) built from the others, as a new round's logs would meet them."""
+    units: dict[str, list[str]] = {}
+    for name, entry in sorted(dev.items()):
+        unit = (entry.added or "first") if by == "other-rounds" else entry_fold(name, entry)
+        units.setdefault(unit, []).append(name)
+    return units
 
 
 SOURCE_FILE = re.compile(r"^https://github\.com/[^/]+/[^/]+/blob/")

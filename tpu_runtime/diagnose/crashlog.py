@@ -126,6 +126,12 @@ def fallback_rules(rules: tuple[CrashRule, ...] | None = None) -> list[CrashRule
     ]
 
 
+def without_signatures(rules: list[CrashRule] | tuple[CrashRule, ...]) -> list[CrashRule]:
+    """The rules without their signature patterns and fact votes, so the weak cues alone place a log:
+    with `fallback_rules()` first, nothing written for a known log is left (the corpus ablations)."""
+    return [r.model_copy(update={"patterns": [], "fact_votes": []}) for r in rules]
+
+
 # ----------------------------------------------------------------------------------------- matching
 
 
