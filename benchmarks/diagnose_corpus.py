@@ -30,7 +30,9 @@ mechanism is built from fold A's failures alone (`--split dev --fold A --show`, 
 from the dev files of the other rounds (the other fold), with `--ablate` after removing the rules written for
 known logs; `--threshold` sets the similarity it needs. A similar-known-error fix counts as the remedy when
 the neighbour's remedy names the entry's keys (crash_corpus.remedy_text): it was chosen for this log by the
-similarity of its error lines, not printed for every log of a category. In the ordinary scoring a dev file
+similarity of its error lines, not printed for every log of a category. With `--fold`, only that fold's files
+are scored and shown (their known errors still come from every other round or from the other fold), so a
+setting is chosen on fold A's verdicts and checked on fold B's totals. In the ordinary scoring a dev file
 is never its own neighbour (crash_corpus.without_own_entry); held-back files are in no known-errors set.
 """
 
@@ -137,14 +139,17 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
     print()
 
 
-def known_from(kind: HeldOutBy, ablate_rules: bool, threshold: float, show: bool = False) -> None:
+def known_from(
+    kind: HeldOutBy, ablate_rules: bool, threshold: float, show: bool = False, fold: str | None = None
+) -> None:
     """Dev half only: each round (or fold) of dev files scored with the rules alone and with the similar
     known errors built from the dev files of the OTHER rounds (folds), as a log of a new round would meet
     them. With `ablate_rules`, the rules written for known logs are removed first, both at once (no
     signature pattern and no cause-specific sub-rule: the weak cues, the message's own remedy and the
     `from_facts_*` fallbacks alone decide category and fix), which estimates what the fallback does for
     wordings nobody collected. The fallback's verdicts are counted apart: logs it placed (the rules left
-    them unknown) and logs whose category paragraph it replaced by the neighbour's remedy."""
+    them unknown) and logs whose category paragraph it replaced by the neighbour's remedy. With `fold`, only
+    that fold's files are scored (the known errors are built as without it)."""
     corpus = {n: e for n, e in load_corpus().items() if entry_split(n, e) == "dev"}
     entries = build_known_errors(corpus)  # one entry per file, independent of the others: filtered per unit
     rules: list[CrashRule] = list(load_rules())
@@ -159,6 +164,7 @@ def known_from(kind: HeldOutBy, ablate_rules: bool, threshold: float, show: bool
     for unit, names in sorted(units.items()):
         index = SimilarErrors([e for e in entries if e.file not in names], threshold)
         per_unit = {"rules alone": [0, 0], "rules + similar": [0, 0]}
+        names = [n for n in names if fold in (None, entry_fold(n, corpus[n]))]
         for name in names:
             entry = corpus[name]
             text = (CORPUS_DIR / name).read_bytes().decode("utf-8", "replace")
@@ -192,14 +198,18 @@ def known_from(kind: HeldOutBy, ablate_rules: bool, threshold: float, show: bool
                     f"from {near['file']} ({near['similarity']:.2f})"
                 )
         alone, similar_counts = per_unit["rules alone"], per_unit["rules + similar"]
+        if not names:
+            continue
         print(
             f"  {'round' if kind == 'other-rounds' else 'fold'} {unit}: {len(names)} files, category "
             f"{alone[0]} -> {similar_counts[0]}, remedy {alone[1]} -> {similar_counts[1]}"
         )
-    n = len(corpus)
-    unknowns = sum(1 for e in corpus.values() if e.category == "unknown")
+    scored_files = {n: e for n, e in corpus.items() if fold in (None, entry_fold(n, e))}
+    n = len(scored_files)
+    unknowns = sum(1 for e in scored_files.values() if e.category == "unknown")
     mode = "rules ablated" if ablate_rules else "rules"
-    print(f"## dev, known errors from {kind}, {mode}, threshold {threshold:.2f}: {n} files")
+    label = f"dev fold {fold}" if fold else "dev"
+    print(f"## {label}, known errors from {kind}, {mode}, threshold {threshold:.2f}: {n} files")
     for label, (cat, rem, kept, left) in totals.items():
         print(
             f"  {label}: category {cat}/{n} ({cat / n:.0%}), remedy {rem}/{n} ({rem / n:.0%}), "
@@ -237,7 +247,7 @@ def main() -> int:
     )
     args = parser.parse_args()
     if args.known_from:
-        known_from(args.known_from, args.ablate, args.threshold, args.show)
+        known_from(args.known_from, args.ablate, args.threshold, args.show, args.fold)
         return 0
     if args.ablate:
         ablate(show=args.show, fold=args.fold)

@@ -13,8 +13,10 @@ never when the log shows the process was only stopped by another one or the chip
 patterns: those stay `unknown`, whose next steps fit them). A category's `suppresses` drops broader
 categories whose cues its own explain; a cue's `overrides` does the same for one wording that states the
 cause (e.g. "JAX only supports TPU VMs" over the missing-attribute error printed before it), and is applied
-first, so the cause wins even over a category that would otherwise suppress it. The report says the
-category came from weak evidence: a confidence of at most `max_confidence`, the cue labels in the cause.
+first, so the cause wins even over a category that would otherwise suppress it. A `last_resort` cue (a
+wording a whole failure family shares, such as a request to set a launch flag, too broad to compete with a
+specific cue) votes only when no ordinary cue of any category fired. The report says the category came from
+weak evidence: a confidence of at most `max_confidence`, the cue labels in the cause.
 """
 
 from __future__ import annotations
@@ -81,6 +83,10 @@ class Cue(BaseModel):
     overrides: list[Category] = Field(
         default=[],
         description="categories this cue's wording explains when it fires (a stated cause over its symptoms)",
+    )
+    last_resort: bool = Field(
+        default=False,
+        description="counts only when no ordinary cue of any category fired (a family's broad wording)",
     )
 
     @functools.cached_property
@@ -176,39 +182,19 @@ def _error_indexes(lines: Sequence[str]) -> set[int]:
 
 
 def weak_vote(lines: Sequence[str], config: CueConfig | None = None) -> WeakVote | None:
-    """The category generic cues clearly point to, or None (no cue, a tie, or a veto line)."""
+    """The category generic cues clearly point to, or None (no cue, a tie, or a veto line).
+
+    The ordinary cues vote first; the `last_resort` cues (words a failure family shares whatever the
+    library, too broad to compete with a specific cue) vote only when no ordinary cue fired at all."""
     config = load_cues() if config is None else config
     if any(v.search(line) for v in config.compiled_veto for line in lines):
         return None
     errors = _error_indexes(lines)
     masked = {i: _SOURCE_PATH.sub(" ", lines[i]) for i in errors}
-    scored: list[tuple[float, int, Category, list[str], list[str]]] = []
-    overridden: set[Category] = set()
-    for group in config.categories:
-        weights: list[float] = []
-        labels: list[str] = []
-        evidence: dict[str, None] = {}
-        last = -1
-        for cue in group.cues:
-            regex, also, context = cue.compiled
-            if context is not None and not any(context.search(line) for line in lines):
-                continue
-            candidates = list(enumerate(lines)) if cue.scope == "any" else sorted(masked.items())
-            hits = [i for i, line in candidates if regex.search(line) and (also is None or also.search(line))]
-            if not hits:
-                continue
-            weights.append(cue.weight)
-            labels.append(cue.label)
-            overridden.update(cue.overrides)
-            last = max(last, hits[-1])
-            for i in hits[-2:]:
-                text = lines[i].strip()
-                evidence.setdefault(text if len(text) <= 400 else text[:399] + "…", None)
-        if weights:
-            score = max(weights) + config.per_extra_cue * (len(weights) - 1)
-            score = min(config.max_confidence, score)
-            scored.append((score, last, group.category, labels, list(evidence)[:MAX_EVIDENCE]))
-    scored = [s for s in scored if s[2] not in overridden]
+    fired, overridden = _scores(config, lines, masked, last_resort=False)
+    if not fired:
+        fired, overridden = _scores(config, lines, masked, last_resort=True)
+    scored = [s for s in fired if s[2] not in overridden]
     present = {s[2] for s in scored}
     dropped = {c for g in config.categories if g.category in present for c in g.suppresses}
     scored = [s for s in scored if s[2] not in dropped]
@@ -229,3 +215,42 @@ def weak_vote(lines: Sequence[str], config: CueConfig | None = None) -> WeakVote
         labels=best[3],
         runner_up=second[2] if second is not None else None,
     )
+
+
+_Scored = tuple[float, int, Category, list[str], list[str]]
+
+
+def _scores(
+    config: CueConfig, lines: Sequence[str], masked: dict[int, str], last_resort: bool
+) -> tuple[list[_Scored], set[Category]]:
+    """Each category's score from its cues of one tier (ordinary or `last_resort`), and the categories
+    that tier's firing cues override: (score, last line, category, labels, evidence lines)."""
+    scored: list[_Scored] = []
+    overridden: set[Category] = set()
+    for group in config.categories:
+        weights: list[float] = []
+        labels: list[str] = []
+        evidence: dict[str, None] = {}
+        last = -1
+        for cue in group.cues:
+            if cue.last_resort != last_resort:
+                continue
+            regex, also, context = cue.compiled
+            if context is not None and not any(context.search(line) for line in lines):
+                continue
+            candidates = list(enumerate(lines)) if cue.scope == "any" else sorted(masked.items())
+            hits = [i for i, line in candidates if regex.search(line) and (also is None or also.search(line))]
+            if not hits:
+                continue
+            weights.append(cue.weight)
+            labels.append(cue.label)
+            overridden.update(cue.overrides)
+            last = max(last, hits[-1])
+            for i in hits[-2:]:
+                text = lines[i].strip()
+                evidence.setdefault(text if len(text) <= 400 else text[:399] + "…", None)
+        if weights:
+            score = max(weights) + config.per_extra_cue * (len(weights) - 1)
+            score = min(config.max_confidence, score)
+            scored.append((score, last, group.category, labels, list(evidence)[:MAX_EVIDENCE]))
+    return scored, overridden
