@@ -120,6 +120,8 @@ SCOPE_MISS = 0.5  # span score factor of a line giving a figure per another unit
 # span score factor of a line the gate would reject as the quote for lacking the attribute or the number
 # asked for (`span_faults`): a line that gives them is preferred to one that only shares more words
 FAULT_MISS = 0.3
+# lines of the quote's section at most this many lines away count together for the gate's support
+SECTION_NEAR = 2
 DEFINITION_BONUS = 1.5  # span score factor of a line opening with the X of "what is X" as its subject
 TARGET_WEIGHT = 2.0  # weight factor, when ranking spans, of the word naming what is asked for
 SUMMARY_BONUS = 2.5  # span score factor of a symbol's docstring summary when the question asks what it is
@@ -675,6 +677,22 @@ def support(weights: dict[str, float], passage: Passage) -> float:
     return _coverage(weights, f"{_heading(passage)}\n{passage.text}")
 
 
+def section_support(weights: dict[str, float], passage: Passage, passages: list[Passage]) -> float:
+    """How much of the question the lines retrieved with `passage` from its own section, within
+    `SECTION_NEAR` lines of it, support together (their heading included): a fact sheet keeps one fact
+    a line, so the line answering a question and the line before it that sets its scene ('elastic
+    training keeps a job running when slices fail'; 'launch it with --elastic-slices') each carry part
+    of a reworded question's words."""
+    near = [
+        p.text
+        for p in passages
+        if p.path == passage.path
+        and p.section == passage.section
+        and abs((p.line or 0) - (passage.line or 0)) <= SECTION_NEAR
+    ]
+    return _coverage(weights, "\n".join([_heading(passage), *near]))
+
+
 def _density(weights: dict[str, float], span: str) -> float:
     """Share of the span's distinct words that are question terms."""
     words = {t for t in tokenize(span) if t not in QUESTION_WORDS}
@@ -1060,6 +1078,8 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     best_support = supports[best_at]
     specific = [t for t in weights if is_specific(t) and _df(index, t) > 0]
     span = best_span(target_weights(question, weights), passages, specific, value_units(question), question)
+    if span is not None:  # the quote's own section, its retrieved lines taken together
+        best_support = max(best_support, section_support(weights, span.passage, top))
     if result.mode != "hybrid":
         need = LEXICAL_MIN_SUPPORT
     elif cos_best is not None and cos_best >= CLOSE_COSINE:
