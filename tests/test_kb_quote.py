@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
-from tpu_runtime.knowledge.answer import SECTION_NEAR, section_support, support
+from tpu_runtime.knowledge.answer import (
+    SECTION_NEAR,
+    asks_why,
+    best_span,
+    gives_reason,
+    section_support,
+    support,
+)
 from tpu_runtime.knowledge.models import Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
@@ -78,3 +85,28 @@ def test_a_rewording_split_across_a_fact_and_the_line_setting_its_scene_is_answe
     reply = ask(elastic, "Can an xpk workload keep going once a slice is lost?")
     assert reply.covered, reply.reason
     assert reply.citations[0].quote.startswith(("A multi-slice job outlives", "Turn it on"))
+
+
+def test_a_why_question_is_answered_by_the_line_stating_a_cause() -> None:
+    weights = {"megacore": 5.0, "split": 3.0, "cores": 2.0, "grid": 3.0}
+    plain = _line("A megacore grid split over both cores runs its halves at once.", 20, "Megacore")
+    cause = _line(
+        "A megacore grid split over two cores is uneven because one core idles at the end.", 21, "Megacore"
+    )
+    question = "Why is my megacore grid split over two cores slower than expected?"
+    best = best_span(weights, [plain, cause], question=question)
+    assert best is not None and "because" in best.text
+    # asked what it does, not why, the line naming more of the question's words stays first
+    best = best_span(weights, [plain, cause], question="What does a megacore grid split over both cores do?")
+    assert best is not None and best.text.startswith("A megacore grid split over both cores runs")
+
+
+def test_why_questions_and_cause_lines_are_recognised() -> None:
+    assert asks_why("Why does MaxText recommend TP=2 on TPU7x?")
+    assert asks_why("My ring only gets 50% of ICI bandwidth, why?")
+    assert not asks_why("What does MaxText recommend on TPU7x?")
+    assert gives_reason("It recompiles because the shape changed.")
+    assert gives_reason("Slow links cause stalls.")
+    assert not gives_reason(
+        "XProf shows the trace. ([source](https://example.org/so-what), checked 2026-12-04)"
+    )
