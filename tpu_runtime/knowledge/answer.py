@@ -73,6 +73,11 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   it use ('I am new to TPUs.', 'Thanks!') weigh little (`aside_terms`);
 - lead-ins: a few plain words before a colon ('Quick question:', 'I was wondering:') frame the question
   and are left out of it (`lexical.strip_preamble`); the reply still echoes the question as asked;
+- sections: the lines retrieved from the quote's own section within `SECTION_NEAR` lines of it count
+  together for support (`section_support`): a fact sheet keeps one fact a line, and a reworded question
+  often shares its words between the fact and the line before it that sets its scene;
+- causes: for a 'why' question, a line stating a cause ('because', 'so', 'due to') ranks higher as the
+  quote than one sharing as many words that only says what happens (`REASON_BONUS`);
 - a quote is checked to occur in its passage.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
@@ -120,9 +125,12 @@ SCOPE_MISS = 0.5  # span score factor of a line giving a figure per another unit
 # span score factor of a line the gate would reject as the quote for lacking the attribute or the number
 # asked for (`span_faults`): a line that gives them is preferred to one that only shares more words
 FAULT_MISS = 0.3
+# lines of the quote's section at most this many lines away count together for the gate's support
+SECTION_NEAR = 2
 DEFINITION_BONUS = 1.5  # span score factor of a line opening with the X of "what is X" as its subject
 TARGET_WEIGHT = 2.0  # weight factor, when ranking spans, of the word naming what is asked for
 SUMMARY_BONUS = 2.5  # span score factor of a symbol's docstring summary when the question asks what it is
+REASON_BONUS = 1.5  # span score factor of a line stating a cause when the question asks why
 MAX_QUOTE_CHARS = 400
 # Words that ask rather than inform: they never decide whether the corpus covers a question.
 QUESTION_WORDS = frozenset(
@@ -675,6 +683,22 @@ def support(weights: dict[str, float], passage: Passage) -> float:
     return _coverage(weights, f"{_heading(passage)}\n{passage.text}")
 
 
+def section_support(weights: dict[str, float], passage: Passage, passages: list[Passage]) -> float:
+    """How much of the question the lines retrieved with `passage` from its own section, within
+    `SECTION_NEAR` lines of it, support together (their heading included): a fact sheet keeps one fact
+    a line, so the line answering a question and the line before it that sets its scene ('elastic
+    training keeps a job running when slices fail'; 'launch it with --elastic-slices') each carry part
+    of a reworded question's words."""
+    near = [
+        p.text
+        for p in passages
+        if p.path == passage.path
+        and p.section == passage.section
+        and abs((p.line or 0) - (passage.line or 0)) <= SECTION_NEAR
+    ]
+    return _coverage(weights, "\n".join([_heading(passage), *near]))
+
+
 def _density(weights: dict[str, float], span: str) -> float:
     """Share of the span's distinct words that are question terms."""
     words = {t for t in tokenize(span) if t not in QUESTION_WORDS}
@@ -952,6 +976,26 @@ def summary_passages(question: str, passages: list[Passage]) -> set[str]:
     return {p.chunk_id for p in first.values()}
 
 
+# "Why does X ...", "... only 50% of the bandwidth, why?": the question asks for a cause
+_ASKS_WHY_RE = re.compile(r"\bwhy\b", re.I)
+# a line stating a cause or a consequence: 'because', 'since', 'so', 'due to', 'causes', 'means'
+_GIVES_REASON_RE = re.compile(
+    r"\b(?:because|since|due\s+to|so\s+that|so|thus|hence|therefore|as\s+a\s+result|caus(?:e|es|ed|ing)|"
+    r"leads?\s+to|means|reason|results?\s+in)\b",
+    re.I,
+)
+
+
+def asks_why(question: str) -> bool:
+    """Whether the question asks for a cause ('why does ...', '..., why?')."""
+    return bool(_ASKS_WHY_RE.search(question))
+
+
+def gives_reason(span: str) -> bool:
+    """Whether the line states a cause or a consequence ('because', 'so', 'due to', 'causes')."""
+    return bool(_GIVES_REASON_RE.search(_NOTE_RE.sub(" ", span)))
+
+
 def ranked_spans(
     weights: dict[str, float],
     passages: list[Passage],
@@ -967,6 +1011,7 @@ def ranked_spans(
     cosines = [p.cosine for p in passages[:SUPPORT_PASSAGES] if p.cosine is not None]
     top_cosine = max(cosines, default=None)
     focus = focus_term(question) if question else None
+    why = bool(question and asks_why(question))
     for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
         heading = _heading(passage)
         for span in candidate_spans(passage.text):
@@ -1004,6 +1049,8 @@ def ranked_spans(
                 overlap *= SUMMARY_BONUS
             if subject and defines(subject, span):
                 overlap *= DEFINITION_BONUS
+            if why and gives_reason(span):
+                overlap *= REASON_BONUS
             spans.append(Span(span, passage, overlap))
     # stable: among equal scores the earlier (higher-ranked) span stays first
     spans.sort(key=lambda sp: -sp.overlap)
@@ -1060,6 +1107,8 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     best_support = supports[best_at]
     specific = [t for t in weights if is_specific(t) and _df(index, t) > 0]
     span = best_span(target_weights(question, weights), passages, specific, value_units(question), question)
+    if span is not None:  # the quote's own section, its retrieved lines taken together
+        best_support = max(best_support, section_support(weights, span.passage, top))
     if result.mode != "hybrid":
         need = LEXICAL_MIN_SUPPORT
     elif cos_best is not None and cos_best >= CLOSE_COSINE:
