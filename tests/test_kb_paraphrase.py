@@ -51,15 +51,10 @@ UNCOVERED: list[str | ParameterSet] = [
     "Which Python release does SGL-JAX need on Windows hosts?",
     "How do I wipe the PyTorch/XLA counters of an A100 GPU?",
     "What colour is the heatsink of a TPU v4 chip?",
-    pytest.param(
-        "How do I switch on the Kubernetes Dashboard add-on for a TPU cluster?",
-        # the Ray head's port list ('8265 (dashboard)') counts as a retrieved passage naming the
-        # Dashboard; asking for the name in a passage that supports the question cost more answers
-        # on the dev half than it refused (answered 0.927 -> 0.912, refused 0.947 -> 0.965)
-        marks=pytest.mark.xfail(
-            strict=True, reason="a passage naming the word in passing clears the name check"
-        ),
-    ),
+    # the Ray head's port list ('8265 (dashboard)') is a retrieved passage naming the Dashboard, which
+    # clears the name check; 'Dashboard' is a rare name, so the quoted passage must name it
+    # (`answer.rare_names`): asking that of every name cost more answers than it refused
+    "How do I switch on the Kubernetes Dashboard add-on for a TPU cluster?",
     "What refund does Google give when a Cloud TPU quota request is blocked?",
     "What is the carbon footprint of a TPU v3 Pod?",
     "How do I disable the MXU on TPU v5e?",

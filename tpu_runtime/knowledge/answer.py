@@ -14,6 +14,10 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - unknown names: a question naming a specific term or a capitalised name that no source mentions (a
   'v9', an 'SLA') is not covered, nor one naming a name that none of the passages retrieved for it
   mentions ('Ironwood Ultra': the passages are about Ironwood, not the variant the qualifier names);
+- rare names: a name of the question that few passages use (at most `RARE_NAME_SHARE` of them:
+  'Llama', 'Slurm', 'Muon'; not an acronym such as 'GCS' or 'VMs') must be named by the passage the
+  quote comes from; a line from a passage that never names it answers a neighbouring question ('the
+  Qwen3 recipe' for 'the Llama 3 recipe', 'a Kubernetes fleet' for 'a Slurm cluster');
 - asked for: the thing a 'what X / which X / how many X' question asks for, when no source names it
   in any form ('what refund', 'which heatsink'), makes it not covered, however well its other words
   match a line; an attribute a value can name (bandwidth) and an agent noun whose verb is known
@@ -933,6 +937,24 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
     return faults
 
 
+RARE_NAME_SHARE = 0.01  # a name this few passages use (at most this share of them) pins the subject down
+
+
+def rare_names(index: KnowledgeIndex, question: str, names: list[str]) -> list[str]:
+    """The question's names ('Llama', 'Slurm', 'TensorFlow') that some source uses but at most
+    `RARE_NAME_SHARE` of the passages do. Such a name says what the question is about, so a quote from
+    a passage that never names it answers a neighbouring question ('the Qwen3 recipe' for 'the Llama 3
+    recipe'). Acronyms ('GCS', 'VMs', 'RAM') are left out: sources spell them out or use another one."""
+    words = re.findall(r"[A-Za-z][\w-]*", _QUOTED_RE.sub(" ", question))
+    cased = {w.lower() for w in words if not (w.isupper() or w.removesuffix("s").isupper())}
+    cap = RARE_NAME_SHARE * len(index.chunks)
+    return [t for t in names if t in cased and 0 < _family_df(index, t) <= cap]
+
+
+def _passage_terms(passage: Passage) -> frozenset[str]:
+    return _terms(f"{_heading(passage)}\n{passage.text}")
+
+
 def best_span(
     weights: dict[str, float],
     passages: list[Passage],
@@ -1165,6 +1187,10 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         if lacking:
             reasons.append(f"no passage line names {', '.join(lacking[:3])}")
         reasons.extend(span_faults(question, span.text, _heading(span.passage)))
+        quoted = _passage_terms(span.passage)
+        absent = [t for t in rare_names(index, question, names) if not _present(quoted, t)]
+        if absent:
+            reasons.append(f"the quoted passage never names {', '.join(absent[:3])}, which few sources name")
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
         page = closest_page(passages)
