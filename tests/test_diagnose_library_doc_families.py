@@ -133,3 +133,31 @@ def test_a_spawned_process_sigkill_keeps_its_own_fix() -> None:
     crash = diagnose_log("ProcessExitedException: process 0 terminated with signal SIGKILL", "train.log")
     assert crash.category == "host_oom"
     assert crash.evidence.fix_rule == "host_oom/spawned_process_killed"
+
+
+def test_a_saxml_extra_input_the_model_lacks_is_named() -> None:
+    text = (
+        "StatusNotOk: rpc error: code = InvalidArgument desc = key per_example_top_p in RPC\n"
+        "request's extra_inputs field is not in ServableModel.extra_inputs.extra_inputs\n"
+        "in ServableModel are {'temperature': 0.5} [INVALID_ARGUMENT]\n"
+    )
+    crash = diagnose_log(text, "client.log")
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule == "runtime_init_failure/saxml_extra_input_not_declared"
+    assert "per_example_top_p" in crash.fix
+    assert "EXTRA_INPUTS" in crash.fix
+
+
+def test_a_debug_nans_stop_points_at_jax_debug_print_and_the_input_range() -> None:
+    text = (
+        "Invalid nan value encountered in the output of a C++-jit/pmap function. "
+        "Calling the de-optimized version.\n"
+        "FloatingPointError: invalid value (nan) encountered in jit(log). Because "
+        "jax_config.debug_nans.value and/or config.jax_debug_infs is set, "
+        "the de-optimized function was called.\n"
+    )
+    crash = diagnose_log(text, "train.log")
+    assert crash.category == "unknown"
+    assert "jax_debug_nans_invalid_value" in crash.evidence.fix_rule
+    assert "jax.debug.print" in crash.fix
+    assert "normalize" in crash.fix
