@@ -58,7 +58,8 @@ def test_a_quota_refusal_without_a_metric_reads_without_empty_brackets() -> None
 
 def test_rejected_jobset_followers_point_at_the_leader_pod() -> None:
     text = (
-        'Error creating: admission webhook "vpod.kb.io" denied the request: follower pod node selector not set'
+        'Error creating: admission webhook "vpod.kb.io" denied the request: '
+        "follower pod node selector not set"
     )
     crash = diagnose_log(text, "events.log")
     assert crash.category == "runtime_init_failure"
@@ -68,7 +69,10 @@ def test_rejected_jobset_followers_point_at_the_leader_pod() -> None:
 
 
 def test_a_missing_controller_field_index_asks_for_a_current_jobset() -> None:
-    text = 'ERROR	setup	unable to list jobs	{"error": "Index with name field:.spec.replicatedJob does not exist"}'
+    text = (
+        "ERROR\tsetup\tunable to list jobs\t"
+        '{"error": "Index with name field:.spec.replicatedJob does not exist"}'
+    )
     crash = diagnose_log(text, "controller.log")
     assert crash.category == "version_mismatch"
     assert crash.evidence.fix_rule == "version_mismatch/controller_field_index_missing"
@@ -91,8 +95,8 @@ def test_plain_too_many_open_files_is_not_an_inotify_limit() -> None:
 def test_a_service_account_without_a_bucket_permission_is_named() -> None:
     text = (
         "google.api_core.exceptions.Forbidden: 403 trainer@my-proj.iam.gserviceaccount.com does not have "
-        "storage.objects.create access to the Google Cloud Storage bucket. Permission 'storage.objects.create' "
-        "denied on resource (or it may not exist)."
+        "storage.objects.create access to the Google Cloud Storage bucket. "
+        "Permission 'storage.objects.create' denied on resource (or it may not exist)."
     )
     crash = diagnose_log(text, "save.log")
     assert crash.category == "runtime_init_failure"
