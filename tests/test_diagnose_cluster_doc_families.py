@@ -1,7 +1,8 @@
 """Errors that the documentation of TPU launchers and cluster tools prints beside its fix: a zone out of
 capacity, a project out of quota, JobSet followers waiting for their leader pod, an old JobSet's missing field
 index, a node's inotify limits, a service account without a bucket permission, kubectl top without metrics,
-and a Pax ghost-clipping layer that was not wrapped.
+a Pax ghost-clipping layer that was not wrapped, and Kueue's queues and workloads (a missing ResourceFlavor or
+ClusterQueue, an incomplete pod group, an elastic job with partial admission).
 
 The lines are written for these tests (not corpus files): the wordings of the round's dev logs with other
 names and values, so each case checks that the rule keys on the message's fixed words and that the fix
@@ -123,3 +124,43 @@ def test_an_unwrapped_ghost_clipping_layer_asks_for_wrappable_layers() -> None:
     assert crash.evidence.fix_rule == "shape_dtype_error/pax_ghostnorm_layer_not_wrapped"
     assert "_WRAPPABLE_LAYERS" in crash.fix
     assert "WrappedGhostNorm" in crash.fix
+
+
+def test_a_cluster_queue_with_a_missing_flavor_asks_for_the_resource_flavor() -> None:
+    text = (
+        '  conditions:\n  - message: "Can\'t admit new workloads: FlavorNotFound"\n    reason: FlavorNotFound'
+    )
+    crash = diagnose_log(text, "cq.log")
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule == "runtime_init_failure/kueue_flavor_not_found"
+    assert "ResourceFlavor" in crash.fix
+
+
+def test_a_missing_cluster_queue_is_named() -> None:
+    text = "    Message:  ClusterQueue tpu-v5e-queue doesn't exist\n    Reason:   Inadmissible"
+    crash = diagnose_log(text, "wl.log")
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule == "runtime_init_failure/kueue_cluster_queue_missing"
+    assert "tpu-v5e-queue" in crash.fix
+    assert "spec.clusterQueue" in crash.fix
+
+
+def test_an_incomplete_pod_group_is_named_with_its_annotations() -> None:
+    text = "Warning ErrWorkloadCompose 3s kueue 'slice-a' group has fewer runnable pods than expected"
+    crash = diagnose_log(text, "pod.log")
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule == "runtime_init_failure/kueue_pod_group_incomplete"
+    assert "slice-a" in crash.fix
+    assert "pod-group-total-count" in crash.fix
+
+
+def test_scaling_a_job_with_partial_admission_is_refused() -> None:
+    text = (
+        'admission webhook "vjob.kb.io" denied the request: spec.parallelism: Forbidden: '
+        "cannot change when partial admission is enabled and the job is not suspended"
+    )
+    crash = diagnose_log(text, "scale.log")
+    assert crash.category == "unsupported_op"
+    assert crash.evidence.fix_rule == "unsupported_op/kueue_partial_admission_blocks_scaling"
+    assert "partial admission" in crash.fix
+    assert "suspend" in crash.fix
