@@ -34,7 +34,7 @@ UNKNOWN_CAUSE = (
 )
 _ERRORISH = re.compile(
     r"\b(?:error|fatal|failed|failure|exception|abort(?:ed)?|killed|panic)\b|\*\*\* SIG[A-Z]+|"
-    r"\b[A-Z][A-Z_]+: |Check failed|RET_CHECK|Traceback \(most recent",
+    r"\b[A-Z][A-Z_]+: |Check failed|RET_CHECK|Traceback \(most recent|\[errno \d+\]",
     re.IGNORECASE,
 )
 
