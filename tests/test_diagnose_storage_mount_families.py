@@ -2,7 +2,8 @@
 data and checkpoints) that its troubleshooting pages print beside the fix: a token that needs uniform
 bucket-level access, a bucket gcsfuse cannot find, the FUSE tools or device missing, no Application Default
 Credentials, the sidecar killed for memory, a mount whose server died, the file cache too small, a full
-staging disk and an object name that is not a path.
+staging disk and an object name that is not a path; and, from Ray's RayService troubleshooting page, the
+KubeRay operator's requests to the Serve API port dropped on the way.
 
 The lines are written for these tests (not corpus files): the wordings of the round's dev logs with other
 names and values, so each case checks that the rule keys on the message's fixed words and that the fix
@@ -113,3 +114,14 @@ def test_an_object_name_that_is_not_a_path_is_to_be_renamed() -> None:
     assert crash.category == "unknown"
     assert "gcsfuse_object_name_not_a_path" in crash.evidence.fix_rule
     assert "rename" in crash.fix
+
+
+def test_a_dropped_serve_api_request_points_at_a_network_policy() -> None:
+    text = (
+        'Put "http://llm-raycluster-x7k2p-head-svc.serving.svc.cluster.local:52365/api/serve/applications/": '
+        "dial tcp 10.12.0.41:52365: i/o timeout"
+    )
+    crash = diagnose_log(text, "operator.log")
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule == "runtime_init_failure/serve_api_port_unreachable"
+    assert "NetworkPolicy" in crash.fix
