@@ -79,6 +79,14 @@ def test_a_file_taken_from_a_library_source_is_told_from_a_thread() -> None:
     assert origin("https://github.com/jax-ml/jax/issues/35905") == "thread or page"
     assert origin("https://github.com/pytorch/xla/pull/9000") == "thread or page"
     assert origin("https://docs.jax.dev/en/latest/errors.html") == "thread or page"
+    assert (
+        origin("https://github.com/google/flax/blob/0123abc/docs_nnx/guides/pytree.ipynb") == "thread or page"
+    )
+    assert (
+        origin("https://github.com/ray-project/kuberay/blob/0123abc/docs/guidance/faq.md#L40")
+        == "thread or page"
+    )
+    assert origin("https://github.com/pytorch/xla/blob/0123abc/test/test_ops.cpp") == "source file"
     kinds = Counter(entry_origin(entry) for entry in CORPUS.values())
     assert kinds["thread or page"] > kinds["source file"] > 0, kinds
 
