@@ -11,6 +11,8 @@ quotes this log's values rather than the corpus file's.
 
 from __future__ import annotations
 
+from crashlog_support import diagnosed_as
+
 from tpu_runtime.diagnose.crashlog import diagnose_log
 
 
@@ -20,9 +22,7 @@ def test_a_zone_stockout_names_the_zone_and_other_zones_or_a_reservation() -> No
         " - The zone 'projects/my-proj/zones/us-east5-b' does not have enough resources available to fulfill "
         "the request.  Try a different zone, or try again later."
     )
-    crash = diagnose_log(text, "create.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/zone_capacity_stockout"
+    crash = diagnosed_as(text, "runtime_init_failure", "runtime_init_failure/zone_capacity_stockout")
     assert "us-east5-b" in crash.fix
     assert "different zone" in crash.fix
     assert "reservation" in crash.fix
@@ -30,9 +30,7 @@ def test_a_zone_stockout_names_the_zone_and_other_zones_or_a_reservation() -> No
 
 def test_a_compute_engine_quota_refusal_quotes_the_metric_and_the_numbers() -> None:
     text = "- Insufficient 'TPU_V5E_CHIPS' quota. Requested 64.0, available 16.0."
-    crash = diagnose_log(text, "nodepool.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/project_quota_exhausted"
+    crash = diagnosed_as(text, "runtime_init_failure", "runtime_init_failure/project_quota_exhausted")
     assert "TPU_V5E_CHIPS" in crash.fix
     assert "64.0" in crash.fix
     assert "16.0" in crash.fix
@@ -44,9 +42,7 @@ def test_a_tpu_api_quota_limit_is_named() -> None:
         "ERROR: (gcloud.compute.tpus.create) RESOURCE_EXHAUSTED: Quota limit "
         "'TPUV4PodPerProjectPerZoneForTPUAPI' has been exceeded. Limit: 0 in zone us-central2-b."
     )
-    crash = diagnose_log(text, "tpu.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/project_quota_exhausted"
+    crash = diagnosed_as(text, "runtime_init_failure", "runtime_init_failure/project_quota_exhausted")
     assert "TPUV4PodPerProjectPerZoneForTPUAPI" in crash.fix
 
 
@@ -62,9 +58,7 @@ def test_rejected_jobset_followers_point_at_the_leader_pod() -> None:
         'Error creating: admission webhook "vpod.kb.io" denied the request: '
         "follower pod node selector not set"
     )
-    crash = diagnose_log(text, "events.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/jobset_leader_pod_unscheduled"
+    crash = diagnosed_as(text, "runtime_init_failure", "runtime_init_failure/jobset_leader_pod_unscheduled")
     assert "leader pod" in crash.fix
     assert "describe pod" in crash.fix
 
@@ -74,17 +68,13 @@ def test_a_missing_controller_field_index_asks_for_a_current_jobset() -> None:
         "ERROR\tsetup\tunable to list jobs\t"
         '{"error": "Index with name field:.spec.replicatedJob does not exist"}'
     )
-    crash = diagnose_log(text, "controller.log")
-    assert crash.category == "version_mismatch"
-    assert crash.evidence.fix_rule == "version_mismatch/controller_field_index_missing"
+    crash = diagnosed_as(text, "version_mismatch", "version_mismatch/controller_field_index_missing")
     assert "v0.2.1" in crash.fix
 
 
 def test_spent_inotify_limits_name_the_sysctls() -> None:
     text = "F0312 10:01:02.000000 1 watcher.go:41] inotify_init: too many open files"
-    crash = diagnose_log(text, "collector.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/inotify_limits_spent"
+    crash = diagnosed_as(text, "runtime_init_failure", "runtime_init_failure/inotify_limits_spent")
     assert "fs.inotify.max_user_watches" in crash.fix
 
 
@@ -99,18 +89,20 @@ def test_a_service_account_without_a_bucket_permission_is_named() -> None:
         "storage.objects.create access to the Google Cloud Storage bucket. "
         "Permission 'storage.objects.create' denied on resource (or it may not exist)."
     )
-    crash = diagnose_log(text, "save.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/service_account_storage_permission"
+    crash = diagnosed_as(
+        text, "runtime_init_failure", "runtime_init_failure/service_account_storage_permission"
+    )
     assert "trainer@my-proj.iam.gserviceaccount.com" in crash.fix
     assert "storage.objects.create" in crash.fix
     assert "IAM" in crash.fix
 
 
 def test_kubectl_top_without_metrics_names_metrics_server() -> None:
-    crash = diagnose_log("$ kubectl top pod --sum\nerror: Metrics API not available", "top.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/kubectl_metrics_api_missing"
+    crash = diagnosed_as(
+        "$ kubectl top pod --sum\nerror: Metrics API not available",
+        "runtime_init_failure",
+        "runtime_init_failure/kubectl_metrics_api_missing",
+    )
     assert "metrics-server" in crash.fix
 
 
@@ -119,9 +111,7 @@ def test_an_unwrapped_ghost_clipping_layer_asks_for_wrappable_layers() -> None:
         "TypeError: dot_general requires ndarray or scalar arguments, got "
         "<class 'paxml.ghostnorm.base.ParamWithAux'> at position 1."
     )
-    crash = diagnose_log(text, "train.log")
-    assert crash.category == "shape_dtype_error"
-    assert crash.evidence.fix_rule == "shape_dtype_error/pax_ghostnorm_layer_not_wrapped"
+    crash = diagnosed_as(text, "shape_dtype_error", "shape_dtype_error/pax_ghostnorm_layer_not_wrapped")
     assert "_WRAPPABLE_LAYERS" in crash.fix
     assert "WrappedGhostNorm" in crash.fix
 
@@ -130,26 +120,20 @@ def test_a_cluster_queue_with_a_missing_flavor_asks_for_the_resource_flavor() ->
     text = (
         '  conditions:\n  - message: "Can\'t admit new workloads: FlavorNotFound"\n    reason: FlavorNotFound'
     )
-    crash = diagnose_log(text, "cq.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/kueue_flavor_not_found"
+    crash = diagnosed_as(text, "runtime_init_failure", "runtime_init_failure/kueue_flavor_not_found")
     assert "ResourceFlavor" in crash.fix
 
 
 def test_a_missing_cluster_queue_is_named() -> None:
     text = "    Message:  ClusterQueue tpu-v5e-queue doesn't exist\n    Reason:   Inadmissible"
-    crash = diagnose_log(text, "wl.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/kueue_cluster_queue_missing"
+    crash = diagnosed_as(text, "runtime_init_failure", "runtime_init_failure/kueue_cluster_queue_missing")
     assert "tpu-v5e-queue" in crash.fix
     assert "spec.clusterQueue" in crash.fix
 
 
 def test_an_incomplete_pod_group_is_named_with_its_annotations() -> None:
     text = "Warning ErrWorkloadCompose 3s kueue 'slice-a' group has fewer runnable pods than expected"
-    crash = diagnose_log(text, "pod.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/kueue_pod_group_incomplete"
+    crash = diagnosed_as(text, "runtime_init_failure", "runtime_init_failure/kueue_pod_group_incomplete")
     assert "slice-a" in crash.fix
     assert "pod-group-total-count" in crash.fix
 
@@ -159,8 +143,6 @@ def test_scaling_a_job_with_partial_admission_is_refused() -> None:
         'admission webhook "vjob.kb.io" denied the request: spec.parallelism: Forbidden: '
         "cannot change when partial admission is enabled and the job is not suspended"
     )
-    crash = diagnose_log(text, "scale.log")
-    assert crash.category == "unsupported_op"
-    assert crash.evidence.fix_rule == "unsupported_op/kueue_partial_admission_blocks_scaling"
+    crash = diagnosed_as(text, "unsupported_op", "unsupported_op/kueue_partial_admission_blocks_scaling")
     assert "partial admission" in crash.fix
     assert "suspend" in crash.fix

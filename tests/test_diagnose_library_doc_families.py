@@ -10,6 +10,8 @@ quotes this log's values rather than the corpus file's.
 
 from __future__ import annotations
 
+from crashlog_support import diagnosed_as
+
 from tpu_runtime.diagnose.crashlog import diagnose_log
 
 
@@ -18,18 +20,18 @@ def test_a_captured_pytree_mutated_in_a_transform_asks_to_pass_it_as_an_argument
         "flax.errors.TraceContextError: Cannot mutate 'Counter' from different trace level "
         "(https://flax.readthedocs.io/en/latest/api_reference/flax.errors.html#flax.errors.TraceContextError)"
     )
-    crash = diagnose_log(text, "train.log")
-    assert crash.category == "shape_dtype_error"
-    assert crash.evidence.fix_rule == "shape_dtype_error/nnx_mutation_through_closure"
+    crash = diagnosed_as(text, "shape_dtype_error", "shape_dtype_error/nnx_mutation_through_closure")
     assert "'Counter'" in crash.fix
     assert "argument" in crash.fix
     assert "nnx.split" in crash.fix
 
 
 def test_a_variable_type_mutated_from_another_trace_level_is_named() -> None:
-    crash = diagnose_log("Cannot mutate BatchStat from a different trace level", "train.log")
-    assert crash.category == "shape_dtype_error"
-    assert crash.evidence.fix_rule == "shape_dtype_error/nnx_mutation_through_closure"
+    crash = diagnosed_as(
+        "Cannot mutate BatchStat from a different trace level",
+        "shape_dtype_error",
+        "shape_dtype_error/nnx_mutation_through_closure",
+    )
     assert "BatchStat" in crash.fix
 
 
@@ -38,9 +40,7 @@ def test_a_restore_target_of_another_tree_names_the_first_differing_key() -> Non
         "ValueError: User-provided restore item and on-disk value metadata tree structures do not match: "
         "{'decoder': Diff(lhs={'w': {'value': ShapeDtypeStruct(shape=(8,), dtype=bfloat16)}}, rhs=None)}"
     )
-    crash = diagnose_log(text, "restore.log")
-    assert crash.category == "shape_dtype_error"
-    assert crash.evidence.fix_rule == "shape_dtype_error/restore_tree_structure_mismatch"
+    crash = diagnosed_as(text, "shape_dtype_error", "shape_dtype_error/restore_tree_structure_mismatch")
     assert "'decoder'" in crash.fix
     assert "replace_by_pure_dict" in crash.fix
     assert "partial_restore=True" in crash.fix
@@ -48,9 +48,7 @@ def test_a_restore_target_of_another_tree_names_the_first_differing_key() -> Non
 
 def test_a_sampler_cache_shorter_than_the_steps_quotes_both_numbers() -> None:
     text = "ValueError: Total sampling steps 5120 must be less than the cache size 4096."
-    crash = diagnose_log(text, "rl.log")
-    assert crash.category == "shape_dtype_error"
-    assert crash.evidence.fix_rule == "shape_dtype_error/sampler_kv_cache_too_small"
+    crash = diagnosed_as(text, "shape_dtype_error", "shape_dtype_error/sampler_kv_cache_too_small")
     assert "5120" in crash.fix
     assert "4096" in crash.fix
     assert "kv_cache_size" in crash.fix
@@ -58,9 +56,7 @@ def test_a_sampler_cache_shorter_than_the_steps_quotes_both_numbers() -> None:
 
 def test_a_required_gin_binding_is_named_in_the_override() -> None:
     text = "ValueError: train.eval_period set to `%gin.REQUIRED` but not subsequently overridden."
-    crash = diagnose_log(text, "t5x.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/gin_required_binding_unset"
+    crash = diagnosed_as(text, "runtime_init_failure", "runtime_init_failure/gin_required_binding_unset")
     assert "--gin.train.eval_period=" in crash.fix
     assert "macro.value" not in crash.fix
 
@@ -79,9 +75,7 @@ def test_mutable_hijax_outputs_of_jit_ask_for_hijax_false_inside() -> None:
         "    model = init_model(nnx.Rngs(1))\n"
         "NotImplementedError: mutable hitypes should use lo_ty_qdd instead\n"
     )
-    crash = diagnose_log(text, "init.log")
-    assert crash.category == "unsupported_op"
-    assert crash.evidence.fix_rule == "unsupported_op/hijax_mutable_jit_output"
+    crash = diagnosed_as(text, "unsupported_op", "unsupported_op/hijax_mutable_jit_output")
     assert "hijax=False" in crash.fix
 
 
@@ -92,17 +86,13 @@ def test_tf_function_variables_after_the_first_call_name_model_build() -> None:
         "ValueError: tf.function only supports singleton tf.Variables created on the first call. "
         "Make sure the tf.Variable is only created once or created outside tf.function.\n"
     )
-    crash = diagnose_log(text, "train.log")
-    assert crash.category == "unsupported_op"
-    assert crash.evidence.fix_rule == "unsupported_op/tf_function_variables_after_first_call"
+    crash = diagnosed_as(text, "unsupported_op", "unsupported_op/tf_function_variables_after_first_call")
     assert "model.build" in crash.fix
 
 
 def test_a_tensorflow_proto_over_2gb_names_the_proto_and_proto_splitting() -> None:
     text = "ValueError: Message tensorflow.MetaGraphDef exceeds maximum protobuf size of 2GB: 2315"
-    crash = diagnose_log(text, "save.log")
-    assert crash.category == "unsupported_op"
-    assert crash.evidence.fix_rule == "unsupported_op/tensorflow_proto_over_2gb"
+    crash = diagnosed_as(text, "unsupported_op", "unsupported_op/tensorflow_proto_over_2gb")
     assert "tensorflow.MetaGraphDef" in crash.fix
     assert "experimental_image_format=True" in crash.fix
 
@@ -112,9 +102,7 @@ def test_another_proto_over_the_limit_gets_the_general_fix() -> None:
         "DecodeError: Error parsing message as the message exceeded the protobuf limit with type "
         "'jax.ExportedModule'"
     )
-    crash = diagnose_log(text, "load.log")
-    assert crash.category == "unsupported_op"
-    assert crash.evidence.fix_rule == "unsupported_op/proto_over_2gb"
+    crash = diagnosed_as(text, "unsupported_op", "unsupported_op/proto_over_2gb")
     assert "jax.ExportedModule" in crash.fix
 
 
@@ -123,16 +111,16 @@ def test_a_spawned_process_segfault_asks_to_build_the_model_once() -> None:
         "    raise ProcessExitedException(\n"
         "torch.multiprocessing.spawn.ProcessExitedException: process 3 terminated with signal SIGSEGV\n"
     )
-    crash = diagnose_log(text, "notebook.log")
-    assert crash.category == "host_oom"
-    assert crash.evidence.fix_rule == "host_oom/spawned_process_segfault"
+    crash = diagnosed_as(text, "host_oom", "host_oom/spawned_process_segfault")
     assert "notebook_launcher(training_function, (model,))" in crash.fix
 
 
 def test_a_spawned_process_sigkill_keeps_its_own_fix() -> None:
-    crash = diagnose_log("ProcessExitedException: process 0 terminated with signal SIGKILL", "train.log")
-    assert crash.category == "host_oom"
-    assert crash.evidence.fix_rule == "host_oom/spawned_process_killed"
+    diagnosed_as(
+        "ProcessExitedException: process 0 terminated with signal SIGKILL",
+        "host_oom",
+        "host_oom/spawned_process_killed",
+    )
 
 
 def test_a_saxml_extra_input_the_model_lacks_is_named() -> None:
@@ -141,9 +129,7 @@ def test_a_saxml_extra_input_the_model_lacks_is_named() -> None:
         "request's extra_inputs field is not in ServableModel.extra_inputs.extra_inputs\n"
         "in ServableModel are {'temperature': 0.5} [INVALID_ARGUMENT]\n"
     )
-    crash = diagnose_log(text, "client.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/saxml_extra_input_not_declared"
+    crash = diagnosed_as(text, "runtime_init_failure", "runtime_init_failure/saxml_extra_input_not_declared")
     assert "per_example_top_p" in crash.fix
     assert "EXTRA_INPUTS" in crash.fix
 

@@ -8,6 +8,7 @@ that the fix quotes this log's values rather than the corpus file's.
 from __future__ import annotations
 
 import pytest
+from crashlog_support import diagnosed_as
 
 from tpu_runtime.diagnose.crashlog import diagnose_log
 
@@ -39,29 +40,28 @@ from tpu_runtime.diagnose.crashlog import diagnose_log
 def test_lowest_release_names_the_package_the_version_and_what_needs_it(
     text: str, package: str, version: str, feature: str
 ) -> None:
-    crash = diagnose_log(text, "requirement.log")
-    assert crash.category == "version_mismatch"
-    assert crash.evidence.fix_rule == "version_mismatch/from_facts_minimum_release"
+    crash = diagnosed_as(text, "version_mismatch", "version_mismatch/from_facts_minimum_release")
     assert f"{package} >= {version}" in crash.fix
     assert f'pip install -U "{package}>={version}"' in crash.fix
     assert crash.fix.startswith(feature), crash.fix
 
 
 def test_a_requirement_with_its_own_install_command_keeps_the_message_suggestion() -> None:
-    crash = diagnose_log(
+    crash = diagnosed_as(
         "Exception in device=TPU:3: Using the `Trainer` with `PyTorch` requires `accelerate>=0.21.0`: "
         "Please run `pip install transformers[torch]` or `pip install accelerate -U`",
-        "trainer.log",
+        "version_mismatch",
+        "version_mismatch/message_suggestion",
     )
-    assert crash.category == "version_mismatch"
-    assert crash.evidence.fix_rule == "version_mismatch/message_suggestion"
     assert "pip install accelerate -U" in crash.fix
 
 
 def test_accelerate_tpu_member_names_the_renamed_type() -> None:
-    crash = diagnose_log("ValueError: 'TPU' is not a valid DistributedType", "accelerate.log")
-    assert crash.category == "version_mismatch"
-    assert crash.evidence.fix_rule == "version_mismatch/accelerate_distributed_type_tpu_renamed"
+    crash = diagnosed_as(
+        "ValueError: 'TPU' is not a valid DistributedType",
+        "version_mismatch",
+        "version_mismatch/accelerate_distributed_type_tpu_renamed",
+    )
     assert "distributed_type" in crash.fix
     assert "XLA" in crash.fix
 
@@ -74,9 +74,7 @@ def test_accelerate_tpu_member_names_the_renamed_type() -> None:
     ],
 )
 def test_other_enum_members_name_the_member_and_the_enum(text: str, member: str, enum: str) -> None:
-    crash = diagnose_log(text, "enum.log")
-    assert crash.category == "version_mismatch"
-    assert crash.evidence.fix_rule == "version_mismatch/enum_member_not_in_release"
+    crash = diagnosed_as(text, "version_mismatch", "version_mismatch/enum_member_not_in_release")
     assert f"{enum} has no member '{member}'" in crash.fix
 
 

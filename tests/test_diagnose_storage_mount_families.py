@@ -12,6 +12,8 @@ quotes this log's values rather than the corpus file's.
 
 from __future__ import annotations
 
+from crashlog_support import diagnosed_as
+
 from tpu_runtime.diagnose.content import classify_text
 from tpu_runtime.diagnose.crashlog import diagnose_log
 
@@ -22,9 +24,9 @@ def test_a_write_refused_without_uniform_bucket_level_access_names_the_setting()
         "Error 412: The type of authentication token used for this request requires that Uniform Bucket "
         "Level Access be enabled., conditionNotMet"
     )
-    crash = diagnose_log(text, "sidecar.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/gcs_uniform_bucket_level_access_required"
+    crash = diagnosed_as(
+        text, "runtime_init_failure", "runtime_init_failure/gcs_uniform_bucket_level_access_required"
+    )
     assert "--uniform-bucket-level-access" in crash.fix
 
 
@@ -33,18 +35,14 @@ def test_an_unknown_bucket_is_quoted_in_the_fix() -> None:
         "daemonize.Run: readFromProcess: sub-process: mountWithArgs: mountWithStorageHandle: fs.NewServer: "
         "create file system: SetUpBucket: OpenBucket: Unknown bucket my-tpu-ckpts: no such file or directory"
     )
-    crash = diagnose_log(text, "mount.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/gcsfuse_unknown_bucket"
+    crash = diagnosed_as(text, "runtime_init_failure", "runtime_init_failure/gcsfuse_unknown_bucket")
     assert "my-tpu-ckpts" in crash.fix
     assert "Storage Object Viewer" in crash.fix
 
 
 def test_fusermount3_missing_asks_for_the_fuse_package() -> None:
     text = 'Error while mounting gcsfuse: mount: exec: "fusermount3": executable file not found in $PATH'
-    crash = diagnose_log(text, "mount.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/fusermount_missing"
+    crash = diagnosed_as(text, "runtime_init_failure", "runtime_init_failure/fusermount_missing")
     assert "install fuse" in crash.fix
 
 
@@ -53,17 +51,13 @@ def test_a_container_without_dev_fuse_is_told_to_run_privileged() -> None:
         "mount: running fusermount3: exit status 1 stderr: /usr/bin/fusermount3: fuse device not found, "
         "try 'modprobe fuse' first"
     )
-    crash = diagnose_log(text, "mount.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/fuse_device_missing"
+    crash = diagnosed_as(text, "runtime_init_failure", "runtime_init_failure/fuse_device_missing")
     assert "--privileged" in crash.fix
 
 
 def test_go_clients_without_default_credentials_are_sent_to_adc() -> None:
     text = "Error: failed to mount bucket: DefaultTokenSource: google: could not find default credentials."
-    crash = diagnose_log(text, "mount.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/go_default_credentials_missing"
+    crash = diagnosed_as(text, "runtime_init_failure", "runtime_init_failure/go_default_credentials_missing")
     assert "application-default login" in crash.fix
 
 
@@ -72,17 +66,13 @@ def test_the_gcsfuse_sidecar_killed_for_memory_gets_its_own_annotation_not_the_p
         'Warning  FailedMount  12s  kubelet  MountVolume.SetUp failed for volume "ckpt" : rpc error: code = '
         "ResourceExhausted desc = the sidecar container terminated due to OOMKilled, exit code: 137"
     )
-    crash = diagnose_log(text, "events.log")
-    assert crash.category == "host_oom"
-    assert crash.evidence.fix_rule == "host_oom/gcsfuse_sidecar_killed"
+    crash = diagnosed_as(text, "host_oom", "host_oom/gcsfuse_sidecar_killed")
     assert "gke-gcsfuse/memory-limit" in crash.fix
 
 
 def test_a_dead_fuse_mount_asks_for_sidecar_memory_and_a_restart() -> None:
     text = "OSError: [Errno 107] Transport endpoint is not connected: '/data/ckpt/step_1200'"
-    crash = diagnose_log(text, "train.log")
-    assert crash.category == "host_oom"
-    assert crash.evidence.fix_rule == "host_oom/fuse_mount_server_gone"
+    crash = diagnosed_as(text, "host_oom", "host_oom/fuse_mount_server_gone")
     assert "gke-gcsfuse/memory-limit" in crash.fix
     assert "restart" in crash.fix
 
@@ -121,7 +111,5 @@ def test_a_dropped_serve_api_request_points_at_a_network_policy() -> None:
         'Put "http://llm-raycluster-x7k2p-head-svc.serving.svc.cluster.local:52365/api/serve/applications/": '
         "dial tcp 10.12.0.41:52365: i/o timeout"
     )
-    crash = diagnose_log(text, "operator.log")
-    assert crash.category == "runtime_init_failure"
-    assert crash.evidence.fix_rule == "runtime_init_failure/serve_api_port_unreachable"
+    crash = diagnosed_as(text, "runtime_init_failure", "runtime_init_failure/serve_api_port_unreachable")
     assert "NetworkPolicy" in crash.fix
