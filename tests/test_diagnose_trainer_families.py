@@ -77,7 +77,7 @@ def test_family_category_sub_rule_and_quoted_values(
 
 def test_multiprocess_checkpoint_save_names_the_manager_and_other_unknowns_do_not() -> None:
     save = diagnose_log(
-        'flax.errors.MPACheckpointingRequiredError: Checkpoint failed at step: "20" and path: "checkpoints/c": '
+        'flax.errors.MPACheckpointingRequiredError: Checkpoint failed at step: "20" and path: "ckpt/c": '
         "Target contains a multiprocess array should be saved/restored with a GlobalAsyncCheckpointManager.",
         "save.log",
     )
