@@ -37,6 +37,8 @@ MANIFEST_SCHEMA = 1
 COLLECTION = "passages"
 # The vector index: cosine distance, searched with a candidate list of 256 (chromadb's default is
 # max(10, k), and `ask` asks for 50), so that the same vectors give the same neighbours in every build.
+# `ask` itself now ranks the stored vectors exactly (`retrieve.KnowledgeIndex._nearest`): chromadb's
+# graph still differed between processes that opened the same store. These settings serve other readers.
 # With the default, three `kb build --rebuild`s of the same cached vectors (3,091 passages) scored the dev
 # half 0.916 / 0.976 / 0.931, 0.928 / 0.982 / 0.936 and again 0.928 / 0.982 / 0.936 (answered /
 # recall@5 / MRR, benchmarks/kb_eval.py): the graph, built by several threads, differs between builds.
