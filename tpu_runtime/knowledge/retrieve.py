@@ -6,7 +6,7 @@ still answers from BM25, and says so in `notes`; for units whose vectors are com
 For "what is X", a line opening with X as its subject (`lexical.defines`) is lifted among the candidates.
 
 The vector side is an exact search: the stored vectors are read from chromadb once per opened index and
-ranked by one matrix product (about 1 ms for 6,600 passages; reading them takes about 0.2 s in a new
+ranked by one matrix product (under 1 ms for 6,600 passages; reading them takes about 0.13 s in a new
 process). chromadb's approximate HNSW search returned different neighbours for the same query vector in
 different processes (records past its last sync are inserted into the graph again, by several threads,
 when a process opens the store), which flipped answers between runs; an exact ranking with ties ordered
