@@ -23,12 +23,12 @@ This module only runs the rules: the category with the strongest match wins (tie
 matched without the prefixes launchers add (logtext.strip_prefix), after ANSI codes and carriage
 returns are gone. A log no rule matches goes to the weak-evidence tier (crash_cues): generic cues may
 still decide its category, at a confidence of at most 0.6 and saying so in the cause, and where no cue
-decides, the place the error was raised (crash_locations: a traceback's innermost frame, a C++ source file,
-a mined raise site's message) may; otherwise it is `unknown`, with the error lines found, the frameworks
-and versions seen, and the next diagnostic step (crash_next_steps), unless a similar known error is close
-enough to lend its category and remedy (similar_errors, sub-rule `<category>/similar_known_error`). That
-also names the remedy of a classified log no sub-rule, suggestion or fallback fixed (only the category's
-paragraph applied), when its closest known error has the same category.
+decides, the module that raised the message may (crash_locations: a raise site mined from the installed
+libraries whose template the line matches); otherwise it is `unknown`, with the error lines found, the
+frameworks and versions seen, and the next diagnostic step (crash_next_steps), unless a similar known error
+is close enough to lend its category and remedy (similar_errors, sub-rule `<category>/similar_known_error`).
+That also names the remedy of a classified log no sub-rule, suggestion or fallback fixed (only the
+category's paragraph applied), when its closest known error has the same category.
 """
 
 from __future__ import annotations
