@@ -173,3 +173,10 @@ def test_the_shipped_raise_sites_load_compile_and_map_to_a_category() -> None:
         assert table.category_of_module(site.module, site.function) is not None, site.module
         assert site.anchor in re.sub(r"\\(.)", r"\1", site.pattern), site.pattern
         site.compiled  # noqa: B018  (compiles)
+
+
+def test_only_the_last_error_lines_are_read() -> None:
+    """A huge log is read from its end, a bounded number of error lines (each meets every site's anchor)."""
+    noise = ["ERROR: worker failed to send the batch"] * crash_locations.MAX_READ
+    assert location_vote([LINE, *noise[:-1]], sites=[SITE]) is not None
+    assert location_vote([LINE, *noise], sites=[SITE]) is None

@@ -47,6 +47,9 @@ DATA = Path(__file__).resolve().parents[1] / "data"
 LOCATIONS_FILE = DATA / "raise_locations.yaml"
 RAISE_SITES_FILE = DATA / "raise_sites.json"
 MAX_LINE = 400
+MAX_READ = 200
+"""Error lines read from the end of the log (each is tested against every site's anchor: a log of a
+hundred thousand error lines would otherwise take seconds)."""
 
 # `ValueError: ...`, `jax.errors.ConcretizationTypeError: ...`: the class of the exception a line shows
 _EXCEPTION = re.compile(r"^\s*(?:\w+\.)*(?P<name>[A-Z]\w*(?:Error|Exception|Exit|Interrupt)):")
@@ -142,15 +145,20 @@ def load_raise_sites(path: Path = RAISE_SITES_FILE) -> tuple[RaiseSite, ...]:
 def find_location(
     lines: Sequence[str], table: LocationTable | None = None, sites: Sequence[RaiseSite] | None = None
 ) -> Location | None:
-    """The last error line (or the line after one) that a mined raise site of a mapped module matches."""
+    """The last error line (or the line after one) that a mined raise site of a mapped module matches,
+    among the last `MAX_READ` such lines."""
     table = load_locations() if table is None else table
     sites = load_raise_sites() if sites is None else sites
     if not sites:
         return None
+    read = 0
     for i in range(len(lines) - 1, -1, -1):
         line = lines[i]
         if not (is_error_line(line) or (i > 0 and is_error_line(lines[i - 1]))):
             continue
+        read += 1
+        if read > MAX_READ:
+            break
         shown = _EXCEPTION.match(line)
         for site in sites:
             if site.exception in table.deny_exceptions or (
