@@ -4,6 +4,7 @@ for these tests, each with a nearby line the site must not claim."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from tpu_runtime.diagnose import crash_locations
 from tpu_runtime.diagnose.crash_cues import weak_vote
 from tpu_runtime.diagnose.crash_locations import (
+    RAISE_SITES_FILE,
     CategoryLocations,
     LocationTable,
     RaiseSite,
@@ -19,7 +21,7 @@ from tpu_runtime.diagnose.crash_locations import (
     location_vote,
 )
 from tpu_runtime.diagnose.crashlog import diagnose_log
-from tpu_runtime.diagnose.raise_sites_build import raise_sites_of, template
+from tpu_runtime.diagnose.raise_sites_build import mine, raise_sites_of, template
 
 SITE = RaiseSite(
     module="jax._src.pallas.mosaic.lowering",
@@ -180,3 +182,12 @@ def test_only_the_last_error_lines_are_read() -> None:
     noise = ["ERROR: worker failed to send the batch"] * crash_locations.MAX_READ
     assert location_vote([LINE, *noise[:-1]], sites=[SITE]) is not None
     assert location_vote([LINE, *noise], sites=[SITE]) is None
+
+
+def test_the_shipped_raise_sites_are_those_the_table_and_installed_libraries_give() -> None:
+    """After an edit of raise_locations.yaml, `python benchmarks/build_raise_sites.py` must be rerun."""
+    shipped = json.loads(RAISE_SITES_FILE.read_text(encoding="utf-8"))
+    versions, sites = mine(load_locations())
+    if versions != shipped["packages"]:
+        pytest.skip(f"installed {versions}, the file was mined from {shipped['packages']}")
+    assert sites == shipped["sites"]
