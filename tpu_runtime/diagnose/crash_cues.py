@@ -41,6 +41,7 @@ __all__ = [
     "is_error_line",
     "load_cues",
     "merge_cue_files",
+    "vetoed",
     "weak_vote",
 ]
 
@@ -128,6 +129,7 @@ class WeakVote:
     evidence: list[str]
     labels: list[str]
     runner_up: Category | None
+    by_location: bool = False  # from where the error was raised (crash_locations), not from words
 
 
 @functools.cache
@@ -181,13 +183,19 @@ def _error_indexes(lines: Sequence[str]) -> set[int]:
     return found
 
 
+def vetoed(lines: Sequence[str], config: CueConfig | None = None) -> bool:
+    """Whether a `veto` line keeps the log `unknown` (stopped by another process, a halted chip)."""
+    config = load_cues() if config is None else config
+    return any(v.search(line) for v in config.compiled_veto for line in lines)
+
+
 def weak_vote(lines: Sequence[str], config: CueConfig | None = None) -> WeakVote | None:
     """The category generic cues clearly point to, or None (no cue, a tie, or a veto line).
 
     The ordinary cues vote first; the `last_resort` cues (words a failure family shares whatever the
     library, too broad to compete with a specific cue) vote only when no ordinary cue fired at all."""
     config = load_cues() if config is None else config
-    if any(v.search(line) for v in config.compiled_veto for line in lines):
+    if vetoed(lines, config):
         return None
     errors = _error_indexes(lines)
     masked = {i: _SOURCE_PATH.sub(" ", lines[i]) for i in errors}

@@ -22,12 +22,13 @@ This module only runs the rules: the category with the strongest match wins (tie
 `priority`, then the match nearest the end of the log, where the fatal error usually is). Lines are
 matched without the prefixes launchers add (logtext.strip_prefix), after ANSI codes and carriage
 returns are gone. A log no rule matches goes to the weak-evidence tier (crash_cues): generic cues may
-still decide its category, at a confidence of at most 0.6 and saying so in the cause; otherwise it is
-`unknown`, with the error lines found, the frameworks and versions seen, and the next diagnostic step
-(crash_next_steps), unless a similar known error is close enough to lend its category and remedy
-(similar_errors, sub-rule `<category>/similar_known_error`). That also names the remedy of a classified log
-no sub-rule, suggestion or fallback fixed (only the category's paragraph applied), when its closest known
-error has the same category.
+still decide its category, at a confidence of at most 0.6 and saying so in the cause, and where no cue
+decides, the module that raised the message may (crash_locations: a raise site mined from the installed
+libraries whose template the line matches); otherwise it is `unknown`, with the error lines found, the
+frameworks and versions seen, and the next diagnostic step (crash_next_steps), unless a similar known error
+is close enough to lend its category and remedy (similar_errors, sub-rule `<category>/similar_known_error`).
+That also names the remedy of a classified log no sub-rule, suggestion or fallback fixed (only the
+category's paragraph applied), when its closest known error has the same category.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from tpu_runtime.diagnose.crash_cues import WeakVote, weak_vote
+from tpu_runtime.diagnose.crash_cues import WeakVote, vetoed, weak_vote
 from tpu_runtime.diagnose.crash_error_codes import XlaCodeHit, find_xla_error_code
 from tpu_runtime.diagnose.crash_facts import (
     derive_facts,
@@ -51,6 +52,7 @@ from tpu_runtime.diagnose.crash_facts import (
     user_frame,
 )
 from tpu_runtime.diagnose.crash_fix_packs import PACKS_DIR, merge_fix_packs
+from tpu_runtime.diagnose.crash_locations import location_vote
 from tpu_runtime.diagnose.crash_specs import (
     FALLBACK_PREFIX,
     CrashRule,
@@ -180,7 +182,7 @@ def diagnose_log(
         facts["read_note"] = notes[0]
     weak: WeakVote | None = None
     if not votes:
-        weak = weak_vote(lines)
+        weak = weak_vote(lines) or (None if vetoed(lines) else location_vote(lines))
         by_category = {rule.category: rule for rule in rules}
         if weak is None or weak.category not in by_category:
             from tpu_runtime.diagnose.similar_errors import similar_diagnosis
@@ -195,11 +197,14 @@ def diagnose_log(
     if weak is not None:
         merged["evidence_tier"] = "weak"
         merged["weak_cues"] = weak.labels
+        said = "generic cues" if not weak.by_location else "where the error was raised"
+        if weak.by_location:
+            merged["raise_location"] = weak.labels
         cause = (
-            f"Weak evidence: no known error signature matched; generic cues ({'; '.join(weak.labels)}) "
+            f"Weak evidence: no known error signature matched; {said} ({'; '.join(weak.labels)}) "
             f"point to {best.rule.title.lower()}, so treat this category as a lead to confirm. {cause}"
         )
-        reason = f"category from generic cues only (confidence {weak.score}); {reason}"
+        reason = f"category from {said} only (confidence {weak.score}); {reason}"
     crash = CrashDiagnosis(
         source=source,
         category=best.rule.category,

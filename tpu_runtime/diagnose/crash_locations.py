@@ -1,0 +1,196 @@
+"""Where an error was raised, as the last weak cue: a category from the module that raised the message.
+
+The weak cues (crash_cues) read words, and a known failure family in new words can match none of them. An
+error message a library raises itself has a fixed text with values filled in, and the text names the place
+that raised it, whatever words it uses: `benchmarks/build_raise_sites.py` mines the installed libraries'
+`raise X(f"...")` statements into message templates, each with its module and function
+(`tpu_runtime/data/raise_sites.json`; the mining is raise_sites_build.py). A log line a template matches
+names the module that raised it (`jax._src.pallas.mosaic.lowering`), and
+`tpu_runtime/data/raise_locations.yaml` maps module prefixes to a category: a module whose own checks raise
+one kind of error (`jax._src.lax` checks shapes and dtypes, `jax._src.xla_bridge` starts the backend).
+
+The location decides only when no rule matched and no weak cue decided; the report says so
+(`evidence_tier: weak`, the fact `raise_location` and the cue label name the module and its function, the
+deciding line is the evidence). A site whose exception is one any code raises (`deny_exceptions`: a NaN
+check, memory, a lost connection, an unimplemented case) or whose class differs from the one the log line
+shows names nothing.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+from tpu_runtime.diagnose.crash_cues import WeakVote, is_error_line
+from tpu_runtime.diagnose.report import Category
+from tpu_runtime.yaml_data import safe_load
+
+__all__ = [
+    "LOCATIONS_FILE",
+    "RAISE_SITES_FILE",
+    "Location",
+    "LocationTable",
+    "RaiseSite",
+    "find_location",
+    "load_locations",
+    "load_raise_sites",
+    "location_vote",
+]
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+LOCATIONS_FILE = DATA / "raise_locations.yaml"
+RAISE_SITES_FILE = DATA / "raise_sites.json"
+MAX_LINE = 400
+MAX_READ = 200
+"""Error lines read from the end of the log (each is tested against every site's anchor: a log of a
+hundred thousand error lines would otherwise take seconds)."""
+
+# `ValueError: ...`, `jax.errors.ConcretizationTypeError: ...`: the class of the exception a line shows
+_EXCEPTION = re.compile(r"^\s*(?:\w+\.)*(?P<name>[A-Z]\w*(?:Error|Exception|Exit|Interrupt)):")
+
+
+class CategoryLocations(BaseModel):
+    """The modules whose own checks raise errors of one category."""
+
+    category: Category
+    modules: list[str] = Field(
+        description="dotted module prefixes (jax._src.lax), or `module:function` for one function"
+    )
+
+
+class LocationTable(BaseModel):
+    weight: float = Field(default=0.45, le=0.6, description="the score a location's category gets")
+    deny_exceptions: list[str] = Field(
+        default=[],
+        description="exception classes any code may raise (a NaN check, memory, a lost connection): where "
+        "they were raised says nothing of the kind of error",
+    )
+    categories: list[CategoryLocations]
+
+    def category_of_module(self, module: str, function: str = "") -> tuple[Category, str] | None:
+        """The category of the longest prefix that names `module` (at a dotted boundary), and the prefix; a
+        `module:function` entry names that function only and beats its module's. None when no prefix names
+        it or the longest is listed under `unknown` (a module of a mapped package that raises every kind)."""
+        best: tuple[Category, str] | None = None
+        for group in self.categories:
+            for prefix in group.modules:
+                name, _, func = prefix.partition(":")
+                if func and func != function:
+                    continue
+                if _names_module(name, module) and (best is None or len(prefix) > len(best[1])):
+                    best = (group.category, prefix)
+        return None if best is None or best[0] == "unknown" else best
+
+    def may_map(self, module: str) -> bool:
+        """Whether some entry (a whole module's or one function's) names `module`."""
+        return any(
+            _names_module(prefix.partition(":")[0], module) for g in self.categories for prefix in g.modules
+        )
+
+
+@dataclass(frozen=True)
+class RaiseSite:
+    """One `raise X("...")` of an installed library: its module, function, exception and message regex;
+    `anchor` is the template's longest literal run, tested before the regex."""
+
+    module: str
+    function: str
+    exception: str
+    pattern: str
+    anchor: str
+
+    @functools.cached_property
+    def compiled(self) -> re.Pattern[str]:
+        return re.compile(self.pattern)
+
+
+@dataclass(frozen=True)
+class Location:
+    """The raise site a log line matched, the category its module maps to, and the line."""
+
+    site: RaiseSite
+    category: Category
+    line: int
+    text: str
+
+    @property
+    def label(self) -> str:
+        return f"message raised in {self.site.module} ({self.site.function})"
+
+
+def _names_module(prefix: str, module: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
+
+
+@functools.cache
+def load_locations(path: Path = LOCATIONS_FILE) -> LocationTable:
+    return LocationTable.model_validate(safe_load(path.read_text(encoding="utf-8")))
+
+
+@functools.cache
+def load_raise_sites(path: Path = RAISE_SITES_FILE) -> tuple[RaiseSite, ...]:
+    """The mined raise sites (benchmarks/build_raise_sites.py); none when the file is absent."""
+    if not path.is_file():
+        return ()
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    return tuple(RaiseSite(**site) for site in raw["sites"])
+
+
+def find_location(
+    lines: Sequence[str], table: LocationTable | None = None, sites: Sequence[RaiseSite] | None = None
+) -> Location | None:
+    """The last error line (or the line after one) that a mined raise site of a mapped module matches,
+    among the last `MAX_READ` such lines."""
+    table = load_locations() if table is None else table
+    sites = load_raise_sites() if sites is None else sites
+    if not sites:
+        return None
+    read = 0
+    for i in range(len(lines) - 1, -1, -1):
+        line = lines[i]
+        if not (is_error_line(line) or (i > 0 and is_error_line(lines[i - 1]))):
+            continue
+        read += 1
+        if read > MAX_READ:
+            break
+        shown = _EXCEPTION.match(line)
+        for site in sites:
+            if site.exception in table.deny_exceptions or (
+                shown is not None and shown["name"] != site.exception
+            ):
+                continue
+            if site.anchor in line and site.compiled.search(line):
+                mapped = table.category_of_module(site.module, site.function)
+                if mapped is not None:
+                    return Location(site, mapped[0], i, _clip(line.strip()))
+    return None
+
+
+def location_vote(
+    lines: Sequence[str], table: LocationTable | None = None, sites: Sequence[RaiseSite] | None = None
+) -> WeakVote | None:
+    """The category of the module that raised the log's message, as a weak vote; None when no line matches
+    a raise site of a mapped module."""
+    table = load_locations() if table is None else table
+    found = find_location(lines, table, sites)
+    if found is None:
+        return None
+    return WeakVote(
+        category=found.category,
+        score=table.weight,
+        last_line=found.line,
+        evidence=[found.text],
+        labels=[found.label],
+        runner_up=None,
+        by_location=True,
+    )
+
+
+def _clip(s: str) -> str:
+    return s if len(s) <= MAX_LINE else s[: MAX_LINE - 1] + "…"

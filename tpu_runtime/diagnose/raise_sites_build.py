@@ -1,0 +1,191 @@
+"""Mine the message templates of installed libraries' raise sites (crash_locations' `raise_sites.json`).
+
+Every `.py` file of the packages in `PACKAGES` whose module the location table maps to a category
+(crash_locations.LocationTable.category_of_module) is parsed with `ast`; each `raise X("...")` (a string, an
+f-string, `"..." % args`, `"...".format(...)`, or a name assigned one of those earlier in the function)
+becomes a regex of its message's first line, its literal text escaped and each placeholder a lazy wildcard,
+kept when enough of it is literal to name the site. Run by `benchmarks/build_raise_sites.py`.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.metadata
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+from tpu_runtime.diagnose.crash_locations import LocationTable
+
+__all__ = ["PACKAGES", "mine", "raise_sites_of", "template", "write_raise_sites"]
+
+PACKAGES = ("jax", "jaxlib", "torch", "torch_tpu", "transformers", "flax", "tensorflow", "torch_xla")
+WILD = ".+?"
+MIN_LITERAL = 24  # literal characters a template needs in all
+MIN_ANCHOR = 14  # and in its longest literal run (the substring tested before the regex)
+_PERCENT = re.compile(r"%(?:\(\w+\))?[-#0 +]*(?:\d+|\*)?(?:\.\d+)?[sdrifgexXoc]")
+_BRACES = re.compile(r"\{[^{}]*\}")
+
+
+def _parts(node: ast.expr, names: dict[str, ast.expr], depth: int = 0) -> list[str | None] | None:
+    """The message as literal strings and None for each placeholder; None when it is not a string."""
+    if depth > 4:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return [node.value]
+    if isinstance(node, ast.JoinedStr):
+        out: list[str | None] = []
+        for value in node.values:
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                out.append(value.value)
+            else:
+                out.append(None)
+        return out
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _parts(node.left, names, depth + 1), _parts(node.right, names, depth + 1)
+        if left is None and right is None:
+            return None
+        return [*(left or [None]), *(right or [None])]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        if isinstance(node.left, ast.Constant) and isinstance(node.left.value, str):
+            return _split(node.left.value.replace("%%", "\0"), _PERCENT, "%")
+        return None
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "format":
+        base = node.func.value
+        if isinstance(base, ast.Constant) and isinstance(base.value, str):
+            text = base.value.replace("{{", "\0").replace("}}", "\1")
+            return [p.replace("\0", "{").replace("\1", "}") if p else p for p in _split(text, _BRACES, "")]
+        return None
+    if isinstance(node, ast.Name) and node.id in names:
+        return _parts(names[node.id], names, depth + 1)
+    return None
+
+
+def _split(text: str, placeholder: re.Pattern[str], escaped: str) -> list[str | None]:
+    out: list[str | None] = []
+    last = 0
+    for m in placeholder.finditer(text):
+        out.extend([text[last : m.start()].replace("\0", escaped or "\0"), None])
+        last = m.end()
+    out.append(text[last:].replace("\0", escaped or "\0"))
+    return out
+
+
+def template(parts: list[str | None]) -> tuple[str, str] | None:
+    """(regex, anchor) of the message's first line, or None when too little of it is literal."""
+    pieces: list[str | None] = []
+    for part in parts:
+        if part is None:
+            pieces.append(None)
+            continue
+        if "\n" in part:
+            pieces.append(part.split("\n", 1)[0])
+            break
+        pieces.append(part)
+    literals = [p.strip() for p in pieces if p]
+    if sum(len(p) for p in literals) < MIN_LITERAL or not literals:
+        return None
+    anchor = max((p for p in pieces if p), key=len)
+    if len(anchor.strip()) < MIN_ANCHOR:
+        return None
+    regex = ""
+    for piece in pieces:
+        if piece is None:
+            if not regex.endswith(re.escape(WILD)) and not regex.endswith(WILD):
+                regex += WILD
+        else:
+            regex += re.escape(piece)
+    regex = regex.removesuffix(WILD)
+    return regex, anchor.strip()
+
+
+class _Visitor(ast.NodeVisitor):
+    def __init__(self, module: str) -> None:
+        self.module = module
+        self.function = "<module>"
+        self.names: dict[str, ast.expr] = {}
+        self.sites: list[dict[str, str]] = []
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        outer, names = self.function, self.names
+        self.function, self.names = node.name, {}
+        self.generic_visit(node)
+        self.function, self.names = outer, names
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self.names[node.targets[0].id] = node.value
+        self.generic_visit(node)
+
+    def visit_Raise(self, node: ast.Raise) -> None:
+        exc = node.exc
+        if isinstance(exc, ast.Call) and exc.args:
+            func = exc.func
+            name = (
+                func.id
+                if isinstance(func, ast.Name)
+                else func.attr
+                if isinstance(func, ast.Attribute)
+                else ""
+            )
+            parts = _parts(exc.args[0], self.names)
+            made = template(parts) if parts else None
+            if name and made is not None:
+                regex, anchor = made
+                self.sites.append(
+                    {
+                        "module": self.module,
+                        "function": self.function,
+                        "exception": name,
+                        "pattern": regex,
+                        "anchor": anchor,
+                    }
+                )
+        self.generic_visit(node)
+
+
+def mine(
+    table: LocationTable, packages: tuple[str, ...] = PACKAGES
+) -> tuple[dict[str, str], list[dict[str, str]]]:
+    """The versions of the packages found and the raise sites of their mapped modules."""
+    versions: dict[str, str] = {}
+    sites: dict[str, dict[str, str]] = {}
+    for package in packages:
+        spec = importlib.util.find_spec(package) if package.isidentifier() else None
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        root = Path(next(iter(spec.submodule_search_locations)))
+        try:
+            versions[package] = importlib.metadata.version(package.replace("_", "-"))
+        except importlib.metadata.PackageNotFoundError:
+            versions[package] = "unknown"
+        for path in sorted(root.rglob("*.py")):
+            rel = path.relative_to(root.parent).with_suffix("")
+            module = ".".join(rel.parts).removesuffix(".__init__")
+            if "tests" in rel.parts or not table.may_map(module):
+                continue
+            try:
+                found = raise_sites_of(path.read_text(encoding="utf-8"), module)
+            except (SyntaxError, UnicodeDecodeError, ValueError):
+                continue
+            for site in found:
+                if table.category_of_module(module, site["function"]) is not None:
+                    sites.setdefault(site["pattern"], site)
+    return versions, sorted(sites.values(), key=lambda s: (s["module"], s["function"], s["pattern"]))
+
+
+def raise_sites_of(source: str, module: str) -> list[dict[str, str]]:
+    """The raise sites of one module's source whose message is literal enough to name them."""
+    visitor = _Visitor(module)
+    visitor.visit(ast.parse(source))
+    return visitor.sites
+
+
+def write_raise_sites(path: Path, versions: dict[str, str], sites: list[dict[str, str]]) -> None:
+    """The mined sites as JSON, one site a line (a diff shows which sites a new release changed)."""
+    rows = ",\n".join(json.dumps(site, sort_keys=True) for site in sites)
+    text = f'{{"packages": {json.dumps(versions, sort_keys=True)},\n"sites": [\n{rows}\n]}}\n'
+    path.write_text(text, encoding="utf-8")
