@@ -60,10 +60,17 @@ def main() -> int:
                 if str(site["pattern"]) not in seen:
                     seen.add(str(site["pattern"]))
                     sites.append(site)
-    elif args.out.is_file():  # the snapshots are not here: keep the sites mined from them
+    elif args.out.is_file():  # the snapshots are not here: keep the sites mined from them that still map
         old = json.loads(args.out.read_text(encoding="utf-8"))
-        commits = old.get("snapshots", {})
-        sites.extend(s for s in old["sites"] if s.get("repo") and s["pattern"] not in seen)
+        kept = [
+            s
+            for s in old["sites"]
+            if s.get("repo")
+            and s["pattern"] not in seen
+            and table.category_of_module(s["module"], s["function"]) is not None
+        ]
+        sites.extend(kept)
+        commits = {r: c for r, c in old.get("snapshots", {}).items() if any(s["repo"] == r for s in kept)}
     write_raise_sites(args.out, versions, sites, commits)
     load_raise_sites.cache_clear()
     written = load_raise_sites(args.out)

@@ -118,6 +118,7 @@ def test_a_snapshot_python_module_is_named_as_it_imports_and_records_its_source(
     assert {s["module"] for s in sites} == {"widgets.sharding", "native/client/widget.cc"}
     assert module_of("src/widgets/a/b.py", "src") == "widgets.a.b"
     assert is_test_path("tunix/tests/mesh_test.py") and is_test_path("x/widget_test.cc")
+    assert is_test_path("pkg/kernels/bench_widget.py")
     assert not is_test_path("torch_xla/csrc/tensor_methods.cpp")
 
 

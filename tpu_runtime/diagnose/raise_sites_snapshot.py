@@ -52,13 +52,14 @@ def load_snapshot_config(path: Path) -> SnapshotConfig:
 
 
 def is_test_path(path: str) -> bool:
-    """Tests print the messages they expect, not ones a run raises: their files are never read."""
+    """Tests print the messages they expect and benchmark scripts check their own flags, not a run's: their
+    files are never read."""
     p = PurePosixPath(path)
     stem = p.stem
     return (
         any(part in ("test", "tests", "testing", "testdata", "benchmarks", "examples") for part in p.parts)
-        or stem.startswith("test_")
-        or stem.endswith(("_test", "_tests", "_testing", "_benchmark"))
+        or stem.startswith(("test_", "bench_", "benchmark_"))
+        or stem.endswith(("_test", "_tests", "_testing", "_bench", "_benchmark"))
     )
 
 
