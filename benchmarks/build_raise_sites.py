@@ -1,15 +1,20 @@
-"""Write tpu_runtime/data/raise_sites.json: the message templates of the installed libraries' raise sites.
+"""Write tpu_runtime/data/raise_sites.json: the message templates of libraries' raise sites.
 
-Run by hand after the libraries or tpu_runtime/data/raise_locations.yaml change:
-`python benchmarks/build_raise_sites.py` (the mining is tpu_runtime/diagnose/raise_sites_build.py). A log
-line that matches a template tells `diagnose` which module raised it (crash_locations.find_locations). The
-file holds the packages' versions, so a stale one can be told; the messages are machine output (the
-libraries' error texts), kept as regexes.
+Run by hand after the libraries, tpu_runtime/data/raise_locations.yaml or the snapshot config change:
+`python benchmarks/build_raise_sites.py --snapshots benchmarks/raise_site_snapshots.yaml --git-root DIR`.
+The installed packages are mined as they import (tpu_runtime/diagnose/raise_sites_build.py); the libraries
+not installed here from repository snapshots at the commits the config names, each a git directory
+DIR/OWNER+NAME/repo or DIR/OWNER+NAME (raise_sites_snapshot.py, raise_sites_cxx.py for C++). Without
+`--snapshots`, the snapshot sites already in the file are kept as they are. A log line that matches a
+template tells `diagnose` which module raised it (crash_locations.find_location). The file holds the
+packages' versions and the snapshots' commits, so a stale one can be told; the messages are machine output
+(the libraries' error texts), kept as regexes.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -23,22 +28,60 @@ from tpu_runtime.diagnose.crash_locations import (  # noqa: E402
     load_raise_sites,
 )
 from tpu_runtime.diagnose.raise_sites_build import mine, write_raise_sites  # noqa: E402
+from tpu_runtime.diagnose.raise_sites_snapshot import (  # noqa: E402
+    load_snapshot_config,
+    mine_snapshot,
+)
+
+
+def _git_dir(root: Path, repo: str) -> Path:
+    folder = root / repo.replace("/", "+")
+    return folder / "repo" if (folder / "repo").is_dir() else folder
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RAISE_SITES_FILE)
+    parser.add_argument("--snapshots", type=Path, default=None, help="the snapshot config (YAML)")
+    parser.add_argument("--git-root", type=Path, default=None, help="the folder of the snapshots' git dirs")
     args = parser.parse_args()
-    versions, sites = mine(load_locations())
-    write_raise_sites(args.out, versions, sites)
+    table = load_locations()
+    versions, installed = mine(table)
+    sites: list[dict[str, str | int]] = [dict(site) for site in installed]
+    seen = {str(site["pattern"]) for site in sites}
+    commits: dict[str, str] = {}
+    if args.snapshots is not None:
+        if args.git_root is None:
+            parser.error("--snapshots needs --git-root")
+        for snapshot in load_snapshot_config(args.snapshots).snapshots:
+            commits[snapshot.repo] = snapshot.commit
+            mined = mine_snapshot(_git_dir(args.git_root, snapshot.repo), snapshot, table)
+            for site in sorted(mined, key=lambda s: (str(s["path"]), int(s["line"]))):
+                if str(site["pattern"]) not in seen:
+                    seen.add(str(site["pattern"]))
+                    sites.append(site)
+    elif args.out.is_file():  # the snapshots are not here: keep the sites mined from them that still map
+        old = json.loads(args.out.read_text(encoding="utf-8"))
+        kept = [
+            s
+            for s in old["sites"]
+            if s.get("repo")
+            and s["pattern"] not in seen
+            and table.category_of_module(s["module"], s["function"]) is not None
+        ]
+        sites.extend(kept)
+        commits = {r: c for r, c in old.get("snapshots", {}).items() if any(s["repo"] == r for s in kept)}
+    write_raise_sites(args.out, versions, sites, commits)
     load_raise_sites.cache_clear()
     written = load_raise_sites(args.out)
     assert len(written) == len(sites), f"{args.out}: {len(written)} sites read back, {len(sites)} written"
-    by_package: dict[str, int] = {}
+    by_source: dict[str, int] = {}
     for site in sites:
-        top = site["module"].split(".")[0]
-        by_package[top] = by_package.get(top, 0) + 1
-    print(f"{len(sites)} raise sites from {versions} -> {args.out} ({by_package})")
+        top = str(site.get("repo") or str(site["module"]).split(".")[0])
+        by_source[top] = by_source.get(top, 0) + 1
+    size = args.out.stat().st_size
+    print(f"{len(sites)} raise sites from {versions} and {commits} -> {args.out}, {size:,} bytes")
+    print(f"by source: {by_source}")
     return 0
 
 

@@ -110,6 +110,7 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
     }
     right = wrong = undecided = remedies = 0
     by_round: dict[str, list[int]] = {}  # round -> [files, category right, remedy right]
+    by_origin: dict[str, list[int]] = {}  # origin -> [files, category right, wrong, unknown, remedy right]
     for name, entry in sorted(corpus.items()):
         text = (CORPUS_DIR / name).read_bytes().decode("utf-8", "replace")
         got = diagnose_log(text, name, cues_only, no_similar).category
@@ -125,6 +126,12 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
         counts[0] += 1
         counts[1] += got == entry.category
         counts[2] += scored.remedy_ok
+        origin = by_origin.setdefault(entry_origin(entry), [0, 0, 0, 0, 0])
+        origin[0] += 1
+        origin[1] += got == entry.category
+        origin[2] += got not in (entry.category, "unknown")
+        origin[3] += got != entry.category and got == "unknown"
+        origin[4] += scored.remedy_ok
         if show:
             cue_mark = "ok " if got == entry.category else "BAD"
             fix_mark = "ok" if scored.remedy_ok else "--"
@@ -136,6 +143,11 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
     print(f"  message suggestion + from_facts fallbacks alone: remedy right {remedies}/{n}")
     for round_name, (files, cues_right, fixed) in sorted(by_round.items()):
         print(f"  round {round_name}: {files} files, cues right {cues_right}, fallback remedies {fixed}")
+    for origin_name, (files, cues_right, cues_wrong, left, fixed) in sorted(by_origin.items()):
+        print(
+            f"  from a {origin_name}: {files} files, cues right {cues_right}, wrong {cues_wrong}, "
+            f"unknown {left}, fallback remedies {fixed}"
+        )
     print()
 
 

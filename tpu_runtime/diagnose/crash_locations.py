@@ -4,7 +4,9 @@ The weak cues (crash_cues) read words, and a known failure family in new words c
 error message a library raises itself has a fixed text with values filled in, and the text names the place
 that raised it, whatever words it uses: `benchmarks/build_raise_sites.py` mines the installed libraries'
 `raise X(f"...")` statements into message templates, each with its module and function
-(`tpu_runtime/data/raise_sites.json`; the mining is raise_sites_build.py). A log line a template matches
+(`tpu_runtime/data/raise_sites.json`; the mining is raise_sites_build.py), and the libraries not installed
+here from repository snapshots (raise_sites_snapshot.py; their C++ status messages with
+raise_sites_cxx.py), each such site with its repository, path and line. A log line a template matches
 names the module that raised it (`jax._src.pallas.mosaic.lowering`), and
 `tpu_runtime/data/raise_locations.yaml` maps module prefixes to a category: a module whose own checks raise
 one kind of error (`jax._src.lax` checks shapes and dtypes, `jax._src.xla_bridge` starts the backend).
@@ -13,7 +15,7 @@ The location decides only when no rule matched and no weak cue decided; the repo
 (`evidence_tier: weak`, the fact `raise_location` and the cue label name the module and its function, the
 deciding line is the evidence). A site whose exception is one any code raises (`deny_exceptions`: a NaN
 check, memory, a lost connection, an unimplemented case) or whose class differs from the one the log line
-shows names nothing.
+shows names nothing; a C++ site's class is not compared (a binding raises its status as any class).
 """
 
 from __future__ import annotations
@@ -104,10 +106,27 @@ class RaiseSite:
     exception: str
     pattern: str
     anchor: str
+    repo: str = ""  # owner/name of the repository snapshot it was mined from; empty for an installed package
+    path: str = ""
+    line: int = 0
+    commit: str = ""
 
     @functools.cached_property
     def compiled(self) -> re.Pattern[str]:
         return re.compile(self.pattern)
+
+    @property
+    def native(self) -> bool:
+        """A C++ site (its module is a file path): the Python class a binding raises for it varies."""
+        return "/" in self.module
+
+    @property
+    def source_url(self) -> str:
+        """Where a reader can open the site's source at the commit it was mined from; empty when it was
+        mined from an installed package."""
+        if not (self.repo and self.commit and self.path):
+            return ""
+        return f"https://github.com/{self.repo}/blob/{self.commit}/{self.path}#L{self.line}"
 
 
 @dataclass(frozen=True)
@@ -121,11 +140,15 @@ class Location:
 
     @property
     def label(self) -> str:
-        return f"message raised in {self.site.module} ({self.site.function})"
+        where = f"message raised in {self.site.module} ({self.site.function})"
+        if self.site.repo:
+            where += f" of {self.site.repo}, {self.site.source_url}"
+        return where
 
 
 def _names_module(prefix: str, module: str) -> bool:
-    return module == prefix or module.startswith(prefix + ".")
+    """A dotted module prefix (`jax._src.lax`) or a folder of a C++ file's path (`xla/pjrt`)."""
+    return module == prefix or module.startswith(prefix + ("/" if "/" in module else "."))
 
 
 @functools.cache
@@ -139,7 +162,8 @@ def load_raise_sites(path: Path = RAISE_SITES_FILE) -> tuple[RaiseSite, ...]:
     if not path.is_file():
         return ()
     raw = json.loads(path.read_text(encoding="utf-8"))
-    return tuple(RaiseSite(**site) for site in raw["sites"])
+    commits = raw.get("snapshots", {})
+    return tuple(RaiseSite(**site, commit=commits.get(site.get("repo", ""), "")) for site in raw["sites"])
 
 
 def find_location(
@@ -162,7 +186,7 @@ def find_location(
         shown = _EXCEPTION.match(line)
         for site in sites:
             if site.exception in table.deny_exceptions or (
-                shown is not None and shown["name"] != site.exception
+                shown is not None and shown["name"] != site.exception and not site.native
             ):
                 continue
             if site.anchor in line and site.compiled.search(line):

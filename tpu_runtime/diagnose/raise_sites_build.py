@@ -14,6 +14,7 @@ import importlib.metadata
 import importlib.util
 import json
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tpu_runtime.diagnose.crash_locations import LocationTable
@@ -105,7 +106,7 @@ class _Visitor(ast.NodeVisitor):
         self.module = module
         self.function = "<module>"
         self.names: dict[str, ast.expr] = {}
-        self.sites: list[dict[str, str]] = []
+        self.sites: list[dict[str, str | int]] = []
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         outer, names = self.function, self.names
@@ -142,6 +143,7 @@ class _Visitor(ast.NodeVisitor):
                         "exception": name,
                         "pattern": regex,
                         "anchor": anchor,
+                        "line": node.lineno,
                     }
                 )
         self.generic_visit(node)
@@ -171,21 +173,32 @@ def mine(
                 found = raise_sites_of(path.read_text(encoding="utf-8"), module)
             except (SyntaxError, UnicodeDecodeError, ValueError):
                 continue
-            for site in found:
-                if table.category_of_module(module, site["function"]) is not None:
+            for found_site in found:
+                if table.category_of_module(module, str(found_site["function"])) is not None:
+                    # an installed package's line has no source to open: not kept
+                    site = {k: str(v) for k, v in found_site.items() if k != "line"}
                     sites.setdefault(site["pattern"], site)
     return versions, sorted(sites.values(), key=lambda s: (s["module"], s["function"], s["pattern"]))
 
 
-def raise_sites_of(source: str, module: str) -> list[dict[str, str]]:
-    """The raise sites of one module's source whose message is literal enough to name them."""
+def raise_sites_of(source: str, module: str) -> list[dict[str, str | int]]:
+    """The raise sites of one module's source whose message is literal enough to name them (`line` is the
+    raise statement's)."""
     visitor = _Visitor(module)
     visitor.visit(ast.parse(source))
     return visitor.sites
 
 
-def write_raise_sites(path: Path, versions: dict[str, str], sites: list[dict[str, str]]) -> None:
-    """The mined sites as JSON, one site a line (a diff shows which sites a new release changed)."""
+def write_raise_sites(
+    path: Path,
+    versions: dict[str, str],
+    sites: Sequence[Mapping[str, str | int]],
+    snapshots: Mapping[str, str] | None = None,
+) -> None:
+    """The mined sites as JSON, one site a line (a diff shows which sites a new release changed);
+    `snapshots` maps each repository a site was mined from to its commit."""
     rows = ",\n".join(json.dumps(site, sort_keys=True) for site in sites)
-    text = f'{{"packages": {json.dumps(versions, sort_keys=True)},\n"sites": [\n{rows}\n]}}\n'
-    path.write_text(text, encoding="utf-8")
+    head = f'{{"packages": {json.dumps(versions, sort_keys=True)},\n'
+    if snapshots:
+        head += f'"snapshots": {json.dumps(dict(snapshots), sort_keys=True)},\n'
+    path.write_text(f'{head}"sites": [\n{rows}\n]}}\n', encoding="utf-8")
