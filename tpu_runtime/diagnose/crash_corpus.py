@@ -166,6 +166,9 @@ def remedy_text(crash: CrashDiagnosis) -> str:
     near = crash.facts.get("similar_known_error")
     if crash.evidence.fix_rule.endswith("/similar_known_error") and isinstance(near, dict):
         return str(near.get("remedy", ""))
+    sheet = crash.facts.get("sheet_fact")
+    if crash.evidence.fix_rule.endswith("/sheet_fact") and isinstance(sheet, dict):
+        return str(sheet.get("text", ""))
     return crash.fix
 
 

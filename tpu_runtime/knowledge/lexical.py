@@ -47,8 +47,13 @@ def query_tokens(text: str, boost: int = 3) -> list[str]:
     """Tokens for a query: as `tokenize`, with each whole identifier repeated `boost` times, so that
     the exact name outweighs documents that merely use its common parts ('libtpu', 'init', 'args')."""
     tokens = tokenize(text)
-    wholes = {m.group(0).strip(".-/:").lower() for m in _WORD_RE.finditer(text) if is_identifier(m.group(0))}
+    wholes = identifiers(text)
     return tokens + [t for t in tokens if t in wholes] * (boost - 1)
+
+
+def identifiers(text: str) -> set[str]:
+    """The whole identifiers of a text as `tokenize` writes them (lower-cased, leading dashes dropped)."""
+    return {m.group(0).strip(".-/:").lower() for m in _WORD_RE.finditer(text) if is_identifier(m.group(0))}
 
 
 def tokenize(text: str) -> list[str]:
@@ -96,11 +101,16 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, texts: list[str]) -> LexicalIndex:
+        return cls.from_tokens([tokenize(t) for t in texts])
+
+    @classmethod
+    def from_tokens(cls, corpus: list[list[str]]) -> LexicalIndex:
+        """The index of documents already tokenized with `tokenize`, for a caller that keeps the tokens
+        (tokenizing is most of the build's time)."""
         bm25s = _bm25s()
         retriever = bm25s.BM25(k1=1.2, b=0.75)
-        corpus = [tokenize(t) or ["\u2205"] for t in texts]
-        retriever.index(corpus, show_progress=False)
-        return cls(retriever, len(texts))
+        retriever.index([tokens or ["\u2205"] for tokens in corpus], show_progress=False)
+        return cls(retriever, len(corpus))
 
     def save(self, folder: Path) -> None:
         self._retriever.save(str(folder), show_progress=False)
