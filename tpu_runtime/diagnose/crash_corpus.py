@@ -157,7 +157,8 @@ def fits_the_log(fix_rule: str) -> bool:
 
 def remedy_text(crash: CrashDiagnosis) -> str:
     """The part of a crash's fix that claims the remedy: the whole fix, except for a similar known error
-    (`<category>/similar_known_error`), whose claim is the neighbour's remedy alone.
+    (`<category>/similar_known_error`), whose claim is the neighbour's remedy alone, and a fact of the sheets
+    (`<category>/sheet_fact`), whose claim is the fact alone (the category's paragraph follows it).
 
     The neighbour was chosen for this log by the similarity of its error lines, so its remedy counts when it
     names the entry's keys; the text after it in the fix (the next diagnostic steps of an unknown log, or

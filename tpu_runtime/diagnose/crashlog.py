@@ -28,7 +28,9 @@ libraries whose template the line matches); otherwise it is `unknown`, with the 
 frameworks and versions seen, and the next diagnostic step (crash_next_steps), unless a similar known error
 is close enough to lend its category and remedy (similar_errors, sub-rule `<category>/similar_known_error`).
 That also names the remedy of a classified log no sub-rule, suggestion or fallback fixed (only the
-category's paragraph applied), when its closest known error has the same category.
+category's paragraph applied), when its closest known error has the same category. Where neither does, a fact
+of the team's sheets that the log's error lines strongly support leads the fix (crash_sheet_facts,
+`<category>/sheet_fact`; an `unknown` log keeps its next steps after it).
 """
 
 from __future__ import annotations
