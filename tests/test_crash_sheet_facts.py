@@ -50,6 +50,14 @@ SHEET = "\n".join(
         _fact("A slice has chips, hosts and a network between them.", "https://example.org/filler-2"),
         "- A line without a source is not a fact and is never picked.",
         "",
+        "## tpu-err:widget-jam — a jammed widget queue",
+        "",
+        _fact("Log text: `WidgetJam: the sprocket_queue stalled`.", "https://example.org/jam-wording"),
+        _fact(
+            "What to try: drain the queue with `widgetctl drain` before restarting.",
+            "https://example.org/jam-fix",
+        ),
+        "",
     ]
 )
 
@@ -82,7 +90,7 @@ def test_reads_sourced_bullets_of_markdown_sheets_only(sheets: SheetFacts) -> No
     urls = {f.url for f in sheets.facts}
     assert "https://example.org/widget-cache" in urls
     assert "https://x.org" not in urls  # README.md is no sheet (curated.discover_curated)
-    assert len(sheets.facts) == 5  # the unsourced line is not a fact
+    assert len(sheets.facts) == 7  # the unsourced line is not a fact
     fact = next(f for f in sheets.facts if f.url.endswith("widget-cache"))
     assert fact.title == "knowledge/widgets.md › Widget cache"
     assert not fact.text.startswith("- ") and "[source]" not in fact.text
@@ -101,6 +109,14 @@ def test_two_rare_words_pick_their_fact(sheets: SheetFacts) -> None:
     found = sheets.match(["ValueError: cannot combine gadgets built from different sprockets"])
     assert found is not None and found.fact.url == "https://example.org/sprockets"
     assert set(found.shared) >= {"gadgets", "sprockets"}
+
+
+def test_a_glossary_wording_shows_its_section_advice(sheets: SheetFacts) -> None:
+    found = sheets.match(["RuntimeError: WidgetJam: the sprocket_queue stalled after 40 widgets"])
+    assert found is not None
+    assert found.fact.matched.startswith("Log text: `WidgetJam")  # matched on the wording
+    assert found.fact.text == "Drain the queue with `widgetctl drain` before restarting."  # shown: the advice
+    assert found.fact.url == "https://example.org/jam-fix"
 
 
 def test_built_in_exception_names_and_status_codes_support_nothing(sheets: SheetFacts) -> None:

@@ -58,6 +58,9 @@ GENERIC = frozenset(
 classes (and their parts: 'RuntimeError' is 'runtimeerror', 'runtime', 'error') and the status codes every
 XLA and absl error carries (fold A: they alone picked facts about other errors)."""
 
+WORDING = "Log text"
+ADVICE = "What to try:"
+"""Two kinds of glossary bullet (knowledge/errors.md): one quotes an error's wording, one says what to do."""
 _MD_FACT = re.compile(r"^- (?P<text>.+?)\s*\(\[source\]\((?P<url>https?://[^)\s]+)\)[^()]*\)\s*$")
 
 
@@ -68,6 +71,13 @@ class SheetFact:
     text: str
     url: str
     title: str
+    matched: str = ""
+    """The text the error lines are matched against, when it is not `text`: a glossary's `Log text:` bullet
+    quotes an error's wording, and the fix shows its section's `What to try:` bullet instead."""
+
+    @property
+    def indexed(self) -> str:
+        return self.matched or self.text
 
 
 @dataclass(frozen=True)
@@ -89,14 +99,22 @@ def _facts(folder: Path | None) -> list[SheetFact]:
         path = Path(spec.location)
         if path.suffix != ".md":
             continue
+        sections: dict[str, list[SheetFact]] = {}
         section = ""
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.startswith("#"):
                 section = line.lstrip("#").strip()
             found = _MD_FACT.match(line.strip())
-            if found is not None and found["text"] not in facts:
+            if found is not None:
                 title = f"{spec.label} › {section}" if section else spec.label
-                facts[found["text"]] = SheetFact(found["text"], found["url"], title)
+                sections.setdefault(title, []).append(SheetFact(found["text"], found["url"], title))
+        for title, listed in sections.items():
+            advice = next((f for f in listed if f.text.startswith(ADVICE)), None)
+            for fact in listed:
+                if advice is not None and fact.text.startswith(WORDING):
+                    shown = advice.text.removeprefix(ADVICE).strip()
+                    fact = SheetFact(shown[:1].upper() + shown[1:], advice.url, title, matched=fact.text)
+                facts.setdefault(fact.indexed, fact)
     return list(facts.values())
 
 
@@ -105,7 +123,7 @@ class SheetFacts:
 
     def __init__(self, facts: Sequence[SheetFact]) -> None:
         self.facts = tuple(facts)
-        tokens = [tokenize(f.text) for f in self.facts]
+        tokens = [tokenize(f.indexed) for f in self.facts]
         self._index = LexicalIndex.from_tokens(tokens) if self.facts else None
         self._tokens = [frozenset(t) for t in tokens]
         self._df = Counter(t for tokens in self._tokens for t in tokens)
