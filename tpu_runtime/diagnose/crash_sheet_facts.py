@@ -3,11 +3,11 @@
 A classified log whose fix is only its category's paragraph still names things: the API that raised, the
 setting it refused, the exception class. The fact sheets hold thousands of sourced facts saying what those
 things do and how to get past them. The log's decisive error lines are looked up among the sheets' facts
-(one fact per line, BM25 over identifier-aware tokens: knowledge.lexical), and a fact is used only when it
-is strongly supported: it shares a rare identifier of the error lines (a flag, an API, an exception class
-that few facts name) or several rare words, not merely the words every error shares ('ValueError',
-'failed', 'device'). The fact then leads the fix in the sheet's words, with its source URL first among the
-citations, and the sub-rule is `<category>/sheet_fact`.
+(one fact per line, in the knowledge base's identifier-aware tokens and BM25: knowledge.lexical), and a fact
+is used only when it is strongly supported: it shares a rare identifier of the error lines (a flag, an API,
+an exception class that few facts name) or several rare words, not merely the words every error shares
+('ValueError', 'failed', 'device'). The fact then leads the fix in the sheet's words, with its source URL
+first among the citations, and the sub-rule is `<category>/sheet_fact`.
 
 The lookup reads the curated sheets only (no `kb build`, no vectors), once per process.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import heapq
 import math
 import re
 from collections import Counter
@@ -26,7 +27,7 @@ from pathlib import Path
 from tpu_runtime.diagnose.known_errors import decisive_lines
 from tpu_runtime.diagnose.report import Citation, CrashDiagnosis, CrashEvidence
 from tpu_runtime.knowledge.curated import discover_curated
-from tpu_runtime.knowledge.lexical import LexicalIndex, identifiers, tokenize
+from tpu_runtime.knowledge.lexical import identifiers, query_tokens, tokenize
 
 __all__ = ["SUB_RULE", "SheetFact", "SheetFacts", "SheetMatch", "default_sheet_facts", "sheet_remedy"]
 
@@ -35,6 +36,9 @@ MAX_QUERY_LINES = 3
 """The decisive lines a query reads: the rule's evidence, then the last error lines (fold A: six lines
 added one pick, a fact about another error, and no remedy)."""
 CANDIDATES = 10
+"""The best BM25 matches that are checked for strong support."""
+K1, B = 1.2, 0.75
+"""BM25's parameters, as knowledge.lexical sets them."""
 RARE_SHARE = 0.002
 """A token is rare when at most this share of the facts holds it (10 of the 5,000 facts; set on fold A)."""
 MIN_RARE_WORDS = 2
@@ -119,15 +123,25 @@ def _facts(folder: Path | None) -> list[SheetFact]:
 
 
 class SheetFacts:
-    """The sheets' facts with a BM25 index and each token's document frequency over them."""
+    """The sheets' facts, each one's tokens (knowledge.lexical.tokenize) and an inverted index over them.
+
+    The ranking is the knowledge base's BM25 (knowledge.lexical: k1 1.2, b 0.75, Lucene's idf, a query's
+    whole identifiers counted three times) computed in plain Python over the postings of the query's tokens:
+    the bm25s index brings numpy and SciPy into `diagnose` of a crash log, which reads no profile and stays
+    without them (tests/test_cli_startup.py)."""
 
     def __init__(self, facts: Sequence[SheetFact]) -> None:
         self.facts = tuple(facts)
-        tokens = [tokenize(f.indexed) for f in self.facts]
-        self._index = LexicalIndex.from_tokens(tokens) if self.facts else None
-        self._tokens = [frozenset(t) for t in tokens]
+        counts = [Counter(tokenize(f.indexed)) for f in self.facts]
+        self._tokens = [frozenset(c) for c in counts]
         self._df = Counter(t for tokens in self._tokens for t in tokens)
         self._rare = max(1, math.floor(RARE_SHARE * len(self.facts)))
+        average = sum(sum(c.values()) for c in counts) / max(1, len(counts))
+        self._postings: dict[str, list[tuple[int, float]]] = {}
+        for i, c in enumerate(counts):
+            norm = K1 * (1 - B + B * sum(c.values()) / average)
+            for token, tf in c.items():
+                self._postings.setdefault(token, []).append((i, tf / (tf + norm)))
 
     @classmethod
     def from_folder(cls, folder: Path | None = None) -> SheetFacts:
@@ -137,12 +151,22 @@ class SheetFacts:
     def rare(self, token: str) -> bool:
         return token not in GENERIC and 0 < self._df.get(token, 0) <= self._rare
 
+    def top(self, query: str, k: int = CANDIDATES) -> list[tuple[int, float]]:
+        """(fact index, BM25 score) of the k best facts with a positive score, best first."""
+        scores: dict[int, float] = {}
+        for token in query_tokens(query):
+            df = self._df.get(token, 0)
+            if not df:
+                continue
+            idf = math.log(1 + (len(self.facts) - df + 0.5) / (df + 0.5))
+            for i, weight in self._postings[token]:
+                scores[i] = scores.get(i, 0.0) + idf * weight
+        return heapq.nlargest(k, scores.items(), key=lambda pair: (pair[1], -pair[0]))
+
     def match(self, lines: Sequence[str], first: Sequence[str] = ()) -> SheetMatch | None:
         """The best strongly supported fact for a log's decisive lines (`first`: the rule's evidence), or
         None. Among the BM25 candidates, one sharing more rare identifiers wins, then more rare tokens,
         then the higher score (fold A: two rare common words outranked the API a line named)."""
-        if self._index is None:
-            return None
         picked = [raw for raw, _ in decisive_lines(lines, first, MAX_QUERY_LINES)]
         if not picked:
             return None
@@ -150,7 +174,7 @@ class SheetFacts:
         words = set(tokenize(query))
         named = identifiers(query)
         best: tuple[tuple[int, int, float], SheetMatch] | None = None
-        for i, score in self._index.top(query, CANDIDATES):
+        for i, score in self.top(query):
             shared = sorted(t for t in words & self._tokens[i] if self.rare(t))
             if not any(t in named for t in shared) and len(shared) < MIN_RARE_WORDS:
                 continue

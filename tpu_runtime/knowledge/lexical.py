@@ -14,11 +14,12 @@ import sys
 import threading
 from pathlib import Path
 from types import ModuleType
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from tpu_runtime.knowledge.words import stem
+
+if TYPE_CHECKING:  # numpy is imported where scores are computed: crash-log triage tokenizes without it
+    import numpy as np
 
 _WORD_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/:]*[A-Za-z0-9_]|[A-Za-z0-9]")
 _PART_RE = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -101,16 +102,11 @@ class LexicalIndex:
 
     @classmethod
     def build(cls, texts: list[str]) -> LexicalIndex:
-        return cls.from_tokens([tokenize(t) for t in texts])
-
-    @classmethod
-    def from_tokens(cls, corpus: list[list[str]]) -> LexicalIndex:
-        """The index of documents already tokenized with `tokenize`, for a caller that keeps the tokens
-        (tokenizing is most of the build's time)."""
         bm25s = _bm25s()
         retriever = bm25s.BM25(k1=1.2, b=0.75)
-        retriever.index([tokens or ["\u2205"] for tokens in corpus], show_progress=False)
-        return cls(retriever, len(corpus))
+        corpus = [tokenize(t) or ["\u2205"] for t in texts]
+        retriever.index(corpus, show_progress=False)
+        return cls(retriever, len(texts))
 
     def save(self, folder: Path) -> None:
         self._retriever.save(str(folder), show_progress=False)
@@ -122,6 +118,8 @@ class LexicalIndex:
         return cls(retriever, size)
 
     def scores(self, query: str) -> np.ndarray:
+        import numpy as np
+
         ids = self._retriever.get_tokens_ids(query_tokens(query))
         if not ids:
             return np.zeros(self.size, dtype=np.float32)
@@ -130,6 +128,8 @@ class LexicalIndex:
 
     def top(self, query: str, k: int) -> list[tuple[int, float]]:
         """(chunk index, BM25 score) of the k best chunks with a positive score, best first."""
+        import numpy as np
+
         scores = self.scores(query)
         if not len(scores):
             return []
