@@ -192,3 +192,25 @@ def test_shipped_sheets_load_with_sources() -> None:
     assert len(shipped.facts) > 1000
     assert all(f.url.startswith("http") and f.title.startswith("knowledge/") for f in shipped.facts)
     assert shipped is crash_sheet_facts.default_sheet_facts()  # built once per process
+
+
+def test_a_shared_identifier_outranks_shared_rare_words(tmp_path: Path) -> None:
+    (tmp_path / "gizmos.md").write_text(
+        "\n".join(
+            [
+                "# Gizmos",
+                "## Limits",
+                _fact("`gizmo_limit` caps how many gizmos a host keeps.", "https://example.org/limit"),
+                _fact("An overflowed gizmo tray jams the sorter and the feeder.", "https://example.org/tray"),
+                _fact("The host keeps its programs in memory.", "https://example.org/filler"),
+            ]
+        ),
+        encoding="utf-8",
+    )
+    sheets = SheetFacts.from_folder(tmp_path)
+    line = "ValueError: gizmo_limit reached: the tray overflowed, jams the sorter and the feeder"
+    ranked = [sheets.facts[i].url for i, _ in sheets.top(line)]
+    assert ranked[0] == "https://example.org/tray"  # BM25 alone prefers the fact sharing more words
+    found = sheets.match([line])
+    assert found is not None and found.fact.url == "https://example.org/limit"
+    assert "gizmo_limit" in found.shared
