@@ -5,7 +5,8 @@ Each file of tests/data/crash_logs/real/ goes through `tpu-agent diagnose` as a 
 detection, then the crash rules); a file is right when its category is the one in index.yaml, and its remedy
 is right when, in addition, the fix was chosen for this log by a sub-rule (not the category's paragraph,
 which prints for every log of the category) and names one of the entry's `remedy_keys` (the flag,
-variable, API or layout change the thread settled on). The split (crash_corpus.split_of, a hash of the
+variable, API or layout change the thread settled on; for a fact of the sheets, `<category>/sheet_fact`,
+the fact alone must name it). The split (crash_corpus.split_of, a hash of the
 file name) was fixed before the rules were written: rules are written against `dev`; `held_back` is only
 scored. `--show` prints each dev file's verdict (held-back files are never listed one by one unless
 --show-held-back); each half's figure is also printed per round of additions (`added` in index.yaml),

@@ -157,7 +157,8 @@ def fits_the_log(fix_rule: str) -> bool:
 
 def remedy_text(crash: CrashDiagnosis) -> str:
     """The part of a crash's fix that claims the remedy: the whole fix, except for a similar known error
-    (`<category>/similar_known_error`), whose claim is the neighbour's remedy alone.
+    (`<category>/similar_known_error`), whose claim is the neighbour's remedy alone, and a fact of the sheets
+    (`<category>/sheet_fact`), whose claim is the fact alone (the category's paragraph follows it).
 
     The neighbour was chosen for this log by the similarity of its error lines, so its remedy counts when it
     names the entry's keys; the text after it in the fix (the next diagnostic steps of an unknown log, or
@@ -166,6 +167,9 @@ def remedy_text(crash: CrashDiagnosis) -> str:
     near = crash.facts.get("similar_known_error")
     if crash.evidence.fix_rule.endswith("/similar_known_error") and isinstance(near, dict):
         return str(near.get("remedy", ""))
+    sheet = crash.facts.get("sheet_fact")
+    if crash.evidence.fix_rule.endswith("/sheet_fact") and isinstance(sheet, dict):
+        return str(sheet.get("text", ""))
     return crash.fix
 
 

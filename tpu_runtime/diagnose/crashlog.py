@@ -28,7 +28,9 @@ libraries whose template the line matches); otherwise it is `unknown`, with the 
 frameworks and versions seen, and the next diagnostic step (crash_next_steps), unless a similar known error
 is close enough to lend its category and remedy (similar_errors, sub-rule `<category>/similar_known_error`).
 That also names the remedy of a classified log no sub-rule, suggestion or fallback fixed (only the
-category's paragraph applied), when its closest known error has the same category.
+category's paragraph applied), when its closest known error has the same category. Where neither does, a fact
+of the team's sheets that the log's error lines strongly support leads the fix (crash_sheet_facts,
+`<category>/sheet_fact`; an `unknown` log keeps its next steps after it).
 """
 
 from __future__ import annotations
@@ -185,9 +187,11 @@ def diagnose_log(
         weak = weak_vote(lines) or (None if vetoed(lines) else location_vote(lines))
         by_category = {rule.category: rule for rule in rules}
         if weak is None or weak.category not in by_category:
+            from tpu_runtime.diagnose.crash_sheet_facts import sheet_remedy
             from tpu_runtime.diagnose.similar_errors import similar_diagnosis
 
-            return similar_diagnosis(unknown_diagnosis(source, lines, facts), lines, by_category, similar)
+            crash = similar_diagnosis(unknown_diagnosis(source, lines, facts), lines, by_category, similar)
+            return sheet_remedy(crash, lines) if crash.category == "unknown" else crash
         votes = [_Vote(by_category[weak.category], weak.score, weak.last_line, weak.evidence)]
     votes.sort(key=lambda v: (v.score, v.rule.priority, v.last_line), reverse=True)
     best = votes[0]
@@ -221,10 +225,13 @@ def diagnose_log(
     )
     if "/" in fix_rule:
         return crash
-    # only the category's paragraph applied: a similar known error of the same category may name the remedy
+    # only the category's paragraph applied: a similar known error of the same category may name the remedy,
+    # else a fact of the team's sheets that the error lines strongly support
+    from tpu_runtime.diagnose.crash_sheet_facts import sheet_remedy
     from tpu_runtime.diagnose.similar_errors import similar_remedy
 
-    return similar_remedy(crash, lines, similar)
+    crash = similar_remedy(crash, lines, similar)
+    return crash if "/" in crash.evidence.fix_rule else sheet_remedy(crash, lines)
 
 
 FixChoice = tuple[str, str, list[Citation], str, str]

@@ -14,11 +14,12 @@ import sys
 import threading
 from pathlib import Path
 from types import ModuleType
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from tpu_runtime.knowledge.words import stem
+
+if TYPE_CHECKING:  # numpy is imported where scores are computed: crash-log triage tokenizes without it
+    import numpy as np
 
 _WORD_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-/:]*[A-Za-z0-9_]|[A-Za-z0-9]")
 _PART_RE = re.compile(r"[A-Za-z][a-z]+|[A-Z]+(?![a-z])|\d+")
@@ -47,8 +48,13 @@ def query_tokens(text: str, boost: int = 3) -> list[str]:
     """Tokens for a query: as `tokenize`, with each whole identifier repeated `boost` times, so that
     the exact name outweighs documents that merely use its common parts ('libtpu', 'init', 'args')."""
     tokens = tokenize(text)
-    wholes = {m.group(0).strip(".-/:").lower() for m in _WORD_RE.finditer(text) if is_identifier(m.group(0))}
+    wholes = identifiers(text)
     return tokens + [t for t in tokens if t in wholes] * (boost - 1)
+
+
+def identifiers(text: str) -> set[str]:
+    """The whole identifiers of a text as `tokenize` writes them (lower-cased, leading dashes dropped)."""
+    return {m.group(0).strip(".-/:").lower() for m in _WORD_RE.finditer(text) if is_identifier(m.group(0))}
 
 
 def tokenize(text: str) -> list[str]:
@@ -112,6 +118,8 @@ class LexicalIndex:
         return cls(retriever, size)
 
     def scores(self, query: str) -> np.ndarray:
+        import numpy as np
+
         ids = self._retriever.get_tokens_ids(query_tokens(query))
         if not ids:
             return np.zeros(self.size, dtype=np.float32)
@@ -120,6 +128,8 @@ class LexicalIndex:
 
     def top(self, query: str, k: int) -> list[tuple[int, float]]:
         """(chunk index, BM25 score) of the k best chunks with a positive score, best first."""
+        import numpy as np
+
         scores = self.scores(query)
         if not len(scores):
             return []
