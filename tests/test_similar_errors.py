@@ -14,6 +14,7 @@ from tpu_runtime.diagnose.crash_corpus import (
     score_file,
     split_of,
 )
+from tpu_runtime.diagnose.crash_sheet_facts import SheetFacts
 from tpu_runtime.diagnose.crashlog import diagnose_log, log_lines
 from tpu_runtime.diagnose.known_errors import (
     KnownError,
@@ -175,12 +176,13 @@ def test_a_category_paragraph_gets_the_remedy_of_a_neighbour_of_the_same_categor
 
     text = HBM_LOG.read_text(encoding="utf-8")
     bare = [rule.model_copy(update={"fixes": []}) for rule in load_rules()]
-    plain = diagnose_log(text, "-", bare, similar=SimilarErrors(()))
+    none = SheetFacts(())  # no fact of the sheets: this test is about the similar known errors alone
+    plain = diagnose_log(text, "-", bare, similar=SimilarErrors(()), sheets=none)
     assert plain.category == "hbm_oom" and plain.evidence.fix_rule == "hbm_oom"
     lines = [norm for _, norm in decisive_lines(log_lines(text)[0])]
     same = ODD_ENTRY.model_copy(update={"category": "hbm_oom", "lines": lines, "file": "hbm.log"})
-    crash = diagnose_log(text, "-", bare, similar=SimilarErrors([same]))
+    crash = diagnose_log(text, "-", bare, similar=SimilarErrors([same]), sheets=none)
     assert crash.category == "hbm_oom" and crash.evidence.fix_rule == f"hbm_oom/{SUB_RULE}"
     assert crash.fix.startswith("The closest known error") and plain.fix in crash.fix
     other = same.model_copy(update={"category": "host_oom"})
-    assert diagnose_log(text, "-", bare, similar=SimilarErrors([other])) == plain
+    assert diagnose_log(text, "-", bare, similar=SimilarErrors([other]), sheets=none) == plain

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tpu_runtime.diagnose.known_errors import decisive_lines
-from tpu_runtime.diagnose.report import Citation, CrashDiagnosis, CrashEvidence
+from tpu_runtime.diagnose.report import Citation, CrashDiagnosis
 from tpu_runtime.knowledge.curated import discover_curated
 from tpu_runtime.knowledge.lexical import identifiers, query_tokens, tokenize
 
@@ -221,18 +221,13 @@ def sheet_remedy(
         fix = f"{said} The {crash.category} category's general advice: {crash.fix}"
         fix_rule = f"{crash.category}/{SUB_RULE}"
     citation = Citation(label=f"fact sheet ({fact.title})", url=fact.url)
-    return crash.model_copy(
-        update={
-            "facts": facts,
-            "fix": fix,
-            "citations": [citation, *(c for c in crash.citations if c.url != fact.url)],
-            "evidence": CrashEvidence(
-                lines=crash.evidence.lines,
-                fix_rule=fix_rule,
-                fix_reason=(
-                    f"{why}; the line {found.line!r} shares the rare terms "
-                    f"{', '.join(found.shared)} with a fact of {fact.title}"
-                ),
-            ),
-        }
+    return crash.with_fallback_fix(
+        facts=facts,
+        fix=fix,
+        citation=citation,
+        fix_rule=fix_rule,
+        fix_reason=(
+            f"{why}; the line {found.line!r} shares the rare terms "
+            f"{', '.join(found.shared)} with a fact of {fact.title}"
+        ),
     )

@@ -74,6 +74,7 @@ from tpu_runtime.diagnose.report import CATEGORIES, Category, Citation, CrashDia
 from tpu_runtime.yaml_data import safe_load
 
 if TYPE_CHECKING:
+    from tpu_runtime.diagnose.crash_sheet_facts import SheetFacts
     from tpu_runtime.diagnose.similar_errors import SimilarErrors
 
 __all__ = [
@@ -166,13 +167,19 @@ def signature(text: str, rules: Sequence[CrashRule] | None = None) -> tuple[Cate
 
 
 def diagnose_log(
-    text: str, source: str, rules: Sequence[CrashRule] | None = None, similar: SimilarErrors | None = None
+    text: str,
+    source: str,
+    rules: Sequence[CrashRule] | None = None,
+    similar: SimilarErrors | None = None,
+    sheets: SheetFacts | None = None,
 ) -> CrashDiagnosis:
     """Classify one log's text, pull out its facts and choose the fix that fits them.
 
     A log neither the rules nor the weak cues place, or one whose fix is only its category's paragraph, goes
     to the similar known errors (similar_errors; `similar` is the shipped set when None, `SimilarErrors(())`
-    for none), which are loaded only then."""
+    for none), which are loaded only then; one still left with the paragraph, or unknown, goes to the facts
+    of the team's sheets (crash_sheet_facts; `sheets` is the shipped sheets when None, `SheetFacts(())` for
+    none)."""
     from tpu_runtime.diagnose.crash_next_steps import unknown_diagnosis
 
     rules = load_rules() if rules is None else rules
@@ -191,7 +198,7 @@ def diagnose_log(
             from tpu_runtime.diagnose.similar_errors import similar_diagnosis
 
             crash = similar_diagnosis(unknown_diagnosis(source, lines, facts), lines, by_category, similar)
-            return sheet_remedy(crash, lines) if crash.category == "unknown" else crash
+            return sheet_remedy(crash, lines, sheets) if crash.category == "unknown" else crash
         votes = [_Vote(by_category[weak.category], weak.score, weak.last_line, weak.evidence)]
     votes.sort(key=lambda v: (v.score, v.rule.priority, v.last_line), reverse=True)
     best = votes[0]
@@ -231,7 +238,7 @@ def diagnose_log(
     from tpu_runtime.diagnose.similar_errors import similar_remedy
 
     crash = similar_remedy(crash, lines, similar)
-    return crash if "/" in crash.evidence.fix_rule else sheet_remedy(crash, lines)
+    return crash if "/" in crash.evidence.fix_rule else sheet_remedy(crash, lines, sheets)
 
 
 FixChoice = tuple[str, str, list[Citation], str, str]

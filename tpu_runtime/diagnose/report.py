@@ -147,6 +147,31 @@ class CrashDiagnosis(ReportModel):
     )
     lines: int = Field(description="lines read")
 
+    def with_fallback_fix(
+        self,
+        *,
+        facts: dict[str, Any],
+        fix: str,
+        citation: Citation,
+        fix_rule: str,
+        fix_reason: str,
+        lines: list[str] | None = None,
+    ) -> CrashDiagnosis:
+        """This diagnosis with a fix found after the rules (a similar known error, a fact of the sheets):
+        its citation goes first and its sub-rule and reason become the evidence."""
+        return self.model_copy(
+            update={
+                "facts": facts,
+                "fix": fix,
+                "citations": [citation, *(c for c in self.citations if c.url != citation.url)],
+                "evidence": CrashEvidence(
+                    lines=self.evidence.lines if lines is None else lines,
+                    fix_rule=fix_rule,
+                    fix_reason=fix_reason,
+                ),
+            }
+        )
+
 
 # ------------------------------------------------------------------------------------ torch.profiler
 

@@ -32,7 +32,7 @@ from tpu_runtime.diagnose.known_errors import (
     load_known_errors,
     load_known_weights,
 )
-from tpu_runtime.diagnose.report import Category, Citation, CrashDiagnosis, CrashEvidence
+from tpu_runtime.diagnose.report import Category, Citation, CrashDiagnosis
 
 if TYPE_CHECKING:
     from tpu_runtime.diagnose.crash_specs import CrashRule
@@ -206,18 +206,14 @@ def _with_neighbour(
         f"{known.remedy} {rest}: {crash.fix}"
     )
     citation = Citation(label=f"closest known error ({known.file})", url=known.source)
-    return crash.model_copy(
-        update={
-            "facts": facts,
-            "fix": fix,
-            "citations": [citation, *(c for c in crash.citations if c.url != known.source)],
-            "evidence": CrashEvidence(
-                lines=[found.line, *(x for x in crash.evidence.lines if x != found.line)][:MAX_EVIDENCE],
-                fix_rule=f"{crash.category}/{SUB_RULE}",
-                fix_reason=(
-                    f"{why}; the line {found.line!r} is closest to the known line {found.known_line!r} of "
-                    f"{known.file} (cosine similarity {found.similarity:.2f}, threshold {threshold:.2f})"
-                ),
-            ),
-        }
+    return crash.with_fallback_fix(
+        facts=facts,
+        fix=fix,
+        citation=citation,
+        fix_rule=f"{crash.category}/{SUB_RULE}",
+        fix_reason=(
+            f"{why}; the line {found.line!r} is closest to the known line {found.known_line!r} of "
+            f"{known.file} (cosine similarity {found.similarity:.2f}, threshold {threshold:.2f})"
+        ),
+        lines=[found.line, *(x for x in crash.evidence.lines if x != found.line)][:MAX_EVIDENCE],
     )
