@@ -895,7 +895,7 @@ FORMS += [
         "first (and only) dimension of the block shape is equal to the first (and only) dimension of the "
         "array shape, or 2) the first (and only) dimension of the block shape is a multiple of 1024, or 3) "
         "the first (and only) dimension of the block shape is a power of 2 and at least the tiling size "
-        "(512 = 128 * (32 // 8)) of the array shape. Block spec for y_ref in pallas_call k at /tmp/k.py:3 "
+        "(512 = 128 * (32 // 8)) of the array shape. Block spec for y_ref in pallas_call k at k.py:3 "
         "has block shape (384,), array "
         "shape (1536,), and index_map { lambda ; a:i32[]. let  in (a,) }, in memory space None.\n",
         "mosaic_compile_error",

@@ -28,10 +28,10 @@ def test_optional_segment_kept_only_with_its_facts() -> None:
     [
         (
             "Error recorded from training_loop: File system scheme '[local]' not implemented (file: "
-            "'/tmp/run7/model.ckpt-0_temp')\n",
+            "'run7/model.ckpt-0_temp')\n",
             "runtime_init_failure",
             "runtime_init_failure/tpu_host_cannot_read_local_files",
-            ["gs://", "/tmp/run7/model.ckpt-0_temp"],
+            ["gs://", "run7/model.ckpt-0_temp"],
         ),
         (
             "UnimplementedError: File system scheme '[local]' not implemented\n",

@@ -73,7 +73,7 @@ NOT_CLAIMED = [
     (["NameError: name 'device' is not defined"], INIT),
     (["ValueError: this kernel requires head_dim=128"], INIT),  # a shape value, not a device setting
     (["ERROR: (gcloud.storage.cp) the bucket was not found"], INIT),
-    (["FileExistsError: File already exists: /tmp/ckpt/step_10"], VERSION),
+    (["FileExistsError: File already exists: ckpt/step_10"], VERSION),
     (["IndexError: block index 9 is out of bounds for the array"], "mosaic_compile_error"),
     (["RuntimeError: requested size is larger than the free HBM"], "shape_dtype_error"),
     (["RuntimeError: the jaxlib build is newer than supported by jax"], "xla_compile_error"),

@@ -250,27 +250,27 @@ def test_budget_is_checked_in_the_same_transaction_as_the_start(store: Store) ->
         (("tpu-info", "--streaming"), False),
         (("df", "-h"), True),
         (("free", "-m"), True),
-        (("ls", "-la", "/tmp/tpu_logs"), True),
+        (("ls", "-la", "/var/log/tpu"), True),
         (("ls", "-la", "/etc"), False),
-        (("ls", "--color=always", "/tmp/tpu_logs"), False),
-        (("cat", "/tmp/tpu_logs/tpu_driver.INFO"), True),
-        (("cat", "/tmp/tpu_logs/../../etc/shadow"), False),
-        (("cat", "-A", "/tmp/tpu_logs/x"), False),
-        (("tail", "-n", "50", "/tmp/tpu_logs/x.log"), True),
-        (("tail", "-f", "/tmp/tpu_logs/x.log"), False),
+        (("ls", "--color=always", "/var/log/tpu"), False),
+        (("cat", "/var/log/tpu/tpu_driver.INFO"), True),
+        (("cat", "/var/log/tpu/../../etc/shadow"), False),
+        (("cat", "-A", "/var/log/tpu/x"), False),
+        (("tail", "-n", "50", "/var/log/tpu/x.log"), True),
+        (("tail", "-f", "/var/log/tpu/x.log"), False),
         (("tail", "-n", "50"), False),
-        (("rm", "-rf", "/tmp/tpu_logs"), False),
+        (("rm", "-rf", "/var/log/tpu"), False),
         (("sh", "-c", "tpu-info"), False),
     ],
 )
 def test_policy_lets_only_checked_read_only_commands_through(command: tuple[str, ...], allowed: bool) -> None:
-    policy = Policy(read_only=ReadOnlyPolicy(enabled=True, log_dirs=["/tmp/tpu_logs"]))
+    policy = Policy(read_only=ReadOnlyPolicy(enabled=True, log_dirs=["/var/log/tpu"]))
     assert (auto_approval_rule(_spec(command=command), policy) is not None) == allowed
     assert auto_approval_rule(_spec(command=command), Policy()) is None  # off unless the user turns it on
 
 
 def test_policy_never_covers_env_uploads_or_long_limits() -> None:
-    policy = Policy(read_only=ReadOnlyPolicy(enabled=True, log_dirs=["/tmp/tpu_logs"]))
+    policy = Policy(read_only=ReadOnlyPolicy(enabled=True, log_dirs=["/var/log/tpu"]))
     assert auto_approval_rule(_spec(command=("df",), env={"LD_PRELOAD": "/opt/x.so"}), policy) is None
     assert auto_approval_rule(_spec(command=("df",), time_limit_s=3601), policy) is None
     other = Policy(read_only=ReadOnlyPolicy(enabled=True, targets=["prod"]))

@@ -46,7 +46,7 @@ def _lines(name: str) -> list[str]:
 
 def test_normalise_line_collapses_what_varies_between_runs() -> None:
     a = normalise_line(
-        "E1103 09:12:44.118203  20417 tpu.cc:88] Allocation of f32[16,4096] at 0x7f3a2c00 in /tmp/a/b.py"
+        "E1103 09:12:44.118203  20417 tpu.cc:88] Allocation of f32[16,4096] at 0x7f3a2c00 in /srv/a/b.py"
     )
     b = normalise_line(
         "E0204 11:02:01.000001  31 tpu.cc:91] Allocation of f32[8,128,2] at 0x55aa in /home/u/c/d.py"
