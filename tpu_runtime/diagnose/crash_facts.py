@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tpu_runtime.diagnose.crash_specs import FactSpec
 
 __all__ = [
+    "clip",
     "derive_facts",
     "extract_facts",
     "fmt_size",
@@ -44,7 +45,8 @@ __all__ = [
 MAX_LINE = 400
 
 
-def _clip(s: str, limit: int = MAX_LINE) -> str:
+def clip(s: str, limit: int = MAX_LINE) -> str:
+    """A line as a report quotes it: at most `limit` characters, an ellipsis where it was cut."""
     return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
@@ -118,7 +120,7 @@ def _groups(spec: FactSpec, m: re.Match[str]) -> dict[str, Any]:
             continue
         if key.endswith("shape") and "block_size=" in value:
             value = "(" + ", ".join(_BLOCK_SIZE.findall(value)) + ")"  # Pallas' Blocked(block_size=8)
-        out[key] = _clip(value, 300)
+        out[key] = clip(value, 300)
         if key == "shape":
             out.update(split_hlo_shape(value))
     return out
@@ -145,7 +147,7 @@ def render_summary(templates: Sequence[str], facts: dict[str, Any]) -> str:
     for template in templates:
         names = re.findall(r"{(\w+)}", template)
         if all(n in shown for n in names):
-            return _clip(template.format(**shown), 240)
+            return clip(template.format(**shown), 240)
     return ""
 
 
@@ -230,7 +232,7 @@ def generic_facts(lines: Sequence[str]) -> dict[str, Any]:
         if m is not None and not line.lstrip().startswith("File "):
             facts["exception"] = m["type"]
             if m["message"]:
-                facts["message"] = _clip(m["message"].strip(), 300)
+                facts["message"] = clip(m["message"].strip(), 300)
             break
     for pattern, key in ((_STATUS, "status"), (_ERROR_CODE, "xla_error_code")):
         for line in reversed(lines):
@@ -436,7 +438,7 @@ def _code_after(lines: Sequence[str], index: int, column: int) -> str:
     code = nxt.strip()
     if not code or _FRAME.search(code) or set(code) <= set("^~ "):
         return ""
-    return _clip(code, 200)
+    return clip(code, 200)
 
 
 def _generation(lines: Sequence[str]) -> str | None:

@@ -30,6 +30,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from tpu_runtime.diagnose.crash_cues import WeakVote, is_error_line
+from tpu_runtime.diagnose.crash_facts import clip
 from tpu_runtime.diagnose.report import Category
 from tpu_runtime.yaml_data import safe_load
 
@@ -48,7 +49,6 @@ __all__ = [
 DATA = Path(__file__).resolve().parents[1] / "data"
 LOCATIONS_FILE = DATA / "raise_locations.yaml"
 RAISE_SITES_FILE = DATA / "raise_sites.json"
-MAX_LINE = 400
 MAX_READ = 200
 """Error lines read from the end of the log (each is tested against every site's anchor: a log of a
 hundred thousand error lines would otherwise take seconds)."""
@@ -175,6 +175,8 @@ def find_location(
     sites = load_raise_sites() if sites is None else sites
     if not sites:
         return None
+    denied = set(table.deny_exceptions)
+    sites = [site for site in sites if site.exception not in denied]
     read = 0
     for i in range(len(lines) - 1, -1, -1):
         line = lines[i]
@@ -185,14 +187,12 @@ def find_location(
             break
         shown = _EXCEPTION.match(line)
         for site in sites:
-            if site.exception in table.deny_exceptions or (
-                shown is not None and shown["name"] != site.exception and not site.native
-            ):
+            if shown is not None and shown["name"] != site.exception and not site.native:
                 continue
             if site.anchor in line and site.compiled.search(line):
                 mapped = table.category_of_module(site.module, site.function)
                 if mapped is not None:
-                    return Location(site, mapped[0], i, _clip(line.strip()))
+                    return Location(site, mapped[0], i, clip(line.strip()))
     return None
 
 
@@ -214,7 +214,3 @@ def location_vote(
         runner_up=None,
         by_location=True,
     )
-
-
-def _clip(s: str) -> str:
-    return s if len(s) <= MAX_LINE else s[: MAX_LINE - 1] + "…"

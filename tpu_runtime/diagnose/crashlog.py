@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from tpu_runtime.diagnose.crash_cues import WeakVote, vetoed, weak_vote
 from tpu_runtime.diagnose.crash_error_codes import XlaCodeHit, find_xla_error_code
 from tpu_runtime.diagnose.crash_facts import (
+    clip,
     derive_facts,
     extract_facts,
     generic_facts,
@@ -93,7 +94,6 @@ __all__ = [
 RULES_DIR = Path(__file__).resolve().parents[1] / "data" / "crash_rules"
 ERRORS_SHEET = "errors.md"
 MAX_EVIDENCE = 8
-MAX_LINE = 400
 CODE_WEIGHT = 0.85
 """The vote an XLA error code (crash_error_codes) gives its category: above the generic patterns (0.6-0.7),
 below the signatures of known wordings (0.9 and up), which may place a code's log more finely."""
@@ -378,7 +378,7 @@ def _with_code_vote(
     that already has a vote gains as from one more agreeing pattern; otherwise the code's category joins."""
     if hit is None or hit.entry.category is None:
         return votes
-    line = _clip(lines[hit.line].strip())
+    line = clip(lines[hit.line].strip())
     for vote in votes:
         if vote.rule.category == hit.entry.category:
             vote.score = min(0.99, max(vote.score + 0.03, CODE_WEIGHT))
@@ -405,7 +405,7 @@ def _vote(rule: CrashRule, lines: Sequence[str]) -> _Vote | None:
         score = max(score, pattern.weight)
         last = max(last, matched[-1])
         for i in matched[:3] + matched[-1:]:
-            evidence.setdefault(_clip(lines[i].strip()), None)
+            evidence.setdefault(clip(lines[i].strip()), None)
     if rule.fact_votes:
         facts = extract_facts(rule.facts, lines)
         facts.update(derive_facts(facts, lines))
@@ -430,7 +430,7 @@ def _derived_fact_lines(facts: dict[str, Any], when: FixCondition) -> list[str]:
     for name in when.facts:
         kept = facts.get(f"{name}_lines")
         if isinstance(kept, list):
-            found.extend(_clip(str(line)) for line in kept)
+            found.extend(clip(str(line)) for line in kept)
     return found[:3]
 
 
@@ -442,7 +442,7 @@ def _fact_lines(rule: CrashRule, when: FixCondition, lines: Sequence[str]) -> li
     found: list[str] = []
     for i, line in enumerate(lines):
         if any(spec.compiled.search(line) for spec in specs):
-            found.append(_clip(lines[i].strip()))
+            found.append(clip(lines[i].strip()))
             if len(found) >= 3:
                 break
     return found
@@ -458,10 +458,6 @@ def _matching_lines(pattern: PatternSpec, lines: Sequence[str]) -> list[int]:
         if found is not None:
             by_key.setdefault(found.group("key") or "", []).append(i)
     return max(by_key.values(), key=len, default=[])
-
-
-def _clip(s: str, limit: int = MAX_LINE) -> str:
-    return s if len(s) <= limit else s[: limit - 1] + "…"
 
 
 # ------------------------------------------------------------------------- knowledge-base citations
