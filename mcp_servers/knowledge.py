@@ -68,10 +68,11 @@ Answer a question about Cloud TPUs, TorchTPU (torch_tpu), Pallas, XLA flags or x
 sources, with citations. Read-only.
 
 Returns an Answer (JSON): `covered`; `answer` (a span quoted word for word from a cited passage); \
-`citations` (source, url, quote, checked date); `passages` (the ranked passages with text, source, url, \
-score); when not covered, `closest` (the page to read) and `reason`; `mode` (hybrid or lexical) and \
-`notes` (why search was lexical only, skipped sources). When covered is false, say the sources do not \
-cover the question and point at `closest`; never answer from memory.
+`citations` (source, url, quote, checked date; a second citation is a line that ranked nearly as high, \
+quoted too because the ranking could not tell the two apart); `passages` (the ranked passages with \
+text, source, url, score); when not covered, `closest` (the page to read) and `reason`; `mode` (hybrid \
+or lexical) and `notes` (why search was lexical only, skipped sources). When covered is false, say the \
+sources do not cover the question and point at `closest`; never answer from memory.
 
 The first call on a machine without an index builds its lexical side (a few seconds, with progress) \
 and answers from it; kb_build adds the vectors. Questions may be up to 2,000 characters; for a long \

@@ -2,7 +2,8 @@
 
 Metrics: recall@5 and MRR over covered questions (does a passage from an expected source rank in the top
 5, and how high); "answered": the share of covered questions answered with a citation whose quote
-contains every key term of the expected answer; "refused": the share of uncovered questions refused;
+contains every key term of the expected answer (any of its citations: a close runner-up line is quoted
+too; "answered_first" counts the first alone); "refused": the share of uncovered questions refused;
 the precision and recall of the "not covered" verdict; and the failure lists behind them.
 
 The set is split in two halves by a hash of each case's stable id (`half()`): thresholds and retrieval
@@ -92,7 +93,9 @@ class CaseResult(BaseModel):
     half: Half
     covered: bool
     predicted_covered: bool
-    answered: bool  # covered, and the cited quote contains the answer's key terms
+    answered: bool  # covered, and a cited quote contains the answer's key terms
+    answered_first: bool  # covered, and the first cited quote alone contains them
+    citations: int  # quotes cited (a close runner-up line is quoted too)
     quote: str | None
     rank: int | None
     reason: str
@@ -107,6 +110,8 @@ class EvalReport(BaseModel):
     recall_at_5: float
     mrr: float
     answered: float  # covered questions answered with a quote containing the answer
+    answered_first: float  # the same counting the first quote alone
+    citations_per_answer: float  # mean quotes per covered verdict
     refused: float  # uncovered questions refused
     not_covered_precision: float
     not_covered_recall: float
@@ -148,6 +153,7 @@ def score(index: KnowledgeIndex, cases: list[EvalCase]) -> EvalReport:
         modes.add(found.mode)
         elapsed = (time.perf_counter() - started) * 1000
         quote = reply.citations[0].quote if reply.citations else None
+        quotes = [c.quote for c in reply.citations]
         results.append(
             CaseResult(
                 id=case.id,
@@ -156,7 +162,12 @@ def score(index: KnowledgeIndex, cases: list[EvalCase]) -> EvalReport:
                 half=case.half,
                 covered=case.covered,
                 predicted_covered=reply.covered,
-                answered=case.covered and reply.covered and quote is not None and case.quote_answers(quote),
+                answered=case.covered and reply.covered and any(case.quote_answers(q) for q in quotes),
+                answered_first=case.covered
+                and reply.covered
+                and quote is not None
+                and case.quote_answers(quote),
+                citations=len(reply.citations),
                 quote=quote,
                 rank=_rank(case, found.passages) if case.covered else None,
                 reason=reply.reason,
@@ -174,6 +185,12 @@ def score(index: KnowledgeIndex, cases: list[EvalCase]) -> EvalReport:
         uncovered_cases=len(uncovered),
         recall_at_5=round(len(hits) / max(len(covered), 1), 4),
         answered=round(sum(1 for r in covered if r.answered) / max(len(covered), 1), 4),
+        answered_first=round(sum(1 for r in covered if r.answered_first) / max(len(covered), 1), 4),
+        citations_per_answer=round(
+            sum(r.citations for r in results if r.predicted_covered)
+            / max(sum(1 for r in results if r.predicted_covered), 1),
+            2,
+        ),
         refused=round(sum(1 for r in uncovered if not r.predicted_covered) / max(len(uncovered), 1), 4),
         mrr=round(sum(1.0 / r.rank for r in covered if r.rank) / max(len(covered), 1), 4),
         not_covered_precision=round(sum(1 for r in said_not if not r.covered) / len(said_not), 4)

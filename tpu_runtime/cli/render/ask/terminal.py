@@ -22,15 +22,17 @@ __all__ = ["render_answer", "render_build", "render_status"]
 
 
 def render_answer(reply: Answer, out: Console, err: Console) -> None:
-    """The answer and its cited quote, or why the docs do not cover it; then the passages found."""
+    """The answer and its cited quote (and a close runner-up line, when `ask` quoted one), or why the docs do
+    not cover it; then the passages found."""
     if reply.covered:
-        citation = reply.citations[0]
-        out.print(f"[bold green]Answer[/] ({escape(citation.source)})", highlight=False)
-        out.print(f"  “{escape(citation.quote)}”", highlight=False, soft_wrap=True)
-        if citation.url:
-            out.print(f"  source: {escape(citation.url)}", highlight=False)
-        if citation.checked:
-            out.print(f"  checked: {citation.checked}", highlight=False)
+        labels = ["[bold green]Answer[/]"] + ["[green]Also close[/]"] * (len(reply.citations) - 1)
+        for label, citation in zip(labels, reply.citations, strict=True):
+            out.print(f"{label} ({escape(citation.source)})", highlight=False)
+            out.print(f"  “{escape(citation.quote)}”", highlight=False, soft_wrap=True)
+            if citation.url:
+                out.print(f"  source: {escape(citation.url)}", highlight=False)
+            if citation.checked:
+                out.print(f"  checked: {citation.checked}", highlight=False)
     else:
         out.print(f"[bold yellow]Not covered[/]: {escape(reply.reason)}", highlight=False, soft_wrap=True)
         out.print(f"  closest page to read: {escape(reply.closest or '-')}", highlight=False)

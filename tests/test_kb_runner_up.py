@@ -1,0 +1,103 @@
+"""A close runner-up line is quoted beside the first, so a near tie the ranking cannot break still shows the
+reader the line that answers; a clear winner, or a runner-up the quote checks refuse, is quoted alone."""
+
+# ruff: noqa: E501  (fact-sheet lines are long by design: one fact per line, with its source)
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from tests.kb_helpers import ask, lexical_index
+from tpu_runtime.cli.render.ask.terminal import render_answer
+from tpu_runtime.knowledge.answer import RUNNER_UP_SHARE, Span, runner_up
+from tpu_runtime.knowledge.models import Passage
+from tpu_runtime.knowledge.retrieve import KnowledgeIndex
+
+SHEET = """\
+# Tiny serving sheet
+
+## Warm-up
+
+- The server compiles every bucket before it accepts requests, so the first start takes minutes. ([source](https://example.org/warmup), checked 2026-12-05)
+- Set `SKIP_BUCKET_WARMUP=1` so the server can accept requests before every bucket has compiled. ([source](https://example.org/skip), checked 2026-12-05)
+
+## Unrelated
+
+- Spot capacity is cheaper than on-demand capacity. ([source](https://example.org/spot), checked 2026-12-05)
+- Reservations hold capacity for a project. ([source](https://example.org/res), checked 2026-12-05)
+"""
+
+
+@pytest.fixture(scope="module")
+def serving(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(Path(tmp_path_factory.mktemp("runner")), {"serving.md": SHEET})
+
+
+def _span(text: str, overlap: float, line: int) -> Span:
+    passage = Passage(
+        text=text,
+        source=f"s.md:{line}",
+        score=1.0,
+        kind="curated",
+        path="s.md",
+        section="Warm-up",
+        line=line,
+        chunk_id=f"s.md:{line}",  # type: ignore[arg-type]
+    )
+    return Span(text, passage, overlap)
+
+
+FIRST = _span("The server compiles every bucket before it accepts requests.", 1.0, 3)
+SECOND = _span("Set the warm-up variable to accept requests before every bucket compiled.", 0.95, 4)
+
+
+def test_a_runner_up_within_the_share_is_kept(serving: KnowledgeIndex) -> None:
+    assert (
+        runner_up(
+            serving, "Why does the server take so long to accept requests?", [FIRST, SECOND], [], [], []
+        )
+        == SECOND
+    )
+
+
+def test_a_clear_winner_a_repeated_line_or_a_runner_up_lacking_a_named_term_is_quoted_alone(
+    serving: KnowledgeIndex,
+) -> None:
+    question = "Why does the server take so long to accept requests?"
+    far = Span(SECOND.text, SECOND.passage, RUNNER_UP_SHARE * FIRST.overlap * 0.99)
+    assert runner_up(serving, question, [FIRST, far], [], [], []) is None
+    assert runner_up(serving, question, [FIRST, Span(FIRST.text, SECOND.passage, 0.99)], [], [], []) is None
+    # a specific term of the question ('v6e') that the runner-up and its heading never name: the quote
+    # checks refuse it as they would refuse it as the first quote
+    assert runner_up(serving, f"{question} on v6e", [FIRST, SECOND], ["v6e"], [], []) is None
+
+
+def test_a_near_tie_is_answered_with_both_lines_each_quoted_from_its_passage(serving: KnowledgeIndex) -> None:
+    # both lines hold every word of the question: the first quote alone is a coin toss between them
+    reply = ask(serving, "What should I set so the server accepts requests before every bucket has compiled?")
+    assert reply.covered, reply.reason
+    quotes = [c.quote for c in reply.citations]
+    assert len(quotes) == 2 and any("SKIP_BUCKET_WARMUP" in q for q in quotes), quotes
+    assert "Also close:" in reply.answer and "quoted too" in reply.reason
+    for citation in reply.citations:
+        cited = next(p for p in reply.passages if p.chunk_id == citation.chunk_id)
+        assert citation.quote in cited.text
+
+
+def test_a_question_one_line_answers_plainly_gets_one_quote(serving: KnowledgeIndex) -> None:
+    reply = ask(serving, "What is spot capacity cheaper than?")
+    assert reply.covered, reply.reason
+    assert [c.url for c in reply.citations] == ["https://example.org/spot"]
+
+
+def test_the_terminal_shows_the_runner_up_under_its_own_label(serving: KnowledgeIndex) -> None:
+    reply = ask(serving, "What should I set so the server accepts requests before every bucket has compiled?")
+    out, err = Console(record=True, width=200), Console(record=True, width=200)
+    render_answer(reply, out, err)
+    text = out.export_text()
+    assert text.count("source: https://example.org/") == 2
+    assert "Also close" in text and text.index("Answer") < text.index("Also close")
+    assert all(c.quote in text for c in reply.citations)
