@@ -117,6 +117,10 @@ MIN_SUPPORT = 0.60  # share of the question's weighted terms the best passage mu
 CLOSE_COSINE = 0.60  # a passage this close in meaning may leave more of the wording unmatched...
 # ...down to this share (at 0.45 a passage on a chip's performance counters answered its fan speed)
 CLOSE_MIN_SUPPORT = 0.50
+# ...and when the quoted line is itself the passage closest in meaning, at least this close, the wording and
+# the meaning agree on it: down to this share (dev fold A of the three sets: docs/kb-accuracy.md)
+AGREE_COSINE = 0.70
+AGREE_MIN_SUPPORT = 0.45
 MIN_COSINE = 0.30  # best cosine below this: nothing in the corpus is about the question
 LEXICAL_MIN_SUPPORT = 0.55  # with no vectors, the terms alone decide
 SPECIFIC_WEIGHT = 2.0  # weight multiplier of specific terms (with a digit, or identifier-like)
@@ -1162,6 +1166,8 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         best_support = max(best_support, section_support(weights, span.passage, top))
     if result.mode != "hybrid":
         need = LEXICAL_MIN_SUPPORT
+    elif cos_best is not None and cos_best >= AGREE_COSINE and span and span.passage.cosine == cos_best:
+        need = AGREE_MIN_SUPPORT
     elif cos_best is not None and cos_best >= CLOSE_COSINE:
         need = CLOSE_MIN_SUPPORT
     else:
