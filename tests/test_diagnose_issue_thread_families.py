@@ -3,8 +3,9 @@
 Each case is another wording of a family the rules now read (not a corpus file's text): the Cloud Storage
 FUSE CSI driver's mount errors at Pod start, an admission policy refusing a workload's priority class, a
 dataset tensor the TPU worker cannot parse, a TensorFlow Addons custom op on the TPU worker, jax's
-unspecified-sharding sentinel reaching a library built for another jax, and a torch_xla release published
-only as C++11-ABI wheels. The assertions check the category, the sub-rule chosen and what the fix names, so a
+unspecified-sharding sentinel reaching a library built for another jax, a torch_xla release published
+only as C++11-ABI wheels, and TPUEstimator's infeed/outfeed queue closing with "Bad hardware status" once the
+TPU ran out of HBM. The assertions check the category, the sub-rule chosen and what the fix names, so a
 rule that only matched the collected log's exact text would fail here.
 """
 
@@ -77,6 +78,15 @@ def _diagnose(text: str) -> CrashDiagnosis:
             "version_mismatch",
             "torch_xla_cxx11_wheel_not_on_pypi",
             "r2.7",
+        ),
+        (
+            "I0613 20:15:19.944839 140 error_handling.py:70] Error recorded from infeed: "
+            "Bad hardware status: 0x1\n\t [[node input_pipeline_task0/while/InfeedQueue/enqueue/3 "
+            "(defined at /usr/local/lib/python3.5/dist-packages/tensorflow_estimator/python/estimator/"
+            "estimator.py:1112) ]]",
+            "hbm_oom",
+            "tpu_estimator_queue_bad_hardware_status",
+            "train_batch_size",
         ),
     ],
 )
