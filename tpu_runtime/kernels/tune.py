@@ -48,6 +48,7 @@ from tpu_runtime.kernels.sandbox_run import (
     run_in_child,
 )
 from tpu_runtime.progress import ProgressFn
+from tpu_runtime.user_data import data_dir
 
 if TYPE_CHECKING:
     from tpu_runtime.remote.gated import Approver
@@ -75,16 +76,6 @@ class KernelTuneRequest(BaseModel):
     attempt_timeout_s: float = Field(default=600.0, gt=0)
     memory_gb: float = Field(default=0.0, ge=0)
     timing: TimingOptions = Field(default_factory=TimingOptions)
-
-
-def data_dir() -> Path:
-    """$TPU_AGENT_DATA_DIR, else the user data folder platformdirs gives for 'tpu-agent'."""
-    override = os.environ.get("TPU_AGENT_DATA_DIR")
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("tpu-agent"))
 
 
 def default_run_dir(file: Path, generation: str, space: dict[str, list[Any]]) -> Path:

@@ -32,6 +32,7 @@ from pydantic import BaseModel, ValidationError
 from tpu_runtime.errors import TpuAgentError
 from tpu_runtime.knowledge.corpus import ChunkRecord
 from tpu_runtime.knowledge.models import SourceState
+from tpu_runtime.user_data import data_dir
 
 MANIFEST_SCHEMA = 1
 COLLECTION = "passages"
@@ -45,7 +46,6 @@ COLLECTION = "passages"
 # With 256, three rebuilds all scored 0.928 / 0.982 / 0.936, no slower to build or query. It applies to
 # a collection when it is created (a fresh build or `kb build --rebuild`).
 COLLECTION_METADATA: dict[str, str | int] = {"hnsw:space": "cosine", "hnsw:search_ef": 256}
-DATA_ENV = "TPU_AGENT_DATA_DIR"
 
 
 class KbIndexError(TpuAgentError, RuntimeError):
@@ -54,16 +54,6 @@ class KbIndexError(TpuAgentError, RuntimeError):
 
 class BuildLocked(KbIndexError):
     """Another build holds the lock."""
-
-
-def data_dir() -> Path:
-    """`$TPU_AGENT_DATA_DIR`, else the user data folder platformdirs gives for 'tpu-agent'."""
-    override = os.environ.get(DATA_ENV)
-    if override:
-        return Path(override).expanduser()
-    import platformdirs
-
-    return Path(platformdirs.user_data_dir("tpu-agent", appauthor=False))
 
 
 def index_dir(root: Path | None = None) -> Path:

@@ -34,6 +34,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from tpu_runtime.errors import TpuAgentError
+from tpu_runtime.user_data import data_dir
 
 OpKind = Literal[
     "tpu_kernel",
@@ -60,7 +61,6 @@ _CODE_KIND: dict[str, OpKind] = {v: k for k, v in _KIND_CODE.items()}  # type: i
 FORMAT_VERSION = 1
 TORCH_TPU_DIST = "torch_tpu"
 INSTALL_HINT = "torch_tpu is not installed: pip install 'tpu-agent[tpu]'"
-DATA_DIR_ENV = "TPU_AGENT_DATA_DIR"
 SNAPSHOT_DIR = Path(__file__).resolve().parents[1] / "data" / "op_tables"
 GENERATE_TIMEOUT_S = 180.0
 _EXIT_NOT_INSTALLED = 3  # exit status of `python -m tpu_runtime.onboard.op_table` without torch_tpu
@@ -225,16 +225,6 @@ _NAME_RE = re.compile(r"^torch_tpu-(?P<tpu>[^_]+)_torch-(?P<torch>.+)\.json$")
 def parse_table_filename(name: str) -> tuple[str, str] | None:
     m = _NAME_RE.match(name)
     return (m["tpu"], m["torch"]) if m else None
-
-
-def data_dir() -> Path:
-    """The user's tpu-agent data dir: $TPU_AGENT_DATA_DIR, else platformdirs' user data dir."""
-    override = os.environ.get(DATA_DIR_ENV)
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("tpu-agent"))
 
 
 def user_table_dir() -> Path:
