@@ -110,6 +110,7 @@ class RaiseSite:
     path: str = ""
     line: int = 0
     commit: str = ""
+    guard: str = ""  # the test of the `if` the raise sits in (Python sites), as the source writes it
 
     @functools.cached_property
     def compiled(self) -> re.Pattern[str]:

@@ -233,12 +233,16 @@ def diagnose_log(
     if "/" in fix_rule:
         return crash
     # only the category's paragraph applied: a similar known error of the same category may name the remedy,
-    # else a fact of the team's sheets that the error lines strongly support
+    # else a fact of the team's sheets that the error lines strongly support, else the condition of the check
+    # that raised the message
+    from tpu_runtime.diagnose.crash_raise_guard import guard_remedy
     from tpu_runtime.diagnose.crash_sheet_facts import sheet_remedy
     from tpu_runtime.diagnose.similar_errors import similar_remedy
 
     crash = similar_remedy(crash, lines, similar)
-    return crash if "/" in crash.evidence.fix_rule else sheet_remedy(crash, lines, sheets)
+    if "/" not in crash.evidence.fix_rule:
+        crash = sheet_remedy(crash, lines, sheets)
+    return crash if "/" in crash.evidence.fix_rule else guard_remedy(crash, lines)
 
 
 FixChoice = tuple[str, str, list[Citation], str, str]

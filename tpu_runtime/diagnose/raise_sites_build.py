@@ -21,6 +21,8 @@ from tpu_runtime.diagnose.crash_locations import LocationTable
 
 __all__ = ["PACKAGES", "mine", "raise_sites_of", "template", "write_raise_sites"]
 
+MAX_GUARD = 200
+"""The longest `if` test kept as a site's guard (longer ones are whole expressions, not a setting's check)."""
 PACKAGES = ("jax", "jaxlib", "torch", "torch_tpu", "transformers", "flax", "tensorflow", "torch_xla")
 WILD = ".+?"
 MIN_LITERAL = 24  # literal characters a template needs in all
@@ -106,13 +108,25 @@ class _Visitor(ast.NodeVisitor):
         self.module = module
         self.function = "<module>"
         self.names: dict[str, ast.expr] = {}
+        self.guards: list[str] = []  # the tests of the `if` statements around the node, innermost last
         self.sites: list[dict[str, str | int]] = []
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
-        outer, names = self.function, self.names
-        self.function, self.names = node.name, {}
+        outer, names, guards = self.function, self.names, self.guards
+        self.function, self.names, self.guards = node.name, {}, []
         self.generic_visit(node)
-        self.function, self.names = outer, names
+        self.function, self.names, self.guards = outer, names, guards
+
+    def visit_If(self, node: ast.If) -> None:
+        """The test of the `if` around a raise is the condition the check raises on (its `else:` the test's
+        negation): it names the setting or argument that made it fire."""
+        self.visit(node.test)
+        test = ast.unparse(node.test)
+        for body, guard in ((node.body, test), (node.orelse, f"not ({test})")):
+            self.guards.append(guard)
+            for child in body:
+                self.visit(child)
+            self.guards.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -146,6 +160,8 @@ class _Visitor(ast.NodeVisitor):
                         "line": node.lineno,
                     }
                 )
+                if self.guards and len(self.guards[-1]) <= MAX_GUARD:
+                    self.sites[-1]["guard"] = self.guards[-1]
         self.generic_visit(node)
 
 
