@@ -36,22 +36,21 @@ def guard_names(guard: str) -> tuple[str, ...]:
         tree = ast.parse(guard, mode="eval")
     except SyntaxError:
         return ()
-    called = {
-        id(node.func.value if isinstance(node.func, ast.Attribute) else node.func)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call)
-    }
+    # a function a condition calls names what it does; the object an attribute or a key is read from
+    # (`self`, `config`, `raw_keys`) holds the setting, the attribute or key names it
+    skipped = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
+    skipped |= {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute | ast.Subscript)}
     found: dict[str, None] = {}
     nodes = sorted(
         (n for n in ast.walk(tree) if hasattr(n, "col_offset")), key=lambda n: (n.lineno, n.col_offset)
     )
     for node in nodes:
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            continue  # a method call names what it does, not what it tests (its receiver still counts)
+        if id(node) in skipped:
+            continue
         name = ""
-        if isinstance(node, ast.Name) and id(node) not in called:
+        if isinstance(node, ast.Name):
             name = node.id
-        elif isinstance(node, ast.Attribute) and id(node) not in called:
+        elif isinstance(node, ast.Attribute):
             name = node.attr
         elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
             name = node.slice.value if isinstance(node.slice.value, str) else ""
