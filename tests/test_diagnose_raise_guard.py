@@ -84,7 +84,7 @@ def _diagnose(monkeypatch: pytest.MonkeyPatch, site: RaiseSite) -> tuple[str, st
     return crash.evidence.fix_rule, crash.fix, [c.url for c in crash.citations]
 
 
-def test_a_log_raised_by_a_guarded_check_is_told_what_the_check_tested(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_guarded_check_tells_what_it_tested(monkeypatch: pytest.MonkeyPatch) -> None:
     fix_rule, fix, _ = _diagnose(monkeypatch, GUARDED)
     assert fix_rule == "shape_dtype_error/raise_guard"
     assert "`widget_replicas`" in fix and "`allow_widget_overlap`" in fix

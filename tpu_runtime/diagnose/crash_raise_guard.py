@@ -42,7 +42,7 @@ def guard_names(guard: str) -> tuple[str, ...]:
     skipped |= {id(node.value) for node in ast.walk(tree) if isinstance(node, ast.Attribute | ast.Subscript)}
     found: dict[str, None] = {}
     nodes = sorted(
-        (n for n in ast.walk(tree) if hasattr(n, "col_offset")), key=lambda n: (n.lineno, n.col_offset)
+        (n for n in ast.walk(tree) if isinstance(n, ast.expr)), key=lambda n: (n.lineno, n.col_offset)
     )
     for node in nodes:
         if id(node) in skipped:
