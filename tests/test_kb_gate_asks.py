@@ -15,6 +15,7 @@ from tpu_runtime.knowledge.answer import (
     asks_limit,
     asks_time,
     attribute_of,
+    focus_term,
     span_faults,
 )
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
@@ -156,3 +157,14 @@ def test_a_yes_or_no_question_is_answered_by_a_line_without_a_number() -> None:
     # asked how many, the same line gives no count
     faults = span_faults("What is the number of workers gridlet launch starts?", line, "Gridlet launch")
     assert any("gives none" in f for f in faults), faults
+
+
+def test_a_kind_of_name_asked_for_is_given_by_a_line_naming_one() -> None:
+    question = "What's the pip command to get Gridlet running on a pool?"
+    assert focus_term(question) is None
+    assert not span_faults(question, "Install Gridlet on a pool with `uv pip install gridlet-pool`.", "Install")
+    # a line naming no command still does not answer it
+    faults = span_faults(question, "Gridlet runs on every pool once installed.", "Install")
+    assert any("names none" in f for f in faults), faults
+    # 'how many flags' asks for a count of them: the word stays the attribute asked for
+    assert focus_term("How many flags does gridlet bench take?") == "flags"

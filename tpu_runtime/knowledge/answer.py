@@ -28,7 +28,7 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   answered by a line describing the MXU (verbs of finding out, 'read', 'check', are spared);
 - focus: the attribute a "how many X / what is the X of / how much does X cost" question asks for must
   appear in the quoted line or its heading (a line giving a chip's HBM size does not answer how many HBM
-  stacks it has);
+  stacks it has); a kind of name ('what is the pip command') is left to the names check below;
 - values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
   for "which version", '900 GBps' for "what bandwidth") counts as naming it, when spans are ranked as
   in the focus check;
@@ -524,6 +524,9 @@ def focus_term(question: str) -> str | None:
     # the last word that is not a generic quantity ('clock' in 'clock speed'); none for 'maximum number';
     # after 'how many' the first plural ('chips' in 'how many v5e chips share one host')
     heads = [w for w in words if w not in QUANTITY_WORDS and not is_specific(w)]
+    if heads and _NAME_KIND_RE.match(heads[-1]) and asks_name(question):
+        # 'what's the pip command to ...': a line giving a command answers it (`asks_name`) without the word
+        return None
     plurals = [w for w in heads if w.endswith("s")]
     if match.group(0).lower().startswith("how") and plurals:
         heads = plurals[:1]
