@@ -158,8 +158,9 @@ QUESTION_WORDS = frozenset(
     "happen happens happened gets got getting ask asking better worse big bigger small smaller up down "
     "within between wrong kind kinds sort thing things something anything actually really instead still "
     "again able possible whether else enough being been having unless otherwise told "
-    # comparisons frame a question about two named things ("is X the same as Y", "how do X and Y differ")
-    "same different differ differs difference ".split()
+    # comparisons frame a question about two named things ("is X the same as Y", "how do X and Y differ",
+    # "why are there differences between X and Y")
+    "same different differ differs difference differences ".split()
 )
 FALLBACK_PAGES = {
     "curated": "https://docs.cloud.google.com/tpu/docs",
