@@ -162,7 +162,9 @@ def test_a_yes_or_no_question_is_answered_by_a_line_without_a_number() -> None:
 def test_a_kind_of_name_asked_for_is_given_by_a_line_naming_one() -> None:
     question = "What's the pip command to get Gridlet running on a pool?"
     assert focus_term(question) is None
-    assert not span_faults(question, "Install Gridlet on a pool with `uv pip install gridlet-pool`.", "Install")
+    assert not span_faults(
+        question, "Install Gridlet on a pool with `uv pip install gridlet-pool`.", "Install"
+    )
     # a line naming no command still does not answer it
     faults = span_faults(question, "Gridlet runs on every pool once installed.", "Install")
     assert any("names none" in f for f in faults), faults

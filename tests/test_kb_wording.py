@@ -68,7 +68,6 @@ def test_the_line_for_the_processor_asked_about_is_quoted(both: KnowledgeIndex) 
     assert "`blop`" in reply.citations[0].quote
 
 
-
 NUMERICS = """\
 # Tiny Gridlet numerics sheet
 
