@@ -9,7 +9,15 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
-from tpu_runtime.knowledge.answer import asks_default, asks_limit, asks_time, attribute_of, span_faults
+from tpu_runtime.knowledge.answer import (
+    asks_count,
+    asks_default,
+    asks_limit,
+    asks_time,
+    attribute_of,
+    focus_term,
+    span_faults,
+)
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 # Lines that share the questions' words without giving the value asked for; each question below is
@@ -129,3 +137,36 @@ def test_a_line_sharing_the_words_but_not_the_value_is_refused(
     assert not reply.covered and reply.citations == [], reply.answer
     # refused for lacking the value, not for lacking the question's words
     assert fault in reply.reason and "best passage supports" not in reply.reason, reply.reason
+
+
+def test_a_yes_or_no_question_naming_a_number_of_things_asks_for_no_count() -> None:
+    # the clause asking opens with an auxiliary: it asks whether, not how many
+    assert not asks_count("When I switch launchers, do I still pass the number of workers?")
+    assert not asks_count("Does gridlet stat give the exact number of bytes sent?")
+    # 'how many' always asks for a count; so do 'what is the number' and 'is there a limit on the number'
+    assert asks_count("Do you know how many pools a project owns?")
+    assert asks_count("After an upgrade, what is the number of pools a project owns?")
+    assert asks_count("Is there a limit on the number of pools a Gridlet project owns?")
+    assert asks_count("Does Gridlet say what number of pools a project owns?")
+
+
+def test_a_yes_or_no_question_is_answered_by_a_line_without_a_number() -> None:
+    line = "With `gridlet launch` the worker count comes from the pool, so `--workers` is no longer passed."
+    question = "When I switch to gridlet launch, do I still pass the number of workers?"
+    assert not any("number" in f for f in span_faults(question, line, "Gridlet launch"))
+    # asked how many, the same line gives no count
+    faults = span_faults("What is the number of workers gridlet launch starts?", line, "Gridlet launch")
+    assert any("gives none" in f for f in faults), faults
+
+
+def test_a_kind_of_name_asked_for_is_given_by_a_line_naming_one() -> None:
+    question = "What's the pip command to get Gridlet running on a pool?"
+    assert focus_term(question) is None
+    assert not span_faults(
+        question, "Install Gridlet on a pool with `uv pip install gridlet-pool`.", "Install"
+    )
+    # a line naming no command still does not answer it
+    faults = span_faults(question, "Gridlet runs on every pool once installed.", "Install")
+    assert any("names none" in f for f in faults), faults
+    # 'how many flags' asks for a count of them: the word stays the attribute asked for
+    assert focus_term("How many flags does gridlet bench take?") == "flags"

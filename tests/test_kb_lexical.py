@@ -68,6 +68,20 @@ def test_a_what_is_question_names_the_subject_a_defining_line_opens_with() -> No
     assert not defines(subject, "Every slice of a TPU Multislice job runs the same program.")
 
 
+def test_a_place_after_the_subject_may_take_an_article() -> None:
+    from tpu_runtime.knowledge.lexical import defines, definition_subject
+
+    # 'on a TPU chip' places the name as 'on TPU' does
+    assert definition_subject("What are the SparseCores on a TPU chip for?") == ("sparsecores",)
+    assert definition_subject("What is megacore on the v4 chip?") == ("megacore",)
+    # a line naming the subject in its place before the copula defines it
+    assert defines(("sparsecores",), "The SparseCores on a TPU chip are for sparse operations.")
+    assert defines(("megacore",), "Megacore in TPU v4 is two TensorCores seen as one device.")
+    # not with another verb, nor when the copula comes too late to be the subject's
+    assert not defines(("sparsecores",), "SparseCores on TPU v5p do not run matmuls.")
+    assert not defines(("sparsecores",), "SparseCores on a chip work beside the TensorCores that are busy.")
+
+
 def test_a_defining_line_may_expand_its_subject_in_parentheses() -> None:
     from tpu_runtime.knowledge.lexical import defines
 

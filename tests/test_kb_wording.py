@@ -4,10 +4,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
-from tpu_runtime.knowledge.answer import platforms_asked, platforms_named, span_faults
+from tpu_runtime.knowledge.answer import _weights, platforms_asked, platforms_named, span_faults
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\
@@ -64,3 +66,26 @@ def test_the_line_for_the_processor_asked_about_is_quoted(both: KnowledgeIndex) 
     reply = ask(both, "Which Gridlet random number generator is fastest on GPU?")
     assert reply.covered, reply.reason
     assert "`blop`" in reply.citations[0].quote
+
+
+NUMERICS = """\
+# Tiny Gridlet numerics sheet
+
+## Gridlet eager and compiled runs
+
+- Gridlet's compiled runs fuse ops, so their results can sit a few ulps away from eager runs. ([source](https://example.org/ulps), checked 2026-12-04)
+"""
+
+
+def test_a_comparison_word_frames_the_question_in_the_plural_too(tmp_path: Path) -> None:
+    index = lexical_index(tmp_path, {"numerics.md": NUMERICS})
+    # 'difference' frames a comparison, and so does 'differences': neither weighs as a word the line lacks
+    for question in (
+        "Why is there a difference between eager and compiled Gridlet runs?",
+        "Why are there tiny differences between eager and compiled Gridlet runs?",
+    ):
+        weights = _weights(index, question)
+        assert not {"difference", "differences"} & set(weights), weights
+        assert {"eager", "compiled", "gridlet"} <= set(weights)
+        reply = ask(index, question)
+        assert reply.covered and "few ulps" in reply.citations[0].quote, reply.reason

@@ -28,7 +28,7 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   answered by a line describing the MXU (verbs of finding out, 'read', 'check', are spared);
 - focus: the attribute a "how many X / what is the X of / how much does X cost" question asks for must
   appear in the quoted line or its heading (a line giving a chip's HBM size does not answer how many HBM
-  stacks it has);
+  stacks it has); a kind of name ('what is the pip command') is left to the names check below;
 - values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
   for "which version", '900 GBps' for "what bandwidth") counts as naming it, when spans are ranked as
   in the focus check;
@@ -44,7 +44,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   that names one (a code span, a --flag, an identifier), not one that only talks about flags;
 - counts: a "how many / number of" question needs a number (one that starts its word, or a number word)
   in the quoted line; a line that only names what is counted, or a digit inside a name ('v5p', 'bf16'),
-  does not say how many;
+  does not say how many; a yes-or-no clause naming a number of things ('do I still pass the number of
+  processes?') asks for none;
 - the X of Y: in a 'which / what' question, the attribute it asks about as a verb's object ('shows the
   fan speed of each chip') must be named by the quoted line or its heading, not only the tool and the
   chip ('at the price of', after a preposition, is an idiom, not an attribute);
@@ -157,8 +158,9 @@ QUESTION_WORDS = frozenset(
     "happen happens happened gets got getting ask asking better worse big bigger small smaller up down "
     "within between wrong kind kinds sort thing things something anything actually really instead still "
     "again able possible whether else enough being been having unless otherwise told "
-    # comparisons frame a question about two named things ("is X the same as Y", "how do X and Y differ")
-    "same different differ differs difference ".split()
+    # comparisons frame a question about two named things ("is X the same as Y", "how do X and Y differ",
+    # "why are there differences between X and Y")
+    "same different differ differs difference differences ".split()
 )
 FALLBACK_PAGES = {
     "curated": "https://docs.cloud.google.com/tpu/docs",
@@ -523,6 +525,9 @@ def focus_term(question: str) -> str | None:
     # the last word that is not a generic quantity ('clock' in 'clock speed'); none for 'maximum number';
     # after 'how many' the first plural ('chips' in 'how many v5e chips share one host')
     heads = [w for w in words if w not in QUANTITY_WORDS and not is_specific(w)]
+    if heads and _NAME_KIND_RE.match(heads[-1]) and asks_name(question):
+        # 'what's the pip command to ...': a line giving a command answers it (`asks_name`) without the word
+        return None
     plurals = [w for w in heads if w.endswith("s")]
     if match.group(0).lower().startswith("how") and plurals:
         heads = plurals[:1]
@@ -617,13 +622,26 @@ def gives_name(span: str) -> bool:
     return any((len(w) > 2 and w.startswith("-")) or _JOINED_NAME_RE.search(w) for w in words)
 
 
+# A clause asking yes or no: it opens with an auxiliary ('do I still pass ...', 'does X give ...'), at the
+# question's start or after a comma; 'is there / are there' asks whether a limit exists, which a count answers
+_YES_NO_RE = re.compile(
+    r"(?:^|[,;:]\s*)(?:do|does|did|is|are|was|were|can|could|should|would|will|must|has|have)\s+"
+    r"(?!there\b)(?![^?]*\b(?:what|which|how)\b)",
+    re.I,
+)
+
+
 def asks_count(question: str) -> bool:
     """Whether the question asks how many: 'how many X', or 'the number of X' outside a question asking
-    for a way ('how can a kernel read the number of cores' is answered by the call that reads it)."""
+    for a way ('how can a kernel read the number of cores' is answered by the call that reads it) or for
+    yes or no ('when I switch to torch_xla.launch, do I still pass the number of processes?' is answered
+    by a line saying what replaces it)."""
     match = _ASKS_COUNT_RE.search(question)
     if not match:
         return False
-    return match.group(0).lower().startswith("how") or not _ASKS_WAY_RE.search(question)
+    if match.group(0).lower().startswith("how"):
+        return True
+    return not _ASKS_WAY_RE.search(question) and not _YES_NO_RE.search(question[: match.start()])
 
 
 # 'shows the fan speed of': the object of a verb, not an idiom after a preposition ('at the price of')

@@ -169,7 +169,7 @@ _DEFINE_RE = re.compile(
 )
 # words that make the phrase a question about an attribute or a situation, not a name ('the peak of X')
 _NOT_A_NAME = frozenset("of in on per for when if between to with from by and or".split())  # noqa: SIM905
-_PLACE_RE = re.compile(r"\s+(?:on|in|for|with|under)\s+\S+(?:\s+\S+)?\s*$", re.I)
+_PLACE_RE = re.compile(r"\s+(?:on|in|for|with|under)\s+(?:an?\s+|the\s+)?\S+(?:\s+\S+)?\s*$", re.I)
 _SUBJECT_WORD_RE = re.compile(r"[A-Za-z0-9_][\w.\-/]*[A-Za-z0-9_]|[A-Za-z0-9]")
 # a line opening with its subject says what it is, unless a modal or negation follows ('X does not ...')
 _NOT_DEFINING = frozenset(
@@ -178,6 +178,8 @@ _NOT_DEFINING = frozenset(
 _ARTICLES = frozenset(("a", "an", "the"))
 _PARENTHESES_RE = re.compile(r"\([^()]*\)")
 _COPULAS = frozenset(("is", "are", "was", "were", "means", "refers", "stands"))
+_PLACES = frozenset(("on", "in"))
+PLACE_WORDS = 4  # words a place phrase after the name may take before its verb ('on a TPU chip')
 
 
 def definition_subject(question: str) -> tuple[str, ...] | None:
@@ -206,6 +208,10 @@ def defines(subject: tuple[str, ...], text: str) -> bool:
     if len(head) < len(subject) or [stem(w) for w in head] != [stem(w) for w in subject]:
         return False
     following = words[len(subject)] if len(words) > len(subject) else ""
+    if following.lower() in _PLACES:
+        # a place after the name is part of the subject: 'The SparseCores on a TPU chip are for ...'
+        rest = [w.lower() for w in words[len(subject) + 1 : len(subject) + 1 + PLACE_WORDS]]
+        return any(w in _COPULAS for w in rest)
     # the verb: a copula or a third-person form ('joins', 'lets'); a capitalised or bare word continues
     # the name instead ('TPU Multislice JobSet', 'TPU Multislice workload')
     return following in _COPULAS or (
