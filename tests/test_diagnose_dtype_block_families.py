@@ -58,7 +58,8 @@ def test_family_wordings_get_their_sub_rule(text: str, sub_rule: str, named: str
 
 def test_the_dtype_fix_names_the_cast_and_the_mixed_precision_policy() -> None:
     crash = _diagnose(
-        "cannot compute Mul as input #1(zero-based) was expected to be a bfloat16 tensor but is a float tensor"
+        "cannot compute Mul as input #1(zero-based) was expected to be a bfloat16 tensor but is a float "
+        "tensor"
     )
     assert "tf.cast" in crash.fix
     assert "mixed_bfloat16" in crash.fix
