@@ -1,9 +1,10 @@
 """Families of wording from training threads on TPU that round diag49 added to the rules.
 
-Four families: TensorFlow refusing an op whose inputs have two dtypes (a mixed-precision policy on TPU leaves
+Five families: TensorFlow refusing an op whose inputs have two dtypes (a mixed-precision policy on TPU leaves
 some operands in float32 while the layer computes in bfloat16), a Pallas TPU attention kernel given a block
 longer than the dimension it tiles, JAX's sharding-in-types check refusing an op whose operands are sharded
-differently, and a library reading an attribute the installed jaxlib's array or TPU buffer type lacks. Each
+differently, a sharding constraint that asserts on a mesh of Explicit axes, and a library reading an
+attribute the installed jaxlib's array or TPU buffer type lacks. Each
 case is the collected wording or another wording of its family (not only the corpus file's text), and each
 family has a nearby wording it must not claim. The assertions check the category, the sub-rule chosen and
 what the fix names, so a rule matching only the collected log's exact text would fail here.
@@ -149,3 +150,41 @@ def test_a_module_without_the_attribute_is_not_read_as_a_jaxlib_object() -> None
     """A module missing an API keeps the module remedy; the jaxlib sub-rule is for array and buffer types."""
     crash = _diagnose("AttributeError: module 'jax' has no attribute 'tree_multimap'")
     assert crash.evidence.fix_rule != "version_mismatch/jaxlib_object_missing_attribute"
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        (
+            "AssertionError: 'with_sharding_constraint' acts as an assert when all axes of\n"
+            "mesh are of type 'explicit'. The array sharding: P('data', 'model') did not\n"
+            "match the sharding provided: P('data', None). Please use 'jax.sharding.reshard'\n"
+            "to shard your input to the sharding you want.",
+            "the array is P('data', 'model'), the call asks for P('data', None)",
+        ),
+        (
+            "AssertionError: `with_sharding_constraint` acts as an assert when all axes of mesh are of type "
+            "`Explicit`. The array sharding: P(None, None) did not match the sharding provided: "
+            "P(('data', 'model'), None).",
+            "the call asks for P(('data', 'model'), None)",
+        ),
+    ],
+)
+def test_an_explicit_mesh_constraint_assert_gets_its_sub_rule(text: str, named: str) -> None:
+    crash = _diagnose(text)
+    assert crash.category == "shape_dtype_error", crash.evidence.fix_rule
+    assert crash.evidence.fix_rule == "shape_dtype_error/explicit_mesh_constraint_asserts"
+    assert named in crash.fix
+    assert "jax.sharding.reshard" in crash.fix
+    assert "AxisType.Auto" in crash.fix
+
+
+def test_a_manual_axis_in_a_constraint_is_not_read_as_an_explicit_mesh_assert() -> None:
+    """A constraint naming a shard_map's manual axes is refused for another reason."""
+    crash = _diagnose(
+        "ValueError: pspec PartitionSpec(('data', 'fsdp', 'tensor'), None) contains a manual axes "
+        "('data', 'fsdp', 'tensor') of mesh which is not allowed. If you are using a "
+        "with_sharding_constraint under a shard_map, only use the mesh axis in PartitionSpec which are not "
+        "manual."
+    )
+    assert crash.evidence.fix_rule != "shape_dtype_error/explicit_mesh_constraint_asserts"
