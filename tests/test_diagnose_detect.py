@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import io
 import json
+import lzma
+import random
 import shutil
+import struct
+import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -169,5 +175,106 @@ def test_stdin() -> None:
     with pytest.raises(BadInputError, match="empty input"):
         detect_input("-", io.BytesIO(b"  \n"))
     with pytest.raises(BadInputError, match="file path"):
-        detect_input("-", io.BytesIO(gzip.compress(b"{}")))
+        detect_input("-", io.BytesIO(gzip.compress(bytes(range(256)) * 16)))
+    piped = detect_input("-", io.BytesIO(gzip.compress(CRASH_LOG.read_bytes())))  # gsutil cat run.log.gz |
+    assert piped.kind == "crash_log" and piped.text is not None and "Ran out of memory" in piped.text
+    utf16 = detect_input("-", io.BytesIO(CRASH_LOG.read_text().encode("utf-16")))
+    assert utf16.text is not None and "Ran out of memory" in utf16.text and "\x00" not in utf16.text
     assert detect_input("-", io.BytesIO(b"two lines\nno error at all\n")).kind == "crash_log"
+
+
+OOM = (
+    "Traceback (most recent call last):\n"
+    "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Error allocating device buffer: "
+    "Attempting to allocate 8.00G. That was not possible. There are 2.05G free.\n"
+)
+
+
+def _written(tmp_path: Path, name: str, data: bytes) -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "encoding", "compression"),
+    [
+        ("powershell.log", OOM.encode("utf-16"), "utf-16-le", None),  # BOM, little-endian
+        ("be.log", b"\xfe\xff" + OOM.encode("utf-16-be"), "utf-16-be", None),
+        ("no_bom.log", OOM.encode("utf-16-le"), "utf-16-le", None),
+        ("padded.log", OOM.encode() + bytes(5000), "utf-8+nul", None),  # a writer that died mid-block
+        ("zeroed_head.log", bytes(3000) + OOM.encode(), "utf-8+nul", None),
+        ("run.log.bz2", bz2.compress(OOM.encode()), "utf-8", "bz2"),
+        ("run.log.xz", lzma.compress(OOM.encode()), "utf-8", "xz"),
+        ("run.log.gz", gzip.compress(OOM.encode("utf-16")), "utf-16-le", "gzip"),
+    ],
+)
+def test_text_in_other_encodings_and_compressions_is_read(
+    tmp_path: Path, name: str, data: bytes, encoding: str, compression: str | None
+) -> None:
+    """UTF-16, NUL bytes and bzip2/xz are readable text too: read as such, with a note, never refused."""
+    from tpu_runtime.diagnose.job import run_diagnose
+
+    path = _written(tmp_path, name, data)
+    detected = detect_input(str(path))
+    assert (detected.kind, detected.encoding, detected.compression) == ("crash_log", encoding, compression)
+    report = run_diagnose([str(path)])
+    assert [c.category for c in report.crashes] == ["hbm_oom"]
+    assert "8.00G" in " ".join(report.crashes[0].evidence.lines)
+    assert any(name in note and "UTF-16" in note for note in report.notes) == encoding.startswith("utf-16")
+    assert any("NUL bytes" in note for note in report.notes) == (encoding == "utf-8+nul")
+
+
+def test_binary_and_archives_are_still_refused(tmp_path: Path) -> None:
+    """Zeros among text do not make binary data text: floats, random bytes and archives stay refused."""
+    floats = struct.pack("1000f", *[i * 0.5 for i in range(1000)])
+    assert "binary data" in _bad(tmp_path, "weights.bin", floats)
+    assert "binary data" in _bad(tmp_path, "noise.bin", random.Random(0).randbytes(5000))
+    assert "binary data" in _bad(tmp_path, "zeros.log", bytes(5000))
+    assert "binary data" in _bad(tmp_path, "units.bin", b"\x00\x01" * 5000)  # UTF-16 of control codes
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("worker0.log", OOM)
+    assert "zip archive: unpack it" in _bad(tmp_path, "logs.zip", archive.getvalue())
+    assert "zstd -d" in _bad(tmp_path, "run.log.zst", b"\x28\xb5\x2f\xfd" + bytes(64))
+    tarred = io.BytesIO()
+    with tarfile.open(fileobj=tarred, mode="w") as tf:
+        info = tarfile.TarInfo("worker0.log")
+        info.size = len(OOM)
+        tf.addfile(info, io.BytesIO(OOM.encode()))
+    assert "tar archive" in _bad(tmp_path, "logs.tar", tarred.getvalue())
+    assert "corrupt bz2" in _bad(tmp_path, "cut.log.bz2", bz2.compress(OOM.encode() * 50)[:60])
+
+
+def test_a_large_utf16_log_keeps_head_tail_and_error_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The large-log path counts UTF-8 bytes whatever the file's encoding (logtext.Utf8Stream)."""
+    from tpu_runtime.diagnose import logtext
+
+    for name, value in (("FULL_READ_BYTES", 4096), ("HEAD_BYTES", 1024), ("TAIL_BYTES", 1024)):
+        monkeypatch.setattr(logtext, name, value)
+    monkeypatch.setattr(logtext, "CHUNK_BYTES", 512)
+    noise = "".join(f"I1103 step {i} loss 2.{i:04d}\n" for i in range(2000))
+    middle = "RuntimeError: worker 3 failed first\n"
+    text = "launch worker 0\n" + noise + middle + noise + OOM
+    path = _written(tmp_path, "big.log", text.encode("utf-16"))
+    detected = detect_input(str(path))
+    log = logtext.read_log(path, detected.compression, detected.encoding)
+    assert log.text.startswith("launch worker 0") and log.text.endswith(OOM)
+    assert middle.strip() in log.text and "step 1500 loss" not in log.text
+    assert log.notes and "error-like line" in log.notes[0]
+
+
+def test_utf8_stream_reads_whole_chunks() -> None:
+    """read(n) gives n bytes until the end, as a file does, so callers can tell a large log by length."""
+    from tpu_runtime.diagnose.logtext import Utf8Stream
+
+    raw = ("é" + "x" * 9).encode("utf-16-le") * 1000  # 10,000 characters, 11,000 UTF-8 bytes
+    stream = Utf8Stream(io.BytesIO(raw), "utf-16-le")
+    sizes = []
+    while chunk := stream.read(3000):
+        sizes.append(len(chunk))
+    assert sizes == [3000, 3000, 3000, 2000]
+    nul = Utf8Stream(io.BytesIO(b"ab\x00\x00cd" * 100), "utf-8+nul")
+    assert nul.read(10) == b"abcdabcdab" and len(nul.read()) == 390

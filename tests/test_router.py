@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import json
+import lzma
 import os
 import sys
 from collections import Counter
@@ -167,6 +169,28 @@ def test_binary_gzip_and_folder_kinds(tmp_path: Path) -> None:
     assert classify_path(tmp_path / "prof").kind is FileKind.xspace
     assert classify_path(blob).kind is FileKind.other
     assert route("", [blob]).agent == KNOWLEDGE  # nothing to go on
+
+
+def test_other_encodings_and_compressions_route_as_diagnose_reads_them(tmp_path: Path) -> None:
+    """The router reads UTF-16, NUL-padded and bzip2/xz files through the same content detector."""
+    error = "jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory\n"
+    noise = "".join(f"I0101 00:00:{i % 60:02d} worker.cc:1] heartbeat {i}\n" for i in range(8000))
+    files = {
+        "powershell.txt": (noise + error).encode("utf-16"),  # long: the error is in the tail
+        "padded.txt": error.encode() + bytes(4096),
+        "run.log.xz": lzma.compress(error.encode()),
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+        evidence = classify_path(tmp_path / name)
+        assert evidence.kind is FileKind.crash_log, (name, evidence.detail)
+        assert "RESOURCE_EXHAUSTED" in evidence.detail or "XlaRuntimeError" in evidence.detail
+    trace = tmp_path / "worker.pt.trace.json.bz2"
+    trace.write_bytes(bz2.compress(b'{"traceEvents": []}'))
+    assert classify_path(trace).kind is FileKind.torch_trace
+    archive = tmp_path / "logs.zip"
+    archive.write_bytes(b"PK\x03\x04" + bytes(64))
+    assert classify_path(archive).kind is FileKind.other
 
 
 def test_a_missing_path_is_a_one_line_error(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ sources do not cover something. The labelled set in `tests/data/routing.yaml` me
 from __future__ import annotations
 
 import ast
-import gzip
 import re
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -21,7 +21,13 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from tpu_runtime.diagnose.content import looks_binary
+from tpu_runtime.diagnose.content import (
+    archive_hint,
+    compression_of,
+    decode_text,
+    open_decompressed,
+    text_encoding,
+)
 from tpu_runtime.errors import BadInput
 
 AgentName = Literal["tpu-model-onboarding", "tpu-diagnostics", "tpu-kernel-development", "tpu-knowledge-base"]
@@ -396,13 +402,18 @@ def _classify_file(path: Path) -> FileEvidence:
     if name.endswith(".xplane.pb"):
         return FileEvidence(path, FileKind.xspace, "an *.xplane.pb file")
     head, tail = _ends(path)
-    if head[:2] == b"\x1f\x8b":
-        return _classify_gzip(path)
+    compression = compression_of(head)
+    if compression is not None:
+        return _classify_compressed(path, compression)
     if name.endswith(".pb") and re.search(rb"/(device|host):", head):
         return FileEvidence(path, FileKind.xspace, "an XSpace protobuf with device planes")
-    if looks_binary(head[:8192]):
+    archive = archive_hint(head)
+    if archive is not None:
+        return FileEvidence(path, FileKind.other, archive.split(":")[0])
+    encoding = text_encoding(head[:8192])
+    if encoding is None:
         return FileEvidence(path, FileKind.other, "binary")
-    text = (head + tail).decode("utf-8", errors="replace")
+    text = decode_text(head, encoding) + ("\n" + decode_text(tail, encoding) if tail else "")
     if name.endswith(".py"):
         return _classify_python(path, text)
     if _XLA_DUMP_FILE.search(name):
@@ -440,27 +451,29 @@ def _quote(line: str | None, limit: int = 80) -> str:
 
 
 def _ends(path: Path) -> tuple[bytes, bytes]:
+    """The first and last HEAD_BYTES of the file (the tail empty when the head holds it all)."""
     with path.open("rb") as fh:
         head = fh.read(HEAD_BYTES)
         size = path.stat().st_size
         if size <= 2 * HEAD_BYTES:
             return head + fh.read(), b""
-        fh.seek(size - HEAD_BYTES)
-        return head, b"\n" + fh.read()
+        fh.seek(size - HEAD_BYTES)  # an even offset: a UTF-16 tail starts on a whole unit
+        return head, fh.read()
 
 
-def _classify_gzip(path: Path) -> FileEvidence:
+def _classify_compressed(path: Path, compression: str) -> FileEvidence:
     try:
-        with gzip.open(path, "rb") as fh:
+        with open_decompressed(path, compression) as fh:
             head = fh.read(HEAD_BYTES)
-    except (OSError, EOFError):
-        return FileEvidence(path, FileKind.other, "a gzip file that does not open")
+    except (OSError, EOFError, ValueError, zlib.error):
+        return FileEvidence(path, FileKind.other, f"a {compression} file that does not open")
     if b'"traceEvents"' in head:
-        return FileEvidence(path, FileKind.torch_trace, "a gzipped Chrome trace with traceEvents")
-    if looks_binary(head[:8192]):
-        return FileEvidence(path, FileKind.other, "a gzip file of no known kind")
-    found = _classify_text(path, head.decode("utf-8", errors="replace"))
-    return FileEvidence(path, found.kind, f"gzipped: {found.detail}")
+        return FileEvidence(path, FileKind.torch_trace, f"a {compression} Chrome trace with traceEvents")
+    encoding = text_encoding(head[:8192])
+    if encoding is None:
+        return FileEvidence(path, FileKind.other, f"a {compression} file of no known kind")
+    found = _classify_text(path, decode_text(head, encoding))
+    return FileEvidence(path, found.kind, f"{compression}-compressed: {found.detail}")
 
 
 def _classify_python(path: Path, text: str) -> FileEvidence:

@@ -3,8 +3,9 @@
 Kinds: an XProf profile (XSpace protobuf: a `*.xplane.pb` file, or a folder holding them, such as a
 TensorBoard `plugins/profile/<run>/`), a torch.profiler Chrome trace (`.json` or `.json.gz`), an XLA
 dump folder (`--xla_dump_to`) or a single HLO text file, a PyTorch/XLA metrics report
-(`met.metrics_report()`), and every other readable text (plain or gzip'd, or `-` for standard input):
-a log for the crash rules, which say `unknown` when they know no signature in it. The text kinds are
+(`met.metrics_report()`), and every other readable text (plain or compressed with gzip, bzip2 or xz; UTF-8,
+UTF-16 or with NUL bytes among it; or `-` for standard input): a log for the crash rules, which say
+`unknown` when they know no signature in it. The text kinds are
 decided by `content.classify_text`, the same detector the router uses. Binary data of no known format,
 and input that is empty, cut short or corrupt, raise `BadInputError` with a one-line reason. Only the
 head of a file is read here (and, for XSpace, the top-level field headers), so detecting a 1 GB trace
@@ -13,21 +14,25 @@ is cheap.
 
 from __future__ import annotations
 
-import gzip
 import io
 import re
 import sys
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from tpu_runtime.diagnose.content import (
-    GZIP_MAGIC,
     JSON_START,
+    UTF8_WITH_NUL,
+    archive_hint,
     classify_text,
+    compression_of,
+    decode_text,
     looks_binary,
     looks_like_xspace,
+    open_decompressed,
+    text_encoding,
 )
 from tpu_runtime.diagnose.errors import BadInputError
 from tpu_runtime.protowire import read_varint
@@ -57,8 +62,13 @@ class DetectedInput:
     detail: str
     files: tuple[Path, ...] = ()
     text: str | None = None
-    gzipped: bool = False
+    compression: str | None = None  # "gzip", "bz2" or "xz" (content.compression_of)
+    encoding: str = "utf-8"  # how the text is read (content.text_encoding)
     notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def gzipped(self) -> bool:
+        return self.compression == "gzip"
 
 
 def detect_input(path: str, stdin: BinaryIO | None = None) -> DetectedInput:
@@ -77,8 +87,9 @@ def detect_input(path: str, stdin: BinaryIO | None = None) -> DetectedInput:
         raise BadInputError(path, "empty file")
     with p.open("rb") as fh:
         head = fh.read(HEAD_BYTES)
-    if head.startswith(GZIP_MAGIC):
-        return _detect_gzip(path, p)
+    compression = compression_of(head)
+    if compression is not None:
+        return _detect_compressed(path, p, compression)
     if looks_like_xspace(head):
         planes = _walk_xspace(path, p)
         return DetectedInput(path, "xspace", f"XSpace protobuf, {planes} plane(s)", files=(p,))
@@ -95,48 +106,97 @@ def _detect_stdin(stdin: BinaryIO | None) -> DetectedInput:
         raise BadInputError(STDIN, f"more than {STDIN_LIMIT >> 20} MiB on standard input; pass a file path")
     if not data.strip():
         raise BadInputError(STDIN, "empty input")
-    if data.startswith(GZIP_MAGIC) or looks_like_xspace(data[:HEAD_BYTES]) or looks_binary(data[:HEAD_BYTES]):
+    compression = compression_of(data)
+    if compression is not None:
+        data = _decompress_stdin(data, compression)
+    if looks_like_xspace(data[:HEAD_BYTES]) or looks_binary(data[:HEAD_BYTES]):
         raise BadInputError(STDIN, "binary data on standard input; pass profiles and traces as file paths")
     detected = _detect_text(STDIN, data[:HEAD_BYTES], None)
     if detected.kind not in ("crash_log", "metrics_report"):
         raise BadInputError(
             STDIN, f"a {detected.kind.replace('_', ' ')} on standard input; pass it as a path"
         )
-    return DetectedInput(STDIN, detected.kind, detected.detail, text=data.decode("utf-8", errors="replace"))
+    text = decode_text(data, detected.encoding)
+    return DetectedInput(STDIN, detected.kind, detected.detail, text=text, notes=detected.notes)
 
 
-def _detect_text(path: str, head: bytes, p: Path | None, gzipped: bool = False) -> DetectedInput:
-    """Readable text of any kind; binary data of no known format is the one thing refused."""
-    if looks_binary(head):
-        raise BadInputError(path, f"binary data of an unknown format (it starts with {_hex(head)})")
-    text = head.decode("utf-8", errors="replace")
-    files = (p,) if p is not None else ()
-    if p is not None and JSON_START.match(text.lstrip("\ufeff")):
-        opener = gzip.open if gzipped else open
-        with opener(p, "rb") as fh:
-            if _json_has_trace_events(fh):
-                detail = "gzip'd Chrome trace JSON" if gzipped else "Chrome trace JSON (traceEvents)"
-                return DetectedInput(path, "torch_trace", detail, files=files, gzipped=gzipped)
-        return DetectedInput(
-            path, "crash_log", "JSON without trace events, read as a log", files=files, gzipped=gzipped
-        )
-    verdict = classify_text(text, signature=False)
-    detail = verdict.detail + (" (gzip'd)" if gzipped else "")
-    return DetectedInput(path, verdict.kind, detail, files=files, gzipped=gzipped)
-
-
-def _detect_gzip(path: str, p: Path) -> DetectedInput:
+def _decompress_stdin(data: bytes, compression: str) -> bytes:
+    """Compressed standard input (`gsutil cat run.log.gz | tpu-agent diagnose -`), within STDIN_LIMIT."""
     try:
-        with gzip.open(p, "rb") as fh:
+        with open_decompressed(io.BytesIO(data), compression) as fh:
+            out = fh.read(STDIN_LIMIT + 1)
+    except (OSError, EOFError, ValueError, zlib.error) as exc:
+        raise BadInputError(STDIN, f"corrupt {compression} data ({_reason(exc)})") from None
+    if len(out) > STDIN_LIMIT:
+        raise BadInputError(STDIN, f"more than {STDIN_LIMIT >> 20} MiB once decompressed; pass a file path")
+    if not out.strip():
+        raise BadInputError(STDIN, f"{compression} data that holds nothing")
+    return out
+
+
+def _detect_text(path: str, head: bytes, p: Path | None, compression: str | None = None) -> DetectedInput:
+    """Readable text of any kind and encoding; binary data of no known format is the one thing refused."""
+    hint = archive_hint(head)  # before the text check: a tar of logs is text between NUL-padded headers
+    if hint is not None:
+        raise BadInputError(path, hint)
+    encoding = text_encoding(head)
+    if encoding is None:
+        raise BadInputError(path, f"binary data of an unknown format (it starts with {_hex(head)})")
+    text = decode_text(head, encoding)
+    if p is not None and JSON_START.match(text.lstrip("\ufeff")):
+        from tpu_runtime.diagnose.logtext import open_text
+
+        with open_text(p, compression, encoding) as fh:
+            if _json_has_trace_events(fh):
+                kind: InputKind = "torch_trace"
+                detail = f"{_COMPRESSED[compression]}Chrome trace JSON (traceEvents)"
+            else:
+                kind, detail = "crash_log", "JSON without trace events, read as a log"
+    else:
+        verdict = classify_text(text, signature=False)
+        kind = verdict.kind
+        detail = verdict.detail + (f" ({_COMPRESSED[compression].strip()})" if compression else "")
+    return DetectedInput(
+        path,
+        kind,
+        detail,
+        files=(p,) if p is not None else (),
+        compression=compression,
+        encoding=encoding,
+        notes=_encoding_notes(path, encoding),
+    )
+
+
+_COMPRESSED = {None: "", "gzip": "gzip'd ", "bz2": "bzip2-compressed ", "xz": "xz-compressed "}
+
+
+def _encoding_notes(path: str, encoding: str) -> tuple[str, ...]:
+    """Say when the text was read in another way than plain UTF-8, so nothing is changed silently."""
+    if encoding.startswith("utf-16"):
+        return (f"{path}: UTF-16 text ({encoding.upper()}), read as such",)
+    if encoding == UTF8_WITH_NUL:
+        return (f"{path}: NUL bytes among the text were dropped (a writer that died mid-block leaves them)",)
+    return ()
+
+
+def _detect_compressed(path: str, p: Path, compression: str) -> DetectedInput:
+    try:
+        with open_decompressed(p, compression) as fh:
             head = fh.read(HEAD_BYTES)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise BadInputError(path, f"corrupt gzip data ({_reason(exc)})") from None
+    except (OSError, EOFError, ValueError, zlib.error) as exc:
+        raise BadInputError(path, f"corrupt {compression} data ({_reason(exc)})") from None
     if not head.strip():
-        raise BadInputError(path, "gzip file holds no data")
-    return _detect_text(path, head, p, gzipped=True)
+        raise BadInputError(path, f"{compression} file holds no data")
+    return _detect_text(path, head, p, compression)
 
 
-def _json_has_trace_events(fh: BinaryIO | gzip.GzipFile | io.BufferedReader) -> bool:
+class _Readable(Protocol):
+    """A byte stream read in chunks: a file, a decompressing reader, logtext.Utf8Stream."""
+
+    def read(self, n: int = -1, /) -> bytes: ...
+
+
+def _json_has_trace_events(fh: _Readable) -> bool:
     """Whether '"traceEvents"' (or a bare event array) appears in the first JSON_SCAN_BYTES."""
     seen = 0
     tail = first = b""

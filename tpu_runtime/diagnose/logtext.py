@@ -6,6 +6,10 @@ the program (vLLM's `(EngineCore pid=..) ERROR 06-03 07:41:11 [core.py:1184]`, t
 launcher's `2020-10-22 02:48:58 10.128.0.33 [3]`, `stderr: `, pytest's `E   `). The rules match the line
 without its prefix, so one pattern serves every way a message can reach the user.
 
+Logs arrive compressed (gzip, bzip2, xz) and in UTF-16 or with NUL bytes among the text (content.
+text_encoding decides); the reader turns each into UTF-8 bytes chunk by chunk (Utf8Stream), so the
+scan below works the same on all of them.
+
 Logs can be huge (a week of training output): a file over `FULL_READ_BYTES` is read as its head and tail
 in full, and in between only the lines that look like errors are kept (a fast bytes scan), so the
 error at the end of a 100 MB log is found in about a second and bounded memory.
@@ -13,12 +17,15 @@ error at the end of a 100 MB log is found in about a second and bounded memory.
 
 from __future__ import annotations
 
-import gzip
+import codecs
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
-__all__ = ["LogText", "normalise", "read_log", "strip_prefix"]
+from tpu_runtime.diagnose.content import UTF8_WITH_NUL, open_decompressed
+
+__all__ = ["LogText", "Utf8Stream", "normalise", "open_text", "read_log", "strip_prefix"]
 
 FULL_READ_BYTES = 24 << 20
 HEAD_BYTES = 2 << 20
@@ -92,10 +99,55 @@ def strip_prefix(line: str) -> str:
     return line
 
 
-def read_log(path: Path, gzipped: bool = False) -> LogText:
+class Utf8Stream:
+    """A binary stream of text in another encoding (UTF-16, or UTF-8 with NUL bytes), read as UTF-8.
+
+    `read(n)` returns n bytes until the end, as a file does, so a reader that asks for more than a
+    threshold can tell a large log from a small one whatever the encoding shrank."""
+
+    def __init__(self, raw: IO[bytes], encoding: str) -> None:
+        self._raw = raw
+        self._nul = encoding == UTF8_WITH_NUL
+        self._decoder = None if self._nul else codecs.getincrementaldecoder(encoding)(errors="replace")
+        self._buffer = b""
+        self._done = False
+
+    def read(self, n: int = -1) -> bytes:
+        while not self._done and (n < 0 or len(self._buffer) < n):
+            chunk = self._raw.read(CHUNK_BYTES)
+            self._done = not chunk
+            self._buffer += self._convert(chunk)
+        if n < 0:
+            out, self._buffer = self._buffer, b""
+        else:
+            out, self._buffer = self._buffer[:n], self._buffer[n:]
+        return out
+
+    def _convert(self, chunk: bytes) -> bytes:
+        if self._decoder is None:
+            return chunk.replace(b"\x00", b"")
+        text = self._decoder.decode(chunk, final=not chunk)
+        return text.encode("utf-8")
+
+    def close(self) -> None:
+        self._raw.close()
+
+    def __enter__(self) -> Utf8Stream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_text(path: Path, compression: str | None = None, encoding: str = "utf-8") -> IO[bytes] | Utf8Stream:
+    """The file's text as UTF-8 bytes: decompressed, and converted from the encoding detection chose."""
+    raw = open_decompressed(path, compression)
+    return raw if encoding == "utf-8" else Utf8Stream(raw, encoding)
+
+
+def read_log(path: Path, compression: str | None = None, encoding: str = "utf-8") -> LogText:
     """The log's text, normalised; a file over FULL_READ_BYTES keeps head, tail and error-like lines."""
-    opener = gzip.open if gzipped else open
-    with opener(path, "rb") as fh:
+    with open_text(path, compression, encoding) as fh:
         data = fh.read(FULL_READ_BYTES + 1)
         if len(data) <= FULL_READ_BYTES:
             return LogText(normalise(data.decode("utf-8", errors="replace")))

@@ -165,12 +165,12 @@ def _timed(
 
 
 def _text(item: DetectedInput, notes: list[str]) -> str:
-    """The input's text (standard input as given; files through read_log: gzip, huge logs)."""
+    """The input's text (standard input as given; files through read_log: compressed, UTF-16, huge)."""
     from tpu_runtime.diagnose.logtext import read_log
 
     if item.text is not None:
         return item.text
-    log = read_log(item.files[0], gzipped=item.gzipped)
+    log = read_log(item.files[0], item.compression, item.encoding)
     for note in log.notes:
         if note not in notes:
             notes.append(note)
