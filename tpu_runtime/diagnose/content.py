@@ -93,7 +93,11 @@ def classify_text(text: str, signature: bool = True) -> TextVerdict:
 def _log_verdict(text: str) -> TextVerdict:
     from tpu_runtime.diagnose.crash_next_steps import error_lines
     from tpu_runtime.diagnose.crashlog import log_lines, signature
+    from tpu_runtime.diagnose.jsonlog import unwrap
 
+    unwrapped = unwrap(text)  # a notebook or a JSON log export: the rules read the lines it holds
+    if unwrapped is not None:
+        text = unwrapped.text
     if len(text) > 2 * SIGNATURE_CHARS:
         text = text[:SIGNATURE_CHARS] + "\n" + text[-SIGNATURE_CHARS:]
     found = signature(text)

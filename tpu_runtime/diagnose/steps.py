@@ -166,15 +166,22 @@ def _timed(
 
 def _text(item: DetectedInput, notes: list[str]) -> str:
     """The input's text (standard input as given; files through read_log: compressed, UTF-16, huge)."""
-    from tpu_runtime.diagnose.logtext import read_log
+    from tpu_runtime.diagnose.jsonlog import unwrap
+    from tpu_runtime.diagnose.logtext import normalise, read_log
 
     if item.text is not None:
-        return item.text
-    log = read_log(item.files[0], item.compression, item.encoding)
-    for note in log.notes:
+        text, found = item.text, []
+    else:
+        log = read_log(item.files[0], item.compression, item.encoding)
+        text, found = log.text, list(log.notes)
+    unwrapped = unwrap(text, item.files[0].name if item.files else item.path)
+    if unwrapped is not None:  # a notebook or a JSON log export: the lines it holds, as a plain log
+        text = normalise(unwrapped.text)
+        found.append(unwrapped.note)
+    for note in found:
         if note not in notes:
             notes.append(note)
-    return log.text
+    return text
 
 
 def _crash_finding(crash: CrashDiagnosis) -> Finding:
