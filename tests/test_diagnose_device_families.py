@@ -1,0 +1,67 @@
+"""Tensors on two devices: PyTorch's device checks as TorchTPU and PyTorch/XLA users meet them.
+
+A model moved to the TPU with one tensor left on the CPU (a batch, a mask built in forward, a constant
+that is not a buffer) stops at PyTorch's own check, in two wordings across releases, and `param.data = t`
+across devices stops at the storage check. Each case is a wording of the family with other devices and
+arguments; the assertions check the category, the sub-rule and that the fix names this log's devices.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tpu_runtime.diagnose.crashlog import diagnose_log, load_rules
+from tpu_runtime.diagnose.report import CrashDiagnosis
+from tpu_runtime.diagnose.similar_errors import SimilarErrors
+
+
+def _diagnose(text: str) -> CrashDiagnosis:
+    """The rules alone (no similar known error can lend its verdict)."""
+    return diagnose_log(text, "-", load_rules(), SimilarErrors(()))
+
+
+@pytest.mark.parametrize(
+    ("text", "sub_rule", "named"),
+    [
+        (
+            "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+            "xla:0 and cpu!",
+            "tensors_on_two_devices",
+            "tensors on xla:0 and on cpu",
+        ),
+        (
+            "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, "
+            "cpu and tpu:3! (when checking argument for argument index in method wrapper__index_select)",
+            "tensors_on_two_devices",
+            "tensors on cpu and on tpu:3",
+        ),
+        (
+            "RuntimeError: Expected all tensors to be on the same device, but got mat2 is on cpu, different "
+            "from other tensors on tpu:0 (when checking argument in method wrapper_TPU_bmm)",
+            "tensors_on_two_devices",
+            "its argument mat2",
+        ),
+        (
+            'RuntimeError: Attempted to set the storage of a tensor on device "xla:1" to a storage on '
+            'different device "cpu".  This is no longer allowed; the devices must match.',
+            "storage_swapped_across_devices",
+            "tensor on xla:1 with one on cpu",
+        ),
+    ],
+)
+def test_device_family(text: str, sub_rule: str, named: str) -> None:
+    crash = _diagnose(text)
+    assert crash.category == "shape_dtype_error"
+    assert crash.evidence.fix_rule == f"shape_dtype_error/{sub_rule}"
+    assert named in crash.fix and "model.to" in crash.fix.replace("module.to", "model.to")
+
+
+def test_a_device_that_is_missing_is_not_this_family() -> None:
+    """No device to move to is a start-up failure, not tensors on two devices."""
+    crash = _diagnose(
+        "RuntimeError: Expected one of cpu, cuda, xpu, tpu device type at start of device string: tpuu"
+    )
+    assert crash.evidence.fix_rule not in (
+        "shape_dtype_error/tensors_on_two_devices",
+        "shape_dtype_error/storage_swapped_across_devices",
+    )
