@@ -1,9 +1,10 @@
-"""Tensors on two devices: PyTorch's device checks as TorchTPU and PyTorch/XLA users meet them.
+"""Common wordings people paste: tensors on two devices, traced values in the wrong place, TF TPU placement.
 
 A model moved to the TPU with one tensor left on the CPU (a batch, a mask built in forward, a constant
 that is not a buffer) stops at PyTorch's own check, in two wordings across releases, and `param.data = t`
-across devices stops at the storage check. Each case is a wording of the family with other devices and
-arguments; the assertions check the category, the sub-rule and that the fix names this log's devices.
+across devices stops at the storage check. A traced value used as a dict key or leaked out of jit, and
+TensorFlow placing an op on a TPU it never connected to, are the other families. Each case is a wording of
+the family with other values; the assertions check the category, the sub-rule and what the fix names.
 """
 
 from __future__ import annotations
@@ -65,3 +66,55 @@ def test_a_device_that_is_missing_is_not_this_family() -> None:
         "shape_dtype_error/tensors_on_two_devices",
         "shape_dtype_error/storage_swapped_across_devices",
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "sub_rule", "named"),
+    [
+        (
+            "TypeError: unhashable type: 'DynamicJaxprTracer'",
+            "xla_compile_error",
+            "traced_value_as_static",
+            "static_argnums",
+        ),
+        (
+            "TypeError: unhashable type: 'BatchTracer'",
+            "xla_compile_error",
+            "traced_value_as_static",
+            "static_argnums",
+        ),
+        (
+            "jax.errors.UnexpectedTracerError: Encountered an unexpected tracer. A function transformed by "
+            "JAX had a side effect, allowing for a reference to an intermediate value with type int32[] "
+            "wrapped in a DynamicJaxprTracer to escape the scope of the transformation.",
+            "xla_compile_error",
+            "leaked_tracer",
+            "jax.checking_leaks",
+        ),
+        (
+            "InvalidArgumentError: Cannot assign a device for operation embedding/Read: node embedding/Read "
+            "was explicitly assigned to /job:worker/replica:0/task:1/device:TPU:3 but available devices are "
+            "[ /job:localhost/replica:0/task:0/device:CPU:0 ].",
+            "runtime_init_failure",
+            "tensorflow_tpu_device_not_connected",
+            "experimental_connect_to_cluster",
+        ),
+    ],
+)
+def test_tracer_and_tpu_placement_families(text: str, category: str, sub_rule: str, named: str) -> None:
+    crash = _diagnose(text)
+    assert (crash.category, crash.evidence.fix_rule) == (category, f"{category}/{sub_rule}")
+    assert named in crash.fix
+
+
+def test_nearby_wordings_are_not_claimed() -> None:
+    """An unhashable list is no tracer, and a GPU op with no GPU is not a TPU connection problem."""
+    assert _diagnose("TypeError: unhashable type: 'list'").evidence.fix_rule != (
+        "xla_compile_error/traced_value_as_static"
+    )
+    gpu = _diagnose(
+        "InvalidArgumentError: Cannot assign a device for operation MatMul: node MatMul was explicitly "
+        "assigned to /device:GPU:0 but available devices are "
+        "[ /job:localhost/replica:0/task:0/device:CPU:0 ]."
+    )
+    assert gpu.evidence.fix_rule != "runtime_init_failure/tensorflow_tpu_device_not_connected"
