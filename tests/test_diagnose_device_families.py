@@ -1,9 +1,10 @@
-"""Common wordings people paste: tensors on two devices, traced values in the wrong place, TF TPU placement.
+"""Common wordings people paste: devices, tracers, TF TPU placement, GKE scheduling, serving architectures.
 
 A model moved to the TPU with one tensor left on the CPU (a batch, a mask built in forward, a constant
 that is not a buffer) stops at PyTorch's own check, in two wordings across releases, and `param.data = t`
 across devices stops at the storage check. A traced value used as a dict key or leaked out of jit, and
-TensorFlow placing an op on a TPU it never connected to, are the other families. Each case is a wording of
+TensorFlow placing an op on a TPU it never connected to, a Pod no GKE node takes (selectors, the TPU taint, a
+namespace quota) and a model class a serving engine lacks are the other families. Each case is a wording of
 the family with other values; the assertions check the category, the sub-rule and what the fix names.
 """
 
@@ -118,3 +119,54 @@ def test_nearby_wordings_are_not_claimed() -> None:
         "[ /job:localhost/replica:0/task:0/device:CPU:0 ]."
     )
     assert gpu.evidence.fix_rule != "runtime_init_failure/tensorflow_tpu_device_not_connected"
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "sub_rule", "named"),
+    [
+        (
+            "  Warning  FailedScheduling  3m  default-scheduler  0/5 nodes are available: 5 node(s) didn't "
+            "match Pod's node affinity/selector. preemption: 0/5 nodes are available: 5 Preemption is not "
+            "helpful for scheduling.",
+            "runtime_init_failure",
+            "gke_node_selector_unmatched",
+            "cloud.google.com/gke-tpu-topology",
+        ),
+        (
+            "0/2 nodes are available: 2 node(s) had untolerated taint {google.com/tpu: present}. preemption: "
+            "0/2 nodes are available: 2 Preemption is not helpful for scheduling.",
+            "runtime_init_failure",
+            "gke_taint_not_tolerated",
+            "taint google.com/tpu: present",
+        ),
+        (
+            'Error from server (Forbidden): error when creating "jobset.yaml": pods "train-0" is forbidden: '
+            "exceeded quota: team-a-tpus, requested: google.com/tpu=8, used: google.com/tpu=16, limited: "
+            "google.com/tpu=16",
+            "runtime_init_failure",
+            "namespace_resource_quota",
+            "resourcequota team-a-tpus",
+        ),
+        (
+            "ValueError: Model architectures ['Glm4MoeForCausalLM'] are not supported for now. Supported "
+            "architectures: dict_keys([...])",
+            "unsupported_op",
+            "serving_architecture_unsupported",
+            "MODEL_IMPL_TYPE",
+        ),
+    ],
+)
+def test_cluster_and_serving_families(text: str, category: str, sub_rule: str, named: str) -> None:
+    crash = _diagnose(text)
+    assert (crash.category, crash.evidence.fix_rule) == (category, f"{category}/{sub_rule}")
+    assert named in crash.fix
+
+
+def test_a_scheduler_short_of_chips_keeps_its_own_fix() -> None:
+    """Too few chips is the capacity fix, not the selector one, even beside a selector mismatch."""
+    crash = _diagnose(
+        "0/4 nodes are available: 4 Insufficient google.com/tpu. preemption: 0/4 nodes are available: "
+        "4 No preemption victims found for incoming pod."
+    )
+    assert crash.evidence.fix_rule != "runtime_init_failure/gke_node_selector_unmatched"
+    assert "google.com/tpu," in crash.fix  # the resource without the sentence's full stop
