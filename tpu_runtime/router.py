@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from tpu_runtime.diagnose.content import (
+from tpu_runtime.diagnose.encodings import (
     archive_hint,
     compression_of,
     decode_text,

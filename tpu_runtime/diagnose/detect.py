@@ -22,15 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO, Protocol
 
-from tpu_runtime.diagnose.content import (
-    JSON_START,
+from tpu_runtime.diagnose.content import JSON_START, classify_text, looks_binary, looks_like_xspace
+from tpu_runtime.diagnose.encodings import (
     UTF8_WITH_NUL,
     archive_hint,
-    classify_text,
     compression_of,
     decode_text,
-    looks_binary,
-    looks_like_xspace,
     open_decompressed,
     text_encoding,
 )
@@ -62,8 +59,8 @@ class DetectedInput:
     detail: str
     files: tuple[Path, ...] = ()
     text: str | None = None
-    compression: str | None = None  # "gzip", "bz2" or "xz" (content.compression_of)
-    encoding: str = "utf-8"  # how the text is read (content.text_encoding)
+    compression: str | None = None  # "gzip", "bz2" or "xz" (encodings.compression_of)
+    encoding: str = "utf-8"  # how the text is read (encodings.text_encoding)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
     @property

@@ -6,7 +6,7 @@ the program (vLLM's `(EngineCore pid=..) ERROR 06-03 07:41:11 [core.py:1184]`, t
 launcher's `2020-10-22 02:48:58 10.128.0.33 [3]`, `stderr: `, pytest's `E   `). The rules match the line
 without its prefix, so one pattern serves every way a message can reach the user.
 
-Logs arrive compressed (gzip, bzip2, xz) and in UTF-16 or with NUL bytes among the text (content.
+Logs arrive compressed (gzip, bzip2, xz) and in UTF-16 or with NUL bytes among the text (encodings.
 text_encoding decides); the reader turns each into UTF-8 bytes chunk by chunk (Utf8Stream), so the
 scan below works the same on all of them.
 
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from tpu_runtime.diagnose.content import UTF8_WITH_NUL, open_decompressed
+from tpu_runtime.diagnose.encodings import UTF8_WITH_NUL, open_decompressed
 
 __all__ = ["LogText", "Utf8Stream", "normalise", "open_text", "read_log", "strip_prefix"]
 
