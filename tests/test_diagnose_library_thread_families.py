@@ -1,0 +1,125 @@
+"""Families of wording from library threads on TPU that round diag50 added to the rules.
+
+Three families: a torch custom-op namespace without the op a caller asks of it (PyTorch/XLA's Pallas ops are
+registered only when their module is imported; a CUDA kernel library is not built for TPU), jax.jit refusing
+the abstracted_axes argument that jax 0.8.2 removed and libraries written for older releases still pass,
+and a private submodule of an installed package that the installed release does not have. Each case is
+another wording of its family (other ops, packages, callers), and each family has a nearby wording it must
+not claim. The assertions check the category, the sub-rule chosen and what the fix names, so a rule
+matching only the collected log's exact text would fail here.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tpu_runtime.diagnose.crashlog import diagnose_log, load_rules
+from tpu_runtime.diagnose.report import CrashDiagnosis
+from tpu_runtime.diagnose.similar_errors import SimilarErrors
+
+
+def _diagnose(text: str) -> CrashDiagnosis:
+    """The rules alone (no similar known error can lend its verdict)."""
+    return diagnose_log(text, "-", load_rules(), SimilarErrors(()))
+
+
+@pytest.mark.parametrize(
+    ("text", "op"),
+    [
+        (
+            "AttributeError: '_OpNamespace' 'xla' object has no attribute 'ragged_paged_attention'",
+            "ragged_paged_attention",
+        ),
+        (
+            "E       AttributeError: '_OpNamespace' 'xla' object has no attribute 'quantized_matmul_int8'",
+            "quantized_matmul_int8",
+        ),
+    ],
+)
+def test_a_torch_xla_custom_op_called_before_its_module_is_imported(text: str, op: str) -> None:
+    crash = _diagnose(text)
+    assert crash.category == "unsupported_op", crash.evidence.fix_rule
+    assert crash.evidence.fix_rule == "unsupported_op/torch_xla_custom_op_not_registered"
+    assert f"torch.ops.xla.{op}" in crash.fix
+    assert "import torch_xla.experimental.custom_kernel" in crash.fix
+
+
+def test_a_cuda_kernel_namespace_without_its_op_names_the_namespace() -> None:
+    crash = _diagnose("AttributeError: '_OpNamespace' '_moe_C' object has no attribute 'topk_softmax'")
+    assert crash.category == "unsupported_op", crash.evidence.fix_rule
+    assert crash.evidence.fix_rule == "unsupported_op/torch_custom_op_library_not_loaded"
+    assert "torch.ops._moe_C has no topk_softmax" in crash.fix
+    assert "custom_kernel" not in crash.fix
+
+
+def test_a_module_without_the_attribute_is_not_read_as_an_op_namespace() -> None:
+    """A Python module missing a name is an API of another release; the op-namespace sub-rules are for
+    torch.ops namespaces."""
+    crash = _diagnose("AttributeError: module 'torch_xla' has no attribute 'gmm'")
+    assert crash.evidence.fix_rule not in {
+        "unsupported_op/torch_xla_custom_op_not_registered",
+        "unsupported_op/torch_custom_op_library_not_loaded",
+    }
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '  File "/env/lib/python3.12/site-packages/jaxlie/utils/_utils.py", line 56, in register_lie_group\n'
+        "TypeError: jit() got an unexpected keyword argument 'abstracted_axes'",
+        "TypeError: jax.jit() got an unexpected keyword argument 'abstracted_axes'",
+    ],
+)
+def test_a_library_passing_the_removed_abstracted_axes_gets_the_release_pin(text: str) -> None:
+    crash = _diagnose(text)
+    assert crash.category == "version_mismatch", crash.evidence.fix_rule
+    assert crash.evidence.fix_rule == "version_mismatch/jax_jit_abstracted_axes_removed"
+    assert "0.8.1" in crash.fix
+    assert "abstracted_axes" in crash.fix
+
+
+def test_another_refused_jit_argument_is_not_read_as_abstracted_axes() -> None:
+    """An argument jax.jit never had (or renamed) keeps the general signature remedy."""
+    crash = _diagnose("TypeError: jit() got an unexpected keyword argument 'donate_argnames'")
+    assert crash.evidence.fix_rule != "version_mismatch/jax_jit_abstracted_axes_removed"
+    assert "0.8.1" not in crash.fix
+
+
+@pytest.mark.parametrize(
+    ("text", "package", "module"),
+    [
+        (
+            "ModuleNotFoundError: No module named 'qwix._src.core.ragged_dot'",
+            "qwix",
+            "qwix._src.core.ragged_dot",
+        ),
+        (
+            "ModuleNotFoundError: No module named 'orbax.checkpoint._src.handlers.standard_handler'",
+            "orbax",
+            "orbax.checkpoint._src.handlers.standard_handler",
+        ),
+    ],
+)
+def test_a_private_submodule_missing_from_the_installed_release(text: str, package: str, module: str) -> None:
+    crash = _diagnose(text)
+    assert crash.category == "version_mismatch", crash.evidence.fix_rule
+    assert crash.evidence.fix_rule == "version_mismatch/private_submodule_of_other_release"
+    assert f"{module} is a private module of {package}" in crash.fix
+    assert f"Upgrade {package}" in crash.fix
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # vLLM's start-up warning repeats a ModuleNotFoundError's repr for a CUDA extension absent on TPU
+        "WARNING 04-30 01:10:24 [interface.py:240] Failed to import from vllm._moe_C: "
+        "ModuleNotFoundError(\"No module named 'vllm._moe_C'\")",
+        # a package that is not installed at all: no private module of another release
+        "ModuleNotFoundError: No module named 'qwix'",
+        # a public submodule (no `_` segment)
+        "ModuleNotFoundError: No module named 'keras_hub.src.models'",
+    ],
+)
+def test_a_missing_package_or_a_warning_repr_is_not_read_as_a_private_submodule(text: str) -> None:
+    crash = _diagnose(text)
+    assert crash.evidence.fix_rule != "version_mismatch/private_submodule_of_other_release"
