@@ -1,9 +1,11 @@
 """Families of wording from library threads on TPU that round diag50 added to the rules.
 
-Three families: a torch custom-op namespace without the op a caller asks of it (PyTorch/XLA's Pallas ops are
+Five families: a torch custom-op namespace without the op a caller asks of it (PyTorch/XLA's Pallas ops are
 registered only when their module is imported; a CUDA kernel library is not built for TPU), jax.jit refusing
 the abstracted_axes argument that jax 0.8.2 removed and libraries written for older releases still pass,
-and a private submodule of an installed package that the installed release does not have. Each case is
+a private submodule of an installed package that the installed release does not have, a backend class
+(an executor, worker or communicator) that lacks a method its base class of another commit declares
+abstract, and torch_xla's view tracking refusing a `.data` reassignment to another size. Each case is
 another wording of its family (other ops, packages, callers), and each family has a nearby wording it must
 not claim. The assertions check the category, the sub-rule chosen and what the fix names, so a rule
 matching only the collected log's exact text would fail here.
@@ -123,3 +125,81 @@ def test_a_private_submodule_missing_from_the_installed_release(text: str, packa
 def test_a_missing_package_or_a_warning_repr_is_not_read_as_a_private_submodule(text: str) -> None:
     crash = _diagnose(text)
     assert crash.evidence.fix_rule != "version_mismatch/private_submodule_of_other_release"
+
+
+@pytest.mark.parametrize(
+    ("text", "cls", "methods"),
+    [
+        (
+            "TypeError: Can't instantiate abstract class TPUWorker without an implementation for abstract "
+            "methods 'compile_or_warm_up_model', 'get_kv_cache_spec'",
+            "TPUWorker",
+            "'compile_or_warm_up_model', 'get_kv_cache_spec'",
+        ),
+        (
+            "TypeError: Can't instantiate abstract class TpuCommunicator with abstract methods "
+            "all_gather, all_reduce",
+            "TpuCommunicator",
+            "all_gather, all_reduce",
+        ),
+        (
+            "TypeError: Can't instantiate abstract class NeuronExecutor with abstract method remove_lora",
+            "NeuronExecutor",
+            "remove_lora",
+        ),
+    ],
+)
+def test_a_backend_class_without_a_method_its_base_declares_abstract(
+    text: str, cls: str, methods: str
+) -> None:
+    crash = _diagnose(text)
+    assert crash.category == "version_mismatch", crash.evidence.fix_rule
+    assert crash.evidence.fix_rule == "version_mismatch/backend_class_missing_abstract_method"
+    assert f"{cls} does not implement {methods}" in crash.fix
+    assert f"Upgrade the package that defines {cls}" in crash.fix
+
+
+def test_a_users_own_abstract_class_is_not_read_as_a_backend_skew() -> None:
+    """A model or layer of the user's own code that misses a method is that code's bug, not two releases."""
+    crash = _diagnose("TypeError: Can't instantiate abstract class MyModel with abstract method forward")
+    assert crash.evidence.fix_rule != "version_mismatch/backend_class_missing_abstract_method"
+    assert "Upgrade the package that defines" not in crash.fix
+
+
+@pytest.mark.parametrize(
+    ("text", "new", "old"),
+    [
+        (
+            "RuntimeError: torch_xla/csrc/tensor.cpp:652 : Check failed: xla::util::Multiply<xla::int64>"
+            "(ir_value.shape().dimensions()) == xla::util::Multiply<xla::int64>(view->shape().dimensions()) "
+            "(4096 vs. 8192)",
+            "4096",
+            "8192",
+        ),
+        (
+            "RuntimeError: torch_xla/csrc/tensor.cpp:790 : Check failed: runtime::util::Multiply<int64_t>"
+            "(ir_value.shape().dimensions()) == runtime::util::Multiply<int64_t>(view->shape().dimensions()) "
+            "(5 vs. 10)",
+            "5",
+            "10",
+        ),
+    ],
+)
+def test_torch_xla_refusing_a_data_reassignment_to_another_size(text: str, new: str, old: str) -> None:
+    crash = _diagnose(text)
+    assert crash.category == "version_mismatch", crash.evidence.fix_rule
+    assert crash.evidence.fix_rule == "version_mismatch/torch_xla_view_update_element_count"
+    assert f"a new value of {new} elements for a view of {old}" in crash.fix
+    assert "Upgrade torch_xla" in crash.fix
+
+
+def test_the_view_lowering_check_is_not_read_as_the_data_reassignment() -> None:
+    """aten::view's lowering check (the program asks for a view of another element count) is a shape error
+    of the program, not the view tracking of an older torch_xla."""
+    crash = _diagnose(
+        "RuntimeError: Error while lowering: s32[1,1,49,49]{3,2,1,0} aten::view, output_size=(1, 1, 49, 49)\n"
+        "Error: torch_xla/csrc/data_ops.cpp:37 : Check failed: total_element_count == "
+        "xla::util::Multiply<xla::int64>(output_sizes) (614656 vs. 2401)"
+    )
+    assert crash.evidence.fix_rule != "version_mismatch/torch_xla_view_update_element_count"
+    assert "view tracking" not in crash.fix
