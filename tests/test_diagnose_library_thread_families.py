@@ -1,11 +1,12 @@
 """Families of wording from library threads on TPU that round diag50 added to the rules.
 
-Five families: a torch custom-op namespace without the op a caller asks of it (PyTorch/XLA's Pallas ops are
+Six families: a torch custom-op namespace without the op a caller asks of it (PyTorch/XLA's Pallas ops are
 registered only when their module is imported; a CUDA kernel library is not built for TPU), jax.jit refusing
 the abstracted_axes argument that jax 0.8.2 removed and libraries written for older releases still pass,
 a private submodule of an installed package that the installed release does not have, a backend class
 (an executor, worker or communicator) that lacks a method its base class of another commit declares
-abstract, and torch_xla's view tracking refusing a `.data` reassignment to another size. Each case is
+abstract, torch_xla's view tracking refusing a `.data` reassignment to another size, and a TPU matrix
+decomposition of a release without complex support refusing a complex matrix. Each case is
 another wording of its family (other ops, packages, callers), and each family has a nearby wording it must
 not claim. The assertions check the category, the sub-rule chosen and what the fix names, so a rule
 matching only the collected log's exact text would fail here.
@@ -203,3 +204,37 @@ def test_the_view_lowering_check_is_not_read_as_the_data_reassignment() -> None:
     )
     assert crash.evidence.fix_rule != "version_mismatch/torch_xla_view_update_element_count"
     assert "view tracking" not in crash.fix
+
+
+@pytest.mark.parametrize(
+    ("text", "dtype", "dims"),
+    [
+        (
+            "jaxlib.xla_extension.XlaRuntimeError: INVALID_ARGUMENT: Type of the input matrix must be float: "
+            "got c128[4,64,64].",
+            "c128",
+            "4,64,64",
+        ),
+        (
+            "RuntimeError: Invalid argument: Type of the input matrix must be float: got c64[256,256].:",
+            "c64",
+            "256,256",
+        ),
+    ],
+)
+def test_a_complex_matrix_refused_by_the_tpu_decomposition(text: str, dtype: str, dims: str) -> None:
+    crash = _diagnose(text)
+    assert crash.category == "unsupported_op", crash.evidence.fix_rule
+    assert crash.evidence.fix_rule == "unsupported_op/complex_matrix_decomposition_on_tpu"
+    assert f"a complex {dtype}[{dims}] matrix" in crash.fix
+    assert "Upgrade jax" in crash.fix
+    assert "backend='cpu'" in crash.fix
+
+
+def test_an_integer_matrix_refused_is_not_read_as_missing_complex_support() -> None:
+    """An integer input is the program's dtype to cast, not a decomposition a newer jax adds."""
+    crash = _diagnose(
+        "RuntimeError: Invalid argument: Type of the input matrix must be float: got s32[3,3].:"
+    )
+    assert crash.evidence.fix_rule != "unsupported_op/complex_matrix_decomposition_on_tpu"
+    assert "Hermitian" not in crash.fix
