@@ -53,7 +53,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   line, a "how long does X take" one a time (a number with a time unit, or 'minutes'), and a "what is
   the default X / what X is used when --x is not given" one a line saying what is used by default (a
   value an example command chose is not the default); digits in a line's source note (its URL, its
-  'checked' date) count for none of these, nor for "how many" or "when";
+  'checked' date) count for none of these, nor for "how many" or "when"; the number or time of a
+  "how many / what is the largest / how long" question must stand within `VALUE_NEAR` words of a word
+  the question names ('in two ways' does not say how large a trace file may be: `value_near`);
 - word forms: light stemming (derived forms too: 'resiliency' is 'resilience'), irregular past forms
   ('written' is 'write') and 'un-'/'re-' prefixes ('retracing' meets 'tracing'); a dotted name is
   also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), a compound joined or not
@@ -662,6 +664,48 @@ def attribute_of(question: str) -> str | None:
     return heads[-1] if heads else None
 
 
+# "How many X", "what is the number of X": a count asked by the question itself, not inside a clause that
+# asks for something else ('which config sets how many steps run' asks for a name)
+_MAIN_COUNT_RE = re.compile(
+    r"^\s*(?:how\s+many\b|what(?:'s|\s+is|\s+are)\s+the\s+(?:[a-z]+\s+)?number\s+of\b)", re.I
+)
+_LINE_WORD_RE = re.compile(r"[A-Za-z0-9][\w.\-/]*")
+# words either side of a value, function words aside, that say what it is of ('up to 256 chips', 'takes
+# 12 minutes')
+VALUE_NEAR = 3
+
+
+def value_near(question: str, span: str, value: re.Pattern[str]) -> bool:
+    """Whether a value of the line (a match of `value`) stands within `VALUE_NEAR` words of a word the
+    question names: a count, limit or time belongs to what stands beside it, so a line giving one for
+    something else ('two ways', 'the first compile can take minutes' for how long entries are kept) does
+    not say it for the question's thing."""
+    asked = {
+        t
+        for t in tokenize(question)
+        if t not in QUESTION_WORDS and t not in STOPWORDS and len(t) > 1 and not t.isdigit()
+    }
+    stated = _NOTE_RE.sub(" ", span)
+    # function words ('of', 'at', 'to') do not count towards the distance: 'files of at most 2 GB'
+    words = [w for w in _LINE_WORD_RE.finditer(stated) if w.group(0).lower() not in STOPWORDS]
+    for match in value.finditer(stated):
+        inside = [i for i, w in enumerate(words) if w.start() < match.end() and match.start() < w.end()]
+        if not inside:
+            continue
+        lo, hi = max(0, inside[0] - VALUE_NEAR), inside[-1] + VALUE_NEAR + 1
+        beside = [w.group(0) for i, w in enumerate(words[lo:hi], lo) if i not in inside]
+        terms = _terms(" ".join(beside))
+        if any(_present(terms, t) for t in asked):
+            return True
+    return False
+
+
+def asks_main_count(question: str) -> bool:
+    """Whether the question itself asks how many or how much at most ('how many X', 'what is the largest
+    X'), rather than for a name in a clause about a count."""
+    return bool(_MAIN_COUNT_RE.search(question)) or asks_limit(question)
+
+
 def asks_limit(question: str) -> bool:
     """Whether the question asks for a limit ('what is the largest priority Shardy accepts'): only a
     number answers it."""
@@ -924,8 +968,12 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
     stated = _NOTE_RE.sub(" ", span)
     if (asks_count(question) or asks_limit(question)) and not _GIVES_COUNT_RE.search(stated):
         faults.append("the question asks for a number and the quoted line gives none")
+    elif asks_main_count(question) and not value_near(question, span, _GIVES_COUNT_RE):
+        faults.append("the question asks for a number and the quoted line gives none beside what it asks")
     if asks_time(question) and not _GIVES_TIME_RE.search(stated):
         faults.append("the question asks how long and the quoted line gives no time")
+    elif asks_time(question) and not value_near(question, span, _GIVES_TIME_RE):
+        faults.append("the question asks how long and the quoted line gives no time beside what it asks")
     if asks_default(question) and not _GIVES_DEFAULT_RE.search(stated):
         faults.append(
             "the question asks for a default and the quoted line does not say what is used by default"
