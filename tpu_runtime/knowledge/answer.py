@@ -36,7 +36,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   "Couldn't find tuned sizes". What should I run?') needs a line giving a command in a code span, one
   other than the message the question quotes;
 - flags: a `--flag` the question writes is a name, unknown unless some source names it whole
-  ('--max-slices' is not known because 'max' and 'slices' are);
+  ('--max-slices' is not known because 'max' and 'slices' are); so is a word value the question assigns
+  to a name ('MODEL_IMPL_TYPE=onnx': the option's line lists other values, `assigned_values`);
 - times: a 'when will X / in which JAX release' question needs a line giving a date, a year or a version
   (not '1.8x'), and one naming the product whose release is asked for (a GKE node version does not
   say which JAX release);
@@ -924,6 +925,19 @@ def question_flags(question: str) -> list[str]:
     return list(dict.fromkeys(m.group(1).lower() for m in _FLAG_RE.finditer(question)))
 
 
+# 'MODEL_IMPL=onnx', 'load_format="onnx"': a word value assigned to a name (a number is a setting's
+# amount, which no source need repeat)
+_ASSIGNED_RE = re.compile(r"(?<![\w-])[A-Za-z_][\w.-]*\s*=\s*[\"'`]?([A-Za-z][\w.-]*)")
+
+
+def assigned_values(question: str) -> list[str]:
+    """Word values the question assigns to a name ('onnx' in 'what does MODEL_IMPL=onnx select'),
+    lowercased: like a flag, such a value is a name, so one that no source mentions in any form makes
+    the question not covered, however well the option's own line matches ('auto, vllm or flax_nnx'
+    says nothing about an onnx value)."""
+    return list(dict.fromkeys(m.group(1).lower() for m in _ASSIGNED_RE.finditer(question)))
+
+
 def asks_when(question: str) -> bool:
     """Whether the question asks for a time or release ('when will X ship', 'in which JAX release')."""
     return bool(_ASKS_WHEN_RE.search(question))
@@ -1259,6 +1273,8 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         for f in question_flags(question)
         if not any(index.document_frequency(form) for form in {f, f.replace("-", "_"), f.replace("_", "-")})
     ]
+    # a value assigned to an option that no source names in any form ('MODEL_IMPL=onnx')
+    unknown += [f"={v}" for v in assigned_values(question) if v not in unknown and _family_df(index, v) == 0]
     if unknown:  # 'v9', 'tpu8': the question names something no source mentions
         reasons.append(f"the sources never mention {', '.join(unknown[:3])}")
     # the thing asked for ('what refund', 'how many heatsinks') in no form anywhere in the sources: no
