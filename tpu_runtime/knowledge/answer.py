@@ -30,8 +30,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   appear in the quoted line or its heading (a line giving a chip's HBM size does not answer how many HBM
   stacks it has); a kind of name ('what is the pip command') is left to the names check below;
 - values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
-  for "which version", '900 GBps' for "what bandwidth") counts as naming it, when spans are ranked as
-  in the focus check;
+  for "which version", '900 GBps' for "what bandwidth", '300 seconds' for "what timeout does X use",
+  '8x128' for "what tile shape") counts as naming it, when spans are ranked as in the focus check, which
+  a 'what X' question opening with such an attribute gets as a 'which X' one does;
 - commands: a question that states a situation and then asks only what to run or call ('... logs
   "Couldn't find tuned sizes". What should I run?') needs a line giving a command in a code span, one
   other than the message the question quotes;
@@ -183,6 +184,8 @@ _PER_RE = re.compile(r"\bper[\s-]+(chip|host|pod|slice|vm|tensorcore|core)\b", r
 # "How much does X cost / weigh": the verb names the quantity asked for
 _COST_RE = re.compile(r"\bhow\s+much\s+(?:does|do|did|will|would|could)\s+[^?]*?\b(costs?|weighs?)\b", re.I)
 _WHICH_RE = re.compile(r"\bwhich\s+([^?]*)", re.I)
+# "Which bandwidth ...", "what timeout does X use": an attribute picked by which or what
+_PICKED_RE = re.compile(r"\bwhich\s+([^?]*)|^\s*what\s+([^?]*)", re.I)
 _KINDS_RE = re.compile(r"\b(?:kinds?|types?|sorts?)\s+of\s+([a-z][\w-]*)", re.I)
 # verbs that end the noun phrase of "what X does ...", "which X is ..."
 AUXILIARIES = frozenset("does do did is are was were can could will would should has have had".split())  # noqa: SIM905
@@ -210,6 +213,12 @@ ATTRIBUTE_UNITS: dict[str, re.Pattern[str]] = {
         (("power", "watts", "wattage"), r"\d[\d.,]*\s*(?:W|kW|watts)\b"),
         (("clock", "frequency"), r"\d[\d.,]*\s*(?:[MG]Hz)\b"),
         (("latency",), r"\d[\d.,]*\s*(?:ns|us|µs|ms)\b"),
+        # a wait or period is a time; a shape a pair of sizes ('8x128', '(8, 128)')
+        (
+            ("timeout", "timeouts", "interval", "delay", "ttl"),
+            r"\d[\d.,]*\s*(?:ns|us|µs|ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?)\b",
+        ),
+        (("shape", "shapes", "tile", "tiles"), r"\b\d+\s*[x×]\s*\d+\b|\(\s*\d+\s*,\s*\d+"),
         (("version", "versions", "release"), r"\b\d+\.\d+\.\d+\b"),
     )
     for name in names
@@ -510,16 +519,21 @@ def _lead_words(phrase: str) -> list[str]:
 
 def focus_term(question: str) -> str | None:
     """The head word of the quantity or attribute a 'how many / what is the' question asks for; for a
-    'which X' question only when X is an attribute with a unit ('which Windows version', 'which
-    bandwidth'), since 'which tool' or 'which flag' is answered by a line naming one, not the word."""
+    'which X / what X' question only when X is an attribute with a unit ('which Windows version', 'which
+    bandwidth', 'what timeout does X use', 'what tile shape'), since 'which tool' or 'which flag' is
+    answered by a line naming one, not the word."""
     verb = _COST_RE.search(question)
     if verb:  # 'how much does X cost': the cost is asked for
         return stem(verb.group(1).lower())
     match = _FOCUS_RE.search(question)
     if not match:
-        which = _WHICH_RE.search(question)
+        which = _PICKED_RE.search(question)
         heads = (
-            [w for w in _lead_words(which.group(1)) if w in ATTRIBUTE_UNITS and w not in MEMORY_NOUNS]
+            [
+                w
+                for w in _lead_words(which.group(1) or which.group(2))
+                if w in ATTRIBUTE_UNITS and w not in MEMORY_NOUNS
+            ]
             if which
             else []
         )
