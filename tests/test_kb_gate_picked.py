@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
-from tpu_runtime.knowledge.answer import focus_term, span_faults
+from tpu_runtime.knowledge.answer import focus_term, span_faults, value_units
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\
@@ -65,6 +65,13 @@ def test_a_value_in_the_unit_names_the_attribute() -> None:
     assert not span_faults(shape, "Gridlet tiles int8 arrays as 32x128 blocks.", "Layouts")
     # a thousands separator is no pair of sizes
     assert any("'shape'" in f for f in span_faults(shape, "Gridlet packs 1,024 int8 arrays.", "Layouts"))
+
+
+def test_a_pair_of_sizes_names_a_shape_only_when_one_is_asked_for() -> None:
+    assert "shape" in value_units("What shape does Gridlet use for int8 arrays?")
+    # a yes-or-no question about shapes: a line giving one pool's '2x4' does not answer it
+    assert "shape" not in value_units("Do all Gridlet pools need the same shape?")
+    assert "timeout" in value_units("Does gridlet join have a timeout?")
 
 
 @pytest.mark.parametrize(("question", "expected", "attribute"), CASES)

@@ -204,6 +204,7 @@ QUANTITY_WORDS = frozenset(
 _SIZE = r"\d[\d.,]*\s*(?:[KMGTP]i?B|[KMGTP]bytes|gigabytes|terabytes)\b"
 _RATE = r"\d[\d.,]*\s*(?:[KMGTP]i?B(?:ps|/s)|[KMGTP]bps|[KMGTP]b/s|gigabits|gigabytes per second)"
 _FLOPS = r"\d[\d.,]*\s*(?:[KMGTPE]?FLOPs?|[a-z]*flops|TOPS|[a-z]*ops\b)"
+SHAPE_WORDS = ("shape", "shapes", "tile", "tiles")
 ATTRIBUTE_UNITS: dict[str, re.Pattern[str]] = {
     name: re.compile(pattern, re.I)
     for names, pattern in (
@@ -218,7 +219,7 @@ ATTRIBUTE_UNITS: dict[str, re.Pattern[str]] = {
             ("timeout", "timeouts", "interval", "delay", "ttl"),
             r"\d[\d.,]*\s*(?:ns|us|µs|ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?)\b",
         ),
-        (("shape", "shapes", "tile", "tiles"), r"\b\d+\s*[x×]\s*\d+\b|\(\s*\d+\s*,\s*\d+"),
+        (SHAPE_WORDS, r"\b\d+\s*[x×]\s*\d+\b|\(\s*\d+\s*,\s*\d+"),
         (("version", "versions", "release"), r"\b\d+\.\d+\.\d+\b"),
     )
     for name in names
@@ -858,15 +859,20 @@ def value_units(question: str) -> dict[str, re.Pattern[str]]:
     unit: a line giving such a value names the attribute as well as the word would ('XProf needs
     2.20.0 or later' answers 'which version'). A memory (HBM, VMEM) is a thing as well as an attribute,
     so a size names it only when the question asks how big; 'how do I give a kernel more VMEM' asks
-    for a setting."""
+    for a setting. A pair of sizes names a shape only when the question asks which shape: 'do all
+    slices need the same shape' is not answered by a line giving one slice's '2x4'."""
     if _PROCEDURAL_RE.search(question):
         return {}
     asks_size = bool(_ASKS_SIZE_RE.search(question))
+    focus = focus_term(question)
     units: dict[str, re.Pattern[str]] = {}
     for word in (w.lower() for w in _WORD_RE.findall(question)):
         unit = ATTRIBUTE_UNITS.get(word)
-        if unit is not None and (asks_size or word not in MEMORY_NOUNS):
-            units[word] = unit
+        if unit is None or (word in MEMORY_NOUNS and not asks_size):
+            continue
+        if word in SHAPE_WORDS and word != focus:
+            continue
+        units[word] = unit
     return units
 
 
