@@ -30,13 +30,15 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   appear in the quoted line or its heading (a line giving a chip's HBM size does not answer how many HBM
   stacks it has); a kind of name ('what is the pip command') is left to the names check below;
 - values name attributes: a line giving a value in the unit of an attribute the question names ('2.20.0'
-  for "which version", '900 GBps' for "what bandwidth") counts as naming it, when spans are ranked as
-  in the focus check;
+  for "which version", '900 GBps' for "what bandwidth", '300 seconds' for "what timeout does X use",
+  '8x128' for "what tile shape") counts as naming it, when spans are ranked as in the focus check, which
+  a 'what X' question opening with such an attribute gets as a 'which X' one does;
 - commands: a question that states a situation and then asks only what to run or call ('... logs
   "Couldn't find tuned sizes". What should I run?') needs a line giving a command in a code span, one
   other than the message the question quotes;
 - flags: a `--flag` the question writes is a name, unknown unless some source names it whole
-  ('--max-slices' is not known because 'max' and 'slices' are);
+  ('--max-slices' is not known because 'max' and 'slices' are); so is a word value the question assigns
+  to a name ('MODEL_IMPL_TYPE=onnx': the option's line lists other values, `assigned_values`);
 - times: a 'when will X / in which JAX release' question needs a line giving a date, a year or a version
   (not '1.8x'), and one naming the product whose release is asked for (a GKE node version does not
   say which JAX release);
@@ -53,7 +55,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   line, a "how long does X take" one a time (a number with a time unit, or 'minutes'), and a "what is
   the default X / what X is used when --x is not given" one a line saying what is used by default (a
   value an example command chose is not the default); digits in a line's source note (its URL, its
-  'checked' date) count for none of these, nor for "how many" or "when";
+  'checked' date) count for none of these, nor for "how many" or "when"; the number or time of a
+  "how many / what is the largest / how long" question must stand within `VALUE_NEAR` words of a word
+  the question names ('in two ways' does not say how large a trace file may be: `value_near`);
 - word forms: light stemming (derived forms too: 'resiliency' is 'resilience'), irregular past forms
   ('written' is 'write') and 'un-'/'re-' prefixes ('retracing' meets 'tracing'); a dotted name is
   also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), a compound joined or not
@@ -180,6 +184,8 @@ _PER_RE = re.compile(r"\bper[\s-]+(chip|host|pod|slice|vm|tensorcore|core)\b", r
 # "How much does X cost / weigh": the verb names the quantity asked for
 _COST_RE = re.compile(r"\bhow\s+much\s+(?:does|do|did|will|would|could)\s+[^?]*?\b(costs?|weighs?)\b", re.I)
 _WHICH_RE = re.compile(r"\bwhich\s+([^?]*)", re.I)
+# "Which bandwidth ...", "what timeout does X use": an attribute picked by which or what
+_PICKED_RE = re.compile(r"\bwhich\s+([^?]*)|^\s*what\s+([^?]*)", re.I)
 _KINDS_RE = re.compile(r"\b(?:kinds?|types?|sorts?)\s+of\s+([a-z][\w-]*)", re.I)
 # verbs that end the noun phrase of "what X does ...", "which X is ..."
 AUXILIARIES = frozenset("does do did is are was were can could will would should has have had".split())  # noqa: SIM905
@@ -198,6 +204,7 @@ QUANTITY_WORDS = frozenset(
 _SIZE = r"\d[\d.,]*\s*(?:[KMGTP]i?B|[KMGTP]bytes|gigabytes|terabytes)\b"
 _RATE = r"\d[\d.,]*\s*(?:[KMGTP]i?B(?:ps|/s)|[KMGTP]bps|[KMGTP]b/s|gigabits|gigabytes per second)"
 _FLOPS = r"\d[\d.,]*\s*(?:[KMGTPE]?FLOPs?|[a-z]*flops|TOPS|[a-z]*ops\b)"
+SHAPE_WORDS = ("shape", "shapes", "tile", "tiles")
 ATTRIBUTE_UNITS: dict[str, re.Pattern[str]] = {
     name: re.compile(pattern, re.I)
     for names, pattern in (
@@ -207,6 +214,12 @@ ATTRIBUTE_UNITS: dict[str, re.Pattern[str]] = {
         (("power", "watts", "wattage"), r"\d[\d.,]*\s*(?:W|kW|watts)\b"),
         (("clock", "frequency"), r"\d[\d.,]*\s*(?:[MG]Hz)\b"),
         (("latency",), r"\d[\d.,]*\s*(?:ns|us|µs|ms)\b"),
+        # a wait or period is a time; a shape a pair of sizes ('8x128', '(8, 128)')
+        (
+            ("timeout", "timeouts", "interval", "delay", "ttl"),
+            r"\d[\d.,]*\s*(?:ns|us|µs|ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?)\b",
+        ),
+        (SHAPE_WORDS, r"\b\d+\s*[x×]\s*\d+\b|\(\s*\d+\s*,\s*\d+"),
         (("version", "versions", "release"), r"\b\d+\.\d+\.\d+\b"),
     )
     for name in names
@@ -507,16 +520,21 @@ def _lead_words(phrase: str) -> list[str]:
 
 def focus_term(question: str) -> str | None:
     """The head word of the quantity or attribute a 'how many / what is the' question asks for; for a
-    'which X' question only when X is an attribute with a unit ('which Windows version', 'which
-    bandwidth'), since 'which tool' or 'which flag' is answered by a line naming one, not the word."""
+    'which X / what X' question only when X is an attribute with a unit ('which Windows version', 'which
+    bandwidth', 'what timeout does X use', 'what tile shape'), since 'which tool' or 'which flag' is
+    answered by a line naming one, not the word."""
     verb = _COST_RE.search(question)
     if verb:  # 'how much does X cost': the cost is asked for
         return stem(verb.group(1).lower())
     match = _FOCUS_RE.search(question)
     if not match:
-        which = _WHICH_RE.search(question)
+        which = _PICKED_RE.search(question)
         heads = (
-            [w for w in _lead_words(which.group(1)) if w in ATTRIBUTE_UNITS and w not in MEMORY_NOUNS]
+            [
+                w
+                for w in _lead_words(which.group(1) or which.group(2))
+                if w in ATTRIBUTE_UNITS and w not in MEMORY_NOUNS
+            ]
             if which
             else []
         )
@@ -662,6 +680,48 @@ def attribute_of(question: str) -> str | None:
     return heads[-1] if heads else None
 
 
+# "How many X", "what is the number of X": a count asked by the question itself, not inside a clause that
+# asks for something else ('which config sets how many steps run' asks for a name)
+_MAIN_COUNT_RE = re.compile(
+    r"^\s*(?:how\s+many\b|what(?:'s|\s+is|\s+are)\s+the\s+(?:[a-z]+\s+)?number\s+of\b)", re.I
+)
+_LINE_WORD_RE = re.compile(r"[A-Za-z0-9][\w.\-/]*")
+# words either side of a value, function words aside, that say what it is of ('up to 256 chips', 'takes
+# 12 minutes')
+VALUE_NEAR = 3
+
+
+def value_near(question: str, span: str, value: re.Pattern[str]) -> bool:
+    """Whether a value of the line (a match of `value`) stands within `VALUE_NEAR` words of a word the
+    question names: a count, limit or time belongs to what stands beside it, so a line giving one for
+    something else ('two ways', 'the first compile can take minutes' for how long entries are kept) does
+    not say it for the question's thing."""
+    asked = {
+        t
+        for t in tokenize(question)
+        if t not in QUESTION_WORDS and t not in STOPWORDS and len(t) > 1 and not t.isdigit()
+    }
+    stated = _NOTE_RE.sub(" ", span)
+    # function words ('of', 'at', 'to') do not count towards the distance: 'files of at most 2 GB'
+    words = [w for w in _LINE_WORD_RE.finditer(stated) if w.group(0).lower() not in STOPWORDS]
+    for match in value.finditer(stated):
+        inside = [i for i, w in enumerate(words) if w.start() < match.end() and match.start() < w.end()]
+        if not inside:
+            continue
+        lo, hi = max(0, inside[0] - VALUE_NEAR), inside[-1] + VALUE_NEAR + 1
+        beside = [w.group(0) for i, w in enumerate(words[lo:hi], lo) if i not in inside]
+        terms = _terms(" ".join(beside))
+        if any(_present(terms, t) for t in asked):
+            return True
+    return False
+
+
+def asks_main_count(question: str) -> bool:
+    """Whether the question itself asks how many or how much at most ('how many X', 'what is the largest
+    X'), rather than for a name in a clause about a count."""
+    return bool(_MAIN_COUNT_RE.search(question)) or asks_limit(question)
+
+
 def asks_limit(question: str) -> bool:
     """Whether the question asks for a limit ('what is the largest priority Shardy accepts'): only a
     number answers it."""
@@ -799,15 +859,20 @@ def value_units(question: str) -> dict[str, re.Pattern[str]]:
     unit: a line giving such a value names the attribute as well as the word would ('XProf needs
     2.20.0 or later' answers 'which version'). A memory (HBM, VMEM) is a thing as well as an attribute,
     so a size names it only when the question asks how big; 'how do I give a kernel more VMEM' asks
-    for a setting."""
+    for a setting. A pair of sizes names a shape only when the question asks which shape: 'do all
+    slices need the same shape' is not answered by a line giving one slice's '2x4'."""
     if _PROCEDURAL_RE.search(question):
         return {}
     asks_size = bool(_ASKS_SIZE_RE.search(question))
+    focus = focus_term(question)
     units: dict[str, re.Pattern[str]] = {}
     for word in (w.lower() for w in _WORD_RE.findall(question)):
         unit = ATTRIBUTE_UNITS.get(word)
-        if unit is not None and (asks_size or word not in MEMORY_NOUNS):
-            units[word] = unit
+        if unit is None or (word in MEMORY_NOUNS and not asks_size):
+            continue
+        if word in SHAPE_WORDS and word != focus:
+            continue
+        units[word] = unit
     return units
 
 
@@ -880,6 +945,19 @@ def question_flags(question: str) -> list[str]:
     return list(dict.fromkeys(m.group(1).lower() for m in _FLAG_RE.finditer(question)))
 
 
+# 'MODEL_IMPL=onnx', 'load_format="onnx"': a word value assigned to a name (a number is a setting's
+# amount, which no source need repeat)
+_ASSIGNED_RE = re.compile(r"(?<![\w-])[A-Za-z_][\w.-]*\s*=\s*[\"'`]?([A-Za-z][\w.-]*)")
+
+
+def assigned_values(question: str) -> list[str]:
+    """Word values the question assigns to a name ('onnx' in 'what does MODEL_IMPL=onnx select'),
+    lowercased: like a flag, such a value is a name, so one that no source mentions in any form makes
+    the question not covered, however well the option's own line matches ('auto, vllm or flax_nnx'
+    says nothing about an onnx value)."""
+    return list(dict.fromkeys(m.group(1).lower() for m in _ASSIGNED_RE.finditer(question)))
+
+
 def asks_when(question: str) -> bool:
     """Whether the question asks for a time or release ('when will X ship', 'in which JAX release')."""
     return bool(_ASKS_WHEN_RE.search(question))
@@ -924,8 +1002,12 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
     stated = _NOTE_RE.sub(" ", span)
     if (asks_count(question) or asks_limit(question)) and not _GIVES_COUNT_RE.search(stated):
         faults.append("the question asks for a number and the quoted line gives none")
+    elif asks_main_count(question) and not value_near(question, span, _GIVES_COUNT_RE):
+        faults.append("the question asks for a number and the quoted line gives none beside what it asks")
     if asks_time(question) and not _GIVES_TIME_RE.search(stated):
         faults.append("the question asks how long and the quoted line gives no time")
+    elif asks_time(question) and not value_near(question, span, _GIVES_TIME_RE):
+        faults.append("the question asks how long and the quoted line gives no time beside what it asks")
     if asks_default(question) and not _GIVES_DEFAULT_RE.search(stated):
         faults.append(
             "the question asks for a default and the quoted line does not say what is used by default"
@@ -1211,6 +1293,8 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         for f in question_flags(question)
         if not any(index.document_frequency(form) for form in {f, f.replace("-", "_"), f.replace("_", "-")})
     ]
+    # a value assigned to an option that no source names in any form ('MODEL_IMPL=onnx')
+    unknown += [f"={v}" for v in assigned_values(question) if v not in unknown and _family_df(index, v) == 0]
     if unknown:  # 'v9', 'tpu8': the question names something no source mentions
         reasons.append(f"the sources never mention {', '.join(unknown[:3])}")
     # the thing asked for ('what refund', 'how many heatsinks') in no form anywhere in the sources: no
