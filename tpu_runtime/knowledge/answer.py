@@ -145,6 +145,7 @@ DEFINITION_BONUS = 1.5  # span score factor of a line opening with the X of "wha
 TARGET_WEIGHT = 2.0  # weight factor, when ranking spans, of the word naming what is asked for
 SUMMARY_BONUS = 2.5  # span score factor of a symbol's docstring summary when the question asks what it is
 REASON_BONUS = 1.5  # span score factor of a line stating a cause when the question asks why
+PROCEDURE_BONUS = 1.25  # span score factor of a line whose code names the action or term a "how do I" asks
 MAX_QUOTE_CHARS = 400
 # a second line is quoted too when it scores at least this share of the first one's (dev fold A chose 0.9 of
 # 0.95/0.9/0.85/0.8: docs/kb-accuracy.md)
@@ -620,6 +621,25 @@ def asked_action(question: str) -> str | None:
     match = _ACTION_RE.search(question)
     verb = match.group(1).lower() if match else None
     return verb if verb and verb not in QUESTION_WORDS | INQUIRY_VERBS and verb not in STOPWORDS else None
+
+
+def procedure_terms(question: str, terms: list[str]) -> list[str]:
+    """What the code of a line answering a "how do I" question names: the action ('install' in 'how do I
+    install X') and the question's specific terms (`torch.compile`, `v5e`). Empty for other questions."""
+    if not _PROCEDURAL_RE.search(question):
+        return []
+    verb = asked_action(question)
+    return ([verb] if verb else []) + [t for t in terms if is_specific(t)]
+
+
+def gives_procedure(wanted: list[str], span: str) -> bool:
+    """A line whose code span (a call, command or setting) names one of `wanted`: it shows how, where a
+    line sharing as many words may only describe the thing ('the backend is implemented in ...')."""
+    code = " ".join(_CODE_RE.findall(span))
+    if not code:
+        return False
+    terms = _terms(code)
+    return any(_present(terms, w) for w in wanted)
 
 
 def asks_name(question: str) -> str | None:
@@ -1162,6 +1182,7 @@ def ranked_spans(
     top_cosine = max(cosines, default=None)
     focus = focus_term(question) if question else None
     why = bool(question and asks_why(question))
+    procedure = procedure_terms(question, list(weights)) if question else []
     for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
         heading = _heading(passage)
         for span in candidate_spans(passage.text):
@@ -1204,6 +1225,8 @@ def ranked_spans(
                 overlap *= DEFINITION_BONUS
             if why and gives_reason(span):
                 overlap *= REASON_BONUS
+            if procedure and gives_procedure(procedure, span):
+                overlap *= PROCEDURE_BONUS
             spans.append(Span(span, passage, overlap))
     # stable: among equal scores the earlier (higher-ranked) span stays first
     spans.sort(key=lambda sp: -sp.overlap)
