@@ -4,8 +4,10 @@ A model moved to the TPU with one tensor left on the CPU (a batch, a mask built 
 that is not a buffer) stops at PyTorch's own check, in two wordings across releases, and `param.data = t`
 across devices stops at the storage check. A traced value used as a dict key or leaked out of jit, and
 TensorFlow placing an op on a TPU it never connected to, a Pod no GKE node takes (selectors, the TPU taint, a
-namespace quota) and a model class a serving engine lacks are the other families. Each case is a wording of
-the family with other values; the assertions check the category, the sub-rule and what the fix names.
+namespace quota), a model class a serving engine lacks, torch.distributed before its process group or with
+its port taken, and a TPU framework missing from the interpreter are the other families. Each case is a
+wording of the family with other values; the assertions check the category, the sub-rule and what the fix
+names.
 """
 
 from __future__ import annotations
@@ -170,3 +172,57 @@ def test_a_scheduler_short_of_chips_keeps_its_own_fix() -> None:
     )
     assert crash.evidence.fix_rule != "runtime_init_failure/gke_node_selector_unmatched"
     assert "google.com/tpu," in crash.fix  # the resource without the sentence's full stop
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "sub_rule", "named"),
+    [
+        (
+            "RuntimeError: torch.distributed is not initialized. Call init_process_group first.",
+            "runtime_init_failure",
+            "process_group_not_initialised",
+            'backend="tpu_dist"',
+        ),
+        (
+            "ValueError: Default process group has not been initialized, please make sure to call "
+            "init_process_group.",
+            "runtime_init_failure",
+            "process_group_not_initialised",
+            "xla://",
+        ),
+        (
+            "torch.distributed.DistNetworkError: The server socket has failed to listen on any local "
+            "network address. The server socket has failed to bind to [::]:12355 (errno: 98 - Address "
+            "already in use).",
+            "runtime_init_failure",
+            "rendezvous_port_in_use",
+            "bind its port 12355",
+        ),
+        (
+            "ModuleNotFoundError: No module named 'torch_tpu'",
+            "version_mismatch",
+            "framework_not_installed",
+            "pip install torch_tpu",
+        ),
+        (
+            "ModuleNotFoundError: No module named 'jax'",
+            "version_mismatch",
+            "framework_not_installed",
+            "has no jax",
+        ),
+    ],
+)
+def test_distributed_start_and_missing_framework_families(
+    text: str, category: str, sub_rule: str, named: str
+) -> None:
+    crash = _diagnose(text)
+    assert (crash.category, crash.evidence.fix_rule) == (category, f"{category}/{sub_rule}")
+    assert named in crash.fix
+
+
+def test_a_missing_submodule_or_libtpu_keeps_its_own_rule() -> None:
+    """A submodule of another release and a missing libtpu are not a framework left uninstalled."""
+    moved = _diagnose("ModuleNotFoundError: No module named 'jax.experimental.pallas.ops'")
+    assert moved.evidence.fix_rule != "version_mismatch/framework_not_installed"
+    libtpu = _diagnose("ModuleNotFoundError: No module named 'libtpu'")
+    assert libtpu.category == "runtime_init_failure"
