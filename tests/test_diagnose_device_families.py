@@ -226,3 +226,29 @@ def test_a_missing_submodule_or_libtpu_keeps_its_own_rule() -> None:
     assert moved.evidence.fix_rule != "version_mismatch/framework_not_installed"
     libtpu = _diagnose("ModuleNotFoundError: No module named 'libtpu'")
     assert libtpu.category == "runtime_init_failure"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ERROR: Could not find a version that satisfies the requirement jax[tpu] (from versions: none)",
+        "ERROR: Could not find a version that satisfies the requirement torch_tpu==0.2.0 "
+        "(from versions: none)",
+        "ERROR: No matching distribution found for vllm-tpu==0.11.1",
+    ],
+)
+def test_pip_finding_no_tpu_wheel(text: str) -> None:
+    """Every TPU framework's missing wheel is the index/Python fix, jax and torch_tpu as much as libtpu."""
+    crash = _diagnose(text)
+    assert (crash.category, crash.evidence.fix_rule) == (
+        "version_mismatch",
+        "version_mismatch/wheel_not_on_index",
+    )
+    assert "pip cannot find" in crash.fix
+
+
+def test_a_package_whose_name_starts_like_jax_is_not_jax() -> None:
+    crash = _diagnose(
+        "ERROR: Could not find a version that satisfies the requirement jaxtyping==9.9 (from versions: none)"
+    )
+    assert crash.category != "version_mismatch"  # the TPU-wheel pattern names jax, not any jax* package
