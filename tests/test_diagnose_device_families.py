@@ -102,30 +102,6 @@ def test_a_device_that_is_missing_is_not_this_family() -> None:
             "tensorflow_tpu_device_not_connected",
             "experimental_connect_to_cluster",
         ),
-    ],
-)
-def test_tracer_and_tpu_placement_families(text: str, category: str, sub_rule: str, named: str) -> None:
-    crash = _diagnose(text)
-    assert (crash.category, crash.evidence.fix_rule) == (category, f"{category}/{sub_rule}")
-    assert named in crash.fix
-
-
-def test_nearby_wordings_are_not_claimed() -> None:
-    """An unhashable list is no tracer, and a GPU op with no GPU is not a TPU connection problem."""
-    assert _diagnose("TypeError: unhashable type: 'list'").evidence.fix_rule != (
-        "xla_compile_error/traced_value_as_static"
-    )
-    gpu = _diagnose(
-        "InvalidArgumentError: Cannot assign a device for operation MatMul: node MatMul was explicitly "
-        "assigned to /device:GPU:0 but available devices are "
-        "[ /job:localhost/replica:0/task:0/device:CPU:0 ]."
-    )
-    assert gpu.evidence.fix_rule != "runtime_init_failure/tensorflow_tpu_device_not_connected"
-
-
-@pytest.mark.parametrize(
-    ("text", "category", "sub_rule", "named"),
-    [
         (
             "  Warning  FailedScheduling  3m  default-scheduler  0/5 nodes are available: 5 node(s) didn't "
             "match Pod's node affinity/selector. preemption: 0/5 nodes are available: 5 Preemption is not "
@@ -156,27 +132,6 @@ def test_nearby_wordings_are_not_claimed() -> None:
             "serving_architecture_unsupported",
             "MODEL_IMPL_TYPE",
         ),
-    ],
-)
-def test_cluster_and_serving_families(text: str, category: str, sub_rule: str, named: str) -> None:
-    crash = _diagnose(text)
-    assert (crash.category, crash.evidence.fix_rule) == (category, f"{category}/{sub_rule}")
-    assert named in crash.fix
-
-
-def test_a_scheduler_short_of_chips_keeps_its_own_fix() -> None:
-    """Too few chips is the capacity fix, not the selector one, even beside a selector mismatch."""
-    crash = _diagnose(
-        "0/4 nodes are available: 4 Insufficient google.com/tpu. preemption: 0/4 nodes are available: "
-        "4 No preemption victims found for incoming pod."
-    )
-    assert crash.evidence.fix_rule != "runtime_init_failure/gke_node_selector_unmatched"
-    assert "google.com/tpu," in crash.fix  # the resource without the sentence's full stop
-
-
-@pytest.mark.parametrize(
-    ("text", "category", "sub_rule", "named"),
-    [
         (
             "RuntimeError: torch.distributed is not initialized. Call init_process_group first.",
             "runtime_init_failure",
@@ -212,12 +167,33 @@ def test_a_scheduler_short_of_chips_keeps_its_own_fix() -> None:
         ),
     ],
 )
-def test_distributed_start_and_missing_framework_families(
-    text: str, category: str, sub_rule: str, named: str
-) -> None:
+def test_family(text: str, category: str, sub_rule: str, named: str) -> None:
     crash = _diagnose(text)
     assert (crash.category, crash.evidence.fix_rule) == (category, f"{category}/{sub_rule}")
     assert named in crash.fix
+
+
+def test_nearby_wordings_are_not_claimed() -> None:
+    """An unhashable list is no tracer, and a GPU op with no GPU is not a TPU connection problem."""
+    assert _diagnose("TypeError: unhashable type: 'list'").evidence.fix_rule != (
+        "xla_compile_error/traced_value_as_static"
+    )
+    gpu = _diagnose(
+        "InvalidArgumentError: Cannot assign a device for operation MatMul: node MatMul was explicitly "
+        "assigned to /device:GPU:0 but available devices are "
+        "[ /job:localhost/replica:0/task:0/device:CPU:0 ]."
+    )
+    assert gpu.evidence.fix_rule != "runtime_init_failure/tensorflow_tpu_device_not_connected"
+
+
+def test_a_scheduler_short_of_chips_keeps_its_own_fix() -> None:
+    """Too few chips is the capacity fix, not the selector one, even beside a selector mismatch."""
+    crash = _diagnose(
+        "0/4 nodes are available: 4 Insufficient google.com/tpu. preemption: 0/4 nodes are available: "
+        "4 No preemption victims found for incoming pod."
+    )
+    assert crash.evidence.fix_rule != "runtime_init_failure/gke_node_selector_unmatched"
+    assert "google.com/tpu," in crash.fix  # the resource without the sentence's full stop
 
 
 def test_a_missing_submodule_or_libtpu_keeps_its_own_rule() -> None:
