@@ -228,3 +228,23 @@ def test_a_package_whose_name_starts_like_jax_is_not_jax() -> None:
         "ERROR: Could not find a version that satisfies the requirement jaxtyping==9.9 (from versions: none)"
     )
     assert crash.category != "version_mismatch"  # the TPU-wheel pattern names jax, not any jax* package
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "AssertionError: Torch not compiled with CUDA enabled",
+        "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and "
+        "installed a driver from http://www.nvidia.com/Download/index.aspx",
+    ],
+)
+def test_cuda_code_on_a_tpu_host(text: str) -> None:
+    """Code written for a CUDA GPU, run on a TPU VM: the fix names the TPU device to pass instead."""
+    crash = _diagnose(text)
+    assert crash.evidence.fix_rule == "runtime_init_failure/cuda_called_on_tpu_host"
+    assert 'torch.device("tpu")' in crash.fix and ".to(device)" in crash.fix
+
+
+def test_a_gpu_kernel_image_error_is_not_this_family() -> None:
+    crash = _diagnose("RuntimeError: CUDA error: no kernel image is available for execution on the device")
+    assert crash.evidence.fix_rule != "runtime_init_failure/cuda_called_on_tpu_host"
