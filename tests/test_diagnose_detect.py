@@ -68,7 +68,7 @@ def test_kinds_from_content_whatever_the_name(tmp_path: Path) -> None:
         "trace.json.gz": "torch_trace",
         "bench.log": "crash_log",
     }
-    assert detect_input(str(gz)).gzipped
+    assert detect_input(str(gz)).compression == "gzip"
     assert "2 plane(s)" in detect_input(str(xspace)).detail
 
 
@@ -165,7 +165,7 @@ def test_readable_text_is_never_refused(tmp_path: Path) -> None:
         gzip.compress(b"jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Ran out of memory\n")
     )
     detected = detect_input(str(log))
-    assert detected.kind == "crash_log" and detected.gzipped
+    assert detected.kind == "crash_log" and detected.compression == "gzip"
 
 
 def test_stdin() -> None:

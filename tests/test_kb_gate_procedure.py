@@ -6,8 +6,6 @@ lexical index; the same lines answer a question that asks what the thing is as b
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
@@ -43,7 +41,7 @@ def test_the_line_that_shows_how_is_quoted(index: KnowledgeIndex) -> None:
 
 
 def test_without_the_bonus_the_describing_line_wins(
-    index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The measure of the test above: with the bonus off, the line sharing more words is quoted."""
     monkeypatch.setattr(answer_module, "PROCEDURE_BONUS", 1.0)

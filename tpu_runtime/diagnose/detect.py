@@ -63,10 +63,6 @@ class DetectedInput:
     encoding: str = "utf-8"  # how the text is read (encodings.text_encoding)
     notes: tuple[str, ...] = field(default_factory=tuple)
 
-    @property
-    def gzipped(self) -> bool:
-        return self.compression == "gzip"
-
 
 def detect_input(path: str, stdin: BinaryIO | None = None) -> DetectedInput:
     """Decide what `path` holds; `-` reads standard input (a crash log or a metrics report)."""

@@ -167,7 +167,7 @@ def _timed(
 def _text(item: DetectedInput, notes: list[str]) -> str:
     """The input's text (standard input as given; files through read_log: compressed, UTF-16, huge)."""
     from tpu_runtime.diagnose.jsonlog import unwrap
-    from tpu_runtime.diagnose.logtext import normalise, read_log
+    from tpu_runtime.diagnose.logtext import read_log
 
     if item.text is not None:
         text, found = item.text, []
@@ -176,7 +176,7 @@ def _text(item: DetectedInput, notes: list[str]) -> str:
         text, found = log.text, list(log.notes)
     unwrapped = unwrap(text, item.files[0].name if item.files else item.path)
     if unwrapped is not None:  # a notebook or a JSON log export: the lines it holds, as a plain log
-        text = normalise(unwrapped.text)
+        text = unwrapped.text  # (ANSI codes of a notebook's traceback: the crash rules normalise)
         found.append(unwrapped.note)
     for note in found:
         if note not in notes:

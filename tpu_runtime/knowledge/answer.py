@@ -87,6 +87,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   often shares its words between the fact and the line before it that sets its scene;
 - causes: for a 'why' question, a line stating a cause ('because', 'so', 'due to') ranks higher as the
   quote than one sharing as many words that only says what happens (`REASON_BONUS`);
+- procedures: for a 'how do I' question, a line whose code span names the action or a specific term of
+  the question ranks higher than one sharing as many words that only describes the thing
+  (`PROCEDURE_BONUS`, `gives_procedure`);
 - a quote is checked to occur in its passage.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
