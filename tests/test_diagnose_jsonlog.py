@@ -125,6 +125,23 @@ def test_docker_and_json_lines_loggers(tmp_path: Path) -> None:
     ]
 
 
+def test_an_audit_entry_gives_the_status_of_the_refused_call() -> None:
+    entries = [
+        {
+            "protoPayload": {
+                "status": {"code": 8, "message": "Quota 'TPUV6E' exhausted. Limit 8 in zone us-east5-b"}
+            }
+        },
+        {"textPayload": "creating node pool tpu-pool"},
+    ]
+    unwrapped = unwrap(json.dumps(entries))
+    assert unwrapped is not None
+    assert unwrapped.text.splitlines() == [
+        "Quota 'TPUV6E' exhausted. Limit 8 in zone us-east5-b",
+        "creating node pool tpu-pool",
+    ]
+
+
 def test_json_that_holds_no_log_is_left_alone() -> None:
     assert unwrap('{"lr": 0.1, "steps": 10}') is None
     assert unwrap("\n".join(json.dumps({"step": i, "loss": 2.0 - i / 10}) for i in range(5))) is None

@@ -128,22 +128,19 @@ def _entries(entries: list[Any], name: str, what: str) -> Unwrapped | None:
 def _message(entry: Any) -> str | None:
     if not isinstance(entry, dict):
         return None
-    for key in _MESSAGE_KEYS:
-        value = entry.get(key)
-        if isinstance(value, str):
-            return value
     payload = entry.get("jsonPayload")
-    if isinstance(payload, dict):
-        for key in _PAYLOAD_KEYS:
-            value = payload.get(key)
-            if isinstance(value, str):
-                return value
-    status = (
-        entry.get("protoPayload", {}).get("status") if isinstance(entry.get("protoPayload"), dict) else None
+    proto = entry.get("protoPayload")  # an audit entry: the status of the refused call
+    status = proto.get("status") if isinstance(proto, dict) else None
+    return (
+        _first_text(entry, _MESSAGE_KEYS)
+        or (_first_text(payload, _PAYLOAD_KEYS) if isinstance(payload, dict) else None)
+        or (_first_text(status, ("message",)) if isinstance(status, dict) else None)
     )
-    if isinstance(status, dict) and isinstance(status.get("message"), str):
-        return str(status["message"])
-    return None
+
+
+def _first_text(mapping: dict[str, Any], keys: tuple[str, ...]) -> str | None:
+    """The first of `keys` whose value is a string."""
+    return next((mapping[k] for k in keys if isinstance(mapping.get(k), str)), None)
 
 
 def _time(entry: dict[str, Any]) -> datetime | None:
