@@ -22,6 +22,11 @@ cause-specific sub-rule removed). It estimates what they do for logs in wordings
 similar known errors are left out of it (the shipped set holds every dev file); `--known-from ... --ablate`
 measures them.
 
+`--resaved` reads each file of the split again as people save logs (UTF-16 from a PowerShell redirect,
+NUL bytes left by a writer that died, bzip2 and xz, a notebook's stream output, a Cloud Logging export
+listed newest first) and counts the files whose verdict (category and fix rule) is the plain file's: it
+measures the reading, not the rules, so it may run on the held-back half.
+
 `--fold A` or `--fold B` keeps one fold of each half (crash_corpus.fold_of, a second hash byte): a general
 mechanism is built from fold A's failures alone (`--split dev --fold A --show`, with or without
 `--ablate`) and kept when fold B, never read, gains as well.
@@ -94,6 +99,64 @@ def time_big_log(size_mb: int = 100) -> None:
         crash = report.crashes[0]
         mb = path.stat().st_size / (1 << 20)
         print(f"{mb:.0f} MB log, error at the end: {crash.evidence.fix_rule} in {elapsed:.1f} s\n")
+
+
+def _resaved_forms(data: bytes) -> dict[str, tuple[str, bytes]]:
+    """The log `data` as people save it: form name -> (file name, bytes)."""
+    import bz2
+    import json
+    import lzma
+
+    text = data.decode("utf-8", "replace")
+    lines = text.splitlines()
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "source": [],
+                "outputs": [
+                    {"output_type": "stream", "name": "stderr", "text": [line + "\n" for line in lines]}
+                ],
+            }
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+    export = [  # gcloud logging read --format=json: one entry per line, newest first
+        {"textPayload": line, "timestamp": f"2026-01-01T00:{i // 60:02d}:{i % 60:02d}.000Z"}
+        for i, line in reversed(list(enumerate(lines)))
+    ]
+    return {
+        "UTF-16 (PowerShell)": ("run.log", text.encode("utf-16")),
+        "NUL bytes after the text": ("run.log", data + bytes(4096)),
+        "bzip2": ("run.log.bz2", bz2.compress(data)),
+        "xz": ("run.log.xz", lzma.compress(data)),
+        "notebook stream output": ("run.ipynb", json.dumps(notebook).encode()),
+        "Cloud Logging export": ("run.json", json.dumps(export).encode()),
+    }
+
+
+def resaved(split: str) -> None:
+    """How many files of `split` keep their verdict when saved in each way people save logs."""
+    corpus = load_corpus()
+    names = [n for n, e in sorted(corpus.items()) if split in ("both", entry_split(n, e))]
+    same: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        for name in names:
+            data = (CORPUS_DIR / name).read_bytes()
+            plain = run_diagnose([str(CORPUS_DIR / name)]).crashes[0]
+            for form, (file_name, blob) in _resaved_forms(data).items():
+                path = Path(folder) / file_name
+                path.write_bytes(blob)
+                crash = run_diagnose([str(path)]).crashes[0]
+                same[form] = same.get(form, 0) + (
+                    (crash.category, crash.evidence.fix_rule) == (plain.category, plain.evidence.fix_rule)
+                )
+    print(f"## resaved ({split}, {len(names)} files): verdict the same as the plain file's")
+    for form, count in same.items():
+        print(f"  {form}: {count}/{len(names)}")
+    print()
 
 
 def ablate(show: bool = False, fold: str | None = None) -> None:
@@ -258,7 +321,15 @@ def main() -> int:
         action="store_true",
         help="score the rules alone, without the similar-known-errors fallback (its share, on either half)",
     )
+    parser.add_argument(
+        "--resaved",
+        action="store_true",
+        help="the split read again as UTF-16, bz2, a notebook, a JSON export",
+    )
     args = parser.parse_args()
+    if args.resaved:
+        resaved(args.split)
+        return 0
     if args.known_from:
         known_from(args.known_from, args.ablate, args.threshold, args.show, args.fold)
         return 0

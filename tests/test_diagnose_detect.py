@@ -225,6 +225,12 @@ def test_text_in_other_encodings_and_compressions_is_read(
     assert any("NUL bytes" in note for note in report.notes) == (encoding == "utf-8+nul")
 
 
+def test_a_short_line_padded_with_nul_bytes_is_text(tmp_path: Path) -> None:
+    """A one-line error of a few words (a held-back corpus file padded with zeros was refused at 32 bytes)."""
+    detected = detect_input(str(_written(tmp_path, "short.log", b"OSError: [Errno 5] I/O" + bytes(4096))))
+    assert (detected.kind, detected.encoding) == ("crash_log", "utf-8+nul")
+
+
 def test_binary_and_archives_are_still_refused(tmp_path: Path) -> None:
     """Zeros among text do not make binary data text: floats, random bytes and archives stay refused."""
     floats = struct.pack("1000f", *[i * 0.5 for i in range(1000)])

@@ -57,7 +57,7 @@ def text_encoding(head: bytes) -> str | None:
     rest = head.replace(b"\x00", b"")
     # What is left must be plain text, not a binary format that also holds zeros: almost no control
     # bytes, and bytes above 127 that are UTF-8.
-    if len(rest.strip()) < 32 or binary_share(rest) > 0.02:
+    if len(rest.strip()) < 8 or binary_share(rest) > 0.02:
         return None
     sample = rest[:4096]
     broken = sample.decode("utf-8", errors="replace").count("\ufffd")
