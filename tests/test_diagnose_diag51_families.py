@@ -16,16 +16,9 @@ from __future__ import annotations
 
 import pytest
 
-from tpu_runtime.diagnose.crashlog import diagnose_log, load_rules
-from tpu_runtime.diagnose.report import CrashDiagnosis
-from tpu_runtime.diagnose.similar_errors import SimilarErrors
+from tests.crash_helpers import diagnose_rules_alone as _diagnose
 
 _RULE = "runtime_init_failure/tpuestimator_mode_only_on_tpu"
-
-
-def _diagnose(text: str) -> CrashDiagnosis:
-    """The rules alone (no similar known error can lend its verdict)."""
-    return diagnose_log(text, "-", load_rules(), SimilarErrors(()))
 
 
 @pytest.mark.parametrize(

@@ -13,14 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from tpu_runtime.diagnose.crashlog import diagnose_log, load_rules
-from tpu_runtime.diagnose.report import CrashDiagnosis
-from tpu_runtime.diagnose.similar_errors import SimilarErrors
-
-
-def _diagnose(text: str) -> CrashDiagnosis:
-    """The rules alone (no similar known error can lend its verdict)."""
-    return diagnose_log(text, "-", load_rules(), SimilarErrors(()))
+from tests.crash_helpers import diagnose_rules_alone as _diagnose
 
 
 @pytest.mark.parametrize(
