@@ -1,0 +1,170 @@
+"""Common wordings people paste from the host side of a TPU job: CUDA code and CUDA checkpoints on a TPU
+VM, Google and Hugging Face credentials, torch.distributed's store and Gloo timeouts, pt-xla-profiler's
+transfer counts, PyTorch CPU kernels without a reduced-precision dtype, a mesh axis named twice, and a
+halted core's "no compiler metadata" note, which is not a compile error.
+
+Each case is a wording of the family with other values than the rule's comment; the assertions check the
+category, the sub-rule and what the fix names, and each family has a nearby wording it must not claim.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.crash_helpers import diagnose_rules_alone as _diagnose
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "sub_rule", "named"),
+    [
+        (
+            "RuntimeError: No CUDA GPUs are available",
+            "runtime_init_failure",
+            "cuda_called_on_tpu_host",
+            'torch.device("tpu")',
+        ),
+        (
+            "RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda functions "
+            "before calling NumCudaDevices() that might have already set an error? Error 804",
+            "runtime_init_failure",
+            "cuda_called_on_tpu_host",
+            ".to(device)",
+        ),
+        (
+            "RuntimeError: Attempting to deserialize object on a CUDA device but "
+            "torch.cuda.is_available() is False. If you are running on a CPU-only machine, please use "
+            "torch.load with map_location",
+            "runtime_init_failure",
+            "cuda_checkpoint_on_tpu_host",
+            'map_location="cpu"',
+        ),
+        (
+            "huggingface_hub.errors.GatedRepoError: 403 Client Error. Cannot access gated repo for url "
+            "https://huggingface.co/google/gemma-2-9b/resolve/main/config.json.",
+            "runtime_init_failure",
+            "hf_gated_repo",
+            "HF_TOKEN",
+        ),
+        (
+            "huggingface_hub.errors.LocalEntryNotFoundError: An error happened while trying to locate the "
+            "file on the Hub and we cannot find the requested files in the local cache.",
+            "runtime_init_failure",
+            "hf_hub_unreachable",
+            "huggingface-cli download",
+        ),
+        (
+            "google.auth.exceptions.DefaultCredentialsError: Could not automatically determine "
+            "credentials. Please set GOOGLE_APPLICATION_CREDENTIALS or explicitly create credentials and "
+            "re-run the application.",
+            "runtime_init_failure",
+            "go_default_credentials_missing",
+            "gcloud auth application-default login",
+        ),
+        (
+            "google.api_core.exceptions.Forbidden: 403 GET https://storage.googleapis.com/storage/v1/b/"
+            "ckpts/o/step_100: trainer@proj-7.iam.gserviceaccount.com does not have storage.objects.get "
+            "access to the Google Cloud Storage object. Permission 'storage.objects.get' denied on resource "
+            "(or it may not exist).",
+            "runtime_init_failure",
+            "service_account_storage_permission",
+            "storage.objects.get",
+        ),
+        (
+            "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 3/4 clients "
+            "joined.",
+            "collective_timeout",
+            "torch_store_or_gloo_timeout",
+            "MASTER_ADDR",
+        ),
+        (
+            "RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out "
+            "waiting 600000ms for recv operation to complete\nRuntimeError: [../torch/csrc/distributed/c10d/"
+            "ProcessGroupGloo.cpp:2917] Timed out waiting 600000ms for recv operation to complete",
+            "collective_timeout",
+            "torch_store_or_gloo_timeout",
+            "timeout=",
+        ),
+        (
+            "pt-xla-profiler: TransferFromDeviceTime too frequent: 240 counts during 20 steps",
+            "recompilation",
+            "torch_xla_transfers_per_step",
+            "240 device-to-host transfers",
+        ),
+        (
+            "RuntimeError: \"layer_norm_cpu_kernel\" not implemented for 'Half'",
+            "unsupported_op",
+            "cpu_kernel_lacks_dtype",
+            "layer_norm_cpu_kernel has no Half version",
+        ),
+        (
+            "RuntimeError: \"baddbmm_with_gemm_cpu_\" not implemented for 'BFloat16'",
+            "unsupported_op",
+            "cpu_kernel_lacks_dtype",
+            "model.to(device)",
+        ),
+        (
+            "jax._src.named_sharding.DuplicateSpecError: A single NamedSharding spec specification can "
+            "map every mesh axis to at most one positional dimension, but PartitionSpec('fsdp', None, "
+            "'fsdp') has duplicate entries for `fsdp`",
+            "shape_dtype_error",
+            "mesh_axis_used_twice",
+            "`fsdp`",
+        ),
+    ],
+)
+def test_family_wording_gets_its_sub_rule(text: str, category: str, sub_rule: str, named: str) -> None:
+    crash = _diagnose(text)
+    assert crash.category == category
+    assert crash.evidence.fix_rule == f"{category}/{sub_rule}"
+    assert named in crash.fix
+
+
+@pytest.mark.parametrize(
+    ("text", "not_sub_rule"),
+    [
+        # a CUDA device asked for by a program that does find one is not a TPU-host mistake
+        ("RuntimeError: CUDA error: out of memory", "cuda_called_on_tpu_host"),
+        # torch.load on the CPU failing for another reason is not a CUDA checkpoint
+        (
+            "RuntimeError: PytorchStreamReader failed reading zip archive: failed finding central directory",
+            "cuda_checkpoint_on_tpu_host",
+        ),
+        # a repository that does not exist is not a gated one
+        (
+            "huggingface_hub.errors.RepositoryNotFoundError: 404 Client Error. Repository Not Found for url",
+            "hf_gated_repo",
+        ),
+        # a barrier of the jax coordination service is not torch's store
+        (
+            "jax.errors.JaxRuntimeError: DEADLINE_EXCEEDED: Barrier timed out. Id: PjRT_Client_Connect. "
+            "# of tasks that reached the barrier: 3/4.",
+            "torch_store_or_gloo_timeout",
+        ),
+        # the compile count is the other counter's sub-rule
+        (
+            "pt-xla-profiler: CompileTime too frequent: 30 counts during 10 steps",
+            "torch_xla_transfers_per_step",
+        ),
+        # a CUDA kernel without a dtype is not a CPU kernel
+        ("RuntimeError: \"index_put_cuda\" not implemented for 'Bool'", "cpu_kernel_lacks_dtype"),
+        # an axis missing from the mesh is not an axis named twice
+        (
+            "ValueError: Resource axis: model of PartitionSpec(None, 'model') is not found in mesh: "
+            "('data',).",
+            "mesh_axis_used_twice",
+        ),
+    ],
+)
+def test_nearby_wording_is_not_claimed(text: str, not_sub_rule: str) -> None:
+    assert not _diagnose(text).evidence.fix_rule.endswith("/" + not_sub_rule)
+
+
+def test_halted_core_note_is_not_a_compile_error() -> None:
+    """ "no compiler metadata was provided" is the runtime's note on a halted core: the log stays unknown with
+    the halted-core next steps, never a compile error."""
+    crash = _diagnose(
+        "jax.errors.JaxRuntimeError: INTERNAL: Core halted unexpectedly: No error message available as no "
+        "compiler metadata was provided."
+    )
+    assert crash.category == "unknown"
+    assert "tpu_halted" in crash.evidence.fix_rule
