@@ -1,7 +1,9 @@
 """Common wordings people paste from the host side of a TPU job: CUDA code and CUDA checkpoints on a TPU
 VM, Google and Hugging Face credentials, torch.distributed's store and Gloo timeouts, pt-xla-profiler's
 transfer counts, PyTorch CPU kernels without a reduced-precision dtype, a mesh axis named twice, and a
-halted core's "no compiler metadata" note, which is not a compile error.
+halted core's "no compiler metadata" note, which is not a compile error; and the start-up refusals of the
+machine around the job (Docker's GPU flag, SSH at port 22, a Kubernetes kind not installed, an image not
+pulled, launcher variables, NCCL, pip's Python range) and jax's and numpy's pytree, dtype and array refusals.
 
 Each case is a wording of the family with other values than the rule's comment; the assertions check the
 category, the sub-rule and what the fix names, and each family has a nearby wording it must not claim.
@@ -110,6 +112,79 @@ from tests.crash_helpers import diagnose_rules_alone as _diagnose
             "mesh_axis_used_twice",
             "`fsdp`",
         ),
+        (
+            'docker: Error response from daemon: could not select device driver "" with capabilities: '
+            "[[gpu]].\nERRO[0000] error waiting for container: context canceled",
+            "runtime_init_failure",
+            "docker_gpu_flag_on_tpu_vm",
+            "--privileged",
+        ),
+        (
+            "ssh: connect to host 34.91.7.200 port 22: No route to host\n"
+            "ERROR: (gcloud.compute.tpus.tpu-vm.ssh) [/usr/bin/ssh] exited with return code [255].",
+            "runtime_init_failure",
+            "ssh_port_unreachable",
+            "--tunnel-through-iap",
+        ),
+        (
+            'error: resource mapping not found for name: "train" namespace: "" from "rc.yaml": no matches '
+            'for kind "RayCluster" in version "ray.io/v1"\nensure CRDs are installed first',
+            "runtime_init_failure",
+            "kubernetes_kind_not_installed",
+            "KubeRay",
+        ),
+        (
+            'Warning  Failed  12s  kubelet  Failed to pull image "europe-docker.pkg.dev/p/r/trainer:v3": '
+            "rpc error: code = PermissionDenied desc = failed to pull and unpack image\n"
+            "Warning  Failed  12s  kubelet  Error: ErrImagePull",
+            "runtime_init_failure",
+            "image_pull_failed",
+            "europe-docker.pkg.dev/p/r/trainer:v3",
+        ),
+        (
+            '  File "/usr/lib/python3.10/os.py", line 680, in __getitem__\n'
+            "    raise KeyError(key) from None\nKeyError: 'WORLD_SIZE'",
+            "runtime_init_failure",
+            "torchrun_variables_missing",
+            "torchrun",
+        ),
+        (
+            "RuntimeError: Distributed package doesn't have NCCL built in",
+            "runtime_init_failure",
+            "nccl_backend_on_tpu",
+            'backend="tpu_dist"',
+        ),
+        (
+            "ERROR: Package 'tpu-inference' requires a different Python: 3.10.12 not in '>=3.11'",
+            "version_mismatch",
+            "python_outside_requires_python",
+            "the release needs >=3.11",
+        ),
+        (
+            "ValueError: Dict key mismatch; expected keys: ['mu', 'nu']; dict: {'mu': 1}.",
+            "shape_dtype_error",
+            "pytree_structure_mismatch",
+            "Dict key mismatch",
+        ),
+        (
+            "TypeError: Cannot interpret 'torch.float16' as a data type",
+            "shape_dtype_error",
+            "torch_dtype_given_to_numpy",
+            "torch.float16",
+        ),
+        (
+            "ValueError: setting an array element with a sequence. The requested array has an inhomogeneous "
+            "shape after 2 dimensions. The detected shape was (4, 2) + inhomogeneous part.",
+            "shape_dtype_error",
+            "ragged_sequence_to_array",
+            "max_length",
+        ),
+        (
+            "TypeError: Argument 'mode' of type <class 'str'> is not a valid JAX type.",
+            "shape_dtype_error",
+            "non_array_argument",
+            'static_argnames=("mode",)',
+        ),
     ],
 )
 def test_family_wording_gets_its_sub_rule(text: str, category: str, sub_rule: str, named: str) -> None:
@@ -153,6 +228,22 @@ def test_family_wording_gets_its_sub_rule(text: str, category: str, sub_rule: st
             "('data',).",
             "mesh_axis_used_twice",
         ),
+        # the SSH client refused by the server's key check reached the VM
+        ("git@github.com: Permission denied (publickey).", "ssh_port_unreachable"),
+        # an unknown field of a kind that exists is not a missing kind
+        (
+            'error: error validating "job.yaml": unknown field "replicas" in io.k8s.api.batch.v1.JobSpec',
+            "kubernetes_kind_not_installed",
+        ),
+        # a KeyError of the program's own dict is not a launcher variable
+        ("KeyError: 'MASTER_WEIGHTS'", "torchrun_variables_missing"),
+        # jax's own ShapeDtypeStruct refusal has its own sub-rule
+        (
+            "TypeError: Argument 'x' of type <class 'jax._src.api.ShapeDtypeStruct'> is not a valid JAX type",
+            "non_array_argument",
+        ),
+        # a numpy dtype that does not exist is not a torch dtype
+        ("TypeError: Cannot interpret 'bfloat17' as a data type", "torch_dtype_given_to_numpy"),
     ],
 )
 def test_nearby_wording_is_not_claimed(text: str, not_sub_rule: str) -> None:
