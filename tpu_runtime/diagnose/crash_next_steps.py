@@ -92,7 +92,11 @@ def unknown_diagnosis(source: str, lines: Sequence[str], facts: dict[str, Any]) 
     suggestions = find_suggestions(lines)
     if suggestions:
         quoted = " and ".join(f'"{s.text}"' for s in suggestions)
-        fix = f"The error message states its own remedy: {quoted}. Try that first; if the error stays: {fix}"
+        if all(s.kind == "cause" for s in suggestions):  # what leads to it, not what to do
+            lead = f"The error message names the likely cause: {quoted}. Check that first; if it is not that"
+        else:
+            lead = f"The error message states its own remedy: {quoted}. Try that first; if the error stays"
+        fix = f"{lead}: {fix}"
         ids.insert(0, "message_suggestion")
     return CrashDiagnosis(
         source=source,

@@ -45,7 +45,9 @@ _ADVICE = (
     r"try|consider|please|you (?:can|could|may|might|should|need to|must|will need to|have to)|"
     r"to (?:fix|avoid|resolve|work around|silence|suppress) (?:this|it|that)|set|use|increase|raise|reduce|"
     r"setting|lower|decrease|upgrade|downgrade|install|reinstall|pass|add|enable|disable|specify|make sure|"
-    r"ensure|rerun|re-run|call|switch to|did you mean|perhaps|maybe|hint|suggestion|recommended|"
+    r"ensure|rerun|re-run|call|switch to|did you mean|hint|suggestion|recommended|"
+    # "Perhaps you meant X", "maybe try X"; not a guess at what happened ("Perhaps the worker was restarted")
+    r"(?:perhaps|maybe)(?= (?:you|try|use|set|pass|add|call|increase|reduce|install|upgrade|downgrade)\b)|"
     r"it is recommended to|either|run(?! time)|kill|unset|remove|restart|replace|wrap|cast|move|"
     # layout and version actions a check words as an order ("Pad head_dim to a multiple of 128.")
     r"pad|choose|pick|align|round|shard|split|replicate|update|pin|convert|"
@@ -97,7 +99,11 @@ _REQUIRED = re.compile(
     r"[A-Za-z_][\w.-]*(?: [A-Za-z_][\w.-]*){0,3} (?:must|should) (?:match|equal) "
     r"`?(?P<other>[a-z]\w*_\w+)`?[.!?]?|"
     r"[A-Za-z_][\w.-]*(?: [A-Za-z_][\w.-]*){0,3} requires? "
-    r"(?P<setting>(?:--)?[A-Za-z_][\w.-]*=[^\s,;)'\"`]+)[.!?]?)",
+    r"(?P<setting>(?:--)?[A-Za-z_][\w.-]*=[^\s,;)'\"`]+)[.!?]?|"
+    # a feature allowed under one setting value only ("SPLIT mode only works on use_fast=True")
+    r"[A-Za-z_][\w.-]*(?: [A-Za-z_][\w.-]*){0,3} (?:only works|works only|is only (?:supported|available|"
+    r"allowed|valid)|can only be (?:used|enabled)) (?:on|with|when|if|for) "
+    r"(?P<only_setting>(?:--)?[A-Za-z_][\w.-]*\s?=\s?[^\s,;)'\"`]+)[.!?]?)",
 )
 # ... or compares two named settings ("prompt_budget is greater than cache_capacity", "block_q must not
 # exceed seq_len"): the check names both settings and the order they must keep, which is the remedy.
@@ -125,6 +131,31 @@ _EXPECTED = re.compile(
     r"(?P<text>(?-i:[Ee])xpected (?!one of\b)(?:[^\n]{2,240}?) to "
     r"(?:be|have|match|equal|agree|contain)\b[^\n]*?)(?:[.!?](?=\s|$)|$)"
 )
+# ... or names the likely cause in a sentence of its own ("This typically means that a jit-wrapped function
+# was called with a non-array argument ... not marked as static using static_argnums", "This can happen if
+# the body does not modify any Refs"): the people who wrote the check say what usually leads to it, and the
+# things the sentence names are what to change. Like a stated condition it says what holds, not what to do.
+_CAUSE = re.compile(
+    r"(?:^|(?<=[.:;!?]\s)|(?<=[.:;!?]\s\s))(?P<text>(?:This|That|It|This error|The error|This failure) "
+    r"(?:(?:typically|usually|often|commonly|generally|probably|most likely|likely) )?"
+    r"(?:means|indicates|suggests|happens|occurs|(?:can|may|might|could|will) (?:happen|occur|be caused)|"
+    r"is (?:(?:typically|usually|often|commonly|probably|most likely|likely) )?(?:because|due to|caused by)|"
+    r"(?:can|may|might|could) be (?:because|due to))\b[^\n]*?)(?:[.!?](?=\s|$)|$)|"
+    r"(?:^|(?<=[.:;!?]\s))(?P<common>(?:A|The) (?:common|usual|likely|typical|frequent) (?:cause|reason) "
+    r"(?:of this (?:error |failure )?)?is\b[^\n]*?)(?:[.!?](?=\s|$)|$)",
+    re.IGNORECASE,
+)
+# A pointer to documentation ("please read https://...", "see the guide") sends the reader elsewhere; it is
+# no remedy, whatever the URL's words look like.
+_DOCS_POINTER = re.compile(
+    r"(?:please\s+)?(?:(?:go\s+)?read|see|refer to|visit|consult|check out|look at)\s+"
+    r"(?:the\s+|our\s+|this\s+)?(?:https?://|docs?\b|documentation|guide|page|tutorial|faq)",
+    re.IGNORECASE,
+)
+# A message a terminal or a pager wrapped at a fixed width ("It's ve" / "ry important"): runs of lines of one
+# length, at least one broken inside a word, are read as the single line they were.
+WRAP_MIN_WIDTH = 40
+WRAP_MIN_LINES = 3
 # "You can only use one of --a, --b at a time", "only one of x, y may be set": options that exclude each other
 _ONLY_ONE_OF = re.compile(r"\bonly (?:(?:use|set|pass|specify|choose|enable) )?one of\b", re.IGNORECASE)
 _TPU_OPTION = re.compile(r"(?:--)?(?:use_)?tpus?", re.IGNORECASE)
@@ -210,7 +241,7 @@ class Suggestion:
     line: int
     named: tuple[str, ...]
     # "advice"; "comparison": a check that names two settings and the order they must keep; "expectation":
-    # the condition a check states its arguments must meet
+    # the condition a check states its arguments must meet; "cause": what the message says usually leads to it
     kind: str = "advice"
 
 
@@ -238,6 +269,32 @@ def _named(text: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+def _rejoined(lines: Sequence[str]) -> list[str]:
+    """`lines` with each hard-wrapped run joined into its first line (the others left empty, so indices keep).
+
+    A run is at least WRAP_MIN_LINES lines of one length (WRAP_MIN_WIDTH or more) followed by its shorter
+    last line, with at least one break between two letters: a width a program chose never splits a word."""
+    out = list(lines)
+    i = 0
+    while i < len(lines):
+        width = len(lines[i])
+        j = i
+        while j + 1 < len(lines) and len(lines[j + 1]) == width:
+            j += 1
+        end = j + 1 if j + 1 < len(lines) and 0 < len(lines[j + 1]) < width else j
+        mid_word = any(
+            lines[k][-1:].isalpha() and lines[k + 1][:1].isalpha() for k in range(i, end) if lines[k + 1]
+        )
+        if width >= WRAP_MIN_WIDTH and end - i + 1 >= WRAP_MIN_LINES and j > i and mid_word:
+            out[i] = "".join(lines[i : end + 1])
+            for k in range(i + 1, end + 1):
+                out[k] = ""
+            i = end + 1
+        else:
+            i = j + 1 if j > i else i + 1
+    return out
+
+
 def _near_errors(lines: Sequence[str]) -> set[int]:
     """An error line and the few lines after it (a message's advice often ends a multi-line error)."""
     near: set[int] = set()
@@ -254,6 +311,7 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
     found: list[Suggestion] = []
     seen: set[str] = set()
     near_errors = _near_errors(lines)
+    lines = _rejoined(lines)
     for index in range(len(lines) - 1, -1, -1):
         line = lines[index]
         if index not in near_errors:
@@ -267,13 +325,13 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
                 text = text.split(")", 1)[0].strip()
             # the clause that leads into the advice counts too ("if you are seeing X, try Y" is conditional)
             lead = re.split(r"[.!?]\s", line[: m.start()])[-1]
-            if len(text.split()) < 3 or _NOT_A_REMEDY.search(lead + text):
+            if len(text.split()) < 3 or _NOT_A_REMEDY.search(lead + text) or _DOCS_POINTER.match(text):
                 continue
             if _OTHER_PLATFORM.search(lead + line[m.start() : m.start("text")]):
                 continue
             named = _named(text)
             if m.re is _REQUIRED:  # the setting the check requires, even one no _NAMED pattern knows
-                required = m["setting"] or m["other"] or m["name"]
+                required = (m["setting"] or m["only_setting"] or m["other"] or m["name"]).rstrip(".!?")
                 named = tuple(dict.fromkeys([required, *named]))
             if (not named and not _DIRECT.match(text)) or text.lower() in seen:
                 continue
@@ -281,7 +339,7 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             found.append(Suggestion(text=text, line=index, named=named))
             break
         else:
-            stated = _compared(line, index) or _expected(line, index)
+            stated = _compared(line, index) or _expected(line, index) or _stated_cause(line, index)
             if stated is not None and stated.text.lower() not in seen:
                 seen.add(stated.text.lower())
                 found.append(stated)
@@ -298,6 +356,16 @@ def _expected(line: str, index: int) -> Suggestion | None:
     if m is None or len(m["text"]) > MAX_TEXT or _NOT_A_REMEDY.search(m["text"]):
         return None
     return Suggestion(text=m["text"].strip(), line=index, named=_named(m["text"]), kind="expectation")
+
+
+def _stated_cause(line: str, index: int) -> Suggestion | None:
+    """The cause a message names in a sentence of its own, when that sentence names something to change."""
+    for m in _CAUSE.finditer(line):
+        text = _sentence(m["text"] or m["common"])
+        named = _named(text)
+        if named and len(text.split()) >= 5 and not _NOT_A_REMEDY.search(text):
+            return Suggestion(text=text, line=index, named=named, kind="cause")
+    return None
 
 
 def _compared(line: str, index: int) -> Suggestion | None:
@@ -341,6 +409,12 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
             "that holds (a shape: reshape, transpose or slice the operand whose dimension differs; a dtype: "
             "cast it; a setting: give it the value named), then rerun; if the same error comes back, the "
             "facts below and the category's general advice apply."
+        )
+    if all(s.kind == "cause" for s in suggestions):
+        return (
+            f"The message names the likely cause: {quoted}. Change what it names ({things}) so that no "
+            "longer holds, then rerun; if the same error comes back, the facts below and the category's "
+            "general advice apply."
         )
     act = f"change {things} as it says" if names else "act on it as written"
     # options the message says exclude one another, one of them the TPU's: on a TPU that is the one to keep
