@@ -178,6 +178,9 @@ FALLBACK_PAGES = {
 # "How many X ...", "what is the X of ...": X names the quantity or attribute asked for; a line that
 # never mentions it (an HBM size for a question about HBM stacks) does not answer the question.
 _FOCUS_RE = re.compile(r"\b(?:how\s+(?:many|much)|what(?:'s|\s+is|\s+are|\s+was)\s+the)\s+([^?]*)", re.I)
+# "What is the X (used) for?": the question asks what X serves, and X is its subject, not an attribute a
+# line must name ('what is the --max-num-seqs setting for' is answered by the line on `--max-num-seqs`)
+_PURPOSE_RE = re.compile(r"\bfor\s*\?*\s*$", re.I)
 # The unit a hardware figure is given for: a line "per chip" does not answer a question about a whole Pod.
 SCOPES = {
     "chip": "chip", "chips": "chip", "host": "host", "hosts": "host", "pod": "pod", "pods": "pod",
@@ -526,7 +529,8 @@ def focus_term(question: str) -> str | None:
     """The head word of the quantity or attribute a 'how many / what is the' question asks for; for a
     'which X / what X' question only when X is an attribute with a unit ('which Windows version', 'which
     bandwidth', 'what timeout does X use', 'what tile shape'), since 'which tool' or 'which flag' is
-    answered by a line naming one, not the word."""
+    answered by a line naming one, not the word. None for 'what is the X (used) for?', which asks
+    what X serves."""
     verb = _COST_RE.search(question)
     if verb:  # 'how much does X cost': the cost is asked for
         return stem(verb.group(1).lower())
@@ -543,6 +547,8 @@ def focus_term(question: str) -> str | None:
             else []
         )
         return heads[-1] if heads else None
+    if match.group(0).lower().startswith("what") and _PURPOSE_RE.search(question):
+        return None
     words = _lead_words(match.group(1))
     # the last word that is not a generic quantity ('clock' in 'clock speed'); none for 'maximum number';
     # after 'how many' the first plural ('chips' in 'how many v5e chips share one host')
