@@ -87,6 +87,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   often shares its words between the fact and the line before it that sets its scene;
 - causes: for a 'why' question, a line stating a cause ('because', 'so', 'due to') ranks higher as the
   quote than one sharing as many words that only says what happens (`REASON_BONUS`);
+- conditions: for a 'when does / when is' question, a line stating a condition ('when', 'if', 'unless')
+  ranks higher as the quote than one sharing as many words that states none (`CONDITION_BONUS`);
 - procedures: for a 'how do I' question, a line whose code span names the action or a specific term of
   the question ranks higher than one sharing as many words that only describes the thing
   (`PROCEDURE_BONUS`, `gives_procedure`);
@@ -148,6 +150,9 @@ DEFINITION_BONUS = 1.5  # span score factor of a line opening with the X of "wha
 TARGET_WEIGHT = 2.0  # weight factor, when ranking spans, of the word naming what is asked for
 SUMMARY_BONUS = 2.5  # span score factor of a symbol's docstring summary when the question asks what it is
 REASON_BONUS = 1.5  # span score factor of a line stating a cause when the question asks why
+# span score factor of a line stating a condition ('when', 'if', 'unless') when the question asks under
+# which condition something happens ('when does X ...'), as `REASON_BONUS` is for 'why'
+CONDITION_BONUS = 1.5
 PROCEDURE_BONUS = 1.25  # span score factor of a line whose code names the action or term a "how do I" asks
 MAX_QUOTE_CHARS = 400
 # a second line is quoted too when it scores at least this share of the first one's (dev fold A chose 0.9 of
@@ -1165,6 +1170,23 @@ _GIVES_REASON_RE = re.compile(
 )
 
 
+# "When does X ...", "when is X ...": the question asks under which condition, not at what time ('when will
+# X ship' asks for a date: `asks_when`)
+_ASKS_CONDITION_RE = re.compile(r"^\s*when\s+(?:does|do|is|are|can|should|would|must)\b", re.I)
+_GIVES_CONDITION_RE = re.compile(r"\b(?:when|whenever|if|unless|once|as\s+long\s+as)\b", re.I)
+
+
+def asks_condition(question: str) -> bool:
+    """Whether the question asks under which condition something happens ('when does a v4 slice get
+    wraparound links'), rather than for a date or release."""
+    return bool(_ASKS_CONDITION_RE.search(question)) and not asks_when(question)
+
+
+def gives_condition(span: str) -> bool:
+    """Whether the line states a condition ('when', 'if', 'unless', 'once'), its source note aside."""
+    return bool(_GIVES_CONDITION_RE.search(_NOTE_RE.sub(" ", span)))
+
+
 def asks_why(question: str) -> bool:
     """Whether the question asks for a cause ('why does ...', '..., why?')."""
     return bool(_ASKS_WHY_RE.search(question))
@@ -1191,6 +1213,7 @@ def ranked_spans(
     top_cosine = max(cosines, default=None)
     focus = focus_term(question) if question else None
     why = bool(question and asks_why(question))
+    condition = bool(question and asks_condition(question))
     procedure = procedure_terms(question, list(weights)) if question else []
     for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
         heading = _heading(passage)
@@ -1234,6 +1257,8 @@ def ranked_spans(
                 overlap *= DEFINITION_BONUS
             if why and gives_reason(span):
                 overlap *= REASON_BONUS
+            if condition and gives_condition(span):
+                overlap *= CONDITION_BONUS
             if procedure and gives_procedure(procedure, span):
                 overlap *= PROCEDURE_BONUS
             spans.append(Span(span, passage, overlap))
