@@ -10,7 +10,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   best of the top `SUPPORT_PASSAGES` decides, and the cosine of the question to the passages (when vectors
   exist) lowers or raises the share needed;
 - specificity: the quoted span, with its heading, must name every specific term of the question that the
-  corpus knows (a question about v4 is not answered from a line about v3);
+  corpus knows (a question about v4 is not answered from a line about v3); an API name the question
+  writes in the plural ('all pallas_calls') is named by its singular (`pallas_call`);
 - unknown names: a question naming a specific term or a capitalised name that no source mentions (a
   'v9', an 'SLA') is not covered, nor one naming a name that none of the passages retrieved for it
   mentions ('Ironwood Ultra': the passages are about Ironwood, not the variant the qualifier names);
@@ -836,17 +837,27 @@ def _density(weights: dict[str, float], span: str) -> float:
 
 def _missing_specific(specific: list[str], text: str) -> list[str]:
     """Specific terms `text` lacks; a flag or API name counts only whole (its parts are common words),
-    though a dotted name may drop its root alias ('pltpu.BufferedRef' is named by 'BufferedRef')."""
+    though a dotted name may drop its root alias ('pltpu.BufferedRef' is named by 'BufferedRef') and a
+    name written in the plural in prose is named by its singular ('all pallas_calls' by `pallas_call`)."""
     terms = _terms(text)
     return [t for t in specific if not (_named_whole(terms, t) if is_identifier(t) else _present(terms, t))]
 
 
+# an identifier shorter than this keeps a final 's' of its own ('args', 'ops'): no plural is read into it
+PLURAL_NAME_MIN = 5
+
+
 def _named_whole(terms: frozenset[str], token: str) -> bool:
-    """An identifier named as a whole, or a dotted one by its whole distinctive rest after the root."""
-    if token in terms:
-        return True
-    rest = token.split(".", 1)[1] if "." in token else ""
-    return bool(rest) and rest in terms and ("." in rest or "_" in rest or len(rest) >= 8)
+    """An identifier named as a whole, or a dotted one by its whole distinctive rest after the root; a
+    plural ('pallas_calls', 'BlockSpecs') also by its singular, the name the sources write."""
+    forms = [token, token[:-1]] if len(token) >= PLURAL_NAME_MIN and token.endswith("s") else [token]
+    for form in forms:
+        if form in terms:
+            return True
+        rest = form.split(".", 1)[1] if "." in form else ""
+        if rest and rest in terms and ("." in rest or "_" in rest or len(rest) >= 8):
+            return True
+    return False
 
 
 def candidate_spans(text: str) -> list[str]:
