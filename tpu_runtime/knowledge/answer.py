@@ -10,7 +10,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   best of the top `SUPPORT_PASSAGES` decides, and the cosine of the question to the passages (when vectors
   exist) lowers or raises the share needed;
 - specificity: the quoted span, with its heading, must name every specific term of the question that the
-  corpus knows (a question about v4 is not answered from a line about v3);
+  corpus knows (a question about v4 is not answered from a line about v3); an API name the question
+  writes in the plural ('all pallas_calls') is named by its singular (`pallas_call`);
 - unknown names: a question naming a specific term or a capitalised name that no source mentions (a
   'v9', an 'SLA') is not covered, nor one naming a name that none of the passages retrieved for it
   mentions ('Ironwood Ultra': the passages are about Ironwood, not the variant the qualifier names);
@@ -87,6 +88,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   often shares its words between the fact and the line before it that sets its scene;
 - causes: for a 'why' question, a line stating a cause ('because', 'so', 'due to') ranks higher as the
   quote than one sharing as many words that only says what happens (`REASON_BONUS`);
+- conditions: for a 'when does / when is' question, a line stating a condition ('when', 'if', 'unless')
+  ranks higher as the quote than one sharing as many words that states none (`CONDITION_BONUS`);
 - procedures: for a 'how do I' question, a line whose code span names the action or a specific term of
   the question ranks higher than one sharing as many words that only describes the thing
   (`PROCEDURE_BONUS`, `gives_procedure`);
@@ -148,6 +151,9 @@ DEFINITION_BONUS = 1.5  # span score factor of a line opening with the X of "wha
 TARGET_WEIGHT = 2.0  # weight factor, when ranking spans, of the word naming what is asked for
 SUMMARY_BONUS = 2.5  # span score factor of a symbol's docstring summary when the question asks what it is
 REASON_BONUS = 1.5  # span score factor of a line stating a cause when the question asks why
+# span score factor of a line stating a condition ('when', 'if', 'unless') when the question asks under
+# which condition something happens ('when does X ...'), as `REASON_BONUS` is for 'why'
+CONDITION_BONUS = 1.5
 PROCEDURE_BONUS = 1.25  # span score factor of a line whose code names the action or term a "how do I" asks
 MAX_QUOTE_CHARS = 400
 # a second line is quoted too when it scores at least this share of the first one's (dev fold A chose 0.9 of
@@ -178,6 +184,9 @@ FALLBACK_PAGES = {
 # "How many X ...", "what is the X of ...": X names the quantity or attribute asked for; a line that
 # never mentions it (an HBM size for a question about HBM stacks) does not answer the question.
 _FOCUS_RE = re.compile(r"\b(?:how\s+(?:many|much)|what(?:'s|\s+is|\s+are|\s+was)\s+the)\s+([^?]*)", re.I)
+# "What is the X (used) for?": the question asks what X serves, and X is its subject, not an attribute a
+# line must name ('what is the --max-num-seqs setting for' is answered by the line on `--max-num-seqs`)
+_PURPOSE_RE = re.compile(r"\bfor\s*\?*\s*$", re.I)
 # The unit a hardware figure is given for: a line "per chip" does not answer a question about a whole Pod.
 SCOPES = {
     "chip": "chip", "chips": "chip", "host": "host", "hosts": "host", "pod": "pod", "pods": "pod",
@@ -526,7 +535,8 @@ def focus_term(question: str) -> str | None:
     """The head word of the quantity or attribute a 'how many / what is the' question asks for; for a
     'which X / what X' question only when X is an attribute with a unit ('which Windows version', 'which
     bandwidth', 'what timeout does X use', 'what tile shape'), since 'which tool' or 'which flag' is
-    answered by a line naming one, not the word."""
+    answered by a line naming one, not the word. None for 'what is the X (used) for?', which asks
+    what X serves."""
     verb = _COST_RE.search(question)
     if verb:  # 'how much does X cost': the cost is asked for
         return stem(verb.group(1).lower())
@@ -543,6 +553,8 @@ def focus_term(question: str) -> str | None:
             else []
         )
         return heads[-1] if heads else None
+    if match.group(0).lower().startswith("what") and _PURPOSE_RE.search(question):
+        return None
     words = _lead_words(match.group(1))
     # the last word that is not a generic quantity ('clock' in 'clock speed'); none for 'maximum number';
     # after 'how many' the first plural ('chips' in 'how many v5e chips share one host')
@@ -825,17 +837,27 @@ def _density(weights: dict[str, float], span: str) -> float:
 
 def _missing_specific(specific: list[str], text: str) -> list[str]:
     """Specific terms `text` lacks; a flag or API name counts only whole (its parts are common words),
-    though a dotted name may drop its root alias ('pltpu.BufferedRef' is named by 'BufferedRef')."""
+    though a dotted name may drop its root alias ('pltpu.BufferedRef' is named by 'BufferedRef') and a
+    name written in the plural in prose is named by its singular ('all pallas_calls' by `pallas_call`)."""
     terms = _terms(text)
     return [t for t in specific if not (_named_whole(terms, t) if is_identifier(t) else _present(terms, t))]
 
 
+# an identifier shorter than this keeps a final 's' of its own ('args', 'ops'): no plural is read into it
+PLURAL_NAME_MIN = 5
+
+
 def _named_whole(terms: frozenset[str], token: str) -> bool:
-    """An identifier named as a whole, or a dotted one by its whole distinctive rest after the root."""
-    if token in terms:
-        return True
-    rest = token.split(".", 1)[1] if "." in token else ""
-    return bool(rest) and rest in terms and ("." in rest or "_" in rest or len(rest) >= 8)
+    """An identifier named as a whole, or a dotted one by its whole distinctive rest after the root; a
+    plural ('pallas_calls', 'BlockSpecs') also by its singular, the name the sources write."""
+    forms = [token, token[:-1]] if len(token) >= PLURAL_NAME_MIN and token.endswith("s") else [token]
+    for form in forms:
+        if form in terms:
+            return True
+        rest = form.split(".", 1)[1] if "." in form else ""
+        if rest and rest in terms and ("." in rest or "_" in rest or len(rest) >= 8):
+            return True
+    return False
 
 
 def candidate_spans(text: str) -> list[str]:
@@ -1159,6 +1181,23 @@ _GIVES_REASON_RE = re.compile(
 )
 
 
+# "When does X ...", "when is X ...": the question asks under which condition, not at what time ('when will
+# X ship' asks for a date: `asks_when`)
+_ASKS_CONDITION_RE = re.compile(r"^\s*when\s+(?:does|do|is|are|can|should|would|must)\b", re.I)
+_GIVES_CONDITION_RE = re.compile(r"\b(?:when|whenever|if|unless|once|as\s+long\s+as)\b", re.I)
+
+
+def asks_condition(question: str) -> bool:
+    """Whether the question asks under which condition something happens ('when does a v4 slice get
+    wraparound links'), rather than for a date or release."""
+    return bool(_ASKS_CONDITION_RE.search(question)) and not asks_when(question)
+
+
+def gives_condition(span: str) -> bool:
+    """Whether the line states a condition ('when', 'if', 'unless', 'once'), its source note aside."""
+    return bool(_GIVES_CONDITION_RE.search(_NOTE_RE.sub(" ", span)))
+
+
 def asks_why(question: str) -> bool:
     """Whether the question asks for a cause ('why does ...', '..., why?')."""
     return bool(_ASKS_WHY_RE.search(question))
@@ -1185,6 +1224,7 @@ def ranked_spans(
     top_cosine = max(cosines, default=None)
     focus = focus_term(question) if question else None
     why = bool(question and asks_why(question))
+    condition = bool(question and asks_condition(question))
     procedure = procedure_terms(question, list(weights)) if question else []
     for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
         heading = _heading(passage)
@@ -1228,6 +1268,8 @@ def ranked_spans(
                 overlap *= DEFINITION_BONUS
             if why and gives_reason(span):
                 overlap *= REASON_BONUS
+            if condition and gives_condition(span):
+                overlap *= CONDITION_BONUS
             if procedure and gives_procedure(procedure, span):
                 overlap *= PROCEDURE_BONUS
             spans.append(Span(span, passage, overlap))
