@@ -111,8 +111,9 @@ def _sheet_facts(count: int) -> list[str]:
 
 def test_int8_encoder_stays_close_to_the_query_path() -> None:
     """The int8 graph (used where the CPU has VNNI) moves a passage's vector only slightly from the float32
-    one a query is compared with: measured mean cosine 0.9971, min 0.9948 over 320 fact passages. A wrong
-    scale, zero point or block layout costs far more (per-tensor int8 measured 0.94)."""
+    one a query is compared with: measured mean cosine 0.9990, min 0.9978 over 320 fact passages (0.9972
+    without smoothing the inputs). A wrong scale, zero point, smoothing or block layout costs far more
+    (per-tensor int8 measured 0.94)."""
     pytest.importorskip("onnxruntime")
     from tpu_runtime.knowledge.onnx_encoder import OnnxEncoder
 
@@ -123,7 +124,7 @@ def test_int8_encoder_stays_close_to_the_query_path() -> None:
     cosine = (vectors * embedder.embed(texts)).sum(1)
     assert vectors.shape == (len(texts), DIMENSION) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
-    assert float(cosine.mean()) > 0.99 and float(cosine.min()) > 0.98
+    assert float(cosine.mean()) > 0.995 and float(cosine.min()) > 0.99
 
 
 def test_int8_graph_quantises_every_weight_matmul() -> None:
@@ -137,6 +138,34 @@ def test_int8_graph_quantises_every_weight_matmul() -> None:
     assert "MatMul" not in ops and "Attention" not in ops
     float_ops = [n.op_type for n in onnx.ModelProto.FromString(build_graph(weights)).graph.node]
     assert float_ops.count("MatMul") == 18 and float_ops.count("Attention") == 6
+
+
+def test_smoothing_finds_the_large_channels_and_keeps_the_product() -> None:
+    """The calibration sees the LayerNorm outputs' few large channels, and the smoothed int8 graph
+    multiplies x / s by s * W: the same product, so it is as close to float32 as without smoothing or
+    closer (here much closer, as measured on the corpus)."""
+    pytest.importorskip("onnxruntime")
+    from tpu_runtime.knowledge.onnx_encoder import _session, build_graph, input_ranges
+
+    embedder = load_embedder()
+    ranges = input_ranges(_session(build_graph(embedder.weights, probes=True)), embedder.tokenizer)
+    assert sorted(ranges) == sorted(f"l{i}_{m}" for i in range(6) for m in ("qkv", "ao", "up"))
+    assert all(r.shape == (DIMENSION,) and (r > 0).all() for r in ranges.values())
+    up = ranges["l0_up"]
+    assert up.max() > 5 * np.median(up)  # an outlier channel: why one scale per batch does poorly
+    texts = _sheet_facts(48)
+    ids = [embedder.tokenizer.encode(t).ids for t in texts]
+    width = max(map(len, ids))
+    feed = {
+        "ids": np.array([i + [0] * (width - len(i)) for i in ids], dtype=np.int64),
+        "mask": np.array([[1] * len(i) + [0] * (width - len(i)) for i in ids], dtype=np.int64),
+    }
+    light = embedder.embed(texts)
+    cosines = [
+        float((_session(build_graph(embedder.weights, True, r)).run(None, feed)[0] * light).sum(1).mean())
+        for r in (None, ranges)
+    ]
+    assert cosines[1] > 0.995 and cosines[1] >= cosines[0] - 1e-4
 
 
 def test_int8_weight_layouts_dequantise_to_the_weights() -> None:
