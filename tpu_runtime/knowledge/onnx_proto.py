@@ -18,8 +18,14 @@ import numpy as np
 from tpu_runtime.protowire import bytes_field, int_field, str_field, varint
 
 IR_VERSION = 8  # ONNX 1.10+, the version that goes with opset 17
-FLOAT, INT32, INT64 = 1, 6, 7  # TensorProto.DataType
-_DTYPES = {np.dtype(np.float32): FLOAT, np.dtype(np.int32): INT32, np.dtype(np.int64): INT64}
+FLOAT, UINT8, INT8, INT32, INT64 = 1, 2, 3, 6, 7  # TensorProto.DataType
+_DTYPES = {
+    np.dtype(np.float32): FLOAT,
+    np.dtype(np.uint8): UINT8,
+    np.dtype(np.int8): INT8,
+    np.dtype(np.int32): INT32,
+    np.dtype(np.int64): INT64,
+}
 _ATTR_FLOAT, _ATTR_INT, _ATTR_INTS = 1, 2, 7  # AttributeProto.AttributeType
 
 
