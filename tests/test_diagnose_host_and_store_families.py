@@ -3,7 +3,8 @@ VM, Google and Hugging Face credentials, torch.distributed's store and Gloo time
 transfer counts, PyTorch CPU kernels without a reduced-precision dtype, a mesh axis named twice, and a
 halted core's "no compiler metadata" note, which is not a compile error; and the start-up refusals of the
 machine around the job (Docker's GPU flag, SSH at port 22, a Kubernetes kind not installed, an image not
-pulled, launcher variables, NCCL, pip's Python range) and jax's and numpy's pytree, dtype and array refusals.
+pulled, launcher variables, NCCL, pip's Python range), jax's and numpy's pytree, dtype and array refusals, and
+TorchTPU's own refusals (a GPU profiler activity, point-to-point send/recv, a device that is not a TPU).
 
 Each case is a wording of the family with other values than the rule's comment; the assertions check the
 category, the sub-rule and what the fix names, and each family has a nearby wording it must not claim.
@@ -185,6 +186,25 @@ from tests.crash_helpers import diagnose_rules_alone as _diagnose
             "non_array_argument",
             'static_argnames=("mode",)',
         ),
+        (
+            '  File "torch_tpu/_internal/profiler/_api.py", line 89, in _get_profile_options\n'
+            "ValueError: GPU profiling is not supported.",
+            "unsupported_op",
+            "torch_tpu_gpu_profiler_activity",
+            "ProfilerActivity.TPU",
+        ),
+        (
+            "NotImplementedError: P2P recv is not supported on this TPU backend.",
+            "unsupported_op",
+            "torch_tpu_p2p_unsupported",
+            "no point-to-point recv",
+        ),
+        (
+            "ValueError: Expected a tpu or cpu device, but got: cuda:1",
+            "runtime_init_failure",
+            "torch_tpu_foreign_device_argument",
+            "the device cuda:1",
+        ),
     ],
 )
 def test_family_wording_gets_its_sub_rule(text: str, category: str, sub_rule: str, named: str) -> None:
@@ -244,6 +264,18 @@ def test_family_wording_gets_its_sub_rule(text: str, category: str, sub_rule: st
         ),
         # a numpy dtype that does not exist is not a torch dtype
         ("TypeError: Cannot interpret 'bfloat17' as a data type", "torch_dtype_given_to_numpy"),
+        # a GPU that other code cannot find is not TorchTPU's profiler
+        (
+            "RuntimeError: GPU profiling requires CUPTI, which was not found",
+            "torch_tpu_gpu_profiler_activity",
+        ),
+        # a collective the backend lacks is not point-to-point
+        (
+            "NotImplementedError: all_to_all is not supported on this TPU backend.",
+            "torch_tpu_p2p_unsupported",
+        ),
+        # another library's device check
+        ("ValueError: Expected a cuda device, but got: cpu", "torch_tpu_foreign_device_argument"),
     ],
 )
 def test_nearby_wording_is_not_claimed(text: str, not_sub_rule: str) -> None:
