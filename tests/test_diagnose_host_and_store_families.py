@@ -4,7 +4,8 @@ transfer counts, PyTorch CPU kernels without a reduced-precision dtype, a mesh a
 halted core's "no compiler metadata" note, which is not a compile error; and the start-up refusals of the
 machine around the job (Docker's GPU flag, SSH at port 22, a Kubernetes kind not installed, an image not
 pulled, launcher variables, NCCL, pip's Python range), jax's and numpy's pytree, dtype and array refusals, and
-TorchTPU's own refusals (a GPU profiler activity, point-to-point send/recv, a device that is not a TPU).
+TorchTPU's own refusals (a GPU profiler activity, point-to-point send/recv, a device that is not a TPU, a
+subgroup collective, a reduce op, a launch with no chips, group ranks, Muon on a non-matrix, blockwise K).
 
 Each case is a wording of the family with other values than the rule's comment; the assertions check the
 category, the sub-rule and what the fix names, and each family has a nearby wording it must not claim.
@@ -205,6 +206,42 @@ from tests.crash_helpers import diagnose_rules_alone as _diagnose
             "torch_tpu_foreign_device_argument",
             "the device cuda:1",
         ),
+        (
+            "RuntimeError: We currently do not support subgroup communication.",
+            "unsupported_op",
+            "torch_tpu_subgroup_collective",
+            "all_gather",
+        ),
+        (
+            "ValueError: Unsupported torchcomms ReduceOp: RedOpType.PREMUL_SUM",
+            "unsupported_op",
+            "torch_tpu_reduce_op",
+            "PREMUL_SUM cannot run",
+        ),
+        (
+            "ValueError: set_tpu_launch_env(): expected TPU devices, got none",
+            "runtime_init_failure",
+            "torch_tpu_launch_found_no_tpu",
+            "/dev/accel*",
+        ),
+        (
+            "ValueError: ranks must not contain duplicates, got [0, 2, 2].",
+            "runtime_init_failure",
+            "torch_tpu_group_ranks",
+            "sorted(set(ranks))",
+        ),
+        (
+            "ValueError: Input tensor gradient must be a 2D matrix",
+            "shape_dtype_error",
+            "muon_on_non_matrix_param",
+            "AdamW",
+        ),
+        (
+            "ValueError: K=4000 must be a multiple of block_size=256",
+            "shape_dtype_error",
+            "scaled_mm_k_not_whole_blocks",
+            "K=4000",
+        ),
     ],
 )
 def test_family_wording_gets_its_sub_rule(text: str, category: str, sub_rule: str, named: str) -> None:
@@ -276,6 +313,12 @@ def test_family_wording_gets_its_sub_rule(text: str, category: str, sub_rule: st
         ),
         # another library's device check
         ("ValueError: Expected a cuda device, but got: cpu", "torch_tpu_foreign_device_argument"),
+        # a tensor that is not 2-D in another check is not Muon's
+        ("ValueError: weight must be a 2D matrix for this layer", "muon_on_non_matrix_param"),
+        # a block size another kernel asks a sequence length to divide by
+        ("ValueError: seq_len=1000 must be a multiple of block_size=128", "scaled_mm_k_not_whole_blocks"),
+        # a reduce op PyTorch itself refuses
+        ("ValueError: Unsupported ReduceOp: PREMUL_SUM for backend gloo", "torch_tpu_reduce_op"),
     ],
 )
 def test_nearby_wording_is_not_claimed(text: str, not_sub_rule: str) -> None:
