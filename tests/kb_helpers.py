@@ -96,3 +96,20 @@ def lexical_index(root: Path, sheets: dict[str, str]) -> KnowledgeIndex:
 def ask(index: KnowledgeIndex, question: str) -> Answer:
     """The answer as `tpu_runtime.knowledge.api.answer` makes it: SUPPORT_PASSAGES passages weighed."""
     return compose(question, index, index.search(question, SUPPORT_PASSAGES))
+
+
+def assert_quoted(index: KnowledgeIndex, question: str, expected: str) -> Answer:
+    """The answer to `question`, asserted covered with `expected` in its first citation's quote."""
+    reply = ask(index, question)
+    assert reply.covered, reply.reason
+    assert expected in reply.citations[0].quote, reply.citations[0].quote
+    return reply
+
+
+def assert_refused(index: KnowledgeIndex, question: str, because: str) -> Answer:
+    """The answer to `question`, asserted "not covered" with no citation, for a reason naming `because`, and
+    not the generic refusal of a passage too weak in the question's words (the gate rule under test refused)."""
+    reply = ask(index, question)
+    assert not reply.covered and reply.citations == [], reply.answer
+    assert because in reply.reason and "best passage supports" not in reply.reason, reply.reason
+    return reply

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.kb_helpers import ask, lexical_index
+from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
 from tpu_runtime.knowledge.answer import (
     asks_count,
     asks_default,
@@ -97,9 +97,7 @@ def test_the_attribute_a_which_question_asks_about_must_be_named() -> None:
 
 
 def test_a_line_naming_the_attribute_answers_which_tool(full: KnowledgeIndex) -> None:
-    reply = ask(full, "Which Gridlet tool shows the temperature of each host?")
-    assert reply.covered, reply.reason
-    assert "Health tool" in reply.citations[0].quote
+    assert_quoted(full, "Which Gridlet tool shows the temperature of each host?", "Health tool")
 
 
 def test_a_checked_date_in_a_source_note_is_no_release() -> None:
@@ -124,19 +122,15 @@ def test_digits_in_a_source_note_are_no_count() -> None:
 def test_a_line_giving_the_value_asked_for_answers(
     full: KnowledgeIndex, question: str, expected: str, fault: str
 ) -> None:
-    reply = ask(full, question)
-    assert reply.covered, reply.reason
-    assert expected in reply.citations[0].quote
+    assert_quoted(full, question, expected)
 
 
 @pytest.mark.parametrize(("question", "expected", "fault"), CASES)
 def test_a_line_sharing_the_words_but_not_the_value_is_refused(
     bare: KnowledgeIndex, question: str, expected: str, fault: str
 ) -> None:
-    reply = ask(bare, question)
-    assert not reply.covered and reply.citations == [], reply.answer
     # refused for lacking the value, not for lacking the question's words
-    assert fault in reply.reason and "best passage supports" not in reply.reason, reply.reason
+    assert_refused(bare, question, fault)
 
 
 def test_a_yes_or_no_question_naming_a_number_of_things_asks_for_no_count() -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.kb_helpers import ask, lexical_index
+from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
 from tpu_runtime.knowledge.answer import assigned_values
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
@@ -48,18 +48,12 @@ def test_word_values_assigned_to_a_name_are_read() -> None:
 
 
 def test_a_value_no_source_mentions_is_not_covered(bare: KnowledgeIndex) -> None:
-    reply = ask(bare, QUESTION)
-    assert not reply.covered and reply.citations == [], reply.answer
-    assert "never mention =turbo" in reply.reason, reply.reason
+    assert_refused(bare, QUESTION, "never mention =turbo")
 
 
 def test_a_value_of_the_option_some_line_names_is_answered(bare: KnowledgeIndex) -> None:
-    reply = ask(bare, "What does GRIDLET_MODE=safe select in Gridlet?")
-    assert reply.covered, reply.reason
-    assert "`safe`" in reply.citations[0].quote
+    assert_quoted(bare, "What does GRIDLET_MODE=safe select in Gridlet?", "`safe`")
 
 
 def test_the_line_naming_the_value_answers(full: KnowledgeIndex) -> None:
-    reply = ask(full, QUESTION)
-    assert reply.covered, reply.reason
-    assert "experimental" in reply.citations[0].quote
+    assert_quoted(full, QUESTION, "experimental")

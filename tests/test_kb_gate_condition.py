@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.kb_helpers import ask, lexical_index
+from tests.kb_helpers import ask, assert_quoted, assert_refused, lexical_index
 from tpu_runtime.knowledge import answer as answer_module
 from tpu_runtime.knowledge.answer import asks_condition, gives_condition
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
@@ -30,9 +30,7 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
 
 
 def test_the_line_stating_the_condition_is_quoted(index: KnowledgeIndex) -> None:
-    reply = ask(index, QUESTION)
-    assert reply.covered, reply.reason
-    assert "multiple of 4" in reply.citations[0].quote
+    assert_quoted(index, QUESTION, "multiple of 4")
 
 
 def test_without_the_bonus_the_describing_line_wins(
@@ -47,9 +45,7 @@ def test_without_the_bonus_the_describing_line_wins(
 def test_a_question_asking_for_a_date_is_still_refused(index: KnowledgeIndex) -> None:
     question = "When will Gridlet rings get wraparound links in all three dimensions?"
     assert not asks_condition(question)
-    reply = ask(index, question)
-    assert not reply.covered and reply.citations == [], reply.answer
-    assert "no date or version" in reply.reason, reply.reason
+    assert_refused(index, question, "no date or version")
 
 
 def test_what_asks_and_gives_a_condition() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.kb_helpers import ask, lexical_index
+from tests.kb_helpers import ask, assert_quoted, lexical_index
 from tpu_runtime.knowledge import answer as answer_module
 from tpu_runtime.knowledge.answer import name_terms, rare_names
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
@@ -106,13 +106,11 @@ def test_a_made_up_variant_of_a_kernel_is_refused(full: KnowledgeIndex) -> None:
 
 @pytest.mark.parametrize(("question", "expected"), CASES)
 def test_a_line_from_a_passage_naming_it_answers(full: KnowledgeIndex, question: str, expected: str) -> None:
-    reply = ask(full, question)
-    assert reply.covered, reply.reason
-    assert expected in reply.citations[0].quote
+    assert_quoted(full, question, expected)
 
 
 def test_a_rare_name_the_quoted_passage_gives_is_no_fault(bare: KnowledgeIndex) -> None:
     # 'Kubernetes' is as rare as 'Slurm' here, and the passage sharing the other words names it
-    reply = ask(bare, "How does Servlet route LLM requests across a Kubernetes fleet of TPU VMs?")
-    assert reply.covered, reply.reason
-    assert "Kubernetes fleet" in reply.citations[0].quote
+    assert_quoted(
+        bare, "How does Servlet route LLM requests across a Kubernetes fleet of TPU VMs?", "Kubernetes fleet"
+    )

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from tests.kb_helpers import ask, lexical_index
+from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
 from tpu_runtime.knowledge.answer import asks_main_count, span_faults, value_near
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
@@ -91,16 +91,12 @@ def test_only_a_count_the_question_itself_asks_for_needs_one_beside_it() -> None
 def test_a_line_giving_the_value_beside_the_thing_asked_for_answers(
     full: KnowledgeIndex, question: str, expected: str, fault: str
 ) -> None:
-    reply = ask(full, question)
-    assert reply.covered, reply.reason
-    assert expected in reply.citations[0].quote
+    assert_quoted(full, question, expected)
 
 
 @pytest.mark.parametrize(("question", "expected", "fault"), CASES)
 def test_a_line_giving_a_value_of_something_else_is_refused(
     bare: KnowledgeIndex, question: str, expected: str, fault: str
 ) -> None:
-    reply = ask(bare, question)
-    assert not reply.covered and reply.citations == [], reply.answer
     # refused for where its value stands, not for lacking the question's words
-    assert fault in reply.reason and "best passage supports" not in reply.reason, reply.reason
+    assert_refused(bare, question, fault)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.kb_helpers import ask, lexical_index
+from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
 from tpu_runtime.knowledge.answer import focus_term, span_faults, value_units
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
@@ -78,16 +78,11 @@ def test_a_pair_of_sizes_names_a_shape_only_when_one_is_asked_for() -> None:
 def test_a_line_giving_the_value_answers(
     full: KnowledgeIndex, question: str, expected: str, attribute: str
 ) -> None:
-    reply = ask(full, question)
-    assert reply.covered, reply.reason
-    assert expected in reply.citations[0].quote
+    assert_quoted(full, question, expected)
 
 
 @pytest.mark.parametrize(("question", "expected", "attribute"), CASES)
 def test_a_line_sharing_the_words_but_not_the_value_is_refused(
     bare: KnowledgeIndex, question: str, expected: str, attribute: str
 ) -> None:
-    reply = ask(bare, question)
-    assert not reply.covered and reply.citations == [], reply.answer
-    assert f"anything about '{attribute}'" in reply.reason, reply.reason
-    assert "best passage supports" not in reply.reason, reply.reason
+    assert_refused(bare, question, f"anything about '{attribute}'")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.kb_helpers import ask, lexical_index
+from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
 from tpu_runtime.knowledge.answer import _missing_specific
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
@@ -37,12 +37,16 @@ def test_a_plural_name_is_named_by_its_singular() -> None:
 
 
 def test_a_question_naming_the_plural_is_answered(index: KnowledgeIndex) -> None:
-    reply = ask(index, "Is there a way to put all gridlet_calls inside a block into sim mode at once?")
-    assert reply.covered, reply.reason
-    assert "force_sim_mode" in reply.citations[0].quote
+    assert_quoted(
+        index,
+        "Is there a way to put all gridlet_calls inside a block into sim mode at once?",
+        "force_sim_mode",
+    )
 
 
 def test_a_plural_whose_singular_no_line_names_is_refused(index: KnowledgeIndex) -> None:
-    reply = ask(index, "Is there a way to put all gridlet_streams inside a block into sim mode at once?")
-    assert not reply.covered and reply.citations == [], reply.answer
-    assert "gridlet_streams" in reply.reason, reply.reason
+    assert_refused(
+        index,
+        "Is there a way to put all gridlet_streams inside a block into sim mode at once?",
+        "gridlet_streams",
+    )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.kb_helpers import ask, lexical_index
+from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
 from tpu_runtime.knowledge.answer import focus_term, span_faults
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
@@ -39,9 +39,7 @@ def test_the_line_on_the_subject_answers_what_it_is_for(index: KnowledgeIndex) -
     question = "When serving with Gridlet, what is the --slot-count setting for?"
     line = "On a Gridlet server, `--slot-count` is the number of concurrent decode slots"
     assert not span_faults(question, line, "Gridlet server flags")
-    reply = ask(index, question)
-    assert reply.covered, reply.reason
-    assert "concurrent decode slots" in reply.citations[0].quote
+    assert_quoted(index, question, "concurrent decode slots")
 
 
 def test_a_line_lacking_the_attribute_asked_for_is_still_refused(index: KnowledgeIndex) -> None:
@@ -49,6 +47,4 @@ def test_a_line_lacking_the_attribute_asked_for_is_still_refused(index: Knowledg
     # gives no such attribute, so the question is refused
     question = "When serving with Gridlet, what is the --slot-count ceiling?"
     assert focus_term(question) == "ceiling"
-    reply = ask(index, question)
-    assert not reply.covered and reply.citations == [], reply.answer
-    assert "ceiling" in reply.reason, reply.reason
+    assert_refused(index, question, "ceiling")
