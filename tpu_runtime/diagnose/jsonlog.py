@@ -60,8 +60,12 @@ def _notebook(doc: dict[str, Any], name: str) -> Unwrapped | None:
         parts.extend(texts)
     if not parts:
         return None
-    text = "\n".join(part.rstrip("\n") for part in parts) + "\n"
-    return Unwrapped(text, f"{name}: the output of {cells} notebook cell(s), read as a log")
+    return Unwrapped(_log_text(parts), f"{name}: the output of {cells} notebook cell(s), read as a log")
+
+
+def _log_text(parts: list[str]) -> str:
+    """Messages as the lines of one log: each on its own line(s), one newline at the end."""
+    return "\n".join(part.rstrip("\n") for part in parts) + "\n"
 
 
 def _output_text(output: Any) -> str | None:
@@ -121,8 +125,9 @@ def _entries(entries: list[Any], name: str, what: str) -> Unwrapped | None:
         if dated != list(range(len(found))):
             messages = [found[i][1] for i in dated]
             ordered = ", put in time order"
-    text = "\n".join(m.rstrip("\n") for m in messages) + "\n"
-    return Unwrapped(text, f"{name}: {len(messages)} message(s) of {what}, read as a log{ordered}")
+    return Unwrapped(
+        _log_text(messages), f"{name}: {len(messages)} message(s) of {what}, read as a log{ordered}"
+    )
 
 
 def _message(entry: Any) -> str | None:
