@@ -208,12 +208,18 @@ def build_graph(
     )
 
 
+def _symmetric_int8(values: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """Symmetric int8 (zero point 0) with one scale per slice along `axis`'s complement: the values'
+    largest magnitude over `axis` maps to 127. Returns (q int8 of the values' shape, scale float32)."""
+    scale = np.abs(values).max(axis) / 127.0
+    scale[scale == 0] = 1.0
+    q = np.clip(np.rint(values / np.expand_dims(scale, axis)), -127, 127).astype(np.int8)
+    return q, scale.astype(np.float32)
+
+
 def _int8_columns(weight: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Symmetric int8 weights, one scale per output column (zero point 0): (q (K, N) int8, scale (N,))."""
-    scale = np.abs(weight).max(0) / 127.0
-    scale[scale == 0] = 1.0
-    q = np.clip(np.rint(weight / scale), -127, 127).astype(np.int8)
-    return q, scale.astype(np.float32)
+    return _symmetric_int8(weight, axis=0)
 
 
 def _uint8_blocks(weight: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarray]:
@@ -221,11 +227,8 @@ def _uint8_blocks(weight: np.ndarray, block: int) -> tuple[np.ndarray, np.ndarra
     the default zero point 128: (packed (N, K / block, block) uint8, scales (N * K / block,))."""
     k, n = weight.shape
     assert k % block == 0, (k, block)
-    blocks = weight.T.reshape(n, k // block, block)
-    scale = np.abs(blocks).max(-1) / 127.0
-    scale[scale == 0] = 1.0
-    q = np.clip(np.rint(blocks / scale[..., None]), -127, 127).astype(np.int16) + 128
-    return q.astype(np.uint8), scale.astype(np.float32).reshape(-1)
+    q, scale = _symmetric_int8(weight.T.reshape(n, k // block, block), axis=-1)
+    return (q.astype(np.int16) + 128).astype(np.uint8), scale.reshape(-1)
 
 
 def _skip_layer_norm(
