@@ -7,6 +7,7 @@ with only their `from_facts_*` fallbacks, as for a wording no cause-specific sub
 from __future__ import annotations
 
 import pytest
+from crash_helpers import diagnose_rules_alone
 from crashlog_support import diagnosed_as
 
 from tpu_runtime.diagnose.crash_cues import weak_vote
@@ -380,6 +381,34 @@ def test_a_torch_xla_check_under_a_specific_rule_still_points_to_a_newer_torch_x
     crash = diagnose_log(text, "-")
     assert crash.evidence.fix_rule == "xla_compile_error/compiler_check_failure", crash.evidence.fix_rule
     assert "newer torch_xla (release or nightly)" in crash.fix
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "F1205 10:00:00.000000 4242 tpu_hal.cc:88] Check failed: link_up() ICI link 3 is down",
+        "RuntimeError: torch_xla/csrc/runtime/pjrt_computation_client.cc:701 : Check failed: status.ok()",
+        "F0000 00:00:1.0 77 xrt_computation_client.cc:1200] Check failed: session.Run(feed) == OK",
+        "F1205 stream_executor/tpu/tpu_executor.cc:45] Check failed: device_ordinal < 4",
+    ],
+)
+def test_a_check_failed_in_the_runtimes_own_sources_is_not_a_compiler_bug(line: str) -> None:
+    crash = diagnose_rules_alone(line + "\n")
+    assert crash.category != "xla_compile_error", crash.evidence.fix_rule
+    assert crash.evidence.fix_rule != "xla_compile_error/compiler_check_failure"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "F1205 10:00:00.000000 4242 layout_assignment.cc:1310] Check failed: operand_layout.has_layout()",
+        "E1205 external/xla/xla/service/spmd/spmd_partitioner.cc:912] Check failed: sharding.IsTiled()",
+    ],
+)
+def test_a_check_failed_in_compiler_sources_stays_a_compiler_bug(line: str) -> None:
+    crash = diagnose_rules_alone(line + "\n")
+    assert crash.category == "xla_compile_error"
+    assert crash.evidence.fix_rule == "xla_compile_error/compiler_check_failure", crash.evidence.fix_rule
 
 
 def test_the_padded_layout_fact_and_the_vmem_model_pad_to_the_same_tile() -> None:

@@ -1,0 +1,132 @@
+"""TorchTPU's own native refusals: the messages its native library (the installed torch_tpu 0.2.0's
+`libpywrap_2_13_0_common.so`) raises, which a PyTorch user on TPU meets first: an aten op with no TPU
+kernel (run on the CPU, or refused), sparse tensors, collectives whose buffers differ across ranks, the float8
+matmul's fast accumulation, CUDA-style memory calls, a FakeTensor reaching a TPU kernel, an out= tensor off
+the TPU, a forked child, a device node another process holds, and a first process group smaller than the
+world.
+
+Each case uses other values than the rules' comments (another op, call, size or side); the assertions check
+the category, the sub-rule and what the fix names, and each family has a nearby wording it must not claim.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.crash_helpers import diagnose_rules_alone as _diagnose
+
+
+@pytest.mark.parametrize(
+    ("text", "category", "sub_rule", "named"),
+    [
+        (
+            "UserWarning: The operator 'aten::_cdist_backward' is not implemented for TPU. "
+            "Falling back to CPU",
+            "unsupported_op",
+            "torch_tpu_op_cpu_fallback",
+            "tpu-agent ops show aten::_cdist_backward",
+        ),
+        (
+            "NotImplementedError: The operator 'aten::_linalg_svd' is not implemented for TPU. "
+            "Please file a feature request",
+            "unsupported_op",
+            "torch_tpu_op_not_implemented",
+            "tpu-agent ops show aten::_linalg_svd",
+        ),
+        (
+            "RuntimeError: _to_sparse_csr(): sparse operators are not supported on TPU yet",
+            "unsupported_op",
+            "torch_tpu_sparse_tensor",
+            "_to_sparse_csr() was refused",
+        ),
+        (
+            "RuntimeError: asymmetric output buffer sizes across ranks are not supported on TPU. ",
+            "unsupported_op",
+            "torch_tpu_asymmetric_collective",
+            "the output sizes differ",
+        ),
+        (
+            "RuntimeError: use_fast_accum=true is not supported yet on TPU",
+            "unsupported_op",
+            "torch_tpu_fast_accum",
+            "use_fast_accum=False",
+        ),
+        (
+            "NotImplementedError: torch.accelerator.memory.memory_stats is not implemented for TPU.",
+            "unsupported_op",
+            "torch_tpu_memory_api",
+            "torch.accelerator.memory.memory_stats",
+        ),
+        (
+            "RuntimeError: TpuPinnedAllocator::empty_cache is not implemented for TPU.",
+            "unsupported_op",
+            "torch_tpu_memory_api",
+            "TpuPinnedAllocator::empty_cache",
+        ),
+        (
+            "RuntimeError: tensor is on the custom PrivateUse1 device. But its storage data_ptr is null. "
+            "This is usually caused by FakeTensor being run on TPU ops. And it is not supported",
+            "unsupported_op",
+            "torch_tpu_fake_tensor_in_tpu_op",
+            "torch.library.register_fake",
+        ),
+        (
+            "RuntimeError: the out tensor must be on TPU",
+            "shape_dtype_error",
+            "torch_tpu_out_tensor_device",
+            'device="tpu"',
+        ),
+        (
+            "RuntimeError: cannot access or re-initialize TPU in a forked subprocess. To use TPU with "
+            "multiprocessing, you must use the 'spawn' start method",
+            "runtime_init_failure",
+            "torch_tpu_forked_subprocess",
+            'multiprocessing_context="spawn"',
+        ),
+        (
+            "RuntimeError: [TorchTPU] Failed to acquire a TPU device node\n"
+            "Colliding process(es):\n  pid 4242",
+            "runtime_init_failure",
+            "torch_tpu_device_node_busy",
+            "tpu-info",
+        ),
+        (
+            "RuntimeError: the first initialized ProcessGroupTpu must be of size WORLD_SIZE "
+            "(expected size 16, got 2)",
+            "runtime_init_failure",
+            "torch_tpu_first_group_not_world",
+            "covered 2 of the 16 ranks",
+        ),
+    ],
+)
+def test_torch_tpu_native_refusals_get_their_own_fix(
+    text: str, category: str, sub_rule: str, named: str
+) -> None:
+    crash = _diagnose(text + "\n")
+    assert crash.category == category, (crash.category, crash.evidence.fix_rule)
+    assert crash.evidence.fix_rule == f"{category}/{sub_rule}"
+    assert named in crash.fix
+
+
+@pytest.mark.parametrize(
+    ("text", "sub_rule"),
+    [
+        # PyTorch/XLA's counter of an op run on the CPU is not TorchTPU's fallback
+        ("Counter: aten::_cdist_backward\n  Value: 12", "torch_tpu_op_cpu_fallback"),
+        # CUDA's fork refusal is another library's, with its own rule
+        ("RuntimeError: Cannot re-initialize CUDA in forked subprocess.", "torch_tpu_forked_subprocess"),
+        # another check of the same collective (trailing dimensions), not the size asymmetry
+        (
+            "RuntimeError: expected trailing dimensions of output tensors to match, got [4] and [8]",
+            "torch_tpu_asymmetric_collective",
+        ),
+        # a sparse op refused by PyTorch/XLA's lowering names no TorchTPU sparse support
+        (
+            "RuntimeError: Could not run 'aten::_to_sparse' with arguments from the 'XLA' backend.",
+            "torch_tpu_sparse_tensor",
+        ),
+    ],
+)
+def test_nearby_wordings_are_not_claimed_by_the_torch_tpu_family(text: str, sub_rule: str) -> None:
+    crash = _diagnose(text + "\n")
+    assert not crash.evidence.fix_rule.endswith(f"/{sub_rule}"), crash.evidence.fix_rule
