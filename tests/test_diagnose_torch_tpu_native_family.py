@@ -1,9 +1,10 @@
 """TorchTPU's own native refusals: the messages its native library (the installed torch_tpu 0.2.0's
 `libpywrap_2_13_0_common.so`) raises, which a PyTorch user on TPU meets first: an aten op with no TPU
 kernel (run on the CPU, or refused), sparse tensors, collectives whose buffers differ across ranks, the float8
-matmul's fast accumulation, CUDA-style memory calls, a FakeTensor reaching a TPU kernel, an out= tensor off
-the TPU, a forked child, a device node another process holds, and a first process group smaller than the
-world.
+matmul's fast accumulation, CUDA-style memory calls, a FakeTensor reaching a TPU kernel, dtypes it lacks,
+attention restricted to a backend it cannot use, an out= tensor off the TPU, a forked child, a device node
+another process holds, a process with other than one device, more processes than chips, and a first process
+group smaller than the world.
 
 Each case uses other values than the rules' comments (another op, call, size or side); the assertions check
 the category, the sub-rule and what the fix names, and each family has a nearby wording it must not claim.
@@ -69,6 +70,39 @@ from tests.crash_helpers import diagnose_rules_alone as _diagnose
             "unsupported_op",
             "torch_tpu_fake_tensor_in_tpu_op",
             "torch.library.register_fake",
+        ),
+        (
+            "RuntimeError: TorchTPU does not yet support dtype ComplexFloat",
+            "unsupported_op",
+            "torch_tpu_dtype",
+            "no ComplexFloat tensors",
+        ),
+        (
+            "RuntimeError: TorchTPU only supports SHLO optimized MATH SDPBackend when these conditions "
+            "are met:\n"
+            "- dropout_p is 0.0 (current: 0.1)",
+            "unsupported_op",
+            "torch_tpu_sdpa_backend",
+            "SDPBackend.MATH",
+        ),
+        (
+            "RuntimeError: expected output tensor to be on 'tpu' device, got 'cpu'",
+            "shape_dtype_error",
+            "torch_tpu_out_tensor_device",
+            'device="tpu"',
+        ),
+        (
+            "RuntimeError: expected exactly one TPU device per PyTorch process",
+            "runtime_init_failure",
+            "torch_tpu_one_device_per_process",
+            "--nproc-per-node",
+        ),
+        (
+            "RuntimeError: expected environment variable LOCAL_RANK to be in [0, 8) "
+            "(TORCH_TPU_DEVICES_PER_HOST), got 9 (9)",
+            "runtime_init_failure",
+            "torch_tpu_local_rank_out_of_range",
+            "LOCAL_RANK 9 is not below the TPU devices of this host (8",
         ),
         (
             "RuntimeError: the out tensor must be on TPU",
