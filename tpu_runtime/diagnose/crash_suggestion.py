@@ -74,7 +74,7 @@ _AFTER_COMMA = re.compile(
     re.IGNORECASE,
 )
 # ... or follows a purpose clause ("To use Pallas on TPU, install jaxlib TPU and libtpu.", or one without an
-# object: "aten.nonzero.default; to enable, set torch._dynamo.config.capture_dynamic_output_shape_ops = True") ...
+# object: "dynamic shape operator: aten.nonzero.default; to enable, set torch._dynamo.config.X = True") ...
 _PURPOSE = re.compile(
     rf"(?:^|(?<=[.:;!?]\s))To (?:use|run|enable|get|fix|avoid|resolve|support|see)(?: [^.,;\n]{{1,80}})?, "
     rf"(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
