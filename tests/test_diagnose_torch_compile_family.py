@@ -2,8 +2,8 @@
 output shape, a tensor read into a Python number, a function Dynamo skips, an op without a fake kernel, a
 custom kernel reading a fake tensor's data, a condition on a data-dependent size, any other graph-break type),
 its own internal errors and FX tracing of a compiled function, a kernel missing at the tensors' dispatch key
-(under Inductor or not), the recompile limit and the fail_on_recompile stance, and wrapped inner errors
-(TorchRuntimeError, BackendCompilerFailed) placed by the inner error.
+(under Inductor or not), a TPU backend name nothing registered, the recompile limit and the fail_on_recompile
+stance, and wrapped inner errors (TorchRuntimeError, BackendCompilerFailed) placed by the inner error.
 
 The wordings are torch 2.13's ("<graph-break type>" then "Explanation:" and "Hint:" lines) and the one-line
 wordings of older releases, with other values than the rules' comments; the assertions check the category, the
@@ -163,6 +163,25 @@ from tpu_runtime.diagnose.crash_suggestion import find_suggestions
             "enable_trace_contextlib",
         ),
         (
+            "torch._dynamo.exc.Unsupported: attempted to trace numpy function with config.trace_numpy=False\n"
+            "  Explanation: Attempted to trace numpy function <function argsort> while "
+            "`torch._dynamo.config.trace_numpy` was set to False.\n"
+            "  Hint: Set `torch._dynamo.config.trace_numpy` to True to trace numpy functions.",
+            "unsupported_op",
+            "dynamo_config_named",
+            "torch._dynamo.config.trace_numpy = True",
+        ),
+        (
+            "torch._dynamo.exc.Unsupported: attempted to trace torch._numpy.random function with "
+            "config.use_numpy_random_stream=True\n"
+            "  Explanation: Attempted to trace <function normal> when "
+            "`torch._dynamo.config.use_numpy_random_stream` is set to True.\n"
+            "  Hint: Set `torch._dynamo.config.use_numpy_random_stream` to False.",
+            "unsupported_op",
+            "dynamo_config_named",
+            "torch._dynamo.config.use_numpy_random_stream = False",
+        ),
+        (
             "torch._dynamo.exc.Unsupported: Unsupported method call\n"
             "  Explanation: Dynamo does not know how to trace method `__contains__` of class `dict_keys`",
             "unsupported_op",
@@ -220,6 +239,21 @@ from tpu_runtime.diagnose.crash_suggestion import find_suggestions
             "recompilation",
             "dynamo_fail_on_recompile_stance",
             "decode_step",
+        ),
+        # a TPU backend name nothing registered: torch_tpu missing or not loaded
+        (
+            "torch._dynamo.exc.InvalidBackend: Invalid backend: 'tpu', see `torch._dynamo.list_backends()` "
+            "for available backends.",
+            "version_mismatch",
+            "compile_backend_not_registered",
+            "import torch_tpu",
+        ),
+        (
+            "torch._dynamo.exc.InvalidBackend: Invalid backend: 'xla', see `torch._dynamo.list_backends()` "
+            "for available backends.",
+            "version_mismatch",
+            "compile_backend_not_registered",
+            "'xla'",
         ),
         # wrapped inner errors: the shape error under TorchRuntimeError, in both releases' wordings
         (
@@ -312,6 +346,12 @@ def test_torch_compile_wordings(text: str, category: str, sub_rule: str, named: 
             "RuntimeError: The size of tensor a (7) must match the size of tensor b (4) at non-singleton "
             "dimension 1",
             "dynamo_traced_call_failed",
+        ),
+        # a backend name of another accelerator is no missing TPU package
+        (
+            "torch._dynamo.exc.InvalidBackend: Invalid backend: 'tensorrt', see "
+            "`torch._dynamo.list_backends()` for available backends.",
+            "compile_backend_not_registered",
         ),
         # a backend other than the TPU's failing on a CUDA-only path
         (
