@@ -188,6 +188,24 @@ from tpu_runtime.diagnose.crash_suggestion import find_suggestions
             "dynamo_graph_break",
             "method `__contains__` of class `dict_keys`",
         ),
+        # a whole torch 2.13 traceback: the user line Dynamo names under "from user code:" is quoted
+        (
+            "Traceback (most recent call last):\n"
+            '  File "/srv/jobs/run.py", line 12, in <module>\n'
+            "    out = compiled(batch)\n"
+            "torch._dynamo.exc.Unsupported: Unsupported context manager\n"
+            "  Explanation: Dynamo does not know how to enter a `Lock` context manager.\n"
+            "  Hint: Avoid using the unsupported context manager.\n"
+            "\n"
+            "  Developer debug context: Attempted SETUP_WITH/BEFORE_WITH on ConstantVariable\n"
+            "\n"
+            "from user code:\n"
+            '   File "/srv/jobs/net.py", line 117, in forward\n'
+            "    with self.lock:\n",
+            "unsupported_op",
+            "dynamo_graph_break",
+            "/srv/jobs/net.py:117",
+        ),
         # Dynamo's own failure, and FX tracing a compiled function
         (
             "torch._dynamo.exc.InternalTorchDynamoError: KeyError: 'attention_mask'",
