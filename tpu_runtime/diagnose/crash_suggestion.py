@@ -73,9 +73,10 @@ _AFTER_COMMA = re.compile(
     r"(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
     re.IGNORECASE,
 )
-# ... or follows a purpose clause ("To use Pallas on TPU, install jaxlib TPU and libtpu.") ...
+# ... or follows a purpose clause ("To use Pallas on TPU, install jaxlib TPU and libtpu.", or one without an
+# object: "dynamic shape operator: aten.nonzero.default; to enable, set torch._dynamo.config.X = True") ...
 _PURPOSE = re.compile(
-    rf"(?:^|(?<=[.:;!?]\s))To (?:use|run|enable|get|fix|avoid|resolve|support|see) [^.,;\n]{{1,80}}, "
+    rf"(?:^|(?<=[.:;!?]\s))To (?:use|run|enable|get|fix|avoid|resolve|support|see)(?: [^.,;\n]{{1,80}})?, "
     rf"(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
     re.IGNORECASE,
 )
@@ -320,7 +321,7 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             continue
         matches = [*_SUGGESTION.finditer(line), *_PURPOSE.finditer(line), *_AFTER_COMMA.finditer(line)]
         for m in [*matches, *_HELPS.finditer(line), *_REQUIRED.finditer(line)]:
-            text = _sentence(m["text"])
+            text = _sentence(_with_indented_object(m["text"], lines, index))
             if line[m.start("text") - 1 : m.start("text")] == "(":  # "(use float32 instead)"
                 text = text.split(")", 1)[0].strip()
             # the clause that leads into the advice counts too ("if you are seeing X, try Y" is conditional)
@@ -346,6 +347,18 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
         if len(found) >= limit:
             break
     return found
+
+
+def _with_indented_object(text: str, lines: Sequence[str], index: int) -> str:
+    """Advice that ends in a colon with what to do indented on the next line ("Graph break from
+    `Tensor.item()`, consider setting:" then "    torch._dynamo.config.capture_scalar_outputs = True"), as one
+    sentence; other advice as it is."""
+    if not text.rstrip().endswith(":") or index + 1 >= len(lines):
+        return text
+    following = lines[index + 1]
+    if not following[:1].isspace() or not following.strip() or _ERRORISH.search(following):
+        return text
+    return f"{text.rstrip()} {following.strip()}"
 
 
 def _expected(line: str, index: int) -> Suggestion | None:
