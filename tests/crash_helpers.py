@@ -10,3 +10,13 @@ from tpu_runtime.diagnose.similar_errors import SimilarErrors
 def diagnose_rules_alone(text: str) -> CrashDiagnosis:
     """The verdict of the shipped rules on `text` (the known-errors fallback left out)."""
     return diagnose_log(text, "-", load_rules(), SimilarErrors(()))
+
+
+def assert_fixed_by(text: str, category: str, sub_rule: str, named: str) -> CrashDiagnosis:
+    """Assert the shipped rules put `text` in `category` with the fix of `sub_rule`, naming `named`; the
+    family tests share it so each states only its wordings."""
+    crash = diagnose_rules_alone(text)
+    assert crash.category == category, (crash.category, crash.evidence.fix_rule)
+    assert crash.evidence.fix_rule == f"{category}/{sub_rule}", crash.evidence.fix_rule
+    assert named in (crash.fix or ""), crash.fix
+    return crash

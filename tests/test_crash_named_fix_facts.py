@@ -7,9 +7,9 @@ with only their `from_facts_*` fallbacks, as for a wording no cause-specific sub
 from __future__ import annotations
 
 import pytest
-from crash_helpers import diagnose_rules_alone
 from crashlog_support import diagnosed_as
 
+from tests.crash_helpers import diagnose_rules_alone
 from tpu_runtime.diagnose.crash_cues import weak_vote
 from tpu_runtime.diagnose.crash_named_fix_facts import (
     alignment_facts,

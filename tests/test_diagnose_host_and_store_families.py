@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.crash_helpers import assert_fixed_by
 from tests.crash_helpers import diagnose_rules_alone as _diagnose
 
 
@@ -245,10 +246,7 @@ from tests.crash_helpers import diagnose_rules_alone as _diagnose
     ],
 )
 def test_family_wording_gets_its_sub_rule(text: str, category: str, sub_rule: str, named: str) -> None:
-    crash = _diagnose(text)
-    assert crash.category == category
-    assert crash.evidence.fix_rule == f"{category}/{sub_rule}"
-    assert named in crash.fix
+    assert_fixed_by(text, category, sub_rule, named)
 
 
 @pytest.mark.parametrize(

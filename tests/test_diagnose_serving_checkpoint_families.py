@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.crash_helpers import assert_fixed_by
 from tests.crash_helpers import diagnose_rules_alone as _diagnose
 
 
@@ -113,10 +114,7 @@ from tests.crash_helpers import diagnose_rules_alone as _diagnose
     ],
 )
 def test_family_wording(text: str, category: str, sub_rule: str, named: str) -> None:
-    crash = _diagnose(text)
-    assert crash.category == category, (crash.category, crash.evidence.fix_rule)
-    assert crash.evidence.fix_rule == f"{category}/{sub_rule}", crash.evidence.fix_rule
-    assert named in crash.fix, crash.fix
+    assert_fixed_by(text, category, sub_rule, named)
 
 
 def test_restore_on_the_saved_devices_is_not_a_topology_error() -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.crash_helpers import assert_fixed_by
 from tests.crash_helpers import diagnose_rules_alone as _diagnose
 
 
@@ -104,10 +105,7 @@ from tests.crash_helpers import diagnose_rules_alone as _diagnose
     ],
 )
 def test_family_wordings_get_their_sub_rule(text: str, category: str, sub_rule: str, named: str) -> None:
-    crash = _diagnose(text + "\n")
-    assert crash.category == category, crash.evidence.fix_rule
-    assert crash.evidence.fix_rule == f"{category}/{sub_rule}"
-    assert named in (crash.fix or "")
+    assert_fixed_by(text + "\n", category, sub_rule, named)
 
 
 def test_an_environment_variable_value_is_not_read_as_a_setting_refused_together() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.crash_helpers import assert_fixed_by
 from tests.crash_helpers import diagnose_rules_alone as _diagnose
 
 
@@ -84,10 +85,7 @@ from tests.crash_helpers import diagnose_rules_alone as _diagnose
     ],
 )
 def test_family_wordings_get_their_sub_rule(text: str, category: str, sub_rule: str, named: str) -> None:
-    crash = _diagnose(text)
-    assert crash.category == category, crash.evidence.fix_rule
-    assert crash.evidence.fix_rule == f"{category}/{sub_rule}"
-    assert named in (crash.fix or "")
+    assert_fixed_by(text, category, sub_rule, named)
 
 
 def test_a_permission_refused_storage_service_is_not_read_as_the_token_audience() -> None:

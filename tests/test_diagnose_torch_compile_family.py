@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.crash_helpers import assert_fixed_by
 from tests.crash_helpers import diagnose_rules_alone as _diagnose
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions
 
@@ -303,10 +304,7 @@ from tpu_runtime.diagnose.crash_suggestion import find_suggestions
     ],
 )
 def test_torch_compile_wordings(text: str, category: str, sub_rule: str, named: str) -> None:
-    crash = _diagnose(text)
-    assert crash.category == category
-    assert crash.evidence.fix_rule == f"{category}/{sub_rule}"
-    assert named in crash.fix
+    assert_fixed_by(text, category, sub_rule, named)
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.crash_helpers import assert_fixed_by
 from tests.crash_helpers import diagnose_rules_alone as _diagnose
 
 
@@ -136,10 +137,7 @@ from tests.crash_helpers import diagnose_rules_alone as _diagnose
 def test_torch_tpu_native_refusals_get_their_own_fix(
     text: str, category: str, sub_rule: str, named: str
 ) -> None:
-    crash = _diagnose(text + "\n")
-    assert crash.category == category, (crash.category, crash.evidence.fix_rule)
-    assert crash.evidence.fix_rule == f"{category}/{sub_rule}"
-    assert named in crash.fix
+    assert_fixed_by(text + "\n", category, sub_rule, named)
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.crash_helpers import assert_fixed_by
 from tests.crash_helpers import diagnose_rules_alone as _diagnose
 
 
@@ -116,10 +117,7 @@ def test_a_length_the_block_does_not_divide_keeps_the_divisibility_remedy() -> N
 def test_sharding_and_release_wordings_get_their_sub_rule(
     text: str, category: str, sub_rule: str, named: str
 ) -> None:
-    crash = _diagnose(text)
-    assert crash.category == category, crash.evidence.fix_rule
-    assert crash.evidence.fix_rule == f"{category}/{sub_rule}"
-    assert named in (crash.fix or "")
+    assert_fixed_by(text, category, sub_rule, named)
 
 
 def test_the_sharding_fix_names_the_resharding_calls() -> None:
