@@ -2,9 +2,10 @@
 `libpywrap_2_13_0_common.so`) raises, which a PyTorch user on TPU meets first: an aten op with no TPU
 kernel (run on the CPU, or refused), sparse tensors, collectives whose buffers differ across ranks, the float8
 matmul's fast accumulation, CUDA-style memory calls, a FakeTensor reaching a TPU kernel, dtypes it lacks,
-attention restricted to a backend it cannot use, an out= tensor off the TPU, a forked child, a device node
-another process holds, a process with other than one device, more processes than chips, and a first process
-group smaller than the world.
+attention restricted to a backend it cannot use, Pallas kernels on part of the world, an out= tensor or an
+input off the TPU, a host copy of another dtype or shape, a build for other torch releases, a second libtpu, a
+forked child, a device node another process holds, its handshake port taken, a process with other than one
+device, more processes than chips, and a first process group smaller than the world.
 
 Each case uses other values than the rules' comments (another op, call, size or side); the assertions check
 the category, the sub-rule and what the fix names, and each family has a nearby wording it must not claim.
@@ -104,6 +105,44 @@ from tests.crash_helpers import diagnose_rules_alone as _diagnose
             "runtime_init_failure",
             "torch_tpu_local_rank_out_of_range",
             "LOCAL_RANK 9 is not below the TPU devices of this host (8",
+        ),
+        (
+            "RuntimeError: expected 'tpu' device, got 'meta'",
+            "shape_dtype_error",
+            "torch_tpu_tensor_on_other_device",
+            '.to("tpu")',
+        ),
+        (
+            "RuntimeError: cpu_src_tensor and tpu_dst_tensor must have the same shape",
+            "shape_dtype_error",
+            "torch_tpu_host_copy_mismatch",
+            "tpu_tensor.copy_(cpu_tensor)",
+        ),
+        (
+            "RuntimeError: expected libtpu version to match previously set version '0.0.30', got '0.0.28'",
+            "version_mismatch",
+            "torch_tpu_second_libtpu",
+            "jax[cpu]",
+        ),
+        (
+            "ImportError: torch_tpu has no extension module compatible with PyTorch 2.9.1: it predates the "
+            "oldest supported release. Extensions are available for PyTorch: 2.12.0, 2.13.0.",
+            "version_mismatch",
+            "torch_tpu_built_for_other_torch",
+            "PyTorch 2.12.0, 2.13.0 only, and the interpreter has PyTorch 2.9.1",
+        ),
+        (
+            "ValueError: torch_tpu pallas kernels currently require full world-size meshes",
+            "unsupported_op",
+            "torch_tpu_pallas_partial_mesh",
+            "every rank of the world",
+        ),
+        (
+            "RuntimeError: handshake port 9123 is not available for usage. You can set the "
+            "'TORCH_TPU_INTERNAL_HANDSHAKE_PORT' environment variable to use a different port.",
+            "runtime_init_failure",
+            "torch_tpu_handshake_port_taken",
+            "TORCH_TPU_INTERNAL_HANDSHAKE_PORT",
         ),
         (
             "RuntimeError: the out tensor must be on TPU",
