@@ -20,3 +20,9 @@ def assert_fixed_by(text: str, category: str, sub_rule: str, named: str) -> Cras
     assert crash.evidence.fix_rule == f"{category}/{sub_rule}", crash.evidence.fix_rule
     assert named in (crash.fix or ""), crash.fix
     return crash
+
+
+def assert_not_claimed(text: str, sub_rule: str) -> None:
+    """Assert no fix of `sub_rule` (in any category) is chosen for `text`: a family's nearby wording."""
+    fix_rule = diagnose_rules_alone(text).evidence.fix_rule
+    assert not fix_rule.endswith(f"/{sub_rule}"), fix_rule
