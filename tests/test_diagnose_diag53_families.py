@@ -137,3 +137,28 @@ def test_a_refused_pjrt_version_still_is() -> None:
         "pjrt_api_mismatch",
         "0.57",
     )
+
+
+def test_a_torch_tpu_mesh_check_is_placed_by_where_it_was_raised() -> None:
+    """No rule or word cue knows TorchTPU's mesh check; its raise site (topology_aware_mesh's validation,
+    mined from the installed torch_tpu) names a start-up failure."""
+    crash = diagnose_rules_alone(
+        "ValueError: mesh_shape=(4, 4) has 16 elements but the job has 8 devices across 2 slices. mesh_shape "
+        "describes the full mesh, so pass a shape whose product is 8 and let dcn_mesh_shape carve out the "
+        "slices."
+    )
+    assert crash.category == "runtime_init_failure", crash.evidence.fix_rule
+    assert crash.facts["raise_location"] == [
+        "message raised in torch_tpu._internal.distributed.device_mesh (_validate_multi_slice)"
+    ]
+
+
+def test_a_torch_tpu_compiler_bug_in_the_same_module_is_not_a_start_up_failure() -> None:
+    """Only the constructor of process_group_utils' rank list is mapped: its graph helper's own bug report is
+    not a start-up failure."""
+    crash = diagnose_rules_alone(
+        "ValueError: expected node target to be in the collective registry, got aten.add.Tensor. This is a "
+        "torch_tpu bug."
+    )
+    assert crash.category != "runtime_init_failure", crash.evidence.fix_rule
+    assert "raise_location" not in crash.facts
