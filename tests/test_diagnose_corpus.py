@@ -87,6 +87,11 @@ def test_a_file_taken_from_a_library_source_is_told_from_a_thread() -> None:
         == "thread or page"
     )
     assert origin("https://github.com/pytorch/xla/blob/0123abc/test/test_ops.cpp") == "source file"
+    # a notebook's rendered HTML export holds the outputs it printed (round diag53's TorchTPU error glossary)
+    assert (
+        origin("https://github.com/jonathan1920/torch_tpu/blob/0123abc/docs/html/error_glossary.html")
+        == "thread or page"
+    )
     kinds = Counter(entry_origin(entry) for entry in CORPUS.values())
     assert kinds["thread or page"] > kinds["source file"] > 0, kinds
 

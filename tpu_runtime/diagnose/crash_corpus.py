@@ -128,14 +128,15 @@ def held_out_units(dev: dict[str, CorpusEntry], by: HeldOutBy) -> dict[str, list
 
 
 SOURCE_FILE = re.compile(r"^https://github\.com/[^/]+/[^/]+/blob/")
-DOC_FILE = re.compile(r"\.(md|mdx|rst|ipynb|txt)(#.*)?$", re.IGNORECASE)
+DOC_FILE = re.compile(r"\.(md|mdx|rst|ipynb|txt|html?)(#.*)?$", re.IGNORECASE)
 
 
 def entry_origin(entry: CorpusEntry) -> Origin:
     """Where a file's lines come from: a thread or documentation page that printed them, or a library's
     source file (a raise site or a test's expected message, whose placeholders the collector filled in).
     The two kinds are reported apart because the second is half written by us. A documentation file in a
-    repository (Markdown, reStructuredText, a notebook) is a page: it printed the output beside its fix."""
+    repository (Markdown, reStructuredText, a notebook, or a notebook's rendered HTML export with its cell
+    outputs) is a page: it printed the output beside its fix."""
     source = entry.source
     return "source file" if SOURCE_FILE.match(source) and not DOC_FILE.search(source) else "thread or page"
 
