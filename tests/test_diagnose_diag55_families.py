@@ -2,16 +2,16 @@
 configuration, each naming the setting that fixes it.
 
 Async scheduling refused beside a feature that needs each step's sampled tokens on the host
-(`async_scheduling_refused`); prefix caching on a hybrid Mamba model without the Mamba cache mode or the KV pool
-it needs (`hybrid_prefix_caching_mamba_cache_mode`, `hybrid_prefix_caching_unified_pool`); prefill context
-parallelism (PCP) requiring a flag or a setting (`vllm_pcp_required_setting`); pipeline parallelism on TPU with a
-feature it does not serve yet (`vllm_tpu_pipeline_parallel_unsupported`); and an environment variable that was
-removed and must be unset (`removed_env_var_unset`). All are `runtime_init_failure`: the server refuses its
-configuration at start-up, whatever ops the model uses.
+(`async_scheduling_refused`); prefix caching on a hybrid Mamba model without the Mamba cache mode or the KV
+pool it needs (`hybrid_prefix_caching_mamba_cache_mode`, `hybrid_prefix_caching_unified_pool`); prefill
+context parallelism (PCP) requiring a flag or a setting (`vllm_pcp_required_setting`); pipeline parallelism on
+TPU with a feature it does not serve yet (`vllm_tpu_pipeline_parallel_unsupported`); and an environment
+variable that was removed and must be unset (`removed_env_var_unset`). All are `runtime_init_failure`: the
+server refuses its configuration at start-up, whatever ops the model uses.
 
-Each case is another wording of its family (another method, setting, feature or variable than the corpus files),
-and each family has a nearby wording it must not claim, so a rule matching only a collected log's text would fail
-here.
+Each case is another wording of its family (another method, setting, feature or variable than the corpus
+files), and each family has a nearby wording it must not claim, so a rule matching only a collected log's text
+would fail here.
 """
 
 from __future__ import annotations
