@@ -42,8 +42,8 @@ def test_async_scheduling_refused_by_another_feature() -> None:
 
 def test_a_scheduler_log_line_about_async_scheduling_is_not_claimed() -> None:
     assert_not_claimed(
-        "INFO 12-06 03:00:00 [scheduler.py:211] Async scheduling is enabled; chunked prefill is not supported "
-        "for this model, falling back to full prefill.",
+        "INFO 12-06 03:00:00 [scheduler.py:211] Async scheduling is enabled; chunked prefill is not "
+        "supported for this model, falling back to full prefill.",
         "async_scheduling_refused",
     )
 
