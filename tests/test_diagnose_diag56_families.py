@@ -3,9 +3,10 @@
 TorchTPU's `pallas.jax_op` checks the JAX function's annotations and refuses types other than jax.Array and
 POD types ("Invalid signature for JAX function: <signature>. Arguments at indices [...] are invalid. Only
 jax.Arrays and POD types are supported."): `torch_tpu_jax_op_signature` names the refused positions. A wrapped
-kernel refuses a Python value at a traced position ("custom kernels only support torch.Tensor and None inputs,
-but input N was of type ...": `torch_tpu_kernel_non_tensor_input`) and a tensor at a static one ("Argument at
-index N is marked as static but is a torch.Tensor": `torch_tpu_kernel_static_tensor`), each naming the position.
+kernel refuses a Python value at a traced position ("custom kernels only support torch.Tensor and None
+inputs, but input N was of type ...": `torch_tpu_kernel_non_tensor_input`) and a tensor at a static one
+("Argument at index N is marked as static but is a torch.Tensor": `torch_tpu_kernel_static_tensor`), each
+naming the position.
 Its `profiler.profile` has no default trace folder ("on_trace_ready must be provided for profiler.profile":
 `torch_tpu_profile_without_trace_handler`, the XProf handler).
 
@@ -33,8 +34,8 @@ def test_a_jax_op_whose_return_annotation_is_refused() -> None:
 
 def test_a_jax_op_refused_for_its_return_type_alone_names_no_position() -> None:
     crash = assert_fixed_by(
-        "ValueError: Invalid signature for JAX function: (x: jax.Array) -> MyCustomType. The return annotation "
-        "is invalid. Only jax.Arrays and POD types are supported.",
+        "ValueError: Invalid signature for JAX function: (x: jax.Array) -> MyCustomType. The return "
+        "annotation is invalid. Only jax.Arrays and POD types are supported.",
         "unsupported_op",
         "torch_tpu_jax_op_signature",
         "return annotation",
