@@ -42,8 +42,8 @@ def test_an_event_timed_on_the_device() -> None:
         "Traceback (most recent call last):\n"
         '  File "bench.py", line 40, in <module>\n'
         "    ms = start.elapsed_time(end)\n"
-        "NotImplementedError: Streams and Events are not fully implemented in TorchTPU. Please file a feature "
-        "request describing your use case.",
+        "NotImplementedError: Streams and Events are not fully implemented in TorchTPU. Please file a "
+        "feature request describing your use case.",
         "unsupported_op",
         "torch_tpu_stream_event_not_implemented",
         "torch.tpu.synchronize()",
