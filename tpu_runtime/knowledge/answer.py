@@ -117,6 +117,7 @@ from tpu_runtime.knowledge.lexical import (
     tokenize,
 )
 from tpu_runtime.knowledge.models import Answer, Citation, Passage
+from tpu_runtime.knowledge.products import SHEET_PRODUCTS, products_named
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult
 from tpu_runtime.knowledge.words import family, family_words, stem
 from tpu_runtime.knowledge.words import unprefixed as _unprefixed
@@ -1124,6 +1125,23 @@ def rare_names(index: KnowledgeIndex, question: str, names: list[str]) -> list[s
     return [t for t in names if t in cased and 0 < _family_df(index, t) <= cap]
 
 
+def product_fault(question: str, span: str, passage: Passage) -> str | None:
+    """A line about another stack than the one the question names ('TorchTPU's loop detection' is not
+    answered by PyTorch/XLA's): the line's own names decide, then its heading's, then its sheet's."""
+    asked = products_named(question)
+    if not asked:
+        return None
+    named = products_named(_NOTE_RE.sub(" ", span))
+    if not named and passage.section:
+        named = products_named(passage.section.rsplit("\u203a", 1)[-1])
+    if not named:
+        named = set(SHEET_PRODUCTS.get(passage.path, ()))
+    if not named or asked & named:
+        return None
+    about = ", ".join(sorted(asked))
+    return f"the question is about {about} and the quoted line about {', '.join(sorted(named))}"
+
+
 def _passage_terms(passage: Passage) -> frozenset[str]:
     return _terms(f"{_heading(passage)}\n{passage.text}")
 
@@ -1256,6 +1274,7 @@ def ranked_spans(
             if question and (
                 span_faults(question, span, heading, action=False)
                 or misplaced_terms(question, span, heading, list(weights))
+                or product_fault(question, span, passage)
             ):
                 overlap *= FAULT_MISS
             # among equally covering spans, the one whose words are mostly the question's reads best
@@ -1432,6 +1451,9 @@ def quote_faults(
     if lacking:
         reasons.append(f"no passage line names {', '.join(lacking[:3])}")
     reasons.extend(span_faults(question, span.text, heading))
+    other = product_fault(question, span.text, span.passage)
+    if other:
+        reasons.append(other)
     misplaced = misplaced_terms(question, span.text, heading, terms)
     if misplaced:
         reasons.append(
