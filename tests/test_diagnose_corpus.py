@@ -70,6 +70,29 @@ def test_the_dev_folds_cut_the_half_in_two_and_keep_a_job_together() -> None:
             assert len({entry_fold(n, CORPUS[n]) for n in workers}) == 1
 
 
+def _shingles(name: str) -> set[str]:
+    words = _text(name).lower().split()
+    return {" ".join(words[i : i + 5]) for i in range(max(1, len(words) - 4))}
+
+
+def test_no_held_back_file_repeats_a_dev_file() -> None:
+    """The same message printed in two threads would put a read log in the held-back half: such a file
+    names its dev twin (`twin_of`) and counts as dev. Files over 2 MB (the big-log form) are left out."""
+    small = [n for n in CORPUS if (CORPUS_DIR / n).stat().st_size < 2_000_000]
+    dev = {n: _shingles(n) for n in small if entry_split(n, CORPUS[n]) == "dev"}
+    repeats = []
+    for name in small:
+        if entry_split(name, CORPUS[name]) == "dev":
+            continue
+        own = _shingles(name)
+        if any(len(own & theirs) >= 0.8 * len(own | theirs) for theirs in dev.values()):
+            repeats.append(name)
+    assert not repeats, f"held-back files repeating a dev file (add twin_of): {repeats}"
+    twins = {n: e.twin_of for n, e in CORPUS.items() if e.twin_of}
+    assert twins and all(entry_split(n, CORPUS[n]) == "dev" for n in twins)
+    assert all(entry_fold(n, CORPUS[n]) == entry_fold(t, CORPUS[t]) for n, t in twins.items())
+
+
 def test_a_file_taken_from_a_library_source_is_told_from_a_thread() -> None:
     def origin(source: str) -> str:
         entry = CorpusEntry(source=source, category="unknown", remedy="r" * 10, remedy_keys=["k"])

@@ -4,7 +4,8 @@ Each log is machine-written output copied from a public issue thread or document
 beside the logs names, per file, the source URL, the category a maintainer would give it, the remedy the
 thread settled on (in our words) and `remedy_keys`: the named things (a flag, an environment variable, an
 API, a layout change) a fix must mention to count as that remedy. Files of one multi-host job share a
-`group`, so they fall on the same side of the split.
+`group`, so they fall on the same side of the split, and a file whose text repeats a dev file's (the same
+message printed in two threads) names it as `twin_of` and is dev too: its twin was read.
 
 The split is decided by a hash of the file's group (or its name) alone, so it was fixed before any rule
 was written and cannot drift with the rules: rules are written against the `dev` half; the `held_back`
@@ -81,6 +82,7 @@ class CorpusEntry(BaseModel):
     form: str | None = Field(default=None, description="crlf, ansi: how the file keeps its bytes")
     group: str | None = Field(default=None, description="files of one multi-host job share a group")
     added: str | None = Field(default=None, description="the round that added the file (None: the first)")
+    twin_of: str | None = Field(default=None, description="a dev file whose text this one repeats")
 
 
 @dataclass(frozen=True)
@@ -106,15 +108,23 @@ def load_corpus(folder: Path = CORPUS_DIR) -> dict[str, CorpusEntry]:
     missing = [name for name in entries if not (folder / name).is_file()]
     if missing:
         raise ValueError(f"{folder}: index.yaml names missing files: {', '.join(missing)}")
+    for name, entry in entries.items():
+        twin = entries.get(entry.twin_of) if entry.twin_of else None
+        if entry.twin_of and (twin is None or twin.twin_of or twin.group or entry.group):
+            raise ValueError(f"{folder}: {name}: twin_of must name an ungrouped file that is no twin itself")
     return entries
 
 
+def _split_key(name: str, entry: CorpusEntry) -> str:
+    return entry.twin_of or entry.group or name
+
+
 def entry_split(name: str, entry: CorpusEntry) -> Split:
-    return split_of(entry.group or name)
+    return split_of(_split_key(name, entry))
 
 
 def entry_fold(name: str, entry: CorpusEntry) -> Fold:
-    return fold_of(entry.group or name)
+    return fold_of(_split_key(name, entry))
 
 
 def held_out_units(dev: dict[str, CorpusEntry], by: HeldOutBy) -> dict[str, list[str]]:
