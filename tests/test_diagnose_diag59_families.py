@@ -1,28 +1,31 @@
 """Families of wording that round diag59 added to the rules: torchprime's trainer configuration checks.
 
-torchprime (https://github.com/AI-Hypercomputer/torchprime) checks a trainer configuration at start-up: its mesh
-must use every device ("Mesh is not using all the available devices ...": `torchprime_mesh_device_count`, the
-device count and the ICI and DCN meshes named), context parallelism needs its size in the model config
+torchprime (https://github.com/AI-Hypercomputer/torchprime) checks a trainer configuration at start-up: its
+mesh must use every device ("Mesh is not using all the available devices ...": `torchprime_mesh_device_count`,
+the device count and the ICI and DCN meshes named), context parallelism needs its size in the model config
 (`torchprime_context_size_in_model`) and, load-balanced, the splash attention kernel
-(`torchprime_load_balanced_cp_kernel`), an even size (`context_parallel_size_odd`) and a sequence length divisible
-into 2 x cp_size chunks (`context_parallel_sequence_chunks`); its Adafactor takes no weight decay
-(`adafactor_weight_decay`), its custom mesh at most one DCN axis above 1 (`single_nontrivial_dcn_axis`), and its
-trainer one parameter dtype (`model_parameters_mixed_dtypes`).
+(`torchprime_load_balanced_cp_kernel`), an even size (`context_parallel_size_odd`) and a sequence length
+divisible into 2 x cp_size chunks (`context_parallel_sequence_chunks`); its Adafactor takes no weight decay
+(`adafactor_weight_decay`), its custom mesh at most one DCN axis above 1 (`single_nontrivial_dcn_axis`), and
+its trainer one parameter dtype (`model_parameters_mixed_dtypes`).
 
-Each case is another wording of its family (other sizes, dtypes and axes, under a traceback), and each family has
-a nearby wording it must not claim, so a rule matching only a collected log's text would fail here.
+Each case is another wording of its family (other sizes, dtypes and axes, under a traceback), and each family
+has a nearby wording it must not claim, so a rule matching only a collected log's text would fail here.
 """
 
 from __future__ import annotations
 
 from tests.crash_helpers import assert_fixed_by, assert_not_claimed
 
-_TRACE = 'Traceback (most recent call last):\n  File "torchprime/torch_xla_models/train.py", line 88, in main\n'
+_TRACE = (
+    'Traceback (most recent call last):\n  File "torchprime/torch_xla_models/train.py", line 88, in main\n'
+)
 
 
 def test_a_mesh_asking_for_more_devices_than_the_slice_has() -> None:
     crash = assert_fixed_by(
-        _TRACE + "AssertionError: Mesh is not using all the available devices. The environment has 4 devices. "
+        _TRACE
+        + "AssertionError: Mesh is not using all the available devices. The environment has 4 devices. "
         "    Mesh requested: ICI={'data': 1, 'fsdp': 8, 'tensor': 2, 'expert': 1, 'context': 1}, "
         "DCN={'data': 2, 'fsdp': 1, 'tensor': 1, 'expert': 1, 'context': 1}",
         "runtime_init_failure",
@@ -58,7 +61,9 @@ def test_a_context_parallel_group_missing_is_not_the_config_check() -> None:
 
 def test_load_balanced_context_parallelism_with_flash_attention() -> None:
     assert_fixed_by(
-        _TRACE + "RuntimeError: Load balanced context parallelism is only supported with the splash attention kernel",
+        _TRACE
+        + "RuntimeError: Load balanced context parallelism is only supported with the splash attention "
+        "kernel",
         "runtime_init_failure",
         "torchprime_load_balanced_cp_kernel",
         "attention_kernel=splash_attention",
