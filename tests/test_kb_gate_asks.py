@@ -11,6 +11,7 @@ import pytest
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
 from tpu_runtime.knowledge.answer import (
     asks_count,
+    asks_date,
     asks_default,
     asks_limit,
     asks_time,
@@ -164,3 +165,14 @@ def test_a_kind_of_name_asked_for_is_given_by_a_line_naming_one() -> None:
     assert any("names none" in f for f in faults), faults
     # 'how many flags' asks for a count of them: the word stays the attribute asked for
     assert focus_term("How many flags does gridlet bench take?") == "flags"
+
+
+def test_a_question_asking_for_a_date_needs_a_date_not_a_release() -> None:
+    question = "On what date was the first Gridlet image published?"
+    assert asks_date(question) and asks_date("In which year did Gridlet ship?")
+    assert not asks_date("Which release of Gridlet added pools?")
+    versioned = "The Gridlet image `gridlet:0.8.1-rev1` covers every pool."
+    assert any("date" in f for f in span_faults(question, versioned, "Gridlet images"))
+    assert not span_faults(
+        question, "The first Gridlet image was published on March 3, 2025.", "Gridlet images"
+    )

@@ -1004,6 +1004,18 @@ def assigned_values(question: str) -> list[str]:
     return list(dict.fromkeys(m.group(1).lower() for m in _ASSIGNED_RE.finditer(question)))
 
 
+# "on what date", "which year": a calendar date, not a release number
+_ASKS_DATE_RE = re.compile(r"\b(?:what|which)\s+(?:date|day|year|month)\b", re.I)
+_GIVES_DATE_RE = re.compile(
+    r"\b(?:19|20)\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d", re.I
+)
+
+
+def asks_date(question: str) -> bool:
+    """Whether the question asks for a calendar date or year ('on what date was X released')."""
+    return bool(_ASKS_DATE_RE.search(question))
+
+
 def asks_when(question: str) -> bool:
     """Whether the question asks for a time or release ('when will X ship', 'in which JAX release')."""
     return bool(_ASKS_WHEN_RE.search(question))
@@ -1064,6 +1076,8 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
         faults.append(
             "the question asks when or in which release and the quoted line gives no date or version"
         )
+    if asks_date(question) and not _GIVES_DATE_RE.search(stated):
+        faults.append("the question asks for a date and the quoted line gives none")
     owner = release_owner(question)
     if (
         owner
