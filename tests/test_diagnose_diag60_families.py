@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from tests.crash_helpers import assert_fixed_by, assert_not_claimed
 
-_TRACE = 'Traceback (most recent call last):\n  File "src/maxtext/trainers/pre_train/train.py", line 77, in main\n'
+_TRACE = (
+    'Traceback (most recent call last):\n  File "src/maxtext/trainers/pre_train/train.py", line 77, in main\n'
+)
 
 
 def _pydantic(message: str) -> str:
@@ -29,7 +31,8 @@ def _pydantic(message: str) -> str:
 
 def test_ici_axes_multiplying_past_the_slice() -> None:
     crash = assert_fixed_by(
-        _TRACE + "AssertionError: Number of devices per slice 4 does not match the product of the ICI parallelism 32",
+        _TRACE + "AssertionError: Number of devices per slice 4 does not match the product of the ICI "
+        "parallelism 32",
         "runtime_init_failure",
         "maxtext_ici_product_devices_per_slice",
         "ici_fsdp_parallelism=-1",
@@ -85,8 +88,8 @@ def test_llama4_given_two_experts_per_token() -> None:
 
 def test_llama4s_capacity_factor_check_is_not_the_routing_one() -> None:
     assert_not_claimed(
-        "ValueError: Llama4 decoder has not been tested with capacity_factor >= 0 -- please set that value to -1 "
-        "for now!",
+        "ValueError: Llama4 decoder has not been tested with capacity_factor >= 0 -- please set that value "
+        "to -1 for now!",
         "maxtext_llama4_top1_routing",
     )
 
