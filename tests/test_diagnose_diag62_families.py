@@ -21,7 +21,8 @@ from tests.crash_helpers import assert_fixed_by, assert_not_claimed
 
 _TRACE = (
     "Traceback (most recent call last):\n"
-    '  File "/opt/venv/lib/python3.11/site-packages/orbax/checkpoint/checkpoint_manager.py", line 1402, in save\n'
+    '  File "/opt/venv/lib/python3.11/site-packages/orbax/checkpoint/checkpoint_manager.py", '
+    "line 1402, in save\n"
 )
 
 
@@ -161,8 +162,8 @@ def test_a_sharding_of_the_wrong_type_is_not_a_missing_one() -> None:
 
 def test_strict_restore_of_a_padded_vocabulary() -> None:
     crash = assert_fixed_by(
-        "ValueError: Requested shape: (128256, 2048) is not compatible with the stored shape: (128000, 2048). "
-        "Truncating/padding is disabled.",
+        "ValueError: Requested shape: (128256, 2048) is not compatible with the stored shape: "
+        "(128000, 2048). Truncating/padding is disabled.",
         "shape_dtype_error",
         "orbax_restore_shape_strict",
         "strict=False",
