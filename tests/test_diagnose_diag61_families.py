@@ -1,10 +1,10 @@
 """Families of wording that round diag61 added to the rules: more of MaxText's checks at start-up.
 
 MaxText (https://github.com/AI-Hypercomputer/maxtext) refuses a run whose configuration cannot hold: Ulysses
-attention with load balancing on (`maxtext_ulysses_load_balance`) or with an inferred (-1) context axis, as USP
-words it too (`maxtext_context_parallel_inferred_size`); ring attention on a sequence the context size squared
-does not divide (`maxtext_ring_max_target_length_cp_squared`) or with a clamped sa_block_q_dkv off the lanes
-(`maxtext_ring_block_q_dkv_lanes`, the block and lanes named); MoE token chunks without ring of experts
+attention with load balancing on (`maxtext_ulysses_load_balance`) or with an inferred (-1) context axis, as
+USP words it too (`maxtext_context_parallel_inferred_size`); ring attention on a sequence the context size
+squared does not divide (`maxtext_ring_max_target_length_cp_squared`) or with a clamped sa_block_q_dkv off the
+lanes (`maxtext_ring_block_q_dkv_lanes`, the block and lanes named); MoE token chunks without ring of experts
 (`maxtext_moe_token_chunks_ring`), a fully MoE model whose MLP sizes differ (`maxtext_fully_moe_mlp_dim`, both
 sizes named), GPT-OSS with dense matmul and a capacity factor (`maxtext_gpt_oss_dropless`); explicit sharding
 of a decoder block it does not implement (`maxtext_explicit_sharding_decoder`, the block named); distillation
@@ -52,8 +52,8 @@ def test_torchprimes_load_balancing_kernel_check_is_not_ulysses() -> None:
 
 def test_usp_with_an_inferred_context_axis() -> None:
     assert_fixed_by(
-        _TRACE + "ValueError: TPU USP attention requires explicit positive ici/dcn context parallelism values; "
-        "inferred (-1) sizes are not supported.",
+        _TRACE + "ValueError: TPU USP attention requires explicit positive ici/dcn context parallelism "
+        "values; inferred (-1) sizes are not supported.",
         "runtime_init_failure",
         "maxtext_context_parallel_inferred_size",
         "ici_context_parallelism=4",
@@ -69,8 +69,10 @@ def test_maxtexts_two_axes_at_minus_one_is_not_the_context_check() -> None:
 
 def test_ring_sequence_not_divisible_by_the_context_size_squared() -> None:
     assert_fixed_by(
-        _pydantic("TPU Tokamax ring attention requires max_target_length to be divisible by context_parallel_size "
-                  "squared."),
+        _pydantic(
+            "TPU Tokamax ring attention requires max_target_length to be divisible by "
+            "context_parallel_size squared."
+        ),
         "shape_dtype_error",
         "maxtext_ring_max_target_length_cp_squared",
         "max_target_length to a multiple of the square",
@@ -123,8 +125,10 @@ def test_moe_emb_chunks_is_not_the_token_chunk_check() -> None:
 
 def test_fully_moe_mlp_sizes_name_both() -> None:
     crash = assert_fixed_by(
-        _pydantic("For a fully MoE model, base_mlp_dim must equal base_moe_mlp_dim. Got base_mlp_dim=14336, "
-                  "base_moe_mlp_dim=1536."),
+        _pydantic(
+            "For a fully MoE model, base_mlp_dim must equal base_moe_mlp_dim. Got base_mlp_dim=14336, "
+            "base_moe_mlp_dim=1536."
+        ),
         "runtime_init_failure",
         "maxtext_fully_moe_mlp_dim",
         "base_mlp_dim=1536",
@@ -150,16 +154,16 @@ def test_gpt_oss_capacity_factor_as_pydantic_prints_it() -> None:
 
 def test_llama4_capacity_factor_is_not_gpt_oss() -> None:
     assert_not_claimed(
-        "ValueError: Llama4 decoder has not been tested with capacity_factor >= 0 -- please set that value to -1 "
-        "for now!",
+        "ValueError: Llama4 decoder has not been tested with capacity_factor >= 0 -- please set that value "
+        "to -1 for now!",
         "maxtext_gpt_oss_dropless",
     )
 
 
 def test_explicit_sharding_names_the_decoder() -> None:
     crash = assert_fixed_by(
-        _TRACE + "ValueError: Decoder 'qwen3_moe' is not supported with 'explicit' sharding. Supported options "
-        "are: ['deepseek', 'simple_mlp', 'simple', 'llama2'].",
+        _TRACE + "ValueError: Decoder 'qwen3_moe' is not supported with 'explicit' sharding. Supported "
+        "options are: ['deepseek', 'simple_mlp', 'simple', 'llama2'].",
         "runtime_init_failure",
         "maxtext_explicit_sharding_decoder",
         "shard_mode=auto",
