@@ -1,16 +1,16 @@
 """Families of wording that round diag63 added to the rules: tpu-inference's own start-up and memory checks.
 
-tpu-inference (https://github.com/vllm-project/tpu-inference), vLLM's TPU backend, refuses a configuration with
-a message naming what must hold: the HBM the weights use above the --gpu-memory-utilization cap
+tpu-inference (https://github.com/vllm-project/tpu-inference), vLLM's TPU backend, refuses a configuration
+with a message naming what must hold: the HBM the weights use above the --gpu-memory-utilization cap
 (`tpuinf_hbm_cap_gpu_memory_utilization`), an environment variable outside its choices
 (`tpuinf_env_var_choices`), context parallelism beside data parallelism
 (`tpuinf_context_parallel_with_data_parallel`), prefill and decode context parallelism together
 (`tpuinf_prefill_and_decode_context_parallel`), and a quantization scheme that reads symmetric weights only
 (`quant_scheme_symmetric_only`).
 
-Each case is another wording of its family (other values, another variable, the decode side, another scheme,
-under a traceback), and each family has a nearby wording it must not claim, so a rule matching only a collected
-log's text would fail here.
+Each case is another wording of its family (other values, another variable, the decode side, another
+scheme, under a traceback), and each family has a nearby wording it must not claim, so a rule matching only a
+collected log's text would fail here.
 """
 
 from __future__ import annotations
@@ -26,10 +26,9 @@ _TRACE = (
 
 def test_hbm_above_the_utilization_cap_on_a_v5e() -> None:
     crash = assert_fixed_by(
-        _TRACE
-        + "(EngineCore_DP0 pid=1207) ERROR 09-03 08:12:40 [core.py:708] ValueError: total_hbm_used_gb=15.02GiB "
-        "exceeds total_hbm_limit_cap_gb=12.8GiB by 2.22GiB. Please consider increasing --gpu-memory-utilization "
-        "from 0.8 to a larger value.",
+        _TRACE + "(EngineCore_DP0 pid=1207) ERROR 09-03 08:12:40 [core.py:708] ValueError: "
+        "total_hbm_used_gb=15.02GiB exceeds total_hbm_limit_cap_gb=12.8GiB by 2.22GiB. Please consider "
+        "increasing --gpu-memory-utilization from 0.8 to a larger value.",
         "hbm_oom",
         "tpuinf_hbm_cap_gpu_memory_utilization",
         "--gpu-memory-utilization",
@@ -89,7 +88,8 @@ def test_prefill_and_decode_context_parallelism_under_a_traceback() -> None:
     assert_fixed_by(
         '(APIServer pid=88) File "/opt/venv/lib/python3.12/site-packages/tpu_inference/layers/common/'
         'sharding.py", line 351, in validate\n'
-        "(APIServer pid=88) ValueError: only one of prefill/decode context parallelism may be enabled at a time.",
+        "(APIServer pid=88) ValueError: only one of prefill/decode context parallelism may be enabled "
+        "at a time.",
         "runtime_init_failure",
         "tpuinf_prefill_and_decode_context_parallel",
         "--decode-context-parallel-size 1",
