@@ -1,11 +1,11 @@
 """Families of wording that round diag64 added to the rules: Keras 3's distribution API and keras-hub on TPU.
 
-Keras 3 (https://github.com/keras-team/keras) trains on TPU through `keras.distribution` on the JAX backend, and
-refuses a set-up that cannot work: a DeviceMesh whose shape does not multiply out to its devices
+Keras 3 (https://github.com/keras-team/keras) trains on TPU through `keras.distribution` on the JAX backend,
+and refuses a set-up that cannot work: a DeviceMesh whose shape does not multiply out to its devices
 (`keras_device_mesh_shape_vs_devices`), a jax.sharding.Mesh where its own DeviceMesh is expected
 (`keras_device_mesh_expected`, also keras-hub's get_layout_map), ModelParallel without a LayoutMap
-(`keras_model_parallel_layout_map`), a variable path two LayoutMap keys match (`keras_layout_map_multiple_keys`),
-a DeviceMesh with a different number of axis names than dimensions (`keras_device_mesh_axis_names_size`) and a
+(`keras_model_parallel_layout_map`), a variable path two LayoutMap keys match
+(`keras_layout_map_multiple_keys`), a DeviceMesh with a different number of axis names than dimensions (`keras_device_mesh_axis_names_size`) and a
 dtype policy name it cannot parse (`keras_dtype_policy_name`); keras-hub (https://github.com/keras-team/keras-hub)
 refuses to save LoRA weights of a model without LoRA (`keras_hub_lora_not_enabled`).
 
@@ -27,7 +27,8 @@ _TRACE = (
 
 def test_a_mesh_larger_than_a_v5e_host() -> None:
     crash = assert_fixed_by(
-        _TRACE + "ValueError: Shape does not match the number of devices. Received: shape=(4, 4); devices.shape=(8,)",
+        _TRACE + "ValueError: Shape does not match the number of devices. "
+        "Received: shape=(4, 4); devices.shape=(8,)",
         "runtime_init_failure",
         "keras_device_mesh_shape_vs_devices",
         "list_devices()",
@@ -44,8 +45,8 @@ def test_a_jax_mesh_of_the_wrong_size_is_not_kerass_mesh_check() -> None:
 
 def test_model_parallel_given_a_jax_mesh() -> None:
     assert_fixed_by(
-        _TRACE + "ValueError: Expect `mesh` to be an instance of `DeviceMesh`. Received: mesh=Mesh('batch': 2, "
-        "'model': 4) (of type <class 'jax.sharding.Mesh'>)",
+        _TRACE + "ValueError: Expect `mesh` to be an instance of `DeviceMesh`. "
+        "Received: mesh=Mesh('batch': 2, 'model': 4) (of type <class 'jax.sharding.Mesh'>)",
         "runtime_init_failure",
         "keras_device_mesh_expected",
         "keras.distribution.DeviceMesh(",
@@ -107,9 +108,10 @@ def test_a_dtype_policy_map_overlap_is_not_the_layout_map_check() -> None:
 
 def test_save_lora_weights_of_a_llama_without_lora() -> None:
     assert_fixed_by(
-        'Traceback (most recent call last):\n  File "/opt/venv/lib/python3.10/site-packages/keras_hub/src/models/'
-        'backbone.py", line 229, in save_lora_weights\n    raise ValueError(\n'
-        "ValueError: There are no lora-enabled layers in this model. Make sure to call `.enable_lora(rank)` first.",
+        'Traceback (most recent call last):\n  File "/opt/venv/lib/python3.10/site-packages/keras_hub/src/'
+        'models/backbone.py", line 229, in save_lora_weights\n    raise ValueError(\n'
+        "ValueError: There are no lora-enabled layers in this model. "
+        "Make sure to call `.enable_lora(rank)` first.",
         "runtime_init_failure",
         "keras_hub_lora_not_enabled",
         "enable_lora(rank",
