@@ -5,9 +5,10 @@ and refuses a set-up that cannot work: a DeviceMesh whose shape does not multipl
 (`keras_device_mesh_shape_vs_devices`), a jax.sharding.Mesh where its own DeviceMesh is expected
 (`keras_device_mesh_expected`, also keras-hub's get_layout_map), ModelParallel without a LayoutMap
 (`keras_model_parallel_layout_map`), a variable path two LayoutMap keys match
-(`keras_layout_map_multiple_keys`), a DeviceMesh with a different number of axis names than dimensions (`keras_device_mesh_axis_names_size`) and a
-dtype policy name it cannot parse (`keras_dtype_policy_name`); keras-hub (https://github.com/keras-team/keras-hub)
-refuses to save LoRA weights of a model without LoRA (`keras_hub_lora_not_enabled`).
+(`keras_layout_map_multiple_keys`), a DeviceMesh with a different number of axis names than dimensions
+(`keras_device_mesh_axis_names_size`) and a dtype policy name it cannot parse (`keras_dtype_policy_name`);
+keras-hub (https://github.com/keras-team/keras-hub) refuses to save LoRA weights of a model without LoRA
+(`keras_hub_lora_not_enabled`).
 
 Each case is another wording of its family (other values, another class, under a traceback), and each family
 has a nearby wording it must not claim, so a rule matching only a collected log's text would fail here.
