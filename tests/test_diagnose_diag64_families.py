@@ -3,7 +3,7 @@
 Keras 3 (https://github.com/keras-team/keras) trains on TPU through `keras.distribution` on the JAX backend,
 and refuses a set-up that cannot work: a DeviceMesh whose shape does not multiply out to its devices
 (`keras_device_mesh_shape_vs_devices`), a jax.sharding.Mesh where its own DeviceMesh is expected
-(`keras_device_mesh_expected`, also keras-hub's get_layout_map), ModelParallel without a LayoutMap
+(`keras_device_mesh_expected`), ModelParallel without a LayoutMap
 (`keras_model_parallel_layout_map`), a variable path two LayoutMap keys match
 (`keras_layout_map_multiple_keys`), a DeviceMesh with a different number of axis names than dimensions
 (`keras_device_mesh_axis_names_size`) and a dtype policy name it cannot parse (`keras_dtype_policy_name`);
@@ -51,15 +51,6 @@ def test_model_parallel_given_a_jax_mesh() -> None:
         "runtime_init_failure",
         "keras_device_mesh_expected",
         "keras.distribution.DeviceMesh(",
-    )
-
-
-def test_another_backbones_layout_map_given_a_tuple() -> None:
-    assert_fixed_by(
-        "ValueError: Invalid device_mesh type. Expected `keras.distribution.Device`, got <class 'tuple'>",
-        "runtime_init_failure",
-        "keras_device_mesh_expected",
-        "DeviceMesh(",
     )
 
 
