@@ -26,3 +26,17 @@ def assert_not_claimed(text: str, sub_rule: str) -> None:
     """Assert no fix of `sub_rule` (in any category) is chosen for `text`: a family's nearby wording."""
     fix_rule = diagnose_rules_alone(text).evidence.fix_rule
     assert not fix_rule.endswith(f"/{sub_rule}"), fix_rule
+
+
+MAXTEXT_TRACE = (
+    'Traceback (most recent call last):\n  File "src/maxtext/trainers/pre_train/train.py", line 77, in main\n'
+)
+"""The frame MaxText's trainer prints above a config check's exception."""
+
+
+def maxtext_pydantic(message: str) -> str:
+    """A MaxText config validator's ValueError as pydantic prints it when the config model is built."""
+    return (
+        "pydantic_core._pydantic_core.ValidationError: 1 validation error for MaxTextConfig\n"
+        f"  Value error, {message} [type=value_error, input_value={{'run_name': 'r1'}}, input_type=dict]\n"
+    )

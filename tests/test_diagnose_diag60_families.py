@@ -14,24 +14,12 @@ only a collected log's text would fail here.
 
 from __future__ import annotations
 
-from tests.crash_helpers import assert_fixed_by, assert_not_claimed
-
-_TRACE = (
-    'Traceback (most recent call last):\n  File "src/maxtext/trainers/pre_train/train.py", line 77, in main\n'
-)
-
-
-def _pydantic(message: str) -> str:
-    """A validator's ValueError as pydantic prints it when the config model is built."""
-    return (
-        "pydantic_core._pydantic_core.ValidationError: 1 validation error for MaxTextConfig\n"
-        f"  Value error, {message} [type=value_error, input_value={{'run_name': 'r1'}}, input_type=dict]\n"
-    )
+from tests.crash_helpers import MAXTEXT_TRACE, assert_fixed_by, assert_not_claimed, maxtext_pydantic
 
 
 def test_ici_axes_multiplying_past_the_slice() -> None:
     crash = assert_fixed_by(
-        _TRACE + "AssertionError: Number of devices per slice 4 does not match the product of the ICI "
+        MAXTEXT_TRACE + "AssertionError: Number of devices per slice 4 does not match the product of the ICI "
         "parallelism 32",
         "runtime_init_failure",
         "maxtext_ici_product_devices_per_slice",
@@ -50,7 +38,7 @@ def test_jaxs_mesh_product_check_is_not_maxtexts() -> None:
 
 def test_fp8_with_gradient_accumulation_as_pydantic_prints_it() -> None:
     assert_fixed_by(
-        _pydantic("fp8 quantization is not compatible with gradient accumulation."),
+        maxtext_pydantic("fp8 quantization is not compatible with gradient accumulation."),
         "runtime_init_failure",
         "maxtext_fp8_gradient_accumulation",
         "gradient_accumulation_steps=1",
@@ -66,7 +54,7 @@ def test_another_gradient_accumulation_refusal_is_not_the_fp8_check() -> None:
 
 def test_a_quantized_kv_cache_without_its_axis() -> None:
     assert_fixed_by(
-        _pydantic("kv_quant_axis cannot be empty when quantize_kvcache is True."),
+        maxtext_pydantic("kv_quant_axis cannot be empty when quantize_kvcache is True."),
         "runtime_init_failure",
         "maxtext_kv_quant_axis_empty",
         "kv_quant_axis=heads_and_dkv",
@@ -79,7 +67,7 @@ def test_an_unknown_kv_quant_axis_is_not_an_empty_one() -> None:
 
 def test_llama4_given_two_experts_per_token() -> None:
     assert_fixed_by(
-        _TRACE + "ValueError: Only top-1 routing is supported for Llama 4 for now!",
+        MAXTEXT_TRACE + "ValueError: Only top-1 routing is supported for Llama 4 for now!",
         "runtime_init_failure",
         "maxtext_llama4_top1_routing",
         "num_experts_per_tok=1",
@@ -96,7 +84,8 @@ def test_llama4s_capacity_factor_check_is_not_the_routing_one() -> None:
 
 def test_both_splash_kernels_on_without_backquotes() -> None:
     assert_fixed_by(
-        _TRACE + "ValueError: At most one of use_tokamax_splash and use_jax_splash can be set to True.",
+        MAXTEXT_TRACE
+        + "ValueError: At most one of use_tokamax_splash and use_jax_splash can be set to True.",
         "runtime_init_failure",
         "maxtext_tokamax_and_jax_splash",
         "use_jax_splash=False",

@@ -19,24 +19,14 @@ rule matching only a collected log's text would fail here.
 
 from __future__ import annotations
 
-from tests.crash_helpers import assert_fixed_by, assert_not_claimed
-
-_TRACE = (
-    'Traceback (most recent call last):\n  File "src/maxtext/trainers/pre_train/train.py", line 77, in main\n'
-)
-
-
-def _pydantic(message: str) -> str:
-    """A validator's ValueError as pydantic prints it when the config model is built."""
-    return (
-        "pydantic_core._pydantic_core.ValidationError: 1 validation error for MaxTextConfig\n"
-        f"  Value error, {message} [type=value_error, input_value={{'run_name': 'r1'}}, input_type=dict]\n"
-    )
+from tests.crash_helpers import MAXTEXT_TRACE, assert_fixed_by, assert_not_claimed, maxtext_pydantic
 
 
 def test_ulysses_with_load_balancing_as_pydantic_prints_it() -> None:
     assert_fixed_by(
-        _pydantic("TPU Ulysses attention requires context_parallel_load_balance=False: after the all-to-all"),
+        maxtext_pydantic(
+            "TPU Ulysses attention requires context_parallel_load_balance=False: after the all-to-all"
+        ),
         "runtime_init_failure",
         "maxtext_ulysses_load_balance",
         "context_parallel_load_balance=False",
@@ -52,7 +42,8 @@ def test_torchprimes_load_balancing_kernel_check_is_not_ulysses() -> None:
 
 def test_usp_with_an_inferred_context_axis() -> None:
     assert_fixed_by(
-        _TRACE + "ValueError: TPU USP attention requires explicit positive ici/dcn context parallelism "
+        MAXTEXT_TRACE
+        + "ValueError: TPU USP attention requires explicit positive ici/dcn context parallelism "
         "values; inferred (-1) sizes are not supported.",
         "runtime_init_failure",
         "maxtext_context_parallel_inferred_size",
@@ -69,7 +60,7 @@ def test_maxtexts_two_axes_at_minus_one_is_not_the_context_check() -> None:
 
 def test_ring_sequence_not_divisible_by_the_context_size_squared() -> None:
     assert_fixed_by(
-        _pydantic(
+        maxtext_pydantic(
             "TPU Tokamax ring attention requires max_target_length to be divisible by "
             "context_parallel_size squared."
         ),
@@ -89,7 +80,8 @@ def test_ulysses_sequence_divisibility_is_not_the_squared_check() -> None:
 
 def test_ring_block_off_the_lanes_names_block_and_lanes() -> None:
     crash = assert_fixed_by(
-        _TRACE + "ValueError: TPU Tokamax ring attention with context_parallel_load_balance=True requires "
+        MAXTEXT_TRACE
+        + "ValueError: TPU Tokamax ring attention with context_parallel_load_balance=True requires "
         "sa_block_q_dkv (320) to be a multiple of 128 after clamping.",
         "shape_dtype_error",
         "maxtext_ring_block_q_dkv_lanes",
@@ -108,7 +100,7 @@ def test_splash_query_block_check_is_not_the_ring_block() -> None:
 
 def test_moe_token_chunks_under_a_traceback() -> None:
     assert_fixed_by(
-        _TRACE + "ValueError: num_moe_token_chunks > 1 requires use_ring_of_experts=True.",
+        MAXTEXT_TRACE + "ValueError: num_moe_token_chunks > 1 requires use_ring_of_experts=True.",
         "runtime_init_failure",
         "maxtext_moe_token_chunks_ring",
         "use_ring_of_experts=True",
@@ -125,7 +117,7 @@ def test_moe_emb_chunks_is_not_the_token_chunk_check() -> None:
 
 def test_fully_moe_mlp_sizes_name_both() -> None:
     crash = assert_fixed_by(
-        _pydantic(
+        maxtext_pydantic(
             "For a fully MoE model, base_mlp_dim must equal base_moe_mlp_dim. Got base_mlp_dim=14336, "
             "base_moe_mlp_dim=1536."
         ),
@@ -145,7 +137,7 @@ def test_moe_mlp_dim_must_be_positive_is_not_the_size_check() -> None:
 
 def test_gpt_oss_capacity_factor_as_pydantic_prints_it() -> None:
     assert_fixed_by(
-        _pydantic("GPT-OSS MoE only supports dropless (capacity_factor=-1) with dense matmul."),
+        maxtext_pydantic("GPT-OSS MoE only supports dropless (capacity_factor=-1) with dense matmul."),
         "runtime_init_failure",
         "maxtext_gpt_oss_dropless",
         "capacity_factor=-1",
@@ -162,7 +154,8 @@ def test_llama4_capacity_factor_is_not_gpt_oss() -> None:
 
 def test_explicit_sharding_names_the_decoder() -> None:
     crash = assert_fixed_by(
-        _TRACE + "ValueError: Decoder 'qwen3_moe' is not supported with 'explicit' sharding. Supported "
+        MAXTEXT_TRACE
+        + "ValueError: Decoder 'qwen3_moe' is not supported with 'explicit' sharding. Supported "
         "options are: ['deepseek', 'simple_mlp', 'simple', 'llama2'].",
         "runtime_init_failure",
         "maxtext_explicit_sharding_decoder",
@@ -180,7 +173,7 @@ def test_an_unknown_decoder_block_is_not_the_sharding_check() -> None:
 
 def test_distillation_without_a_teacher_under_a_traceback() -> None:
     assert_fixed_by(
-        _TRACE + "ValueError: Teacher model path is missing! You must provide "
+        MAXTEXT_TRACE + "ValueError: Teacher model path is missing! You must provide "
         "'teacher_overrides.load_parameters_path' in your config or arguments.",
         "runtime_init_failure",
         "maxtext_distill_teacher_path",
@@ -197,7 +190,7 @@ def test_a_missing_model_path_elsewhere_is_not_the_teacher() -> None:
 
 def test_rl_rollout_axes_with_expert_and_data_at_minus_one() -> None:
     assert_fixed_by(
-        _TRACE + "ValueError: At most one of rollout_tensor_parallelism, rollout_data_parallelism, "
+        MAXTEXT_TRACE + "ValueError: At most one of rollout_tensor_parallelism, rollout_data_parallelism, "
         "rollout_expert_parallelism can be -1 (auto-derived).\nCurrently resolved values:\n"
         "  - rollout_tensor_parallelism = 4\n  - rollout_data_parallelism = -1\n"
         "  - rollout_expert_parallelism = -1\n",

@@ -92,7 +92,7 @@ def test_reseeding_keys_split_per_layer() -> None:
 
 def test_an_unknown_reseed_policy_is_not_the_non_scalar_check() -> None:
     assert_not_claimed(
-        "ValueError: policy must be \"scalars_only\", \"match_shape\" or a callable, got 'shape'",
+        'ValueError: policy must be "scalars_only", "match_shape" or a callable, got \'shape\'',
         "flax_nnx_reseed_non_scalar_key",
     )
 
