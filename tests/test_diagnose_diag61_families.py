@@ -183,7 +183,7 @@ def test_distillation_without_a_teacher_under_a_traceback() -> None:
 
 def test_a_missing_model_path_elsewhere_is_not_the_teacher() -> None:
     assert_not_claimed(
-        "OSError: Model path is missing: /tmp/student/config.json",
+        "OSError: Model path is missing: checkpoints/student/config.json",
         "maxtext_distill_teacher_path",
     )
 

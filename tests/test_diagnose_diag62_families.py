@@ -38,7 +38,7 @@ def test_step_already_saved_in_the_v1_api() -> None:
 
 def test_another_librarys_existing_checkpoint_is_not_orbaxs_step() -> None:
     assert_not_claimed(
-        "FileExistsError: [Errno 17] File exists: '/tmp/run/checkpoint-500'",
+        "FileExistsError: [Errno 17] File exists: 'runs/r1/checkpoint-500'",
         "orbax_step_already_exists",
     )
 
