@@ -1149,7 +1149,7 @@ def product_fault(question: str, span: str, passage: Passage) -> str | None:
     if not named and passage.section:
         named = products_named(passage.section.rsplit("\u203a", 1)[-1])
     if not named:
-        named = set(SHEET_PRODUCTS.get(passage.path, ()))
+        named = SHEET_PRODUCTS.get(passage.path, frozenset())
     if not named or asked & named:
         return None
     about = ", ".join(sorted(asked))

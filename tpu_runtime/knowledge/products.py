@@ -11,6 +11,7 @@ Only stacks that a question names to single one out are listed: generic words ('
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["SHEET_PRODUCTS", "products_named"]
@@ -45,11 +46,13 @@ SHEET_PRODUCTS: dict[str, frozenset[str]] = {
 """The stack a fact sheet is about, for its lines that name none."""
 
 
-def products_named(text: str) -> set[str]:
-    """The stacks a text names, each name counted once under its longest form."""
+@functools.lru_cache(maxsize=4096)
+def products_named(text: str) -> frozenset[str]:
+    """The stacks a text names, each name counted once under its longest form (cached: the gate asks it of
+    the same question for every candidate line)."""
     found: set[str] = set()
     for name, pattern in _PATTERNS:
         if pattern.search(text):
             found.add(name)
             text = pattern.sub(" ", text)
-    return found
+    return frozenset(found)
