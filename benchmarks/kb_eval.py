@@ -6,7 +6,8 @@ Uses the index under the user's data folder (or DIR); `--build` brings it up to 
 with vectors unless `--lexical`). "answered" is the share of covered questions answered with a citation
 whose quote contains the answer's key terms (an answer quotes a close runner-up line too: "first quote
 alone" counts the first citation only, "quotes per answer" is the mean count), "refused" the share of
-uncovered questions refused. The dev
+uncovered questions refused; the last column counts the covered questions missed, refused by the gate
+or answered with quotes that lack the answer. The dev
 half is what retrieval and the gate are tuned on; the held-back half is only reported. `--show` lists the
 failures of one half only (tuning looks at dev). Prints a Markdown table for the README and exits 1 when
 the held-back half misses the aims (answered >= 0.90, refused >= 0.95). `--half dev` scores and prints
@@ -73,15 +74,17 @@ def main() -> int:
                         print(f"    quote: {r.quote[:150]!r}")
     print(
         "| half | mode | covered | not covered | answered with the answer quoted | uncovered refused "
-        "| recall@5 | MRR | mean ms | first quote alone | quotes per answer |"
+        "| recall@5 | MRR | mean ms | first quote alone | quotes per answer "
+        "| covered: refused / wrong quote |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, r in reports.items():
         label = f"{name} {args.fold}" if args.fold else name
         print(
             f"| {label} | {r.mode} | {r.covered_cases} | {r.uncovered_cases} | {r.answered:.3f} "
             f"| {r.refused:.3f} | {r.recall_at_5:.3f} | {r.mrr:.3f} | {r.mean_ms:.1f} "
-            f"| {r.answered_first:.3f} | {r.citations_per_answer:.2f} |"
+            f"| {r.answered_first:.3f} | {r.citations_per_answer:.2f} "
+            f"| {len(r.covered_refused)} / {len(r.wrong_quote)} |"
         )
     held = reports.get("held-back")
     if held is None:
