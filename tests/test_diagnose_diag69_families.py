@@ -1,8 +1,8 @@
 """Families of wording that round diag69 added to the rules: tpu-inference's serving checks.
 
-tpu-inference (https://github.com/vllm-project/tpu-inference) refuses a tensor-parallel size that the KV heads it
-replicates do not divide (`tpuinf_tp_size_vs_kv_heads`), a VLLM_RAY_BUNDLE_INDICES list that names a bundle twice
-(`ray_bundle_indices_duplicates`), an engine started on a Ray node without the accelerator
+tpu-inference (https://github.com/vllm-project/tpu-inference) refuses a tensor-parallel size that the KV
+heads it replicates do not divide (`tpuinf_tp_size_vs_kv_heads`), a VLLM_RAY_BUNDLE_INDICES list that names a
+bundle twice (`ray_bundle_indices_duplicates`), an engine started on a Ray node without the accelerator
 (`ray_current_node_without_device`) and a KV connector that is not one of the TPU platform's
 (`tpuinf_kv_connector_not_tpu`).
 
@@ -58,8 +58,8 @@ def test_bundle_indices_only_printed_are_not_claimed() -> None:
 
 def test_a_ray_node_without_the_accelerator() -> None:
     crash = assert_fixed_by(
-        "ValueError: Current node has no GPU available. current_node_resource={'CPU': 4.0}. vLLM engine cannot "
-        "start without GPU. Make sure you have at least 1 GPU available in a node current_node_id='ab12' "
+        "ValueError: Current node has no GPU available. current_node_resource={'CPU': 4.0}. vLLM engine "
+        "cannot start without GPU. Make sure you have at least 1 GPU available in a node current_node_id='ab12' "
         "current_ip='10.0.0.3'.",
         "runtime_init_failure",
         "ray_current_node_without_device",
