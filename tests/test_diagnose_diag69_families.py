@@ -59,8 +59,8 @@ def test_bundle_indices_only_printed_are_not_claimed() -> None:
 def test_a_ray_node_without_the_accelerator() -> None:
     crash = assert_fixed_by(
         "ValueError: Current node has no GPU available. current_node_resource={'CPU': 4.0}. vLLM engine "
-        "cannot start without GPU. Make sure you have at least 1 GPU available in a node current_node_id='ab12' "
-        "current_ip='10.0.0.3'.",
+        "cannot start without GPU. Make sure you have at least 1 GPU available in a node "
+        "current_node_id='ab12' current_ip='10.0.0.3'.",
         "runtime_init_failure",
         "ray_current_node_without_device",
         "ray start",
