@@ -1,0 +1,95 @@
+"""What one named setting must be: a library's check of its own configuration ("x_ratio must be positive, got
+0.0") names the setting to change, and that comes before the library catch-all's advice to upgrade the
+library (docs/diagnose-accuracy.md, "General mechanisms"). Wordings written for these tests, each family with
+a nearby wording it must not claim."""
+
+from __future__ import annotations
+
+import pytest
+
+from tpu_runtime.diagnose.crash_suggestion import find_suggestions
+from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules, load_rules
+from tpu_runtime.diagnose.similar_errors import SimilarErrors
+
+# a line of a check and the setting it must name
+CONSTRAINED = [
+    ("ValueError: prefill_chunk_ratio must be positive, got -0.5", "prefill_chunk_ratio"),
+    ("ValueError: MY_LOADER_RETRY_SECONDS must be non-negative, got -3.", "MY_LOADER_RETRY_SECONDS"),
+    ("ValueError: --draft-window must be at least 2 when speculation is on.", "--draft-window"),
+    ("AssertionError: adapter_rank is required when --merge-adapters is enabled", "adapter_rank"),
+    ("ValueError: --kv-offload requires --host-pool-gb > 0; got host_pool_gb=0.", "--host-pool-gb"),
+    ("ValueError: `shard_count` cannot be zero.", "shard_count"),
+    ("RuntimeError: cache.page_tokens should be a power of two, got 100", "cache.page_tokens"),
+]
+
+# nearby wordings: no setting named (plain words), a size the program computed, a value with no constraint,
+# an informational line
+NOT_CONSTRAINED = [
+    "ValueError: the learning rate must be positive, got -0.1",
+    "ValueError: Input must be a 2-D array, got shape (3,).",
+    "ValueError: prefill_chunk_ratio was -0.5 at step 12.",
+    "INFO: warmup_steps must be at least 1 for this schedule; using 1.",
+]
+
+
+@pytest.mark.parametrize(("line", "setting"), CONSTRAINED)
+def test_what_a_named_setting_must_be_is_read(line: str, setting: str) -> None:
+    found = find_suggestions([line])
+    assert found and found[0].kind == "constraint", found
+    assert found[0].named[0] == setting
+
+
+@pytest.mark.parametrize("line", NOT_CONSTRAINED)
+def test_a_line_naming_no_setting_or_no_constraint_is_not_read(line: str) -> None:
+    assert all(s.kind != "constraint" for s in find_suggestions([line]))
+
+
+def test_a_boolean_refused_at_its_value_names_the_other_value() -> None:
+    found = find_suggestions(
+        ["NotImplementedError: Option `eager_flush=True` with `replicas` set is not supported."]
+    )
+    assert found and found[0].kind == "constraint" and found[0].named == ("eager_flush=False",), found
+    # a value that is not a boolean names no other value
+    other = find_suggestions(
+        ["NotImplementedError: Option `mode=fast` with `replicas` set is not supported."]
+    )
+    assert all(s.kind != "constraint" for s in other)
+
+
+def _library_trace(message: str) -> str:
+    """A start-up traceback whose last frame is an installed library's own configuration check."""
+    return (
+        "\n".join(
+            [
+                "Traceback (most recent call last):",
+                '  File "/srv/job/serve.py", line 8, in <module>',
+                "    args = ServerArgs(**cli)",
+                '  File "/opt/venv/lib/python3.12/site-packages/invented_server/args.py", line 77, in check',
+                "    raise ValueError(msg)",
+                message,
+            ]
+        )
+        + "\n"
+    )
+
+
+def _ablated(text: str) -> tuple[str, str, str]:
+    """Category, fix sub-rule and fix with the general fallbacks alone (as `--ablate` scores)."""
+    crash = diagnose_log(text, "invented.log", fallback_rules(load_rules()), SimilarErrors(()))
+    return crash.category, crash.evidence.fix_rule, crash.fix
+
+
+def test_a_library_check_of_its_own_setting_names_the_setting_not_an_upgrade() -> None:
+    category, rule, fix = _ablated(
+        _library_trace("ValueError: --prefix-share requires --prefetch-pages > 0; got prefetch_pages=0.")
+    )
+    assert category == "runtime_init_failure"
+    assert rule == "runtime_init_failure/message_suggestion"
+    assert "`--prefetch-pages`" in fix and "pip install -U" not in fix
+
+
+def test_a_library_probe_without_a_setting_keeps_the_library_advice() -> None:
+    category, rule, fix = _ablated(_library_trace("RuntimeError: No TPU devices were found by the server."))
+    assert category == "runtime_init_failure"
+    assert rule == "runtime_init_failure/from_facts_library_check"
+    assert "pip install -U invented-server" in fix
