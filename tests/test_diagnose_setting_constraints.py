@@ -93,3 +93,63 @@ def test_a_library_probe_without_a_setting_keeps_the_library_advice() -> None:
     assert category == "runtime_init_failure"
     assert rule == "runtime_init_failure/from_facts_library_check"
     assert "pip install -U invented-server" in fix
+
+
+# ------------------------------------------------- advice after its condition, and two-word orders
+
+CONDITIONAL_ADVICE = [
+    (
+        "ValueError: cannot fold the replicated rows. If every row is unique across hosts, set "
+        "dedup_mode='global', else pass a custom merge function.",
+        "dedup_mode",
+    ),
+    (
+        "RuntimeError: the pool has no free slot. If the pool is shared, then raise --slot-count.",
+        "--slot-count",
+    ),
+]
+
+# a symptom the reader may be seeing (a hint printed for every failure), and a condition with no advice
+NOT_CONDITIONAL_ADVICE = [
+    "RuntimeError: step failed. If you are seeing host memory errors, set PREFETCH_WORKERS=1.",
+    "ValueError: the pool has no free slot. If the pool is shared, the other job holds it.",
+]
+
+
+@pytest.mark.parametrize(("line", "named"), CONDITIONAL_ADVICE)
+def test_advice_after_the_condition_it_applies_under_is_read(line: str, named: str) -> None:
+    found = find_suggestions([line])
+    assert found and found[0].kind == "advice" and named in found[0].named, found
+
+
+@pytest.mark.parametrize("line", NOT_CONDITIONAL_ADVICE)
+def test_a_symptom_clause_or_a_bare_condition_is_no_advice(line: str) -> None:
+    assert not [s for s in find_suggestions([line]) if s.kind == "advice"]
+
+
+@pytest.mark.parametrize(
+    ("line", "named"),
+    [
+        (
+            "NotImplementedError: sliding windows need the paged pool; remove MY_POOL_DISABLE=1.",
+            "MY_POOL_DISABLE=1",
+        ),
+        ("RuntimeError: the compile cache is read-only here: pass --no-cache-write", "--no-cache-write"),
+        ("ValueError: eager mode cannot be traced; set trace_mode=lazy.", "trace_mode=lazy"),
+    ],
+)
+def test_a_two_word_order_naming_a_setting_is_advice(line: str, named: str) -> None:
+    found = find_suggestions([line])
+    assert found and found[0].kind == "advice" and found[0].named == (named,), found
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: the worker went away; try again.",
+        "ValueError: the tokenizer is missing; use it.",
+        "RuntimeError: the cache is stale; remove cache_dir.",  # a name without the value it is set to
+    ],
+)
+def test_a_two_word_order_naming_no_setting_is_not_advice(line: str) -> None:
+    assert not [s for s in find_suggestions([line]) if s.kind == "advice"]

@@ -80,6 +80,20 @@ _PURPOSE = re.compile(
     rf"(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
     re.IGNORECASE,
 )
+# ... or follows the condition it applies under ("If every key is unique on all axes, set policy='x', else
+# ..."): the check names the case and the setting for it. Not a symptom the reader may be seeing ("if you
+# are seeing memory errors, try ..."), which _NOT_A_REMEDY refuses as a hint printed for every failure.
+_CONDITIONAL = re.compile(
+    rf"(?:^|(?<=[.:;!?]\s))If (?!you (?:are )?(?:seeing|see|hit|get|run into)\b)[^.,;:\n]{{3,160}}, "
+    rf"(?:then )?(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
+    re.IGNORECASE,
+)
+# An order of two words is advice when its object is a setting spelled as one sets it ("remove FOO_BAR=0",
+# "pass --no-cache", "unset XLA_FLAGS"); other two-word sentences ("Try again.", "Use it") name too little.
+_SHORT_ORDER = re.compile(
+    r"(?i:set|unset|remove|pass|add|use|enable|disable|export|drop|raise|increase|lower|reduce)\s+"
+    r"(?-i:--[A-Za-z][\w-]*(?:=\S+)?|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:=\S+)?|[a-z][\w.]*=\S+?)[.!?]?"
+)
 # ... or says that something would help ("Setting X=... may help", "... is recommended").
 _HELPS = re.compile(
     r"(?P<text>(?:[^.!?\n]|[.!?](?=\S))*?\b(?:may|might|could|can|should|would|will) "
@@ -352,14 +366,20 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             continue
         if len(line) > 4000 or line.lstrip().startswith(('File "', "#", "//")):
             continue
-        matches = [*_SUGGESTION.finditer(line), *_PURPOSE.finditer(line), *_AFTER_COMMA.finditer(line)]
+        matches = [
+            *_SUGGESTION.finditer(line),
+            *_PURPOSE.finditer(line),
+            *_AFTER_COMMA.finditer(line),
+            *_CONDITIONAL.finditer(line),
+        ]
         for m in [*matches, *_HELPS.finditer(line), *_REQUIRED.finditer(line)]:
             text = _sentence(_with_indented_object(m["text"], lines, index))
             if line[m.start("text") - 1 : m.start("text")] == "(":  # "(use float32 instead)"
                 text = text.split(")", 1)[0].strip()
             # the clause that leads into the advice counts too ("if you are seeing X, try Y" is conditional)
             lead = re.split(r"[.!?]\s", line[: m.start()])[-1]
-            if len(text.split()) < 3 or _NOT_A_REMEDY.search(lead + text) or _DOCS_POINTER.match(text):
+            short = len(text.split()) < 3 and not _SHORT_ORDER.fullmatch(text)
+            if short or _NOT_A_REMEDY.search(lead + text) or _DOCS_POINTER.match(text):
                 continue
             if _OTHER_PLATFORM.search(lead + line[m.start() : m.start("text")]):
                 continue
