@@ -95,8 +95,11 @@ _SHORT_ORDER = re.compile(
     r"(?-i:--[A-Za-z][\w-]*(?:=\S+)?|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:=\S+)?|[a-z][\w.]*=\S+?)[.!?]?"
 )
 # ... or says that something would help ("Setting X=... may help", "... is recommended").
+# A match can only begin where a sentence does (the line's start or just after its full stop): tried from
+# every position, the lazy run made a long error line with no full stop quadratic (seconds for 4,000
+# characters).
 _HELPS = re.compile(
-    r"(?P<text>(?:[^.!?\n]|[.!?](?=\S))*?\b(?:may|might|could|can|should|would|will) "
+    r"(?:^|(?<=[.!?]))(?P<text>(?:[^.!?\n]|[.!?](?=\S))*?\b(?:may|might|could|can|should|would|will) "
     r"(?:help|fix|resolve|avoid|work around)\b[^.!?\n]*|(?:[^.!?\n]|[.!?](?=\S))*?"
     r"\bis (?:recommended|strongly recommended)\b[^.!?\n]*)",
     re.IGNORECASE,
