@@ -14,9 +14,11 @@ even when it names no flag. Advice to file a bug or share a reproducer is not a 
 so is advice the message gives for another accelerator (a GPU) beside the TPU's.
 
 A check that states a condition without advice words names its remedy too: two settings it compared
-("a_b is greater than c_d", `name=value` pairs on a mismatch line) or what it expected of its arguments
-("expected the size of dimension 1 of `x` to be equal to ..."). These are kept apart (`Suggestion.kind`) and
-tried after the fallbacks that name the log's facts, since they say what must hold rather than what to do.
+("a_b is greater than c_d", `name=value` pairs on a mismatch line), what it expected of its arguments
+("expected the size of dimension 1 of `x` to be equal to ...") or what one named setting must be
+("x_ratio must be positive, got 0.0"). These are kept apart (`Suggestion.kind`) and tried after the fallbacks
+that name the log's facts, since they say what must hold rather than what to do; what a setting must be also
+comes before the library catch-all (crashlog.LIBRARY_CHECK).
 """
 
 from __future__ import annotations
