@@ -94,6 +94,10 @@ def unknown_diagnosis(source: str, lines: Sequence[str], facts: dict[str, Any]) 
         quoted = " and ".join(f'"{s.text}"' for s in suggestions)
         if all(s.kind == "cause" for s in suggestions):  # what leads to it, not what to do
             lead = f"The error message names the likely cause: {quoted}. Check that first; if it is not that"
+        elif all(s.kind == "constraint" for s in suggestions):  # what a setting must be
+            lead = (
+                f"The error message says what a setting must be: {quoted}. Meet it first; if the error stays"
+            )
         else:
             lead = f"The error message states its own remedy: {quoted}. Try that first; if the error stays"
         fix = f"{lead}: {fix}"

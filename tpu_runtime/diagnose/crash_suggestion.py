@@ -14,9 +14,11 @@ even when it names no flag. Advice to file a bug or share a reproducer is not a 
 so is advice the message gives for another accelerator (a GPU) beside the TPU's.
 
 A check that states a condition without advice words names its remedy too: two settings it compared
-("a_b is greater than c_d", `name=value` pairs on a mismatch line) or what it expected of its arguments
-("expected the size of dimension 1 of `x` to be equal to ..."). These are kept apart (`Suggestion.kind`) and
-tried after the fallbacks that name the log's facts, since they say what must hold rather than what to do.
+("a_b is greater than c_d", `name=value` pairs on a mismatch line), what it expected of its arguments
+("expected the size of dimension 1 of `x` to be equal to ...") or what one named setting must be
+("x_ratio must be positive, got 0.0"). These are kept apart (`Suggestion.kind`) and tried after the fallbacks
+that name the log's facts, since they say what must hold rather than what to do; what a setting must be also
+comes before the library catch-all (crashlog.LIBRARY_CHECK).
 """
 
 from __future__ import annotations
@@ -80,9 +82,26 @@ _PURPOSE = re.compile(
     rf"(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
     re.IGNORECASE,
 )
+# ... or follows the condition it applies under ("If every key is unique on all axes, set policy='x', else
+# ..."): the check names the case and the setting for it. Not a symptom the reader may be seeing ("if you
+# are seeing memory errors, try ..."), which _NOT_A_REMEDY refuses as a hint printed for every failure.
+_CONDITIONAL = re.compile(
+    rf"(?:^|(?<=[.:;!?]\s))If (?!you (?:are )?(?:seeing|see|hit|get|run into)\b)[^.,;:\n]{{3,160}}, "
+    rf"(?:then )?(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
+    re.IGNORECASE,
+)
+# An order of two words is advice when its object is a setting spelled as one sets it ("remove FOO_BAR=0",
+# "pass --no-cache", "unset XLA_FLAGS"); other two-word sentences ("Try again.", "Use it") name too little.
+_SHORT_ORDER = re.compile(
+    r"(?i:set|unset|remove|pass|add|use|enable|disable|export|drop|raise|increase|lower|reduce)\s+"
+    r"(?-i:--[A-Za-z][\w-]*(?:=\S+)?|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:=\S+)?|[a-z][\w.]*=\S+?)[.!?]?"
+)
 # ... or says that something would help ("Setting X=... may help", "... is recommended").
+# A match can only begin where a sentence does (the line's start or just after its full stop): tried from
+# every position, the lazy run made a long error line with no full stop quadratic (seconds for 4,000
+# characters).
 _HELPS = re.compile(
-    r"(?P<text>(?:[^.!?\n]|[.!?](?=\S))*?\b(?:may|might|could|can|should|would|will) "
+    r"(?:^|(?<=[.!?]))(?P<text>(?:[^.!?\n]|[.!?](?=\S))*?\b(?:may|might|could|can|should|would|will) "
     r"(?:help|fix|resolve|avoid|work around)\b[^.!?\n]*|(?:[^.!?\n]|[.!?](?=\S))*?"
     r"\bis (?:recommended|strongly recommended)\b[^.!?\n]*)",
     re.IGNORECASE,
@@ -117,6 +136,38 @@ _COMPARED = re.compile(
     r"exceeds|(?:must|should|cannot|can't|may) (?:not )?(?:be )?(?:exceed|(?:greater|larger|bigger|higher|"
     r"smaller|less|lower) than(?: or equal to)?|at (?:most|least)|(?:evenly )?divisible by|divide))"
     r" (?:the )?" + _SETTING.format("b") + r"(?![\w(])[^.!?\n]*[.!?]?)",
+)
+# ... or states what one named setting must be ("hicache_ratio must be positive, got 0.0", "X_TIMEOUT_S must
+# be non-negative", "lora_scaling is required when enable-static-lora is enabled", "--use-x requires
+# --page-size > 1"): a library's check of its own configuration names the setting and the value it refuses,
+# which is the remedy whatever the library. The name must look like a setting (snake_case, a --flag, an
+# UPPER_SNAKE variable or a backticked name), so "the input must be positive" names nothing.
+_SETTING_NAME = (
+    r"(?:--[A-Za-z][\w-]*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9.]*_[a-z0-9_.]*[a-z0-9]|"
+    r"`[A-Za-z_][\w.-]*`)"
+)
+# what the value must be: a sign, a bound, a type, a set of values, a boolean, or given at all
+_VALUE_WORD = (
+    r"(?:positive|non-?negative|negative|non-?zero|zero|greater|larger|bigger|smaller|less|lower|higher|"
+    r"at (?:least|most)|between|in the range|within|one of|either|"
+    r"an? (?:integer|int|float|number|bool|boolean|string|list|tuple|dict|multiple|power)|"
+    r"true|false|none|null|empty|enabled|disabled|set|specified|provided|given|[<>=!]=?|\d)"
+)
+_CONSTRAINED = re.compile(
+    r"(?:^|(?<=[.:;!?,]\s)|(?<=\w: )|(?<=\bwhen )|(?<=\bif ))(?P<text>(?:the )?"
+    r"(?:value of |option |argument |setting |flag )?(?P<name>" + _SETTING_NAME + r")(?: \([^()\n]{1,40}\))? "
+    r"(?:(?:must|should|needs? to|has to) (?:not )?be|(?:cannot|can't|can not|may not) be) "
+    r"(?:(?:a |an )?" + _VALUE_WORD + r"\b|[<>=!]=?)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?|"
+    r"(?:the )?(?P<needed>" + _SETTING_NAME + r") (?:is|are) (?:required|mandatory|needed)"
+    r"(?: (?:when|if|for|with|by)\b(?:[^.!?\n]|[.!?](?=\S))*)?[.!?]?|"
+    r"[A-Za-z_`-][\w.`-]*(?: [A-Za-z_`-][\w.`-]*){0,3} requires? (?P<bound>" + _SETTING_NAME + r") ?"
+    r"(?:[<>]=?|==|!=) ?[\w.'\"-]+(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
+)
+# A boolean setting the message refuses at the value it was given ("Option `create=True` with
+# `active_processes` set is not supported"): the other value is the one to use.
+_REFUSED_BOOL = re.compile(
+    r"`?(?P<name>[a-z][\w.]*)\s?=\s?(?P<value>True|False)`?(?:[^.!?\n]{0,80}?) (?:is|are) not "
+    r"(?:supported|allowed|permitted|compatible)"
 )
 # ... or prints the values it compared as `name=value` pairs on a mismatch line ("stage count does not match
 # schedule count. len(stages)=4, len(schedules)=3"): the names are the remedy.
@@ -242,7 +293,8 @@ class Suggestion:
     line: int
     named: tuple[str, ...]
     # "advice"; "comparison": a check that names two settings and the order they must keep; "expectation":
-    # the condition a check states its arguments must meet; "cause": what the message says usually leads to it
+    # the condition a check states its arguments must meet; "cause": what the message says usually leads to
+    # it; "constraint": what one named setting must be (its value refused by the library's own check)
     kind: str = "advice"
 
 
@@ -319,14 +371,20 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             continue
         if len(line) > 4000 or line.lstrip().startswith(('File "', "#", "//")):
             continue
-        matches = [*_SUGGESTION.finditer(line), *_PURPOSE.finditer(line), *_AFTER_COMMA.finditer(line)]
+        matches = [
+            *_SUGGESTION.finditer(line),
+            *_PURPOSE.finditer(line),
+            *_AFTER_COMMA.finditer(line),
+            *_CONDITIONAL.finditer(line),
+        ]
         for m in [*matches, *_HELPS.finditer(line), *_REQUIRED.finditer(line)]:
             text = _sentence(_with_indented_object(m["text"], lines, index))
             if line[m.start("text") - 1 : m.start("text")] == "(":  # "(use float32 instead)"
                 text = text.split(")", 1)[0].strip()
             # the clause that leads into the advice counts too ("if you are seeing X, try Y" is conditional)
             lead = re.split(r"[.!?]\s", line[: m.start()])[-1]
-            if len(text.split()) < 3 or _NOT_A_REMEDY.search(lead + text) or _DOCS_POINTER.match(text):
+            short = len(text.split()) < 3 and not _SHORT_ORDER.fullmatch(text)
+            if short or _NOT_A_REMEDY.search(lead + text) or _DOCS_POINTER.match(text):
                 continue
             if _OTHER_PLATFORM.search(lead + line[m.start() : m.start("text")]):
                 continue
@@ -340,7 +398,12 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             found.append(Suggestion(text=text, line=index, named=named))
             break
         else:
-            stated = _compared(line, index) or _expected(line, index) or _stated_cause(line, index)
+            stated = (
+                _compared(line, index)
+                or _constrained(line, index)
+                or _expected(line, index)
+                or _stated_cause(line, index)
+            )
             if stated is not None and stated.text.lower() not in seen:
                 seen.add(stated.text.lower())
                 found.append(stated)
@@ -379,6 +442,31 @@ def _stated_cause(line: str, index: int) -> Suggestion | None:
         if named and len(text.split()) >= 5 and not _NOT_A_REMEDY.search(text):
             return Suggestion(text=text, line=index, named=named, kind="cause")
     return None
+
+
+def _constrained(line: str, index: int) -> Suggestion | None:
+    """What one named setting must be, from an error line of a check of the program's own configuration."""
+    if _ERRORISH.search(line) is None or _INFO_LEVEL.match(line):
+        return None
+    refused = _REFUSED_BOOL.search(line)
+    if refused is not None:
+        other = "False" if refused["value"] == "True" else "True"
+        return Suggestion(
+            text=_sentence(line[refused.start() :]),
+            line=index,
+            named=(f"{refused['name']}={other}",),
+            kind="constraint",
+        )
+    m = _CONSTRAINED.search(line)
+    if m is None or _NOT_A_REMEDY.search(m["text"]):
+        return None
+    name = (m["name"] or m["needed"] or m["bound"]).strip("`")
+    return Suggestion(
+        text=_sentence(m["text"]),
+        line=index,
+        named=tuple(dict.fromkeys([name, *_named(m["text"])])),
+        kind="constraint",
+    )
 
 
 def _compared(line: str, index: int) -> Suggestion | None:
@@ -422,6 +510,12 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
             "that holds (a shape: reshape, transpose or slice the operand whose dimension differs; a dtype: "
             "cast it; a setting: give it the value named), then rerun; if the same error comes back, the "
             "facts below and the category's general advice apply."
+        )
+    if all(s.kind == "constraint" for s in suggestions):
+        return (
+            f"The check states what a setting must be: {quoted}. Give {things} a value that meets it (or "
+            "turn off the feature that needs it), then rerun; if the same error comes back, the facts below "
+            "and the category's general advice apply."
         )
     if all(s.kind == "cause" for s in suggestions):
         return (

@@ -13,8 +13,10 @@ named facts (a padded shape, a size to round up to) it does not quote. When none
 message states itself is used (crash_suggestion, `<category>/message_suggestion`), then the `from_facts_*`
 sub-rules (the category's main remedy named with this log's facts, among them the settings the log names
 itself: crash_setting_facts), then the values a refusal lists as accepted (`<category>/message_choices`),
-then a condition the check states without advice words (two settings it compared, what it expected:
-`<category>/message_suggestion` too), and the category's paragraph last.
+then a condition the check states without advice words (two settings it compared, what it expected, what
+one setting must be: `<category>/message_suggestion` too), and the category's paragraph last. What one
+setting must be also comes before the library catch-all (`from_facts_library_check`), whose advice to
+upgrade the library fits a probe of the environment, not a refused value of the library's own setting.
 A citation's `kb` names the fact of the team's knowledge base it stands on (a `tpu-err:*`
 section of knowledge/errors.md), read from that file when a log is diagnosed.
 
@@ -246,6 +248,8 @@ def diagnose_log(
 
 
 FixChoice = tuple[str, str, list[Citation], str, str]
+# the last-resort fallback of crash_fix_packs/library_checks.yaml: a library's own check raised the error
+LIBRARY_CHECK = "from_facts_library_check"
 
 
 def choose_fix(
@@ -281,6 +285,11 @@ def _choose_fix(
     if advice:
         return _suggestion_choice(rule, facts, advice)
     found = _first_sub_rule(rule, fallbacks, facts, lines) or _code_fix(rule, code)
+    # the library catch-all ("upgrade the library whose check raised") is for a probe of the environment; a
+    # check that states what one of the library's own settings must be names the setting to change instead
+    constrained = [s for s in suggestions if s.kind == "constraint"]
+    if found is not None and constrained and found[3].endswith(f"/{LIBRARY_CHECK}"):
+        return _suggestion_choice(rule, facts, constrained)
     if found is not None:
         return found
     accepted = facts.get("accepted_values")
