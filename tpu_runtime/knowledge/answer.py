@@ -19,6 +19,11 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   'Llama', 'Slurm', 'Muon'; not an acronym such as 'GCS' or 'VMs') must be named by the passage the
   quote comes from; a line from a passage that never names it answers a neighbouring question ('the
   Qwen3 recipe' for 'the Llama 3 recipe', 'a Kubernetes fleet' for 'a Slurm cluster');
+- subject: the subject of a 'what X does S <verb>' question ('gcsfuse' in 'what read throughput does
+  gcsfuse reach') must be named by the quote's passage when another retrieved passage names it: a line
+  about a neighbour sharing the other words does not answer it, and ranks lower (`subject_fault`);
+- superlatives: 'which is fastest / cheapest' is answered only by a line that compares, in some degree
+  or by the noun ('faster', 'speed', 'price'), not one listing the candidates (`SUPERLATIVES`);
 - asked for: the thing a 'what X / which X / how many X' question asks for, when no source names it
   in any form ('what refund', 'which heatsink'), makes it not covered, however well its other words
   match a line; an attribute a value can name (bandwidth) and an agent noun whose verb is known
@@ -1093,6 +1098,10 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
                 f"the question asks about {'/'.join(sorted(asked_on))} and the quoted line is about "
                 f"{'/'.join(sorted(named_on))}"
             )
+    compared = _terms(named)
+    for word in superlatives_asked(question):
+        if not any(_present(compared, form) for form in (word, *SUPERLATIVES[word])):
+            faults.append(f"the question asks which is {word} and the quoted line compares none")
     kind = asks_name(question)
     if kind and not gives_name(span):
         faults.append(f"the question asks which {kind} and the quoted line names none")
@@ -1103,6 +1112,69 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
         elif not gives_setting(span):
             faults.append(f"the quoted line neither says how to '{verb}' nor gives a command or setting")
     return faults
+
+
+# "What read throughput does gcsfuse reach ...", "how many tokens per second does SGL-JAX serve ...": the
+# phrase asked for, an auxiliary, then the question's subject
+_SUBJECT_RE = re.compile(
+    r"^\s*(?:what|which|how\s+(?:many|much))\b(?:\s+[^\s?]+){0,5}?\s+"
+    r"(?:does|do|did|can|could|will|would|should|may|might|must|has|have)\s+([^?]+)",
+    re.I,
+)
+# words that open a subject without naming it ('a', 'one project', 'each host', 'more chips')
+_DETERMINERS = frozenset(
+    "the a an one each every my our your its their this that these those any some all no more most "  # noqa: SIM905
+    "many much few several both either neither other another such".split()
+)
+_PRONOUNS = frozenset("i we you it they he she there".split())  # noqa: SIM905
+
+
+def question_subject(question: str) -> str | None:
+    """The first word of the subject of a 'what X does S <verb>' or 'how many X can S <verb>' question
+    ('gcsfuse' in 'what read throughput does gcsfuse reach on a v5e host'), past its determiners; None
+    for a pronoun ('what should I set') or a question of another shape. The subject says whose value is
+    asked for, so a line about something else that shares the other words does not answer it."""
+    match = _SUBJECT_RE.search(question)
+    if not match:
+        return None
+    for raw in match.group(1).split()[:4]:
+        word = re.sub(r"'s$", "", raw.strip(",.;:()\"'`")).lower()
+        if not word or word in _DETERMINERS:
+            continue
+        if word in _PRONOUNS or word in QUESTION_WORDS:
+            return None
+        tokens = tokenize(word)
+        return tokens[0] if tokens else None
+    return None
+
+
+def subject_fault(question: str, passage: Passage, passages: list[Passage]) -> str | None:
+    """A quote from a passage that never names the question's subject while another retrieved passage
+    does: the quote is about a neighbour ('llguidance' asked, an SGL-JAX benchmark line quoted while the
+    llguidance passage was retrieved too). A subject no retrieved passage names is left to the support
+    share, since sources may call it otherwise ('an entire Pod' for a line's 'whole Pod')."""
+    subject = question_subject(question)
+    if not subject or _present(_passage_terms(passage), subject):
+        return None
+    if not any(_present(_passage_terms(p), subject) for p in passages):
+        return None
+    return f"the quoted passage never names '{subject}', the question's subject, which another passage names"
+
+
+# "Which PRNG is fastest on GPU", "the cheapest way to ...": a superlative of speed or price asks for a
+# comparison, which a line states by the adjective in some degree or by its noun; a line listing the
+# implementations without comparing them does not say which is fastest
+SUPERLATIVES = {
+    "fastest": ("fast", "faster", "speed", "quick", "quicker", "quickest"),
+    "quickest": ("quick", "quicker", "fast", "faster", "fastest"),
+    "slowest": ("slow", "slower"),
+    "cheapest": ("cheap", "cheaper", "price", "cost"),
+}
+
+
+def superlatives_asked(question: str) -> list[str]:
+    """The superlatives of speed or price the question asks by ('fastest' in 'which PRNG is fastest')."""
+    return [w for w in dict.fromkeys(re.findall(r"[a-z]+", question.lower())) if w in SUPERLATIVES]
 
 
 def misplaced_terms(question: str, span: str, heading: str, terms: list[str]) -> list[str]:
@@ -1258,6 +1330,7 @@ def ranked_spans(
     why = bool(question and asks_why(question))
     condition = bool(question and asks_condition(question))
     procedure = procedure_terms(question, list(weights)) if question else []
+    weighed = passages[:SUPPORT_PASSAGES]
     for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
         heading = _heading(passage)
         for span in candidate_spans(passage.text):
@@ -1289,6 +1362,7 @@ def ranked_spans(
                 span_faults(question, span, heading, action=False)
                 or misplaced_terms(question, span, heading, list(weights))
                 or product_fault(question, span, passage)
+                or subject_fault(question, passage, weighed)
             ):
                 overlap *= FAULT_MISS
             # among equally covering spans, the one whose words are mostly the question's reads best
@@ -1421,7 +1495,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     if span is None or span.text not in span.passage.text:
         reasons.append("no quotable span")
     else:
-        reasons.extend(quote_faults(index, question, span, specific, list(weights), names))
+        reasons.extend(quote_faults(index, question, span, specific, list(weights), names, top))
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
         page = closest_page(passages)
@@ -1434,7 +1508,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         )
     assert span is not None
     quoted = [span]
-    also = runner_up(index, question, ranked, specific, list(weights), names)
+    also = runner_up(index, question, ranked, specific, list(weights), names, top)
     answer = f"{span.text} [{span.passage.source}]"
     reason = f"{signal}best passage supports {best_support:.2f}, quote checked in {span.passage.source}"
     if also is not None:
@@ -1455,10 +1529,17 @@ def _cite(span: Span) -> Citation:
 
 
 def quote_faults(
-    index: KnowledgeIndex, question: str, span: Span, specific: list[str], terms: list[str], names: list[str]
+    index: KnowledgeIndex,
+    question: str,
+    span: Span,
+    specific: list[str],
+    terms: list[str],
+    names: list[str],
+    passages: list[Passage] | None = None,
 ) -> list[str]:
     """Why a span cannot be quoted as the answer: a specific term it lacks, a fault of its wording for what
-    is asked, a figure for another generation, a rare name its passage never mentions; empty when none."""
+    is asked, a figure for another generation, a rare name its passage never mentions, the question's
+    subject that another of the retrieved `passages` names and its own does not; empty when none."""
     heading = _heading(span.passage)
     reasons = []
     lacking = _missing_specific(specific, f"{heading}\n{span.text}")
@@ -1477,6 +1558,9 @@ def quote_faults(
     absent = [t for t in rare_names(index, question, names) if not _present(quoted, t)]
     if absent:
         reasons.append(f"the quoted passage never names {', '.join(absent[:3])}, which few sources name")
+    neighbour = subject_fault(question, span.passage, passages or [])
+    if neighbour:
+        reasons.append(neighbour)
     return reasons
 
 
@@ -1487,6 +1571,7 @@ def runner_up(
     specific: list[str],
     terms: list[str],
     names: list[str],
+    passages: list[Passage] | None = None,
 ) -> Span | None:
     """The second-ranked line when it scores within `RUNNER_UP_SHARE` of the quoted one and would pass the
     same checks: the ranking cannot tell the two apart, so the reader gets both rather than a coin toss."""
@@ -1497,4 +1582,4 @@ def runner_up(
         return None
     if second.text not in second.passage.text:
         return None
-    return None if quote_faults(index, question, second, specific, terms, names) else second
+    return None if quote_faults(index, question, second, specific, terms, names, passages) else second
