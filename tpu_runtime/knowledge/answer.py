@@ -63,7 +63,10 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   value an example command chose is not the default); digits in a line's source note (its URL, its
   'checked' date) count for none of these, nor for "how many" or "when"; the number or time of a
   "how many / what is the largest / how long" question must stand within `VALUE_NEAR` words of a word
-  the question names ('in two ways' does not say how large a trace file may be: `value_near`);
+  the question names ('in two ways' does not say how large a trace file may be: `value_near`), and so
+  must a line's words stating a default ('unset ones are NULL' is about columns, not a query's time
+  limit); a count given only by 'one' or 'single' must stand right beside one ('address one issue'
+  does not say how many pull requests: `weak_count_only`);
 - word forms: light stemming (derived forms too: 'resiliency' is 'resilience'), irregular past forms
   ('written' is 'write') and 'un-'/'re-' prefixes ('retracing' meets 'tracing'); a dotted name is
   also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), a compound joined or not
@@ -732,8 +735,8 @@ _LINE_WORD_RE = re.compile(r"[A-Za-z0-9][\w.\-/]*")
 VALUE_NEAR = 3
 
 
-def value_near(question: str, span: str, value: re.Pattern[str]) -> bool:
-    """Whether a value of the line (a match of `value`) stands within `VALUE_NEAR` words of a word the
+def value_near(question: str, span: str, value: re.Pattern[str], near: int = VALUE_NEAR) -> bool:
+    """Whether a value of the line (a match of `value`) stands within `near` words of a word the
     question names: a count, limit or time belongs to what stands beside it, so a line giving one for
     something else ('two ways', 'the first compile can take minutes' for how long entries are kept) does
     not say it for the question's thing."""
@@ -749,12 +752,28 @@ def value_near(question: str, span: str, value: re.Pattern[str]) -> bool:
         inside = [i for i, w in enumerate(words) if w.start() < match.end() and match.start() < w.end()]
         if not inside:
             continue
-        lo, hi = max(0, inside[0] - VALUE_NEAR), inside[-1] + VALUE_NEAR + 1
+        lo, hi = max(0, inside[0] - near), inside[-1] + near + 1
         beside = [w.group(0) for i, w in enumerate(words[lo:hi], lo) if i not in inside]
         terms = _terms(" ".join(beside))
         if any(_present(terms, t) for t in asked):
             return True
     return False
+
+
+# 'one' and 'single' also serve as a pronoun or an article ('pull requests that address one issue', 'a
+# single path restricts it'): a line whose only count is one of them gives a count for the question only when
+# it stands right beside a word of the question ('each host runs one process')
+_WEAK_COUNT_RE = re.compile(r"\b(?:one|single)\b", re.I)
+
+
+def weak_count_only(question: str, span: str) -> bool:
+    """Whether the line's only count words are 'one' or 'single', none of them beside a word the question
+    names: 'address one issue' says nothing of how many pull requests one may have open."""
+    stated = _NOTE_RE.sub(" ", span)
+    counts = [m.group(0) for m in _GIVES_COUNT_RE.finditer(stated)]
+    if not counts or not all(_WEAK_COUNT_RE.fullmatch(c) for c in counts):
+        return False
+    return not value_near(question, span, _WEAK_COUNT_RE, near=1)
 
 
 def asks_main_count(question: str) -> bool:
@@ -1067,6 +1086,8 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
         faults.append("the question asks for a number and the quoted line gives none")
     elif asks_main_count(question) and not value_near(question, span, _GIVES_COUNT_RE):
         faults.append("the question asks for a number and the quoted line gives none beside what it asks")
+    if asks_count(question) and weak_count_only(question, span):
+        faults.append("the question asks how many and the quoted line's only 'one' counts something else")
     if asks_time(question) and not _GIVES_TIME_RE.search(stated):
         faults.append("the question asks how long and the quoted line gives no time")
     elif asks_time(question) and not value_near(question, span, _GIVES_TIME_RE):
@@ -1075,6 +1096,9 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
         faults.append(
             "the question asks for a default and the quoted line does not say what is used by default"
         )
+    elif asks_default(question) and not value_near(question, span, _GIVES_DEFAULT_RE):
+        # 'unset ones are NULL' in a line on a table's columns is no default time limit for a query
+        faults.append("the question asks for a default and the quoted line gives one only for something else")
     if asks_command(question) and not gives_command(question, span):
         faults.append("the question asks what to run and the quoted line gives no command")
     if asks_when(question) and not _GIVES_WHEN_RE.search(stated):
