@@ -66,7 +66,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   the question names ('in two ways' does not say how large a trace file may be: `value_near`), and so
   must a line's words stating a default ('unset ones are NULL' is about columns, not a query's time
   limit); a count given only by 'one' or 'single' must stand right beside one ('address one issue'
-  does not say how many pull requests: `weak_count_only`);
+  does not say how many pull requests: `weak_count_only`), and a 'what bound / limit / threshold / score
+  / ratio' question needs a number of the quoted line other than such a 'one' (`amount_fault`);
 - word forms: light stemming (derived forms too: 'resiliency' is 'resilience'), irregular past forms
   ('written' is 'write') and 'un-'/'re-' prefixes ('retracing' meets 'tracing'); a dotted name is
   also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), a compound joined or not
@@ -774,6 +775,32 @@ def weak_count_only(question: str, span: str) -> bool:
     if not counts or not all(_WEAK_COUNT_RE.fullmatch(c) for c in counts):
         return False
     return not value_near(question, span, _WEAK_COUNT_RE, near=1)
+
+
+# "What upper bound does X use", "what is the score of ...": a quantity that only a number gives
+_ASKS_AMOUNT_RE = re.compile(
+    r"^\s*(?:what|which)(?:'s|\s+is|\s+are|\s+was)?(?:\s+the)?\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:bound|limit|threshold|score|ratio|percentage|fraction)s?\b",
+    re.I,
+)
+
+
+def asks_amount(question: str) -> bool:
+    """Whether a what/which question asks for a bound, limit, threshold, score or ratio ('what upper bound
+    does the backend use'), which only a number gives."""
+    return bool(_ASKS_AMOUNT_RE.search(question))
+
+
+def amount_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not give the amount a 'what bound / limit / score' question asks for: no
+    number, or only a 'one' counting something else ('one static executable serves all shapes within the
+    bounds'). A gate check, not a ranking one: ranked, it only moves the quote to a line giving some
+    other number."""
+    if not asks_amount(question) or asks_limit(question):
+        return None
+    if _GIVES_COUNT_RE.search(_NOTE_RE.sub(" ", span)) and not weak_count_only(question, span):
+        return None
+    return "the question asks for an amount and the quoted line gives no number for it"
 
 
 def asks_main_count(question: str) -> bool:
@@ -1582,6 +1609,9 @@ def quote_faults(
     absent = [t for t in rare_names(index, question, names) if not _present(quoted, t)]
     if absent:
         reasons.append(f"the quoted passage never names {', '.join(absent[:3])}, which few sources name")
+    amount = amount_fault(question, span.text)
+    if amount:
+        reasons.append(amount)
     neighbour = subject_fault(question, span.passage, passages or [])
     if neighbour:
         reasons.append(neighbour)
