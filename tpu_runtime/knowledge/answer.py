@@ -19,6 +19,11 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   'Llama', 'Slurm', 'Muon'; not an acronym such as 'GCS' or 'VMs') must be named by the passage the
   quote comes from; a line from a passage that never names it answers a neighbouring question ('the
   Qwen3 recipe' for 'the Llama 3 recipe', 'a Kubernetes fleet' for 'a Slurm cluster');
+- subject: the subject of a 'what X does S <verb>' question ('gcsfuse' in 'what read throughput does
+  gcsfuse reach') must be named by the quote's passage when another retrieved passage names it: a line
+  about a neighbour sharing the other words does not answer it, and ranks lower (`subject_fault`);
+- superlatives: 'which is fastest / cheapest' is answered only by a line that compares, in some degree
+  or by the noun ('faster', 'speed', 'price'), not one listing the candidates (`SUPERLATIVES`);
 - asked for: the thing a 'what X / which X / how many X' question asks for, when no source names it
   in any form ('what refund', 'which heatsink'), makes it not covered, however well its other words
   match a line; an attribute a value can name (bandwidth) and an agent noun whose verb is known
@@ -58,7 +63,11 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   value an example command chose is not the default); digits in a line's source note (its URL, its
   'checked' date) count for none of these, nor for "how many" or "when"; the number or time of a
   "how many / what is the largest / how long" question must stand within `VALUE_NEAR` words of a word
-  the question names ('in two ways' does not say how large a trace file may be: `value_near`);
+  the question names ('in two ways' does not say how large a trace file may be: `value_near`), and so
+  must a line's words stating a default ('unset ones are NULL' is about columns, not a query's time
+  limit); a count given only by 'one' or 'single' must stand right beside one ('address one issue'
+  does not say how many pull requests: `weak_count_only`), and a 'what bound / limit / threshold / score
+  / ratio' question needs a number of the quoted line other than such a 'one' (`amount_fault`);
 - word forms: light stemming (derived forms too: 'resiliency' is 'resilience'), irregular past forms
   ('written' is 'write') and 'un-'/'re-' prefixes ('retracing' meets 'tracing'); a dotted name is
   also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), a compound joined or not
@@ -727,8 +736,8 @@ _LINE_WORD_RE = re.compile(r"[A-Za-z0-9][\w.\-/]*")
 VALUE_NEAR = 3
 
 
-def value_near(question: str, span: str, value: re.Pattern[str]) -> bool:
-    """Whether a value of the line (a match of `value`) stands within `VALUE_NEAR` words of a word the
+def value_near(question: str, span: str, value: re.Pattern[str], near: int = VALUE_NEAR) -> bool:
+    """Whether a value of the line (a match of `value`) stands within `near` words of a word the
     question names: a count, limit or time belongs to what stands beside it, so a line giving one for
     something else ('two ways', 'the first compile can take minutes' for how long entries are kept) does
     not say it for the question's thing."""
@@ -744,12 +753,54 @@ def value_near(question: str, span: str, value: re.Pattern[str]) -> bool:
         inside = [i for i, w in enumerate(words) if w.start() < match.end() and match.start() < w.end()]
         if not inside:
             continue
-        lo, hi = max(0, inside[0] - VALUE_NEAR), inside[-1] + VALUE_NEAR + 1
+        lo, hi = max(0, inside[0] - near), inside[-1] + near + 1
         beside = [w.group(0) for i, w in enumerate(words[lo:hi], lo) if i not in inside]
         terms = _terms(" ".join(beside))
         if any(_present(terms, t) for t in asked):
             return True
     return False
+
+
+# 'one' and 'single' also serve as a pronoun or an article ('pull requests that address one issue', 'a
+# single path restricts it'): a line whose only count is one of them gives a count for the question only when
+# it stands right beside a word of the question ('each host runs one process')
+_WEAK_COUNT_RE = re.compile(r"\b(?:one|single)\b", re.I)
+
+
+def weak_count_only(question: str, span: str) -> bool:
+    """Whether the line's only count words are 'one' or 'single', none of them beside a word the question
+    names: 'address one issue' says nothing of how many pull requests one may have open."""
+    stated = _NOTE_RE.sub(" ", span)
+    counts = [m.group(0) for m in _GIVES_COUNT_RE.finditer(stated)]
+    if not counts or not all(_WEAK_COUNT_RE.fullmatch(c) for c in counts):
+        return False
+    return not value_near(question, span, _WEAK_COUNT_RE, near=1)
+
+
+# "What upper bound does X use", "what is the score of ...": a quantity that only a number gives
+_ASKS_AMOUNT_RE = re.compile(
+    r"^\s*(?:what|which)(?:'s|\s+is|\s+are|\s+was)?(?:\s+the)?\s+(?:[\w-]+\s+){0,2}?"
+    r"(?:bound|limit|threshold|score|ratio|percentage|fraction)s?\b",
+    re.I,
+)
+
+
+def asks_amount(question: str) -> bool:
+    """Whether a what/which question asks for a bound, limit, threshold, score or ratio ('what upper bound
+    does the backend use'), which only a number gives."""
+    return bool(_ASKS_AMOUNT_RE.search(question))
+
+
+def amount_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not give the amount a 'what bound / limit / score' question asks for: no
+    number, or only a 'one' counting something else ('one static executable serves all shapes within the
+    bounds'). A gate check, not a ranking one: ranked, it only moves the quote to a line giving some
+    other number."""
+    if not asks_amount(question) or asks_limit(question):
+        return None
+    if _GIVES_COUNT_RE.search(_NOTE_RE.sub(" ", span)) and not weak_count_only(question, span):
+        return None
+    return "the question asks for an amount and the quoted line gives no number for it"
 
 
 def asks_main_count(question: str) -> bool:
@@ -1062,6 +1113,8 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
         faults.append("the question asks for a number and the quoted line gives none")
     elif asks_main_count(question) and not value_near(question, span, _GIVES_COUNT_RE):
         faults.append("the question asks for a number and the quoted line gives none beside what it asks")
+    if asks_count(question) and weak_count_only(question, span):
+        faults.append("the question asks how many and the quoted line's only 'one' counts something else")
     if asks_time(question) and not _GIVES_TIME_RE.search(stated):
         faults.append("the question asks how long and the quoted line gives no time")
     elif asks_time(question) and not value_near(question, span, _GIVES_TIME_RE):
@@ -1070,6 +1123,9 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
         faults.append(
             "the question asks for a default and the quoted line does not say what is used by default"
         )
+    elif asks_default(question) and not value_near(question, span, _GIVES_DEFAULT_RE):
+        # 'unset ones are NULL' in a line on a table's columns is no default time limit for a query
+        faults.append("the question asks for a default and the quoted line gives one only for something else")
     if asks_command(question) and not gives_command(question, span):
         faults.append("the question asks what to run and the quoted line gives no command")
     if asks_when(question) and not _GIVES_WHEN_RE.search(stated):
@@ -1093,6 +1149,10 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
                 f"the question asks about {'/'.join(sorted(asked_on))} and the quoted line is about "
                 f"{'/'.join(sorted(named_on))}"
             )
+    compared = _terms(named)
+    for word in superlatives_asked(question):
+        if not any(_present(compared, form) for form in (word, *SUPERLATIVES[word])):
+            faults.append(f"the question asks which is {word} and the quoted line compares none")
     kind = asks_name(question)
     if kind and not gives_name(span):
         faults.append(f"the question asks which {kind} and the quoted line names none")
@@ -1103,6 +1163,69 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
         elif not gives_setting(span):
             faults.append(f"the quoted line neither says how to '{verb}' nor gives a command or setting")
     return faults
+
+
+# "What read throughput does gcsfuse reach ...", "how many tokens per second does SGL-JAX serve ...": the
+# phrase asked for, an auxiliary, then the question's subject
+_SUBJECT_RE = re.compile(
+    r"^\s*(?:what|which|how\s+(?:many|much))\b(?:\s+[^\s?]+){0,5}?\s+"
+    r"(?:does|do|did|can|could|will|would|should|may|might|must|has|have)\s+([^?]+)",
+    re.I,
+)
+# words that open a subject without naming it ('a', 'one project', 'each host', 'more chips')
+_DETERMINERS = frozenset(
+    "the a an one each every my our your its their this that these those any some all no more most "  # noqa: SIM905
+    "many much few several both either neither other another such".split()
+)
+_PRONOUNS = frozenset("i we you it they he she there".split())  # noqa: SIM905
+
+
+def question_subject(question: str) -> str | None:
+    """The first word of the subject of a 'what X does S <verb>' or 'how many X can S <verb>' question
+    ('gcsfuse' in 'what read throughput does gcsfuse reach on a v5e host'), past its determiners; None
+    for a pronoun ('what should I set') or a question of another shape. The subject says whose value is
+    asked for, so a line about something else that shares the other words does not answer it."""
+    match = _SUBJECT_RE.search(question)
+    if not match:
+        return None
+    for raw in match.group(1).split()[:4]:
+        word = re.sub(r"'s$", "", raw.strip(",.;:()\"'`")).lower()
+        if not word or word in _DETERMINERS:
+            continue
+        if word in _PRONOUNS or word in QUESTION_WORDS:
+            return None
+        tokens = tokenize(word)
+        return tokens[0] if tokens else None
+    return None
+
+
+def subject_fault(question: str, passage: Passage, passages: list[Passage]) -> str | None:
+    """A quote from a passage that never names the question's subject while another retrieved passage
+    does: the quote is about a neighbour ('llguidance' asked, an SGL-JAX benchmark line quoted while the
+    llguidance passage was retrieved too). A subject no retrieved passage names is left to the support
+    share, since sources may call it otherwise ('an entire Pod' for a line's 'whole Pod')."""
+    subject = question_subject(question)
+    if not subject or _present(_passage_terms(passage), subject):
+        return None
+    if not any(_present(_passage_terms(p), subject) for p in passages):
+        return None
+    return f"the quoted passage never names '{subject}', the question's subject, which another passage names"
+
+
+# "Which PRNG is fastest on GPU", "the cheapest way to ...": a superlative of speed or price asks for a
+# comparison, which a line states by the adjective in some degree or by its noun; a line listing the
+# implementations without comparing them does not say which is fastest
+SUPERLATIVES = {
+    "fastest": ("fast", "faster", "speed", "quick", "quicker", "quickest"),
+    "quickest": ("quick", "quicker", "fast", "faster", "fastest"),
+    "slowest": ("slow", "slower"),
+    "cheapest": ("cheap", "cheaper", "price", "cost"),
+}
+
+
+def superlatives_asked(question: str) -> list[str]:
+    """The superlatives of speed or price the question asks by ('fastest' in 'which PRNG is fastest')."""
+    return [w for w in dict.fromkeys(re.findall(r"[a-z]+", question.lower())) if w in SUPERLATIVES]
 
 
 def misplaced_terms(question: str, span: str, heading: str, terms: list[str]) -> list[str]:
@@ -1258,6 +1381,7 @@ def ranked_spans(
     why = bool(question and asks_why(question))
     condition = bool(question and asks_condition(question))
     procedure = procedure_terms(question, list(weights)) if question else []
+    weighed = passages[:SUPPORT_PASSAGES]
     for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
         heading = _heading(passage)
         for span in candidate_spans(passage.text):
@@ -1289,6 +1413,7 @@ def ranked_spans(
                 span_faults(question, span, heading, action=False)
                 or misplaced_terms(question, span, heading, list(weights))
                 or product_fault(question, span, passage)
+                or subject_fault(question, passage, weighed)
             ):
                 overlap *= FAULT_MISS
             # among equally covering spans, the one whose words are mostly the question's reads best
@@ -1421,7 +1546,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     if span is None or span.text not in span.passage.text:
         reasons.append("no quotable span")
     else:
-        reasons.extend(quote_faults(index, question, span, specific, list(weights), names))
+        reasons.extend(quote_faults(index, question, span, specific, list(weights), names, top))
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
         page = closest_page(passages)
@@ -1434,7 +1559,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         )
     assert span is not None
     quoted = [span]
-    also = runner_up(index, question, ranked, specific, list(weights), names)
+    also = runner_up(index, question, ranked, specific, list(weights), names, top)
     answer = f"{span.text} [{span.passage.source}]"
     reason = f"{signal}best passage supports {best_support:.2f}, quote checked in {span.passage.source}"
     if also is not None:
@@ -1455,10 +1580,17 @@ def _cite(span: Span) -> Citation:
 
 
 def quote_faults(
-    index: KnowledgeIndex, question: str, span: Span, specific: list[str], terms: list[str], names: list[str]
+    index: KnowledgeIndex,
+    question: str,
+    span: Span,
+    specific: list[str],
+    terms: list[str],
+    names: list[str],
+    passages: list[Passage] | None = None,
 ) -> list[str]:
     """Why a span cannot be quoted as the answer: a specific term it lacks, a fault of its wording for what
-    is asked, a figure for another generation, a rare name its passage never mentions; empty when none."""
+    is asked, a figure for another generation, a rare name its passage never mentions, the question's
+    subject that another of the retrieved `passages` names and its own does not; empty when none."""
     heading = _heading(span.passage)
     reasons = []
     lacking = _missing_specific(specific, f"{heading}\n{span.text}")
@@ -1477,6 +1609,12 @@ def quote_faults(
     absent = [t for t in rare_names(index, question, names) if not _present(quoted, t)]
     if absent:
         reasons.append(f"the quoted passage never names {', '.join(absent[:3])}, which few sources name")
+    amount = amount_fault(question, span.text)
+    if amount:
+        reasons.append(amount)
+    neighbour = subject_fault(question, span.passage, passages or [])
+    if neighbour:
+        reasons.append(neighbour)
     return reasons
 
 
@@ -1487,6 +1625,7 @@ def runner_up(
     specific: list[str],
     terms: list[str],
     names: list[str],
+    passages: list[Passage] | None = None,
 ) -> Span | None:
     """The second-ranked line when it scores within `RUNNER_UP_SHARE` of the quoted one and would pass the
     same checks: the ranking cannot tell the two apart, so the reader gets both rather than a coin toss."""
@@ -1497,4 +1636,4 @@ def runner_up(
         return None
     if second.text not in second.passage.text:
         return None
-    return None if quote_faults(index, question, second, specific, terms, names) else second
+    return None if quote_faults(index, question, second, specific, terms, names, passages) else second
