@@ -34,9 +34,11 @@ mechanism is built from fold A's failures alone (`--split dev --fold A --show`, 
 `--known-from other-rounds` (or `other-fold`, dev half only) measures the similar known errors
 (similar_errors): each round (fold) of dev files is scored with the rules alone and with known errors built
 from the dev files of the other rounds (the other fold), with `--ablate` after removing the rules written for
-known logs; `--threshold` sets the similarity it needs. A similar-known-error fix counts as the remedy when
-the neighbour's remedy names the entry's keys (crash_corpus.remedy_text): it was chosen for this log by the
-similarity of its error lines, not printed for every log of a category. With `--fold`, only that fold's files
+known logs; `--threshold` sets the similarity it needs, and `--guard` turns on the guard that refuses
+a neighbour met on generic wording alone (SimilarErrors.supported; off in what ships). A
+similar-known-error fix counts as the remedy when the neighbour's remedy names the entry's keys
+(crash_corpus.remedy_text): it was chosen for this log by the similarity of its error lines, not printed
+for every log of a category. With `--fold`, only that fold's files
 are scored and shown (their known errors still come from every other round or from the other fold), so a
 setting is chosen on fold A's verdicts and checked on fold B's totals. In the ordinary scoring a dev file
 is never its own neighbour (crash_corpus.without_own_entry); held-back files are in no known-errors set.
@@ -216,7 +218,12 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
 
 
 def known_from(
-    kind: HeldOutBy, ablate_rules: bool, threshold: float, show: bool = False, fold: str | None = None
+    kind: HeldOutBy,
+    ablate_rules: bool,
+    threshold: float,
+    show: bool = False,
+    fold: str | None = None,
+    guard: bool = False,
 ) -> None:
     """Dev half only: each round (or fold) of dev files scored with the rules alone and with the similar
     known errors built from the dev files of the OTHER rounds (folds), as a log of a new round would meet
@@ -238,7 +245,7 @@ def known_from(
     placed = [0, 0, 0]  # logs the rules left unknown that the fallback placed: category right, wrong, remedy
     remedied = [0, 0]  # logs with only the category paragraph given a neighbour's remedy: all, remedy right
     for unit, names in sorted(units.items()):
-        index = SimilarErrors([e for e in entries if e.file not in names], threshold)
+        index = SimilarErrors([e for e in entries if e.file not in names], threshold, guard=guard)
         per_unit = {"rules alone": [0, 0], "rules + similar": [0, 0]}
         names = [n for n in names if fold in (None, entry_fold(n, corpus[n]))]
         for name in names:
@@ -283,7 +290,7 @@ def known_from(
     scored_files = {n: e for n, e in corpus.items() if fold in (None, entry_fold(n, e))}
     n = len(scored_files)
     unknowns = sum(1 for e in scored_files.values() if e.category == "unknown")
-    mode = "rules ablated" if ablate_rules else "rules"
+    mode = ("rules ablated" if ablate_rules else "rules") + (", guard" if guard else "")
     label = f"dev fold {fold}" if fold else "dev"
     print(f"## {label}, known errors from {kind}, {mode}, threshold {threshold:.2f}: {n} files")
     for label, (cat, rem, kept, left) in totals.items():
@@ -317,6 +324,11 @@ def main() -> int:
         "--threshold", type=float, default=THRESHOLD, help="similarity threshold (--known-from)"
     )
     parser.add_argument(
+        "--guard",
+        action="store_true",
+        help="--known-from: refuse a neighbour met on generic wording alone (SimilarErrors.supported)",
+    )
+    parser.add_argument(
         "--no-similar",
         action="store_true",
         help="score the rules alone, without the similar-known-errors fallback (its share, on either half)",
@@ -331,7 +343,7 @@ def main() -> int:
         resaved(args.split)
         return 0
     if args.known_from:
-        known_from(args.known_from, args.ablate, args.threshold, args.show, args.fold)
+        known_from(args.known_from, args.ablate, args.threshold, args.show, args.fold, args.guard)
         return 0
     if args.ablate:
         ablate(show=args.show, fold=args.fold)

@@ -20,6 +20,7 @@ from tpu_runtime.diagnose.known_errors import (
     KnownError,
     decisive_lines,
     load_known_errors,
+    load_known_weights,
     normalise_line,
 )
 from tpu_runtime.diagnose.known_errors_build import build_known_errors
@@ -186,3 +187,76 @@ def test_a_category_paragraph_gets_the_remedy_of_a_neighbour_of_the_same_categor
     assert crash.fix.startswith("The closest known error") and plain.fix in crash.fix
     other = same.model_copy(update={"category": "host_oom"})
     assert diagnose_log(text, "-", bare, similar=SimilarErrors([other]), sheets=none) == plain
+
+
+# Entries of our own wording for the guard: a setting check, a truncated file, and ODD_ENTRY.
+RATIO_ENTRY = ODD_ENTRY.model_copy(
+    update={
+        "file": "ratio.log",
+        "category": "runtime_init_failure",
+        "lines": [normalise_line("ValueError: spool_ratio must be positive, got 0")],
+        "remedy": "Give --spool-ratio a positive value, or leave the spool off.",
+        "remedy_keys": ["spool-ratio"],
+    }
+)
+SHARD_ENTRY = ODD_ENTRY.model_copy(
+    update={
+        "file": "shard.log",
+        "category": "runtime_init_failure",
+        "lines": [
+            normalise_line(
+                "OSError: weight shard /mnt/ckpt/run_7/part-00003.bin is truncated: expected 4194304 bytes, "
+                "read 1048576"
+            )
+        ],
+        "remedy": "Copy the weight shards again; a truncated shard never loads.",
+        "remedy_keys": ["weight shards"],
+    }
+)
+GUARD_ENTRIES = [RATIO_ENTRY, SHARD_ENTRY, ODD_ENTRY]
+
+
+def test_the_guard_refuses_a_neighbour_met_on_generic_words_alone() -> None:
+    """No known error says "learning rate", so unguarded the log meets the spool setting's check on
+    `valueerror` and `positive` alone and is lent its category and another program's flag."""
+    text = "starting\nValueError: learning rate must be positive\n"
+    assert diagnose_log(text, "-", similar=SimilarErrors(())).category == "unknown"  # rules and cues: none
+    open_index = SimilarErrors(GUARD_ENTRIES)
+    found = open_index.nearest(log_lines(text)[0])
+    assert found is not None and found.known.file == "ratio.log" and found.similarity >= 0.5
+    assert diagnose_log(text, "-", similar=open_index).evidence.fix_rule.endswith(SUB_RULE)
+    guarded = SimilarErrors(GUARD_ENTRIES, guard=True)
+    assert guarded.nearest(log_lines(text)[0]) is None
+    crash = diagnose_log(text, "-", similar=guarded)
+    assert crash.category == "unknown" and "--spool-ratio" not in crash.fix
+    # and with the shipped known errors
+    shipped = SimilarErrors(load_known_errors(), weights=load_known_weights(), guard=True)
+    assert not diagnose_log(text, "-", similar=shipped).evidence.fix_rule.endswith(SUB_RULE)
+
+
+def test_the_guard_keeps_a_true_neighbour_with_other_numbers_and_paths() -> None:
+    text = (
+        "loading weights\nOSError: weight shard /data/models/qwen/part-00011.bin is truncated: expected "
+        "8388608 bytes, read 0\n"
+    )
+    assert diagnose_log(text, "-", similar=SimilarErrors(())).category == "unknown"
+    crash = diagnose_log(text, "-", similar=SimilarErrors(GUARD_ENTRIES, guard=True))
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule == f"runtime_init_failure/{SUB_RULE}"
+    assert SHARD_ENTRY.remedy in crash.fix
+
+
+def test_the_guard_keeps_a_neighbour_that_shares_an_identifier() -> None:
+    """Words no known error has (cosine, warmup, scheduler, linear, decay) pull the guarded cosine below the
+    threshold; the setting both name keeps the neighbour, and the same check on another setting is refused."""
+    index = SimilarErrors(GUARD_ENTRIES, guard=True)
+    tail = " must be positive when a cosine warmup scheduler with linear decay is used, got -1"
+    shared = ["ValueError: spool_ratio" + tail]
+    found = index.nearest(shared)
+    assert found is not None and found.known.file == "ratio.log"
+    renamed = ["ValueError: flush_ratio" + tail]
+    unguarded = SimilarErrors(GUARD_ENTRIES).nearest(renamed)
+    assert unguarded is not None and unguarded.similarity >= 0.5  # unguarded, it would lend
+    assert index.nearest(renamed) is None and not index.supported(renamed, RATIO_ENTRY)
+    exception_only = ["ValueError: the flush ratio" + tail]  # ValueError is no identifier of the subject
+    assert not index.supported(exception_only, RATIO_ENTRY)

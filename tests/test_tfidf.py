@@ -58,6 +58,19 @@ def test_stop_words_and_unknown_words_weigh_nothing() -> None:
     assert tfidf.fit([]).vector("ran out of memory") == {}
 
 
+def test_unseen_words_count_in_the_length_when_asked() -> None:
+    """With an IDF for unseen words, a word outside the vocabulary lowers the known words' share, while a
+    word in `ignore` (a stop word) still weighs nothing."""
+    weights = tfidf.TfidfWeights({"positive": 2.0, "valueerror": 1.0})
+    plain = weights.vector("valueerror learning must be positive")
+    assert set(plain) == {"positive", "valueerror"}
+    counted = weights.vector("valueerror learning must be positive", unseen=3.0, ignore={"must", "be"})
+    assert set(counted) == {"positive", "valueerror", "learning"}
+    assert abs(sum(w * w for w in counted.values()) - 1.0) < 1e-9
+    assert counted["positive"] < plain["positive"]
+    assert tfidf.words("valueerror: spool_ratio n") == {"valueerror", "spool_ratio"}  # 2+ characters
+
+
 def test_weights_round_trip_and_refuse_another_tokenizer(tmp_path: Path) -> None:
     weights = tfidf.fit(DOCS)
     path = tmp_path / "w.json"

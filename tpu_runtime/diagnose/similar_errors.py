@@ -15,24 +15,34 @@ The shipped index applies its shipped weights in plain Python, so no `diagnose` 
 (tests/test_cli_startup.py); only an index of other entries (the benchmark's `--known-from`) fits its own.
 The threshold was tuned on the dev half alone, leave-one-round-out and
 leave-one-fold-out (`benchmarks/diagnose_corpus.py --known-from`).
+
+Words of the log that no known error has are outside the fitted vocabulary and weigh nothing, so a log
+that shares only generic wording with a known error can pass ("learning rate must be positive" against
+"hicache_ratio must be positive"). `SimilarErrors(guard=True)` refuses such a neighbour; it is off by
+default, as it lost right placements on dev fold B (docs/diagnose-accuracy.md, "A precision guard for the
+similar known errors").
 """
 
 from __future__ import annotations
 
 import copy
 import functools
+import math
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tpu_runtime.diagnose import tfidf
+from tpu_runtime.diagnose.crash_sheet_facts import GENERIC
 from tpu_runtime.diagnose.known_errors import (
     KnownError,
     decisive_lines,
     load_known_errors,
     load_known_weights,
+    normalise_line,
 )
 from tpu_runtime.diagnose.report import Category, Citation, CrashDiagnosis
+from tpu_runtime.knowledge.lexical import identifiers
 
 if TYPE_CHECKING:
     from tpu_runtime.diagnose.crash_specs import CrashRule
@@ -51,6 +61,8 @@ SUB_RULE = "similar_known_error"
 THRESHOLD = 0.5
 MAX_CONFIDENCE = 0.6
 MAX_EVIDENCE = 8
+PLACEHOLDERS = frozenset({"path", "url", "hex"})
+"""What normalise_line writes for a path, URL or hex value: a shared placeholder is no shared identifier."""
 
 
 @dataclass(frozen=True)
@@ -76,13 +88,17 @@ class SimilarErrors:
         known: Sequence[KnownError],
         threshold: float = THRESHOLD,
         weights: tfidf.TfidfWeights | None = None,
+        guard: bool = False,
     ) -> None:
-        """`weights` fitted on these entries (the shipped ones for the shipped set); fitted here when None."""
+        """`weights` fitted on these entries (the shipped ones for the shipped set); fitted here when None.
+        With `guard`, a neighbour is refused when only generic wording meets (`supported`)."""
         self.known = tuple(known)
         self.threshold = threshold
+        self.guard = guard
         self.exclude: frozenset[str] = frozenset()
         self._weights = tfidf.fit([e.document for e in self.known]) if weights is None else weights
         self._vectors = [self._weights.vector(e.document) for e in self.known]
+        self._stop: frozenset[str] | None = None
 
     def excluding(self, names: Collection[str]) -> SimilarErrors:
         """The same index with the entries of these corpus files (or groups) left out, so that a corpus
@@ -92,7 +108,8 @@ class SimilarErrors:
         return view
 
     def nearest(self, lines: Sequence[str]) -> SimilarError | None:
-        """The most similar known error, or None (no error line, no known errors, no shared word)."""
+        """The most similar known error, or None (no error line, no known errors, no shared word, or, with
+        the guard, a neighbour that `supported` refuses)."""
         if not self.known:
             return None
         picked = decisive_lines(lines)
@@ -107,6 +124,8 @@ class SimilarErrors:
         if sims[best] <= 0.0:
             return None
         entry = self.known[best]
+        if self.guard and not self.supported([raw for raw, _ in picked], entry):
+            return None
         # the pair of lines that met: the log's line and the entry's line with the highest similarity
         log_vectors = [self._weights.vector(norm) for _, norm in picked]
         known_vectors = [self._weights.vector(line) for line in entry.lines]
@@ -124,6 +143,36 @@ class SimilarErrors:
             line=picked[row][0],
             known_line=entry.lines[col],
         )
+
+    def supported(self, raw_lines: Sequence[str], entry: KnownError) -> bool:
+        """Whether the log's decisive lines meet the entry on more than generic wording: their cosine still
+        reaches the threshold when the log's words that no known error has count in its length (at the IDF
+        of a word no entry holds), or the two share a whole identifier (a flag, a CamelCase class, a
+        snake_case setting or a dotted API: knowledge.lexical.identifiers) other than Python's built-in
+        exception names and the status codes (crash_sheet_facts.GENERIC). Without it, "learning rate must be
+        positive" met "hicache_ratio must be positive" at 0.54 on `valueerror` and `positive` alone."""
+        stop = self._stop_words()
+        unseen = math.log(1.0 + len(self.known)) + 1.0  # scikit-learn's smoothed IDF of a word no entry has
+        query = self._weights.vector(
+            " \n ".join(normalise_line(line) for line in raw_lines), unseen=unseen, ignore=stop
+        )
+        if tfidf.cosine(query, self._weights.vector(entry.document)) >= self.threshold:
+            return True
+        known_words = tfidf.words(entry.document)
+        for line in raw_lines:
+            for name in identifiers(line):
+                parts = tfidf.words(normalise_line(name)) - PLACEHOLDERS
+                if name not in GENERIC and parts and parts <= known_words:
+                    return True
+        return False
+
+    def _stop_words(self) -> frozenset[str]:
+        """The words of the known errors that the vectorizer dropped: its stop words, read off the entries
+        so that no stop-word list is copied here (one no entry uses counts as unseen)."""
+        if self._stop is None:
+            seen = frozenset().union(*(tfidf.words(e.document) for e in self.known))
+            self._stop = frozenset(w for w in seen if w not in self._weights.idf)
+        return self._stop
 
     def _excluded(self, entry: KnownError) -> bool:
         return entry.file in self.exclude or entry.group in self.exclude

@@ -16,11 +16,11 @@ import json
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["STOP_WORDS", "TOKEN", "TfidfWeights", "cosine", "fit"]
+__all__ = ["STOP_WORDS", "TOKEN", "TfidfWeights", "cosine", "fit", "words"]
 
 TOKEN = r"[a-z_][a-z0-9_]+"
 """Words of a normalised line: identifiers and words, not the N, HEX and PATH placeholders' digits."""
@@ -38,11 +38,18 @@ class TfidfWeights:
 
     idf: Mapping[str, float]
 
-    def vector(self, text: str) -> Vector:
+    def vector(self, text: str, unseen: float = 0.0, ignore: Collection[str] = ()) -> Vector:
         """The text's unit-length TF-IDF vector over the fitted vocabulary (other words are ignored, as
-        the fitted vectorizer ignores them); empty when no word of the text is in the vocabulary."""
-        counts = Counter(word for word in _TOKEN.findall(text) if word in self.idf)
-        weights = {word: (1.0 + math.log(counts[word])) * self.idf[word] for word in sorted(counts)}
+        the fitted vectorizer ignores them); empty when no word of the text is in the vocabulary.
+
+        With `unseen` > 0, a word outside the vocabulary and not in `ignore` (the stop words) weighs that
+        IDF instead of nothing: what the text says that no fitted document says then counts in its length
+        (similar_errors' guard)."""
+        tokens = _TOKEN.findall(text)
+        counts = Counter(w for w in tokens if w in self.idf or (unseen > 0.0 and w not in ignore))
+        weights = {
+            word: (1.0 + math.log(counts[word])) * self.idf.get(word, unseen) for word in sorted(counts)
+        }
         norm = math.sqrt(sum(w * w for w in weights.values()))
         return {word: w / norm for word, w in weights.items()} if norm > 0.0 else {}
 
@@ -79,6 +86,11 @@ def fit(documents: Sequence[str]) -> TfidfWeights:
     return TfidfWeights(
         {word: float(vectorizer.idf_[i]) for word, i in sorted(vectorizer.vocabulary_.items())}
     )
+
+
+def words(text: str) -> set[str]:
+    """The words of a text as the vectorizer reads them, stop words included."""
+    return set(_TOKEN.findall(text))
 
 
 def cosine(a: Vector, b: Vector) -> float:
