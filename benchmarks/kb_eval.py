@@ -78,13 +78,14 @@ def main() -> int:
         "| covered: refused / wrong quote |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for name, r in reports.items():
+    for name, report in reports.items():
         label = f"{name} {args.fold}" if args.fold else name
         print(
-            f"| {label} | {r.mode} | {r.covered_cases} | {r.uncovered_cases} | {r.answered:.3f} "
-            f"| {r.refused:.3f} | {r.recall_at_5:.3f} | {r.mrr:.3f} | {r.mean_ms:.1f} "
-            f"| {r.answered_first:.3f} | {r.citations_per_answer:.2f} "
-            f"| {len(r.covered_refused)} / {len(r.wrong_quote)} |"
+            f"| {label} | {report.mode} | {report.covered_cases} | {report.uncovered_cases} "
+            f"| {report.answered:.3f} | {report.refused:.3f} | {report.recall_at_5:.3f} | {report.mrr:.3f} "
+            f"| {report.mean_ms:.1f} "
+            f"| {report.answered_first:.3f} | {report.citations_per_answer:.2f} "
+            f"| {len(report.covered_refused)} / {len(report.wrong_quote)} |"
         )
     held = reports.get("held-back")
     if held is None:
