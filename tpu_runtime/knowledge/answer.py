@@ -1094,6 +1094,30 @@ def platforms_named(span: str) -> set[str]:
     return {PLATFORMS[m.group(1).lower()] for m in _PLATFORM_RE.finditer(_NOTE_RE.sub(" ", span))}
 
 
+# open-weight model families: a recipe, setting or figure given for one family is not given for another
+# ('the Qwen3 recipe recommends temperature 0.7' says nothing of the Llama 3 recipe)
+_FAMILY_RE = re.compile(
+    r"(?<![\w-])(llama|qwen|gemma|mistral|mixtral|deepseek|gpt|falcon|bert|grok|olmo|phi)(?=[\d\s.,;:)/'-]|$)",
+    re.I,
+)
+
+
+def model_families(text: str) -> set[str]:
+    """The model families a text names ('qwen' in 'Qwen3-Coder', 'llama' in 'Llama 3 8B')."""
+    return {m.group(1).lower() for m in _FAMILY_RE.finditer(_NOTE_RE.sub(" ", text))}
+
+
+# "Which TPU generations support late binding", "on which TPUs": the answer is a list of generations
+_ASKS_GENERATION_RE = re.compile(
+    r"\bwhich\s+(?:tpu\s+|cloud\s+tpu\s+)?(?:generations?|tpus|tpu\s+(?:versions?|chips?|types?))\b", re.I
+)
+
+
+def asks_generation(question: str) -> bool:
+    """Whether the question asks which TPU generations something holds for."""
+    return bool(_ASKS_GENERATION_RE.search(question))
+
+
 def span_faults(question: str, span: str, heading: str, *, action: bool = True) -> list[str]:
     """Why a quoted line would not answer the question, whatever its word overlap: it says nothing
     about the attribute asked for ('how many X', 'what is the X of', 'shows the X of'), gives no number
@@ -1149,6 +1173,13 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
                 f"the question asks about {'/'.join(sorted(asked_on))} and the quoted line is about "
                 f"{'/'.join(sorted(named_on))}"
             )
+    asked_family = model_families(question)
+    named_family = model_families(span) if asked_family else set()
+    if named_family and not asked_family & named_family:
+        faults.append(
+            f"the question asks about {'/'.join(sorted(asked_family))} models and the quoted line is about "
+            f"{'/'.join(sorted(named_family))}"
+        )
     compared = _terms(named)
     for word in superlatives_asked(question):
         if not any(_present(compared, form) for form in (word, *SUPERLATIVES[word])):
@@ -1609,6 +1640,10 @@ def quote_faults(
     absent = [t for t in rare_names(index, question, names) if not _present(quoted, t)]
     if absent:
         reasons.append(f"the quoted passage never names {', '.join(absent[:3])}, which few sources name")
+    # a check of the quote, not of ranking: as a ranking fault it moves the quote to any line listing
+    # generations ('SparseCores per chip by generation') and the gate passes that instead
+    if asks_generation(question) and not generations_named(f"{heading}\n{span.text}"):
+        reasons.append("the question asks which TPU generations and the quoted line names none")
     amount = amount_fault(question, span.text)
     if amount:
         reasons.append(amount)
