@@ -1,7 +1,8 @@
 # ruff: noqa: E501  (fact-sheet lines are long by design)
 """Two names a question gives that a line must share to answer it: the TPU generations of a 'which TPU
 generations ...' question (a line naming none does not say which ones) and the model family of a recipe
-or setting asked about (the Qwen3 recipe's sampling settings are not the Llama 3 recipe's). Hand-made
+or setting asked about (the Qwen3 recipe's sampling settings are not the Llama 3 recipe's), and a vendor
+written in capitals ('on AMD GPUs'), held as a rare name that the quoted passage must name. Hand-made
 sheets on a tiny lexical index: refused from a line sharing the other words, answered once the line
 giving the value is added."""
 
@@ -10,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer import asks_generation, model_families, span_faults
+from tpu_runtime.knowledge.answer import asks_generation, model_families, rare_names, span_faults
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 LATE = """\
@@ -113,3 +114,58 @@ def test_another_familys_recipe_is_refused(recipe_bare: KnowledgeIndex) -> None:
 
 def test_the_familys_own_recipe_answers(recipe_full: KnowledgeIndex) -> None:
     assert_quoted(recipe_full, RECIPE_QUESTION, "Llama 3 recipe recommends temperature 0.6")
+
+
+VENDOR = """\
+# Tiny Gridlet parallelism sheet
+
+## Gridlet context parallelism
+
+- Gridlet context parallelism runs ring attention on GPUs through cuDNN kernels and on TPUs through Splash kernels. ([source](https://example.org/ring), checked 2026-12-06)
+"""
+VENDOR_ANSWER = """\
+# Gridlet on AMD
+
+## Gridlet on AMD GPUs
+
+- On AMD GPUs Gridlet context parallelism runs ring attention through ROCm kernels. ([source](https://example.org/amd), checked 2026-12-06)
+"""
+FILLER = "\n".join(
+    f"# Gridlet note {i}\n\n## Gridlet note {i}\n\n- Gridlet note {i} covers topic {i} of the Gridlet host. ([source](https://example.org/n{i}), checked 2026-12-06)\n"
+    for i in range(100)
+)
+VENDOR_QUESTION = "How do I run Gridlet context parallelism with ring attention on AMD GPUs?"
+
+
+def test_a_vendor_in_capitals_counts_as_a_rare_name_and_other_acronyms_do_not(
+    vendor_full: KnowledgeIndex,
+) -> None:
+    names = ["amd", "gpus", "gridlet"]
+    assert rare_names(vendor_full, VENDOR_QUESTION, names) == ["amd"]
+    # 'GPUs' is an acronym that sources also write out; it pins nothing down
+    assert rare_names(vendor_full, "How many GPUs does Gridlet use?", ["gpus"]) == []
+
+
+@pytest.fixture(scope="module")
+def vendor_bare(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    # AMD must be a name some source uses (else another check refuses), in few of the passages
+    sheets = {
+        "ring.md": VENDOR,
+        "filler.md": FILLER,
+        "amd.md": VENDOR_ANSWER.replace("ring attention", "sort"),
+    }
+    return lexical_index(tmp_path_factory.mktemp("vendor-bare"), sheets)
+
+
+@pytest.fixture(scope="module")
+def vendor_full(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    sheets = {"ring.md": VENDOR, "filler.md": FILLER, "amd.md": VENDOR_ANSWER}
+    return lexical_index(tmp_path_factory.mktemp("vendor-full"), sheets)
+
+
+def test_a_line_from_a_passage_never_naming_the_vendor_is_refused(vendor_bare: KnowledgeIndex) -> None:
+    assert_refused(vendor_bare, VENDOR_QUESTION, "never names amd")
+
+
+def test_the_vendors_own_line_answers(vendor_full: KnowledgeIndex) -> None:
+    assert_quoted(vendor_full, VENDOR_QUESTION, "On AMD GPUs")

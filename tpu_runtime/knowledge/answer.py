@@ -1279,6 +1279,9 @@ def misplaced_terms(question: str, span: str, heading: str, terms: list[str]) ->
     ]
 
 
+# vendors written in capitals that no source spells out otherwise: unlike 'GCS' or 'RAM', a line about
+# another vendor's hardware does not answer a question naming one ('on AMD GPUs')
+VENDOR_NAMES = frozenset(("amd", "nvidia", "ibm"))
 RARE_NAME_SHARE = 0.01  # a name this few passages use (at most this share of them) pins the subject down
 
 
@@ -1286,9 +1289,14 @@ def rare_names(index: KnowledgeIndex, question: str, names: list[str]) -> list[s
     """The question's names ('Llama', 'Slurm', 'TensorFlow') that some source uses but at most
     `RARE_NAME_SHARE` of the passages do. Such a name says what the question is about, so a quote from
     a passage that never names it answers a neighbouring question ('the Qwen3 recipe' for 'the Llama 3
-    recipe'). Acronyms ('GCS', 'VMs', 'RAM') are left out: sources spell them out or use another one."""
+    recipe'). Acronyms ('GCS', 'VMs', 'RAM') are left out: sources spell them out or use another one;
+    vendors in capitals (`VENDOR_NAMES`: 'AMD', 'NVIDIA') are kept, since nothing else names them."""
     words = re.findall(r"[A-Za-z][\w-]*", _QUOTED_RE.sub(" ", question))
-    cased = {w.lower() for w in words if not (w.isupper() or w.removesuffix("s").isupper())}
+    cased = {
+        w.lower()
+        for w in words
+        if w.lower() in VENDOR_NAMES or not (w.isupper() or w.removesuffix("s").isupper())
+    }
     cap = RARE_NAME_SHARE * len(index.chunks)
     return [t for t in names if t in cased and 0 < _family_df(index, t) <= cap]
 
