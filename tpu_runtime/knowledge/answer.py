@@ -815,6 +815,34 @@ def asks_limit(question: str) -> bool:
     return bool(_ASKS_LIMIT_RE.search(question))
 
 
+# "What is the largest priority Shardy accepts": an upper bound, which a line stating only a lower one
+# ('is 0 or more', 'at least one axis') does not give
+_ASKS_UPPER_RE = re.compile(
+    r"^\s*what(?:'s|\s+is|\s+are|\s+was)\s+the\s+(?:largest|maximum|max|highest|biggest|greatest|longest)\b",
+    re.I,
+)
+_GIVES_LOWER_RE = re.compile(
+    r"\d[\d.,]*\s*\w*\s+or\s+(?:more|higher|greater|larger|above)\b|\bat\s+least\b|\bminimum\b|>=?", re.I
+)
+_GIVES_UPPER_RE = re.compile(
+    r"\bat\s+most\b|\bup\s+to\b|\bmax(?:imum)?\b|\bor\s+(?:less|fewer|lower|smaller|below)\b|"
+    r"\bno\s+more\s+than\b|\blargest\b|\blongest\b|\blimit|\bcap(?:ped|s)?\b|\bceiling\b|<=?|"
+    r"\b(?:below|under|within|exceed)",
+    re.I,
+)
+
+
+def bound_fault(question: str, span: str) -> str | None:
+    """A line giving only a lower bound ('is 0 or more') for a question asking for the largest value:
+    the number it gives is where the range starts, not where it ends."""
+    if not _ASKS_UPPER_RE.search(question):
+        return None
+    stated = _NOTE_RE.sub(" ", span)
+    if _GIVES_LOWER_RE.search(stated) and not _GIVES_UPPER_RE.search(stated):
+        return "the question asks for the largest value and the quoted line gives only a lower bound"
+    return None
+
+
 def asks_time(question: str) -> bool:
     """Whether the question asks how long something takes ('how long does the export take'), not how
     long a thing may be."""
@@ -1652,6 +1680,9 @@ def quote_faults(
     # generations ('SparseCores per chip by generation') and the gate passes that instead
     if asks_generation(question) and not generations_named(f"{heading}\n{span.text}"):
         reasons.append("the question asks which TPU generations and the quoted line names none")
+    bound = bound_fault(question, span.text)
+    if bound:
+        reasons.append(bound)
     amount = amount_fault(question, span.text)
     if amount:
         reasons.append(amount)
