@@ -1026,7 +1026,8 @@ _FLAG_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*[A-Za-z0-9])")
 _ASKS_WHEN_RE = re.compile(
     r"^\s*when\s+(?:will|would|did|was|were|is\s+\S+\s+(?:going|planned|expected|due|scheduled))\b|"
     r"\b(?:in|from|since|by|with)\s+(?:which|what)\s+(?:[\w/.-]+\s+)?(?:release|version|year|month)\b|"
-    r"^\s*(?:which|what)\s+(?:release|year|month|date)\b|\bwhat\s+date\b|\bfirst\s+(?:supported|added|shipped)\b",
+    r"^\s*(?:which|what)\s+(?:release|year|month|date)\b|\bwhat\s+date\b|\bfirst\s+(?:supported|added|shipped)\b|"
+    r"^\s*(?:which|what)\s+[\w/.-]+\s+(?:release|version)s?\b",
     re.I,
 )
 _GIVES_WHEN_RE = re.compile(
