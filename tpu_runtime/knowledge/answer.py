@@ -1605,6 +1605,18 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         and not (verb and _family_df(index, verb))
     ):
         reasons.append(f"the sources never mention '{asked}', what the question asks for")
+    # the action of a 'how do I <verb>' question in no form anywhere in the sources ('encrypt'): a line
+    # giving some command for the thing acted on does not say how to do that; turning something off is
+    # said by a setting that does, whatever verb the sources use ('stop ... sending' by 'send=false')
+    action = asked_action(question)
+    if (
+        action
+        and action not in NEGATING_ACTIONS | {"stop"}
+        and action not in unknown
+        and action != asked
+        and _family_df(index, action) == 0
+    ):
+        reasons.append(f"the sources never mention '{action}', the action the question asks how to do")
     # a name no passage retrieved for the question mentions, though some source does: the question is
     # about something else of that name ('Ironwood Ultra' is not Ironwood)
     retrieved = [_terms(f"{_heading(p)}\n{p.text}") for p in top]
