@@ -1311,6 +1311,16 @@ def misplaced_terms(question: str, span: str, heading: str, terms: list[str]) ->
 # vendors written in capitals that no source spells out otherwise: unlike 'GCS' or 'RAM', a line about
 # another vendor's hardware does not answer a question naming one ('on AMD GPUs')
 VENDOR_NAMES = frozenset(("amd", "nvidia", "ibm"))
+# a one-letter name ('an R training loop'): tokenising drops it, so the
+# support share never sees it; 'I' and 'A' open sentences and are left out, as is 'C' of 'C++'
+_LETTER_NAME_RE = re.compile(r"(?<![\w.\-/'`+])([B-HJ-Z])(?![\w.\-/'`+])")
+
+
+def letter_names(text: str) -> set[str]:
+    """The one-letter capital names a text uses on their own ('R' in 'an R training loop')."""
+    return set(_LETTER_NAME_RE.findall(_QUOTED_RE.sub(" ", text)))
+
+
 RARE_NAME_SHARE = 0.01  # a name this few passages use (at most this share of them) pins the subject down
 
 
@@ -1693,6 +1703,13 @@ def quote_faults(
     # generations ('SparseCores per chip by generation') and the gate passes that instead
     if asks_generation(question) and not generations_named(f"{heading}\n{span.text}"):
         reasons.append("the question asks which TPU generations and the quoted line names none")
+    # one letter only: a series ('the Q, K, V and O projections') is a notation sources spell out
+    asked_letters = letter_names(question)
+    letters = sorted(asked_letters - letter_names(f"{heading}\n{span.passage.text}"))
+    if len(asked_letters) == 1 and letters:
+        reasons.append(
+            f"the quoted passage never names {', '.join(letters)}, a one-letter name of the question"
+        )
     bound = bound_fault(question, span.text)
     if bound:
         reasons.append(bound)
