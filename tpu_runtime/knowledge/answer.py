@@ -815,6 +815,34 @@ def asks_limit(question: str) -> bool:
     return bool(_ASKS_LIMIT_RE.search(question))
 
 
+# "What is the largest priority Shardy accepts": an upper bound, which a line stating only a lower one
+# ('is 0 or more', 'at least one axis') does not give
+_ASKS_UPPER_RE = re.compile(
+    r"^\s*what(?:'s|\s+is|\s+are|\s+was)\s+the\s+(?:largest|maximum|max|highest|biggest|greatest|longest)\b",
+    re.I,
+)
+_GIVES_LOWER_RE = re.compile(
+    r"\d[\d.,]*\s*\w*\s+or\s+(?:more|higher|greater|larger|above)\b|\bat\s+least\b|\bminimum\b|>=?", re.I
+)
+_GIVES_UPPER_RE = re.compile(
+    r"\bat\s+most\b|\bup\s+to\b|\bmax(?:imum)?\b|\bor\s+(?:less|fewer|lower|smaller|below)\b|"
+    r"\bno\s+more\s+than\b|\blargest\b|\blongest\b|\blimit|\bcap(?:ped|s)?\b|\bceiling\b|<=?|"
+    r"\b(?:below|under|within|exceed)",
+    re.I,
+)
+
+
+def bound_fault(question: str, span: str) -> str | None:
+    """A line giving only a lower bound ('is 0 or more') for a question asking for the largest value:
+    the number it gives is where the range starts, not where it ends."""
+    if not _ASKS_UPPER_RE.search(question):
+        return None
+    stated = _NOTE_RE.sub(" ", span)
+    if _GIVES_LOWER_RE.search(stated) and not _GIVES_UPPER_RE.search(stated):
+        return "the question asks for the largest value and the quoted line gives only a lower bound"
+    return None
+
+
 def asks_time(question: str) -> bool:
     """Whether the question asks how long something takes ('how long does the export take'), not how
     long a thing may be."""
@@ -998,7 +1026,8 @@ _FLAG_RE = re.compile(r"(?<![\w-])--([A-Za-z][\w-]*[A-Za-z0-9])")
 _ASKS_WHEN_RE = re.compile(
     r"^\s*when\s+(?:will|would|did|was|were|is\s+\S+\s+(?:going|planned|expected|due|scheduled))\b|"
     r"\b(?:in|from|since|by|with)\s+(?:which|what)\s+(?:[\w/.-]+\s+)?(?:release|version|year|month)\b|"
-    r"^\s*(?:which|what)\s+(?:release|year|month|date)\b|\bwhat\s+date\b|\bfirst\s+(?:supported|added|shipped)\b",
+    r"^\s*(?:which|what)\s+(?:release|year|month|date)\b|\bwhat\s+date\b|\bfirst\s+(?:supported|added|shipped)\b|"
+    r"^\s*(?:which|what)\s+[\w/.-]+\s+(?:release|version)s?\b",
     re.I,
 )
 _GIVES_WHEN_RE = re.compile(
@@ -1094,6 +1123,30 @@ def platforms_named(span: str) -> set[str]:
     return {PLATFORMS[m.group(1).lower()] for m in _PLATFORM_RE.finditer(_NOTE_RE.sub(" ", span))}
 
 
+# open-weight model families: a recipe, setting or figure given for one family is not given for another
+# ('the Qwen3 recipe recommends temperature 0.7' says nothing of the Llama 3 recipe)
+_FAMILY_RE = re.compile(
+    r"(?<![\w-])(llama|qwen|gemma|mistral|mixtral|deepseek|gpt|falcon|bert|grok|olmo|phi)(?=[\d\s.,;:)/'-]|$)",
+    re.I,
+)
+
+
+def model_families(text: str) -> set[str]:
+    """The model families a text names ('qwen' in 'Qwen3-Coder', 'llama' in 'Llama 3 8B')."""
+    return {m.group(1).lower() for m in _FAMILY_RE.finditer(_NOTE_RE.sub(" ", text))}
+
+
+# "Which TPU generations support late binding", "on which TPUs": the answer is a list of generations
+_ASKS_GENERATION_RE = re.compile(
+    r"\bwhich\s+(?:tpu\s+|cloud\s+tpu\s+)?(?:generations?|tpus|tpu\s+(?:versions?|chips?|types?))\b", re.I
+)
+
+
+def asks_generation(question: str) -> bool:
+    """Whether the question asks which TPU generations something holds for."""
+    return bool(_ASKS_GENERATION_RE.search(question))
+
+
 def span_faults(question: str, span: str, heading: str, *, action: bool = True) -> list[str]:
     """Why a quoted line would not answer the question, whatever its word overlap: it says nothing
     about the attribute asked for ('how many X', 'what is the X of', 'shows the X of'), gives no number
@@ -1149,6 +1202,13 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
                 f"the question asks about {'/'.join(sorted(asked_on))} and the quoted line is about "
                 f"{'/'.join(sorted(named_on))}"
             )
+    asked_family = model_families(question)
+    named_family = model_families(span) if asked_family else set()
+    if named_family and not asked_family & named_family:
+        faults.append(
+            f"the question asks about {'/'.join(sorted(asked_family))} models and the quoted line is about "
+            f"{'/'.join(sorted(named_family))}"
+        )
     compared = _terms(named)
     for word in superlatives_asked(question):
         if not any(_present(compared, form) for form in (word, *SUPERLATIVES[word])):
@@ -1248,6 +1308,19 @@ def misplaced_terms(question: str, span: str, heading: str, terms: list[str]) ->
     ]
 
 
+# vendors written in capitals that no source spells out otherwise: unlike 'GCS' or 'RAM', a line about
+# another vendor's hardware does not answer a question naming one ('on AMD GPUs')
+VENDOR_NAMES = frozenset(("amd", "nvidia", "ibm"))
+# a one-letter name ('an R training loop'): tokenising drops it, so the
+# support share never sees it; 'I' and 'A' open sentences and are left out, as is 'C' of 'C++'
+_LETTER_NAME_RE = re.compile(r"(?<![\w.\-/'`+])([B-HJ-Z])(?![\w.\-/'`+])")
+
+
+def letter_names(text: str) -> set[str]:
+    """The one-letter capital names a text uses on their own ('R' in 'an R training loop')."""
+    return set(_LETTER_NAME_RE.findall(_QUOTED_RE.sub(" ", text)))
+
+
 RARE_NAME_SHARE = 0.01  # a name this few passages use (at most this share of them) pins the subject down
 
 
@@ -1255,9 +1328,14 @@ def rare_names(index: KnowledgeIndex, question: str, names: list[str]) -> list[s
     """The question's names ('Llama', 'Slurm', 'TensorFlow') that some source uses but at most
     `RARE_NAME_SHARE` of the passages do. Such a name says what the question is about, so a quote from
     a passage that never names it answers a neighbouring question ('the Qwen3 recipe' for 'the Llama 3
-    recipe'). Acronyms ('GCS', 'VMs', 'RAM') are left out: sources spell them out or use another one."""
+    recipe'). Acronyms ('GCS', 'VMs', 'RAM') are left out: sources spell them out or use another one;
+    vendors in capitals (`VENDOR_NAMES`: 'AMD', 'NVIDIA') are kept, since nothing else names them."""
     words = re.findall(r"[A-Za-z][\w-]*", _QUOTED_RE.sub(" ", question))
-    cased = {w.lower() for w in words if not (w.isupper() or w.removesuffix("s").isupper())}
+    cased = {
+        w.lower()
+        for w in words
+        if w.lower() in VENDOR_NAMES or not (w.isupper() or w.removesuffix("s").isupper())
+    }
     cap = RARE_NAME_SHARE * len(index.chunks)
     return [t for t in names if t in cased and 0 < _family_df(index, t) <= cap]
 
@@ -1537,6 +1615,18 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         and not (verb and _family_df(index, verb))
     ):
         reasons.append(f"the sources never mention '{asked}', what the question asks for")
+    # the action of a 'how do I <verb>' question in no form anywhere in the sources ('encrypt'): a line
+    # giving some command for the thing acted on does not say how to do that; turning something off is
+    # said by a setting that does, whatever verb the sources use ('stop ... sending' by 'send=false')
+    action = asked_action(question)
+    if (
+        action
+        and action not in NEGATING_ACTIONS | {"stop"}
+        and action not in unknown
+        and action != asked
+        and _family_df(index, action) == 0
+    ):
+        reasons.append(f"the sources never mention '{action}', the action the question asks how to do")
     # a name no passage retrieved for the question mentions, though some source does: the question is
     # about something else of that name ('Ironwood Ultra' is not Ironwood)
     retrieved = [_terms(f"{_heading(p)}\n{p.text}") for p in top]
@@ -1609,6 +1699,20 @@ def quote_faults(
     absent = [t for t in rare_names(index, question, names) if not _present(quoted, t)]
     if absent:
         reasons.append(f"the quoted passage never names {', '.join(absent[:3])}, which few sources name")
+    # a check of the quote, not of ranking: as a ranking fault it moves the quote to any line listing
+    # generations ('SparseCores per chip by generation') and the gate passes that instead
+    if asks_generation(question) and not generations_named(f"{heading}\n{span.text}"):
+        reasons.append("the question asks which TPU generations and the quoted line names none")
+    # one letter only: a series ('the Q, K, V and O projections') is a notation sources spell out
+    asked_letters = letter_names(question)
+    letters = sorted(asked_letters - letter_names(f"{heading}\n{span.passage.text}"))
+    if len(asked_letters) == 1 and letters:
+        reasons.append(
+            f"the quoted passage never names {', '.join(letters)}, a one-letter name of the question"
+        )
+    bound = bound_fault(question, span.text)
+    if bound:
+        reasons.append(bound)
     amount = amount_fault(question, span.text)
     if amount:
         reasons.append(amount)
