@@ -177,7 +177,7 @@ def test_diagnose_log_uses_the_sheets_only_when_no_sub_rule_applied(
     )
     assert crash.citations[0].url == "https://example.org/widget-cache"
     unknown = diagnose_log(
-        "Traceback (most recent call last):\nValueError: widget_cache_size=512 is too small for 900\n",
+        "Traceback (most recent call last):\nwidgets.Error: widget_cache_size=512 is too small for 900\n",
         "u.log",
         similar=SimilarErrors(()),
     )

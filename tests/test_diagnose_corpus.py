@@ -201,6 +201,9 @@ KNOWN_DEV_MISSES = {
     # equal the product of dcn_mesh_shape (...)"), whose fix makes the product equal the slice count; the
     # torchprime config key to set (dcn_mesh.data) is in its source, not in the log.
     "init_torchprime_src_slices_not_dcn_product.log": "log does not show torchprime's config key",
+    # The final tier of the weak cues (configuration_checks.yaml) reads an uncaught ValueError no rule or cue
+    # placed as a refused configuration; the corpus files this trainer's setting conflict as unknown.
+    "unknown_tunix_is_update_step_direct_update.log": "an uncaught ValueError reads as a refused setting",
 }
 
 

@@ -104,11 +104,13 @@ def test_traceback_wrapping_keeps_category_and_finds_the_user_line() -> None:
 def test_text_without_any_signature_is_unknown_with_what_could_be_read() -> None:
     # No known errors to borrow from: the shipped set grows with the corpus, and a neighbour sharing only
     # "ValueError ... must be positive" may pass its threshold; test_similar_errors tests the borrowing.
+    # A TypeError: an uncaught ValueError with nothing else to go on is a refused configuration (the final
+    # tier of the weak cues, test_diagnose_general_gm46).
     diagnosis = diagnose_log(
-        "starting\nValueError: learning rate must be positive\n", "-", similar=SimilarErrors(())
+        "starting\nTypeError: learning rate must be positive\n", "-", similar=SimilarErrors(())
     )
     assert diagnosis.category == "unknown"
-    assert diagnosis.facts["exception"] == "ValueError"
+    assert diagnosis.facts["exception"] == "TypeError"
     assert "learning rate" in diagnosis.summary
 
 

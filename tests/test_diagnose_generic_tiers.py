@@ -194,7 +194,7 @@ def test_addressed_advice_is_quoted_as_the_fix() -> None:
 
 def test_an_unknown_crash_quotes_the_message_advice_before_its_next_steps() -> None:
     crash = diagnose_log(
-        "RuntimeError: invented failure of the widget pool. Please recreate the widget pool with "
+        "widgets.PoolError: invented failure of the widget pool. Please recreate the widget pool with "
         "widget_pool_size=8 and rerun.\n",
         "-",
     )

@@ -89,6 +89,17 @@ class Cue(BaseModel):
         default=False,
         description="counts only when no ordinary cue of any category fired (a family's broad wording)",
     )
+    final: bool = Field(
+        default=False,
+        description="counts only when nothing else placed the log, not even a similar known error",
+    )
+    cause: str | None = Field(
+        default=None,
+        description="what the wording means, said instead of the category's paragraph if no sub-rule applied",
+    )
+    fix: str | None = Field(
+        default=None, description="the fix said instead of the category's paragraph when no sub-rule applied"
+    )
 
     @functools.cached_property
     def compiled(self) -> tuple[re.Pattern[str], re.Pattern[str] | None, re.Pattern[str] | None]:
@@ -130,6 +141,8 @@ class WeakVote:
     labels: list[str]
     runner_up: Category | None
     by_location: bool = False  # from where the error was raised (crash_locations), not from words
+    cause: str | None = None  # a firing cue's own cause and fix, for a log no sub-rule fits
+    fix: str | None = None
 
 
 @functools.cache
@@ -189,19 +202,25 @@ def vetoed(lines: Sequence[str], config: CueConfig | None = None) -> bool:
     return any(v.search(line) for v in config.compiled_veto for line in lines)
 
 
-def weak_vote(lines: Sequence[str], config: CueConfig | None = None) -> WeakVote | None:
+def weak_vote(lines: Sequence[str], config: CueConfig | None = None, final: bool = False) -> WeakVote | None:
     """The category generic cues clearly point to, or None (no cue, a tie, or a veto line).
 
     The ordinary cues vote first; the `last_resort` cues (words a failure family shares whatever the
-    library, too broad to compete with a specific cue) vote only when no ordinary cue fired at all."""
+    library, too broad to compete with a specific cue) vote only when no ordinary cue fired at all. With
+    `final`, only the `final` cues vote: the caller asks them once nothing else, not even a similar known
+    error, placed the log (crashlog.diagnose_log)."""
     config = load_cues() if config is None else config
     if vetoed(lines, config):
         return None
     errors = _error_indexes(lines)
     masked = {i: _SOURCE_PATH.sub(" ", lines[i]) for i in errors}
-    fired, overridden = _scores(config, lines, masked, last_resort=False)
+    fired, overridden = _scores(config, lines, masked, tier="ordinary")
     if not fired:
-        fired, overridden = _scores(config, lines, masked, last_resort=True)
+        fired, overridden = _scores(config, lines, masked, tier="last_resort")
+    if final:  # only for a log no cue spoke about: a tie between cues is evidence, not silence
+        if fired:
+            return None
+        fired, overridden = _scores(config, lines, masked, tier="final")
     scored = [s for s in fired if s[2] not in overridden]
     present = {s[2] for s in scored}
     dropped = {c for g in config.categories if g.category in present for c in g.suppresses}
@@ -222,26 +241,37 @@ def weak_vote(lines: Sequence[str], config: CueConfig | None = None) -> WeakVote
         evidence=best[4],
         labels=best[3],
         runner_up=second[2] if second is not None else None,
+        cause=best[5].cause if best[5] is not None else None,
+        fix=best[5].fix if best[5] is not None else None,
     )
 
 
-_Scored = tuple[float, int, Category, list[str], list[str]]
+# (score, last line, category, labels, evidence lines, the first firing cue with its own cause)
+_Scored = tuple[float, int, Category, list[str], list[str], Cue | None]
+
+
+Tier = Literal["ordinary", "last_resort", "final"]
+
+
+def _tier(cue: Cue) -> Tier:
+    return "final" if cue.final else "last_resort" if cue.last_resort else "ordinary"
 
 
 def _scores(
-    config: CueConfig, lines: Sequence[str], masked: dict[int, str], last_resort: bool
+    config: CueConfig, lines: Sequence[str], masked: dict[int, str], tier: Tier
 ) -> tuple[list[_Scored], set[Category]]:
-    """Each category's score from its cues of one tier (ordinary or `last_resort`), and the categories
-    that tier's firing cues override: (score, last line, category, labels, evidence lines)."""
+    """Each category's score from its cues of one tier (ordinary, `last_resort` or `final`), and the
+    categories that tier's firing cues override: (score, last line, category, labels, evidence lines)."""
     scored: list[_Scored] = []
     overridden: set[Category] = set()
     for group in config.categories:
         weights: list[float] = []
         labels: list[str] = []
         evidence: dict[str, None] = {}
+        explained: Cue | None = None
         last = -1
         for cue in group.cues:
-            if cue.last_resort != last_resort:
+            if _tier(cue) != tier:
                 continue
             regex, also, context = cue.compiled
             if context is not None and not any(context.search(line) for line in lines):
@@ -252,6 +282,8 @@ def _scores(
                 continue
             weights.append(cue.weight)
             labels.append(cue.label)
+            if explained is None and cue.cause is not None:
+                explained = cue
             overridden.update(cue.overrides)
             last = max(last, hits[-1])
             for i in hits[-2:]:
@@ -260,5 +292,5 @@ def _scores(
         if weights:
             score = max(weights) + config.per_extra_cue * (len(weights) - 1)
             score = min(config.max_confidence, score)
-            scored.append((score, last, group.category, labels, list(evidence)[:MAX_EVIDENCE]))
+            scored.append((score, last, group.category, labels, list(evidence)[:MAX_EVIDENCE], explained))
     return scored, overridden

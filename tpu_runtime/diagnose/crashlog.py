@@ -200,13 +200,22 @@ def diagnose_log(
             from tpu_runtime.diagnose.similar_errors import similar_diagnosis
 
             crash = similar_diagnosis(unknown_diagnosis(source, lines, facts), lines, by_category, similar)
-            return sheet_remedy(crash, lines, sheets) if crash.category == "unknown" else crash
+            if crash.category != "unknown":
+                return crash
+            weak = weak_vote(lines, final=True)  # the last word: what an uncaught check's exception means
+            if weak is None or weak.category not in by_category:
+                return sheet_remedy(crash, lines, sheets)
         votes = [_Vote(by_category[weak.category], weak.score, weak.last_line, weak.evidence)]
     votes.sort(key=lambda v: (v.score, v.rule.priority, v.last_line), reverse=True)
     best = votes[0]
     merged = {**facts, **extract_facts(best.rule.facts, lines)}
     merged.update({k: v for k, v in derive_facts(merged, lines).items() if k not in merged})
     cause, fix, citations, fix_rule, reason = choose_fix(best.rule, merged, lines, code)
+    generic = (best.rule.category, f"{best.rule.category}/{LIBRARY_CHECK}")
+    if weak is not None and weak.cause is not None and fix_rule in generic:
+        # the cue's own meaning over the category's paragraph or the library catch-all (a probe's advice)
+        cause, fix, fix_rule = weak.cause.strip(), (weak.fix or fix).strip(), best.rule.category
+        reason = "no sub-rule applied; the cause and fix are the generic cue's own"
     if weak is not None:
         merged["evidence_tier"] = "weak"
         merged["weak_cues"] = weak.labels
