@@ -72,3 +72,23 @@ def test_the_final_tier_never_speaks_when_an_ordinary_cue_did() -> None:
     assert weak_vote(silent) is None
     vote = weak_vote(silent, final=True)
     assert vote is not None and vote.category == "runtime_init_failure" and vote.cause is not None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ValueError: Mixed dtypes among the gizmo parameters: {float32, bfloat16}",
+        "ValueError: Sharding of the gizmo array cannot be None; pass a PartitionSpec.",
+    ],
+)
+def test_a_check_exception_about_dtypes_or_shardings_is_a_shape_error(line: str) -> None:
+    crash = diagnose_log(f"{line}\n", "-", similar=NO_NEIGHBOURS)
+    assert crash.category == "shape_dtype_error"
+    assert crash.facts["evidence_tier"] == "weak"
+
+
+def test_a_mesh_setting_is_not_a_sharding() -> None:
+    crash = diagnose_log(
+        "ValueError: gizmo_mesh_shape (4, 1) must use all 8 devices\n", "-", similar=NO_NEIGHBOURS
+    )
+    assert crash.category == "runtime_init_failure"
