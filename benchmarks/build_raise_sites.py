@@ -5,7 +5,8 @@ Run by hand after the libraries, tpu_runtime/data/raise_locations.yaml or the sn
 The installed packages are mined as they import (tpu_runtime/diagnose/raise_sites_build.py); the libraries
 not installed here from repository snapshots at the commits the config names, each a git directory
 DIR/OWNER+NAME/repo or DIR/OWNER+NAME (raise_sites_snapshot.py, raise_sites_cxx.py for C++). Without
-`--snapshots`, the snapshot sites already in the file are kept as they are. A log line that matches a
+`--snapshots` (or for a snapshot whose git directory is not under DIR), the snapshot sites already in the
+file are kept as they are. A log line that matches a
 template tells `diagnose` which module raised it (crash_locations.find_location). The file holds the
 packages' versions and the snapshots' commits, so a stale one can be told; the messages are machine output
 (the libraries' error texts), kept as regexes.
@@ -50,27 +51,36 @@ def main() -> int:
     sites: list[dict[str, str | int]] = [dict(site) for site in installed]
     seen = {str(site["pattern"]) for site in sites}
     commits: dict[str, str] = {}
+    mined_repos: set[str] = set()
     if args.snapshots is not None:
         if args.git_root is None:
             parser.error("--snapshots needs --git-root")
         for snapshot in load_snapshot_config(args.snapshots).snapshots:
+            git_dir = _git_dir(args.git_root, snapshot.repo)
+            if not git_dir.is_dir():
+                print(f"{snapshot.repo}: no git directory at {git_dir}; its sites in {args.out} are kept")
+                continue
             commits[snapshot.repo] = snapshot.commit
-            mined = mine_snapshot(_git_dir(args.git_root, snapshot.repo), snapshot, table)
+            mined_repos.add(snapshot.repo)
+            mined = mine_snapshot(git_dir, snapshot, table)
             for site in sorted(mined, key=lambda s: (str(s["path"]), int(s["line"]))):
                 if str(site["pattern"]) not in seen:
                     seen.add(str(site["pattern"]))
                     sites.append(site)
-    elif args.out.is_file():  # the snapshots are not here: keep the sites mined from them that still map
+    if args.out.is_file():  # snapshots not here: keep the sites mined from them that still map
         old = json.loads(args.out.read_text(encoding="utf-8"))
         kept = [
             s
             for s in old["sites"]
             if s.get("repo")
+            and s["repo"] not in mined_repos
             and s["pattern"] not in seen
             and table.category_of_module(s["module"], s["function"]) is not None
         ]
         sites.extend(kept)
-        commits = {r: c for r, c in old.get("snapshots", {}).items() if any(s["repo"] == r for s in kept)}
+        commits.update(
+            {r: c for r, c in old.get("snapshots", {}).items() if any(s["repo"] == r for s in kept)}
+        )
     write_raise_sites(args.out, versions, sites, commits)
     load_raise_sites.cache_clear()
     written = load_raise_sites(args.out)

@@ -8,11 +8,14 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from tpu_runtime.diagnose.crash_locations import (
     RAISE_SITES_FILE,
     CategoryLocations,
     LocationTable,
     RaiseSite,
+    load_locations,
     load_raise_sites,
     location_vote,
 )
@@ -162,3 +165,24 @@ def test_the_shipped_snapshot_sites_name_their_source_and_the_file_stays_small()
     for site in snapshot_sites:
         assert site.source_url.startswith(f"https://github.com/{site.repo}/blob/{site.commit}/{site.path}#L")
         assert site.line > 0
+
+
+@pytest.mark.parametrize(
+    ("repo", "module", "function", "category"),
+    [
+        ("apple/axlearn", "axlearn.cloud.gcp.jobs.launch", "", "runtime_init_failure"),
+        ("apple/axlearn", "axlearn.common.utils", "infer_mesh_shape", "runtime_init_failure"),
+        ("apple/axlearn", "axlearn.common.input_base", "", "shape_dtype_error"),
+        ("stanford-crfm/levanter", "levanter.optim.config", "", "runtime_init_failure"),
+        ("AI-Hypercomputer/maxdiffusion", "maxdiffusion.pyconfig", "", "runtime_init_failure"),
+    ],
+)
+def test_the_training_libraries_mined_from_snapshots_map_their_start_up_and_input_checks(
+    repo: str, module: str, function: str, category: str
+) -> None:
+    table = load_locations()
+    mapped = table.category_of_module(module, function)
+    assert mapped is not None and mapped[0] == category
+    assert any(s.repo == repo and s.module.startswith(module) for s in load_raise_sites())
+    # a library's other helpers raise every kind of error: only the functions named map
+    assert table.category_of_module("axlearn.common.utils", "flatten_items") is None
