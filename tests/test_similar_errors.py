@@ -220,7 +220,10 @@ def test_the_guard_refuses_a_neighbour_met_on_generic_words_alone() -> None:
     """No known error says "learning rate", so unguarded the log meets the spool setting's check on
     `valueerror` and `positive` alone and is lent its category and another program's flag."""
     text = "starting\nValueError: learning rate must be positive\n"
-    assert diagnose_log(text, "-", similar=SimilarErrors(())).category == "unknown"  # rules and cues: none
+    # rules and word cues: none; only the final tier's reading of a bare check exception (gm46)
+    alone = diagnose_log(text, "-", similar=SimilarErrors(()))
+    assert alone.category == "runtime_init_failure" and alone.facts["evidence_tier"] == "weak"
+    assert not alone.evidence.fix_rule.endswith(SUB_RULE)
     open_index = SimilarErrors(GUARD_ENTRIES)
     found = open_index.nearest(log_lines(text)[0])
     assert found is not None and found.known.file == "ratio.log" and found.similarity >= 0.5
@@ -228,7 +231,7 @@ def test_the_guard_refuses_a_neighbour_met_on_generic_words_alone() -> None:
     guarded = SimilarErrors(GUARD_ENTRIES, guard=True)
     assert guarded.nearest(log_lines(text)[0]) is None
     crash = diagnose_log(text, "-", similar=guarded)
-    assert crash.category == "unknown" and "--spool-ratio" not in crash.fix
+    assert not crash.evidence.fix_rule.endswith(SUB_RULE) and "--spool-ratio" not in crash.fix
     # and with the shipped known errors
     shipped = SimilarErrors(load_known_errors(), weights=load_known_weights(), guard=True)
     assert not diagnose_log(text, "-", similar=shipped).evidence.fix_rule.endswith(SUB_RULE)
