@@ -295,8 +295,9 @@ def _choose_fix(
         return _suggestion_choice(rule, facts, advice)
     found = _first_sub_rule(rule, fallbacks, facts, lines) or _code_fix(rule, code)
     # the library catch-all ("upgrade the library whose check raised") is for a probe of the environment; a
-    # check that states what one of the library's own settings must be names the setting to change instead
-    constrained = [s for s in suggestions if s.kind == "constraint"]
+    # check that states what one of the library's own settings must be, or refuses two of them together, names
+    # the setting to change instead
+    constrained = [s for s in suggestions if s.kind in ("constraint", "exclusion")]
     if found is not None and constrained and found[3].endswith(f"/{LIBRARY_CHECK}"):
         return _suggestion_choice(rule, facts, constrained)
     if found is not None:

@@ -1,0 +1,95 @@
+"""Two named settings a check refuses together ("Cannot specify both a and b", "--x and --y are mutually
+exclusive"): the remedy is to keep one of them, and it comes before the library catch-all's advice to upgrade
+the library that raised it (docs/diagnose-accuracy.md, "General mechanisms"). Wordings written for these
+tests, each with a nearby wording it must not claim."""
+
+from __future__ import annotations
+
+import pytest
+
+from tpu_runtime.diagnose.crash_suggestion import find_suggestions, suggestion_fix
+from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules, load_rules
+from tpu_runtime.diagnose.similar_errors import SimilarErrors
+
+# a refusal and the two settings it must name
+EXCLUDED = [
+    (
+        "ValueError: Cannot specify both resume_from_run and warm_start_path",
+        ("resume_from_run", "warm_start_path"),
+    ),
+    ("error: --eval_every and --eval_at_end are mutually exclusive", ("--eval_every", "--eval_at_end")),
+    (
+        "RuntimeError: offload_optimizer cannot be combined with zero_stage_two.",
+        ("offload_optimizer", "zero_stage_two"),
+    ),
+    ("ValueError: `rope_scaling` is incompatible with `alibi_bias`", ("rope_scaling", "alibi_bias")),
+    ("AssertionError: SPOOL_DIR and SPOOL_BUCKET cannot be set together", ("SPOOL_DIR", "SPOOL_BUCKET")),
+    (
+        "ValueError: use_packed_rows may not be used with dynamic_padding",
+        ("use_packed_rows", "dynamic_padding"),
+    ),
+]
+
+# nearby wordings: plain words on either side, one name twice, an informational line, no refusal
+NOT_EXCLUDED = [
+    "ValueError: cannot both read and write the same buffer in one kernel",
+    "ValueError: Cannot specify both inputs and outputs as donated",
+    "ValueError: Cannot specify both shard_axis and shard_axis",
+    "INFO: resume_from_run and warm_start_path are mutually exclusive; using resume_from_run",
+    "ValueError: resume_from_run and warm_start_path were both read from the config",
+]
+
+
+@pytest.mark.parametrize(("line", "named"), EXCLUDED)
+def test_two_settings_refused_together_are_read(line: str, named: tuple[str, str]) -> None:
+    found = find_suggestions([line])
+    assert found and found[0].kind == "exclusion", found
+    assert found[0].named == named
+    fix = suggestion_fix(found)
+    assert f"Keep only one of `{named[0]}` or `{named[1]}`" in fix
+
+
+@pytest.mark.parametrize("line", NOT_EXCLUDED)
+def test_a_line_naming_no_two_settings_refused_together_is_not_read(line: str) -> None:
+    assert all(s.kind != "exclusion" for s in find_suggestions([line]))
+
+
+def _library_trace(message: str) -> str:
+    """A start-up traceback whose last frame is an installed library's own configuration check."""
+    return (
+        "\n".join(
+            [
+                "Traceback (most recent call last):",
+                '  File "/srv/job/train.py", line 12, in <module>',
+                "    cfg = TrainerConfig.from_cli()",
+                '  File "/opt/venv/lib/python3.12/site-packages/invented_trainer/cfg.py", line 41, in check',
+                "    raise ValueError(msg)",
+                message,
+            ]
+        )
+        + "\n"
+    )
+
+
+def _ablated(text: str) -> tuple[str, str, str]:
+    """Category, fix sub-rule and fix with the general fallbacks alone (as `--ablate` scores)."""
+    crash = diagnose_log(text, "invented.log", fallback_rules(load_rules()), SimilarErrors(()))
+    return crash.category, crash.evidence.fix_rule, crash.fix
+
+
+def test_settings_refused_together_are_named_before_the_library_catch_all() -> None:
+    category, rule, fix = _ablated(
+        _library_trace("ValueError: Cannot specify both resume_from_run and warm_start_path")
+    )
+    assert category == "runtime_init_failure"
+    assert rule == "runtime_init_failure/message_suggestion"
+    assert "`resume_from_run`" in fix and "`warm_start_path`" in fix and "pip install -U" not in fix
+
+
+def test_a_refusal_of_plain_words_keeps_the_library_catch_all() -> None:
+    category, rule, fix = _ablated(
+        _library_trace("ValueError: Cannot specify both inputs and outputs as donated")
+    )
+    assert category == "runtime_init_failure"
+    assert rule == "runtime_init_failure/from_facts_library_check"
+    assert "pip install -U invented-trainer" in fix
