@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import pytest
 
+from tpu_runtime.diagnose.crash_next_steps import unknown_diagnosis
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions, suggestion_fix
 from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules, load_rules
 from tpu_runtime.diagnose.similar_errors import SimilarErrors
@@ -93,3 +94,13 @@ def test_a_refusal_of_plain_words_keeps_the_library_catch_all() -> None:
     assert category == "runtime_init_failure"
     assert rule == "runtime_init_failure/from_facts_library_check"
     assert "pip install -U invented-trainer" in fix
+
+
+def test_a_log_left_unknown_leads_with_keeping_one_of_the_settings() -> None:
+    lines = ["fatal: --eval_every and --eval_at_end are mutually exclusive"]
+    fix = unknown_diagnosis("invented.log", lines, {}).fix
+    assert fix.startswith("The error message names settings it refuses together:"), fix
+    assert "--eval_every and --eval_at_end are mutually exclusive" in fix
+    # a refusal that names no two settings keeps the plain next steps
+    plain = unknown_diagnosis("invented.log", ["fatal: inputs and outputs are mutually exclusive"], {}).fix
+    assert "refuses together" not in plain
