@@ -7,7 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from tpu_runtime.diagnose import crash_locations
+from tpu_runtime.diagnose.crash_locations import RaiseSite
 from tpu_runtime.diagnose.crash_next_steps import unknown_diagnosis
+from tpu_runtime.diagnose.crash_raise_guard import guard_ways_out
+from tpu_runtime.diagnose.crash_sheet_facts import SheetFacts
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions, suggestion_fix
 from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules, load_rules
 from tpu_runtime.diagnose.similar_errors import SimilarErrors
@@ -104,3 +108,55 @@ def test_a_log_left_unknown_leads_with_keeping_one_of_the_settings() -> None:
     # a refusal that names no two settings keeps the plain next steps
     plain = unknown_diagnosis("invented.log", ["fatal: inputs and outputs are mutually exclusive"], {}).fix
     assert "refuses together" not in plain
+
+
+# ------------------------------------------------- the way past a raising check's condition
+
+WAYS_OUT = [
+    ("not self.pack_sequences", ("pack_sequences=True",)),
+    ("cfg.offload_kv", ("offload_kv=False",)),
+    ("self.microbatches > 1 and self.pipeline_stages > 1", ("microbatches=1", "pipeline_stages=1")),
+    ("warmup_steps >= 10", ("warmup_steps=9",)),
+    ("4 < replica_count", ("replica_count=4",)),
+    ("raw_keys['shard_mode'] != 'auto'", ("shard_mode=auto",)),
+    ("attn_impl in ('flash', 'ring')", ("attn_impl outside ('flash', 'ring')",)),
+    ("self.use_remat == True", ("use_remat=False",)),
+    ("tp_degree <= 0 or dp_degree <= 0", ("tp_degree=1 with dp_degree=1",)),
+]
+# nearby: values the check computed from each other, a call, a name the check compares with a call, an
+# `or` with a part nothing can falsify, a condition that does not parse
+NO_WAY_OUT = [
+    "required_chips > available_chips",
+    "not is_initialized()",
+    "self.replicas > len(devices)",
+    "self.replicas > 1 or len(devices) > 8",
+    "if x:",
+]
+
+
+@pytest.mark.parametrize(("guard", "ways"), WAYS_OUT)
+def test_a_condition_names_the_setting_values_that_pass_it(guard: str, ways: tuple[str, ...]) -> None:
+    assert guard_ways_out(guard) == ways
+
+
+@pytest.mark.parametrize("guard", NO_WAY_OUT)
+def test_a_condition_on_computed_values_names_no_way_past_it(guard: str) -> None:
+    assert guard_ways_out(guard) == ()
+
+
+def test_the_raise_guard_fix_says_how_the_check_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    site = RaiseSite(
+        module="jax._src.lax.lax",  # a module the location table maps (a shape check)
+        function="validate_packing",
+        exception="ValueError",
+        pattern=r"sequence\ packing\ is\ required\ for\ the\ chosen\ loss",
+        anchor="sequence packing is required for the chosen loss",
+        guard="self.loss_kind == 'packed_ce' and not self.pack_sequences",
+    )
+    monkeypatch.setattr(crash_locations, "load_raise_sites", lambda: (site,))
+    text = (
+        "Traceback (most recent call last):\nValueError: sequence packing is required for the chosen loss\n"
+    )
+    crash = diagnose_log(text, "-", similar=SimilarErrors(()), sheets=SheetFacts(()))
+    assert crash.evidence.fix_rule.endswith("/raise_guard"), crash.evidence.fix_rule
+    assert "it passes with pack_sequences=True" in crash.fix
