@@ -11,7 +11,7 @@ from tpu_runtime.diagnose import crash_locations
 from tpu_runtime.diagnose.crash_locations import RaiseSite
 from tpu_runtime.diagnose.crash_next_steps import unknown_diagnosis
 from tpu_runtime.diagnose.crash_raise_guard import guard_ways_out
-from tpu_runtime.diagnose.crash_sheet_facts import SheetFacts
+from tpu_runtime.diagnose.crash_sheet_facts import SheetFact, SheetFacts
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions, suggestion_fix
 from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules, load_rules
 from tpu_runtime.diagnose.similar_errors import SimilarErrors
@@ -160,3 +160,49 @@ def test_the_raise_guard_fix_says_how_the_check_passes(monkeypatch: pytest.Monke
     crash = diagnose_log(text, "-", similar=SimilarErrors(()), sheets=SheetFacts(()))
     assert crash.evidence.fix_rule.endswith("/raise_guard"), crash.evidence.fix_rule
     assert "it passes with pack_sequences=True" in crash.fix
+
+
+POOL_LOG = (
+    "Traceback (most recent call last):\nValueError: widget_pool_size is too small for the packed widgets\n"
+)
+POOL_SHEETS = SheetFacts(
+    [
+        SheetFact(
+            "Set `widget_pool_size` from the sheet's table.", "https://example.org/pools", "widgets › pools"
+        ),
+        SheetFact("Widgets pack in rows of eight.", "https://example.org/rows", "widgets › rows"),
+        SheetFact("A gadget needs a frame.", "https://example.org/frames", "gadgets › frames"),
+    ]
+)
+
+
+def _pool_site(guard: str) -> RaiseSite:
+    return RaiseSite(
+        module="jax._src.lax.lax",
+        function="pack_widgets",
+        exception="ValueError",
+        pattern=r"widget_pool_size\ is\ too\ small\ for\ the\ packed\ widgets",
+        anchor="is too small for the packed widgets",
+        guard=guard,
+    )
+
+
+def test_a_condition_that_names_a_passing_value_comes_before_a_sheet_fact(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(
+        crash_locations, "load_raise_sites", lambda: (_pool_site("self.widget_pool_size < 4"),)
+    )
+    crash = diagnose_log(POOL_LOG, "-", similar=SimilarErrors(()), sheets=POOL_SHEETS)
+    assert crash.evidence.fix_rule.endswith("/raise_guard"), crash.evidence.fix_rule
+    assert "it passes with widget_pool_size=4" in crash.fix
+    assert crash.facts["raise_guard"]["passes"] == ["widget_pool_size=4"]
+
+
+def test_a_condition_without_a_passing_value_leaves_the_sheet_fact_first(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    site = _pool_site("self.widget_pool_size < len(widgets)")
+    monkeypatch.setattr(crash_locations, "load_raise_sites", lambda: (site,))
+    crash = diagnose_log(POOL_LOG, "-", similar=SimilarErrors(()), sheets=POOL_SHEETS)
+    assert crash.evidence.fix_rule.endswith("/sheet_fact"), crash.evidence.fix_rule

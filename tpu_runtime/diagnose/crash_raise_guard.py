@@ -9,7 +9,8 @@ quotes the condition and names what it tests (sub-rule `<category>/raise_guard`)
 first among the citations when it was mined from a repository snapshot. It comes after the similar known
 errors and the facts of the sheets, which say how the failure was fixed, not only what the check tested.
 Where the condition compares a setting with a constant, or tests a flag, the fix also says which value gets
-past the check (`not self.x` -> `x=True`, `steps > 1` -> `steps=1`), in the `name=value` form overrides take.
+past the check (`not self.x` -> `x=True`, `steps > 1` -> `steps=1`), in the `name=value` form overrides take;
+such a condition is this log's own evidence and comes before the similar known errors and the sheets' facts.
 """
 
 from __future__ import annotations
@@ -178,7 +179,8 @@ def guard_fix(lines: Sequence[str]) -> tuple[str, Location] | None:
 
 def guard_remedy(crash: CrashDiagnosis, lines: Sequence[str]) -> CrashDiagnosis:
     """A crash whose fix is only its category's paragraph, with the raising check's condition leading the fix
-    (the paragraph after it); the crash unchanged when no mined site with a condition matches."""
+    (the paragraph after it) and `facts.raise_guard` holding the site, the condition and the values that get
+    past it (`passes`, guard_ways_out); the crash unchanged when no mined site with a condition matches."""
     found = guard_fix(lines)
     if found is None:
         return crash
@@ -195,7 +197,11 @@ def guard_remedy(crash: CrashDiagnosis, lines: Sequence[str]) -> CrashDiagnosis:
             ),
         }
     )
-    facts = {**crash.facts, "raise_guard": {"site": location.label, "condition": location.site.guard}}
+    guard = location.site.guard
+    facts = {
+        **crash.facts,
+        "raise_guard": {"site": location.label, "condition": guard, "passes": list(guard_ways_out(guard))},
+    }
     return crash.model_copy(
         update={
             "fix": f"{fix} The {crash.category} category's general advice: {crash.fix}",

@@ -243,17 +243,22 @@ def diagnose_log(
     )
     if "/" in fix_rule:
         return crash
-    # only the category's paragraph applied: a similar known error of the same category may name the remedy,
-    # else a fact of the team's sheets that the error lines strongly support, else the condition of the check
-    # that raised the message
+    # only the category's paragraph applied: the condition of the check that raised the message when it says
+    # which value gets past it; else a similar known error of the same category may name the remedy, else a
+    # fact of the team's sheets that the error lines strongly support, else that condition alone
     from tpu_runtime.diagnose.crash_raise_guard import guard_remedy
     from tpu_runtime.diagnose.crash_sheet_facts import sheet_remedy
     from tpu_runtime.diagnose.similar_errors import similar_remedy
 
+    # a raising check whose condition says which value gets past it is this log's own evidence, chosen before
+    # a neighbour's remedy or a fact of the sheets, which are matched on wording alone
+    guarded = guard_remedy(crash, lines)
+    if guarded.facts.get("raise_guard", {}).get("passes"):
+        return guarded
     crash = similar_remedy(crash, lines, similar)
     if "/" not in crash.evidence.fix_rule:
         crash = sheet_remedy(crash, lines, sheets)
-    return crash if "/" in crash.evidence.fix_rule else guard_remedy(crash, lines)
+    return crash if "/" in crash.evidence.fix_rule else guarded
 
 
 FixChoice = tuple[str, str, list[Citation], str, str]
