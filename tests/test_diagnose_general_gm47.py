@@ -1,8 +1,9 @@
-"""Two general remedies (docs/diagnose-accuracy.md, "General mechanisms"): two named settings a check refuses
-together ("Cannot specify both a and b", "--x and --y are mutually exclusive") name the one to keep, before the
-library catch-all's advice to upgrade the library that raised it; and the condition of a raising check says which
-value gets past it (`not self.x` -> `x=True`), which then comes before a neighbour's remedy or a sheet's fact.
-Wordings, conditions and sites written for these tests, each with a nearby case it must not claim."""
+"""Two general remedies (docs/diagnose-accuracy.md, "General mechanisms"): two named settings a check
+refuses together ("Cannot specify both a and b", "--x and --y are mutually exclusive") name the one to keep,
+before the library catch-all's advice to upgrade the library that raised it; and the condition of a raising
+check says which value gets past it (`not self.x` -> `x=True`), which then comes before a neighbour's remedy
+or a sheet's fact. Wordings, conditions and sites written for these tests, each with a nearby case it must
+not claim."""
 
 from __future__ import annotations
 
