@@ -98,6 +98,11 @@ def unknown_diagnosis(source: str, lines: Sequence[str], facts: dict[str, Any]) 
             lead = (
                 f"The error message says what a setting must be: {quoted}. Meet it first; if the error stays"
             )
+        elif all(s.kind == "exclusion" for s in suggestions):  # two settings refused together
+            lead = (
+                f"The error message names settings it refuses together: {quoted}. Keep only one of them "
+                "first; if the error stays"
+            )
         else:
             lead = f"The error message states its own remedy: {quoted}. Try that first; if the error stays"
         fix = f"{lead}: {fix}"

@@ -8,6 +8,9 @@ benchmarks/build_raise_sites.py), and no sub-rule, advice, fallback or stated co
 quotes the condition and names what it tests (sub-rule `<category>/raise_guard`), with the site's source
 first among the citations when it was mined from a repository snapshot. It comes after the similar known
 errors and the facts of the sheets, which say how the failure was fixed, not only what the check tested.
+Where the condition compares a setting with a constant, or tests a flag, the fix also says which value gets
+past the check (`not self.x` -> `x=True`, `steps > 1` -> `steps=1`), in the `name=value` form overrides take;
+such a condition is this log's own evidence and comes before the similar known errors and the sheets' facts.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Sequence
 from tpu_runtime.diagnose.crash_locations import Location, find_location
 from tpu_runtime.diagnose.report import Citation, CrashDiagnosis
 
-__all__ = ["SUB_RULE", "guard_fix", "guard_names", "guard_remedy"]
+__all__ = ["SUB_RULE", "guard_fix", "guard_names", "guard_remedy", "guard_ways_out"]
 
 SUB_RULE = "raise_guard"
 MAX_NAMES = 6
@@ -59,6 +62,99 @@ def guard_names(guard: str) -> tuple[str, ...]:
     return tuple(found)[:MAX_NAMES]
 
 
+MAX_WAYS = 3
+
+
+def _setting(node: ast.expr) -> str | None:
+    """The setting an operand of a condition reads (`x`, `self.x`, `cfg['x']`), or None."""
+    name = ""
+    if isinstance(node, ast.Name):
+        name = node.id
+    elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name | ast.Attribute):
+        name = node.attr
+    elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        name = node.slice.value if isinstance(node.slice.value, str) else ""
+    return name if name.isidentifier() and len(name) >= 3 and name not in _NOT_SETTINGS else None
+
+
+def _literal(node: ast.expr) -> object:
+    """A constant (or a tuple, list or set of them) a condition compares with; `...` for anything else."""
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return ...
+
+
+def _shown(value: object) -> str:
+    """A value as one writes it in a `name=value` override (strings unquoted)."""
+    return value if isinstance(value, str) else repr(value)
+
+
+# a comparison read from its other side (`1 < n` as `n > 1`)
+_FLIP = {
+    ast.Lt: ast.Gt,
+    ast.LtE: ast.GtE,
+    ast.Gt: ast.Lt,
+    ast.GtE: ast.LtE,
+    ast.Eq: ast.Eq,
+    ast.NotEq: ast.NotEq,
+}
+
+
+def _compare_ways(node: ast.Compare) -> list[str]:
+    """The setting's value that makes `setting <op> constant` false: a bound for integers, the other boolean,
+    None or set, the value a `!=` wants; a membership test named as such."""
+    if len(node.ops) != 1:
+        return []
+    op, left, right = node.ops[0], node.left, node.comparators[0]
+    name, value = _setting(left), _literal(right)
+    if name is None and type(op) in _FLIP:
+        name, value, op = _setting(right), _literal(left), _FLIP[type(op)]()
+    if name is None or value is ...:
+        return []
+    if isinstance(op, ast.Is | ast.IsNot) and value is None:
+        return [f"{name} set"] if isinstance(op, ast.Is) else [f"{name}=None"]
+    if isinstance(value, bool) and isinstance(op, ast.Eq | ast.NotEq):
+        return [f"{name}={not value if isinstance(op, ast.Eq) else value}"]
+    if isinstance(value, int) and not isinstance(value, bool):
+        bound = {ast.Gt: value, ast.GtE: value - 1, ast.Lt: value, ast.LtE: value + 1, ast.NotEq: value}
+        if type(op) in bound:
+            return [f"{name}={bound[type(op)]}"]
+    if isinstance(op, ast.NotEq):
+        return [f"{name}={_shown(value)}"]
+    if isinstance(op, ast.In) and isinstance(value, tuple | list | set | frozenset):
+        return [f"{name} outside {ast.unparse(right)}"]
+    if isinstance(op, ast.NotIn) and isinstance(value, tuple | list) and value:
+        return [f"{name} one of {ast.unparse(right)}"]
+    return []
+
+
+def _ways(node: ast.expr) -> list[str]:
+    """Settings that make a condition false: any one for an `and`, all of them together for an `or`."""
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+        return [way for value in node.values for way in _ways(value)]
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+        parts = [_ways(value) for value in node.values]
+        return [" with ".join(p[0] for p in parts)] if all(parts) else []
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        name = _setting(node.operand)
+        return [f"{name}=True"] if name else []
+    if isinstance(node, ast.Compare):
+        return _compare_ways(node)
+    name = _setting(node)
+    return [f"{name}=False"] if name else []
+
+
+def guard_ways_out(guard: str) -> tuple[str, ...]:
+    """Settings a check's condition names, with the value that makes it false (`not self.x` -> `x=True`,
+    `n > 1` -> `n=1`, `a and b > 1` -> `a=False` or `b=1`): the way past the check; () when none is read."""
+    try:
+        tree = ast.parse(guard, mode="eval")
+    except SyntaxError:
+        return ()
+    return tuple(dict.fromkeys(_ways(tree.body)))[:MAX_WAYS]
+
+
 def guard_fix(lines: Sequence[str]) -> tuple[str, Location] | None:
     """The fix that names what the raising check tested, and the raise site; None when no mined site with a
     kept condition matches the log's error lines, or the condition names nothing to change."""
@@ -70,18 +166,21 @@ def guard_fix(lines: Sequence[str]) -> tuple[str, Location] | None:
         return None
     site = found.site
     tested = ", ".join(f"`{n}`" for n in names)
+    ways = guard_ways_out(site.guard)
+    passes = f" (it passes with {', or with '.join(ways)})" if ways else ""
     fix = (
         f"The check that raised this message ({site.module}, {site.function}) raises it when "
         f"`{site.guard}`: change what that condition tests ({tested}: the setting, argument or value it "
-        "names) so it no longer holds, then rerun; if the same error comes back, the facts below and the "
-        "category's general advice apply."
+        f"names) so it no longer holds{passes}, then rerun; if the same error comes back, the facts below "
+        "and the category's general advice apply."
     )
     return fix, found
 
 
 def guard_remedy(crash: CrashDiagnosis, lines: Sequence[str]) -> CrashDiagnosis:
     """A crash whose fix is only its category's paragraph, with the raising check's condition leading the fix
-    (the paragraph after it); the crash unchanged when no mined site with a condition matches."""
+    (the paragraph after it) and `facts.raise_guard` holding the site, the condition and the values that get
+    past it (`passes`, guard_ways_out); the crash unchanged when no mined site with a condition matches."""
     found = guard_fix(lines)
     if found is None:
         return crash
@@ -98,7 +197,11 @@ def guard_remedy(crash: CrashDiagnosis, lines: Sequence[str]) -> CrashDiagnosis:
             ),
         }
     )
-    facts = {**crash.facts, "raise_guard": {"site": location.label, "condition": location.site.guard}}
+    guard = location.site.guard
+    facts = {
+        **crash.facts,
+        "raise_guard": {"site": location.label, "condition": guard, "passes": list(guard_ways_out(guard))},
+    }
     return crash.model_copy(
         update={
             "fix": f"{fix} The {crash.category} category's general advice: {crash.fix}",

@@ -16,9 +16,10 @@ so is advice the message gives for another accelerator (a GPU) beside the TPU's.
 A check that states a condition without advice words names its remedy too: two settings it compared
 ("a_b is greater than c_d", `name=value` pairs on a mismatch line), what it expected of its arguments
 ("expected the size of dimension 1 of `x` to be equal to ...") or what one named setting must be
-("x_ratio must be positive, got 0.0"). These are kept apart (`Suggestion.kind`) and tried after the fallbacks
-that name the log's facts, since they say what must hold rather than what to do; what a setting must be also
-comes before the library catch-all (crashlog.LIBRARY_CHECK).
+("x_ratio must be positive, got 0.0") or two named settings it refuses together ("Cannot specify both a_b and
+c_d"). These are kept apart (`Suggestion.kind`) and tried after the fallbacks that name the log's facts, since
+they say what must hold rather than what to do; what a setting must be, and settings refused together, also
+come before the library catch-all (crashlog.LIBRARY_CHECK).
 """
 
 from __future__ import annotations
@@ -163,6 +164,28 @@ _CONSTRAINED = re.compile(
     r"[A-Za-z_`-][\w.`-]*(?: [A-Za-z_`-][\w.`-]*){0,3} requires? (?P<bound>" + _SETTING_NAME + r") ?"
     r"(?:[<>]=?|==|!=) ?[\w.'\"-]+(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
 )
+# Two named settings the check refuses together ("Cannot specify both init_from and init_from_hf", "--a and
+# --b are mutually exclusive", "use_x cannot be combined with use_y", "`a` is incompatible with `b`"): the
+# remedy is to keep one of them. Both sides must look like settings (as
+# _SETTING_NAME), so "cannot both read and write" or "both inputs" name nothing.
+_REFUSE = r"(?:cannot|can't|can not|may not|must not|should not)"
+_EXCLUDED = re.compile(
+    "|".join(
+        (
+            rf"\b{_REFUSE} (?:specify|use|set|pass|enable|provide|give|have|combine) both "
+            rf"(?P<a1>{_SETTING_NAME}) and (?P<b1>{_SETTING_NAME})",
+            rf"(?<![\w`-])(?P<a2>{_SETTING_NAME}) and (?P<b2>{_SETTING_NAME}) (?:are mutually exclusive|"
+            rf"{_REFUSE} (?:both )?be (?:used|set|specified|enabled|given|passed|combined)"
+            r"(?: together| at the same time| simultaneously)?|"
+            r"are (?:not compatible|incompatible)(?: with each other)?|conflict with each other)",
+            rf"(?<![\w`-])(?P<a3>{_SETTING_NAME}) {_REFUSE} be (?:used|combined|set|specified|enabled) "
+            rf"(?:together )?with (?P<b3>{_SETTING_NAME})",
+            rf"(?<![\w`-])(?P<a4>{_SETTING_NAME}) (?:is|are) "
+            rf"(?:incompatible|not compatible|mutually exclusive) with (?P<b4>{_SETTING_NAME})",
+        )
+    ),
+    re.IGNORECASE,
+)
 # A boolean setting the message refuses at the value it was given ("Option `create=True` with
 # `active_processes` set is not supported"): the other value is the one to use.
 _REFUSED_BOOL = re.compile(
@@ -294,7 +317,8 @@ class Suggestion:
     named: tuple[str, ...]
     # "advice"; "comparison": a check that names two settings and the order they must keep; "expectation":
     # the condition a check states its arguments must meet; "cause": what the message says usually leads to
-    # it; "constraint": what one named setting must be (its value refused by the library's own check)
+    # it; "constraint": what one named setting must be (its value refused by the library's own check);
+    # "exclusion": two named settings the check refuses together
     kind: str = "advice"
 
 
@@ -399,7 +423,8 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             break
         else:
             stated = (
-                _compared(line, index)
+                _excluded(line, index)
+                or _compared(line, index)
                 or _constrained(line, index)
                 or _expected(line, index)
                 or _stated_cause(line, index)
@@ -469,6 +494,20 @@ def _constrained(line: str, index: int) -> Suggestion | None:
     )
 
 
+def _excluded(line: str, index: int) -> Suggestion | None:
+    """Two named settings an error line says may not be given together."""
+    if _ERRORISH.search(line) is None or _INFO_LEVEL.match(line):
+        return None
+    m = _EXCLUDED.search(line)
+    if m is None:
+        return None
+    a, b = (next(v for k, v in m.groupdict().items() if k.startswith(side) and v) for side in ("a", "b"))
+    a, b = a.strip("`"), b.strip("`")
+    if a.lower() == b.lower():
+        return None
+    return Suggestion(text=_sentence(line[m.start() :]), line=index, named=(a, b), kind="exclusion")
+
+
 def _compared(line: str, index: int) -> Suggestion | None:
     """Two settings a check compared, from its sentence or the `name=value` pairs of a mismatch line."""
     m = _COMPARED.search(line)
@@ -516,6 +555,13 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
             f"The check states what a setting must be: {quoted}. Give {things} a value that meets it (or "
             "turn off the feature that needs it), then rerun; if the same error comes back, the facts below "
             "and the category's general advice apply."
+        )
+    if all(s.kind == "exclusion" for s in suggestions):
+        either = " or ".join(f"`{n}`" for n in names[:2])
+        return (
+            f"The check refuses settings given together: {quoted}. Keep only one of {either} "
+            "(remove the other from the command line and from any config file the program also reads), then "
+            "rerun; if the same error comes back, the facts below and the category's general advice apply."
         )
     if all(s.kind == "cause" for s in suggestions):
         return (

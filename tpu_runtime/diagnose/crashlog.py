@@ -243,17 +243,22 @@ def diagnose_log(
     )
     if "/" in fix_rule:
         return crash
-    # only the category's paragraph applied: a similar known error of the same category may name the remedy,
-    # else a fact of the team's sheets that the error lines strongly support, else the condition of the check
-    # that raised the message
+    # only the category's paragraph applied: the condition of the check that raised the message when it says
+    # which value gets past it; else a similar known error of the same category may name the remedy, else a
+    # fact of the team's sheets that the error lines strongly support, else that condition alone
     from tpu_runtime.diagnose.crash_raise_guard import guard_remedy
     from tpu_runtime.diagnose.crash_sheet_facts import sheet_remedy
     from tpu_runtime.diagnose.similar_errors import similar_remedy
 
+    # a raising check whose condition says which value gets past it is this log's own evidence, chosen before
+    # a neighbour's remedy or a fact of the sheets, which are matched on wording alone
+    guarded = guard_remedy(crash, lines)
+    if guarded.facts.get("raise_guard", {}).get("passes"):
+        return guarded
     crash = similar_remedy(crash, lines, similar)
     if "/" not in crash.evidence.fix_rule:
         crash = sheet_remedy(crash, lines, sheets)
-    return crash if "/" in crash.evidence.fix_rule else guard_remedy(crash, lines)
+    return crash if "/" in crash.evidence.fix_rule else guarded
 
 
 FixChoice = tuple[str, str, list[Citation], str, str]
@@ -295,8 +300,9 @@ def _choose_fix(
         return _suggestion_choice(rule, facts, advice)
     found = _first_sub_rule(rule, fallbacks, facts, lines) or _code_fix(rule, code)
     # the library catch-all ("upgrade the library whose check raised") is for a probe of the environment; a
-    # check that states what one of the library's own settings must be names the setting to change instead
-    constrained = [s for s in suggestions if s.kind == "constraint"]
+    # check that states what one of the library's own settings must be, or refuses two of them together, names
+    # the setting to change instead
+    constrained = [s for s in suggestions if s.kind in ("constraint", "exclusion")]
     if found is not None and constrained and found[3].endswith(f"/{LIBRARY_CHECK}"):
         return _suggestion_choice(rule, facts, constrained)
     if found is not None:
