@@ -2,14 +2,22 @@
 """Covered questions the gate refused although a retrieved line answers them: 'the name of' or 'the
 equivalent of' something is answered by a line naming it, a 'how many' clause naming what a which-question
 picks asks for no count, and 'how should I decide whether' asks what tells, not how to act. Hand-made
-sheets on a tiny lexical index: answered from such lines, still refused from a nearby line or question."""
+sheets on a tiny lexical index: answered from such lines, still refused from a nearby line or question.
+A numbered name in the plural ('8 H100s') is named by its singular, as the sources write it."""
 
 from __future__ import annotations
 
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer import asked_action, asks_by_clause, asks_count, asks_time, span_faults
+from tpu_runtime.knowledge.answer import (
+    _missing_specific,
+    asked_action,
+    asks_by_clause,
+    asks_count,
+    asks_time,
+    span_faults,
+)
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\
@@ -27,6 +35,14 @@ SHEET = """\
 
 - The `quillet_job_restarts` metric shows the times a Quillet job has restarted since it was created. ([source](https://example.org/metrics), checked 2026-12-06)
 
+## Quillet validation
+
+- Quillet was validated on 8 Z300 GPUs, where its sharded mode used 7% less peak memory than its plain mode. ([source](https://example.org/validation), checked 2026-12-06)
+
+## Quillet drivers
+
+- Quillet's driver table covers Z300s and Z400s from driver version 2.1 on. ([source](https://example.org/drivers), checked 2026-12-06)
+
 ## Quillet roofline
 
 - A Quillet job whose arithmetic intensity sits below the ridge point of the roofline is memory bound; above it, compute bound. ([source](https://example.org/roofline), checked 2026-12-06)
@@ -35,8 +51,10 @@ NAME = "What is the name of the Quillet pass that trades extra compute for lower
 EQUIVALENT = "Which Quillet setting gives the equivalent of the Lumen mode?"
 METRIC = "Which Quillet metric shows how many times a job has restarted?"
 DECIDE = "How should I decide whether a Quillet job is memory bound from the roofline?"
+PLURAL = "How much less peak memory did Quillet's sharded mode use on 8 Z300s?"
 CASES = [
     (NAME, "ShardSweep"),
+    (PLURAL, "7% less"),
     (EQUIVALENT, "fold_early=True"),
     (METRIC, "quillet_job_restarts"),
     (DECIDE, "ridge point"),
@@ -87,6 +105,13 @@ def test_deciding_whether_is_an_inquiry_not_an_action() -> None:
     assert any(
         "'shard'" in f for f in _faults("How should I shard a Quillet job that is memory bound?", line)
     )
+
+
+def test_a_numbered_name_in_the_plural_is_named_by_its_singular() -> None:
+    assert _missing_specific(["z300s"], "Quillet ran on 8 Z300 GPUs.") == []
+    # another number is not the name, nor is a count of seconds ('10s') a plural of '10'
+    assert _missing_specific(["z300s"], "Quillet ran on 8 Z30 GPUs.") == ["z300s"]
+    assert _missing_specific(["10s"], "Quillet waits 10 seconds.") == ["10s"]
 
 
 @pytest.mark.parametrize(("question", "expected"), CASES)

@@ -943,12 +943,26 @@ def _density(weights: dict[str, float], span: str) -> float:
     ) / len(words)
 
 
+# a model name with a number written in the plural ('8 H100s'): the stemmer keeps its 's', the sources
+# write the singular ('8 H100 GPUs')
+_NUMBERED_PLURAL_RE = re.compile(r"^[a-z]+\d+s$")
+
+
 def _missing_specific(specific: list[str], text: str) -> list[str]:
     """Specific terms `text` lacks; a flag or API name counts only whole (its parts are common words),
     though a dotted name may drop its root alias ('pltpu.BufferedRef' is named by 'BufferedRef') and a
-    name written in the plural in prose is named by its singular ('all pallas_calls' by `pallas_call`)."""
+    name written in the plural in prose is named by its singular ('all pallas_calls' by `pallas_call`,
+    '8 H100s' by 'H100')."""
     terms = _terms(text)
-    return [t for t in specific if not (_named_whole(terms, t) if is_identifier(t) else _present(terms, t))]
+    return [
+        t
+        for t in specific
+        if not (
+            _named_whole(terms, t)
+            if is_identifier(t)
+            else _present(terms, t) or bool(_NUMBERED_PLURAL_RE.match(t) and _present(terms, t[:-1]))
+        )
+    ]
 
 
 # an identifier shorter than this keeps a final 's' of its own ('args', 'ops'): no plural is read into it
