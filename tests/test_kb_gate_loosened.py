@@ -3,7 +3,8 @@
 equivalent of' something is answered by a line naming it, a 'how many' clause naming what a which-question
 picks asks for no count, and 'how should I decide whether' asks what tells, not how to act. Hand-made
 sheets on a tiny lexical index: answered from such lines, still refused from a nearby line or question.
-A numbered name in the plural ('8 H100s') is named by its singular, as the sources write it."""
+A numbered name in the plural ('8 H100s') is named by its singular, as the sources write it, a pair of
+words ('getter/setter') and a lower-case field name ('roofline_efficiency') by their words in prose."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from tpu_runtime.knowledge.answer import (
     asks_by_clause,
     asks_count,
     asks_time,
+    named_in_prose,
     span_faults,
 )
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
@@ -43,6 +45,11 @@ SHEET = """\
 
 - Quillet's driver table covers Z300s and Z400s from driver version 2.1 on. ([source](https://example.org/drivers), checked 2026-12-06)
 
+## Quillet settings
+
+- Quillet's design guide prefers properties rather than getters and setters for its global settings, such as `quillet.fold = True`. ([source](https://example.org/design), checked 2026-12-06)
+- In `quillet report` output, fold efficiency is measured step time over `ideal_step_time`, the best a folded step could take. ([source](https://example.org/report), checked 2026-12-06)
+
 ## Quillet roofline
 
 - A Quillet job whose arithmetic intensity sits below the ridge point of the roofline is memory bound; above it, compute bound. ([source](https://example.org/roofline), checked 2026-12-06)
@@ -52,8 +59,12 @@ EQUIVALENT = "Which Quillet setting gives the equivalent of the Lumen mode?"
 METRIC = "Which Quillet metric shows how many times a job has restarted?"
 DECIDE = "How should I decide whether a Quillet job is memory bound from the roofline?"
 PLURAL = "How much less peak memory did Quillet's sharded mode use on 8 Z300s?"
+PAIR = "Should a Quillet global setting be a property or a getter/setter pair?"
+FIELD = "How is fold_efficiency computed in quillet report output?"
 CASES = [
     (NAME, "ShardSweep"),
+    (PAIR, "getters and setters"),
+    (FIELD, "ideal_step_time"),
     (PLURAL, "7% less"),
     (EQUIVALENT, "fold_early=True"),
     (METRIC, "quillet_job_restarts"),
@@ -112,6 +123,19 @@ def test_a_numbered_name_in_the_plural_is_named_by_its_singular() -> None:
     # another number is not the name, nor is a count of seconds ('10s') a plural of '10'
     assert _missing_specific(["z300s"], "Quillet ran on 8 Z30 GPUs.") == ["z300s"]
     assert _missing_specific(["10s"], "Quillet waits 10 seconds.") == ["10s"]
+
+
+def test_a_word_pair_or_a_field_name_is_named_by_its_words() -> None:
+    line = "Quillet prefers properties rather than getters and setters."
+    assert _missing_specific(["getter/setter"], line) == []
+    assert named_in_prose("fold_efficiency", "fold efficiency is step time over ideal", frozenset())
+    # its words apart, out of order, or only one of them do not name it; nor does a path or a dotted name
+    assert _missing_specific(["fold_efficiency"], "the efficiency of a fold is step time over ideal") == [
+        "fold_efficiency"
+    ]
+    assert _missing_specific(["getter/setter"], "Quillet prefers properties to getters.") == ["getter/setter"]
+    assert not named_in_prose("quillet.fold", "quillet fold is on", frozenset({"quillet", "fold"}))
+    assert not named_in_prose("FOLD_EFFICIENCY", "fold efficiency", frozenset())
 
 
 @pytest.mark.parametrize(("question", "expected"), CASES)

@@ -948,17 +948,35 @@ def _density(weights: dict[str, float], span: str) -> float:
 _NUMBERED_PLURAL_RE = re.compile(r"^[a-z]+\d+s$")
 
 
+# 'getter/setter' is a pair of words, not a path or a name: a line writing 'getters and setters' names it
+_WORD_PAIR_RE = re.compile(r"[a-z]{3,}/[a-z]{3,}")
+# 'roofline_efficiency', a field of a tool's output: a line may write its words in prose, in order
+_SNAKE_WORDS_RE = re.compile(r"[a-z]+(?:_[a-z]+)+")
+
+
+def named_in_prose(token: str, text: str, terms: frozenset[str]) -> bool:
+    """Whether an identifier-like term is named in prose by `text`: a pair of words joined by '/' by both
+    words ('getter/setter' by 'getters and setters'), a lower-case snake_case name by its words side by
+    side in order ('roofline_efficiency' by 'roofline efficiency is measured FLOP rate over ...')."""
+    if _WORD_PAIR_RE.fullmatch(token):
+        return _present(terms, token)
+    if _SNAKE_WORDS_RE.fullmatch(token):
+        words = r"[ -]".join(token.split("_"))
+        return bool(re.search(rf"(?<![\w-]){words}(?![\w-])", text.lower()))
+    return False
+
+
 def _missing_specific(specific: list[str], text: str) -> list[str]:
     """Specific terms `text` lacks; a flag or API name counts only whole (its parts are common words),
     though a dotted name may drop its root alias ('pltpu.BufferedRef' is named by 'BufferedRef') and a
     name written in the plural in prose is named by its singular ('all pallas_calls' by `pallas_call`,
-    '8 H100s' by 'H100')."""
+    '8 H100s' by 'H100'), and a pair of words or a lower-case field name by its words (`named_in_prose`)."""
     terms = _terms(text)
     return [
         t
         for t in specific
         if not (
-            _named_whole(terms, t)
+            (_named_whole(terms, t) or named_in_prose(t, text, terms))
             if is_identifier(t)
             else _present(terms, t) or bool(_NUMBERED_PLURAL_RE.match(t) and _present(terms, t[:-1]))
         )
