@@ -4,7 +4,8 @@ equivalent of' something is answered by a line naming it, a 'how many' clause na
 picks asks for no count, and 'how should I decide whether' asks what tells, not how to act. Hand-made
 sheets on a tiny lexical index: answered from such lines, still refused from a nearby line or question.
 A numbered name in the plural ('8 H100s') is named by its singular, as the sources write it, a pair of
-words ('getter/setter') and a lower-case field name ('roofline_efficiency') by their words in prose."""
+words ('getter/setter') and a lower-case field name ('roofline_efficiency') by their words in prose, and
+a shape of three dimensions ('4x4x8') names a shape."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
 from tpu_runtime.knowledge.answer import (
+    ATTRIBUTE_UNITS,
     _missing_specific,
     asked_action,
     asks_by_clause,
@@ -50,6 +52,10 @@ SHEET = """\
 - Quillet's design guide prefers properties rather than getters and setters for its global settings, such as `quillet.fold = True`. ([source](https://example.org/design), checked 2026-12-06)
 - In `quillet report` output, fold efficiency is measured step time over `ideal_step_time`, the best a folded step could take. ([source](https://example.org/report), checked 2026-12-06)
 
+## Quillet rings
+
+- A Quillet slice AxBxC can be wired as a ring when every dimension is a multiple of 4, for example 4x4x8 or 8x8x16. ([source](https://example.org/rings), checked 2026-12-06)
+
 ## Quillet roofline
 
 - A Quillet job whose arithmetic intensity sits below the ridge point of the roofline is memory bound; above it, compute bound. ([source](https://example.org/roofline), checked 2026-12-06)
@@ -61,8 +67,10 @@ DECIDE = "How should I decide whether a Quillet job is memory bound from the roo
 PLURAL = "How much less peak memory did Quillet's sharded mode use on 8 Z300s?"
 PAIR = "Should a Quillet global setting be a property or a getter/setter pair?"
 FIELD = "How is fold_efficiency computed in quillet report output?"
+SHAPES = "Which Quillet slice shapes can be wired as a ring?"
 CASES = [
     (NAME, "ShardSweep"),
+    (SHAPES, "4x4x8"),
     (PAIR, "getters and setters"),
     (FIELD, "ideal_step_time"),
     (PLURAL, "7% less"),
@@ -116,6 +124,13 @@ def test_deciding_whether_is_an_inquiry_not_an_action() -> None:
     assert any(
         "'shard'" in f for f in _faults("How should I shard a Quillet job that is memory bound?", line)
     )
+
+
+def test_a_shape_of_three_dimensions_names_a_shape() -> None:
+    assert ATTRIBUTE_UNITS["shapes"].search("for example 4x4x8")
+    assert not _faults(SHAPES, "A Quillet slice can be wired as a ring when it is 4x4x8 or 8x8x16.")
+    # a line giving no shape in any number of dimensions does not say which
+    assert any("'shapes'" in f for f in _faults(SHAPES, "A Quillet slice can be wired as a ring on 4 hosts."))
 
 
 def test_a_numbered_name_in_the_plural_is_named_by_its_singular() -> None:

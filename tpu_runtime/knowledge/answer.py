@@ -237,12 +237,12 @@ ATTRIBUTE_UNITS: dict[str, re.Pattern[str]] = {
         (("power", "watts", "wattage"), r"\d[\d.,]*\s*(?:W|kW|watts)\b"),
         (("clock", "frequency"), r"\d[\d.,]*\s*(?:[MG]Hz)\b"),
         (("latency",), r"\d[\d.,]*\s*(?:ns|us|µs|ms)\b"),
-        # a wait or period is a time; a shape a pair of sizes ('8x128', '(8, 128)')
+        # a wait or period is a time; a shape two sizes or more ('8x128', '(8, 128)', a slice's '4x4x8')
         (
             ("timeout", "timeouts", "interval", "delay", "ttl"),
             r"\d[\d.,]*\s*(?:ns|us|µs|ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?)\b",
         ),
-        (SHAPE_WORDS, r"\b\d+\s*[x×]\s*\d+\b|\(\s*\d+\s*,\s*\d+"),
+        (SHAPE_WORDS, r"\b\d+(?:\s*[x×]\s*\d+)+\b|\(\s*\d+\s*,\s*\d+"),
         (("version", "versions", "release"), r"\b\d+\.\d+\.\d+\b"),
     )
     for name in names
