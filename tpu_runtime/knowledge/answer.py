@@ -237,12 +237,12 @@ ATTRIBUTE_UNITS: dict[str, re.Pattern[str]] = {
         (("power", "watts", "wattage"), r"\d[\d.,]*\s*(?:W|kW|watts)\b"),
         (("clock", "frequency"), r"\d[\d.,]*\s*(?:[MG]Hz)\b"),
         (("latency",), r"\d[\d.,]*\s*(?:ns|us|µs|ms)\b"),
-        # a wait or period is a time; a shape a pair of sizes ('8x128', '(8, 128)')
+        # a wait or period is a time; a shape two sizes or more ('8x128', '(8, 128)', a slice's '4x4x8')
         (
             ("timeout", "timeouts", "interval", "delay", "ttl"),
             r"\d[\d.,]*\s*(?:ns|us|µs|ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?)\b",
         ),
-        (SHAPE_WORDS, r"\b\d+\s*[x×]\s*\d+\b|\(\s*\d+\s*,\s*\d+"),
+        (SHAPE_WORDS, r"\b\d+(?:\s*[x×]\s*\d+)+\b|\(\s*\d+\s*,\s*\d+"),
         (("version", "versions", "release"), r"\b\d+\.\d+\.\d+\b"),
     )
     for name in names
@@ -309,9 +309,11 @@ _ASKS_COMMAND_RE = re.compile(
     re.I,
 )
 _PROCEDURAL_RE = re.compile(r"\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\b|\bhow\s+to\b", re.I)
-# verbs of finding out rather than doing: 'how do I read the roofline' is answered by what it shows
+# verbs of finding out rather than doing: 'how do I read the roofline' is answered by what it shows, 'how
+# should I decide whether X is memory bound' by what tells it
 INQUIRY_VERBS = frozenset(
-    "read see find check view look understand interpret learn identify spot tell know figure work".split()  # noqa: SIM905
+    "read see find check view look understand interpret learn identify spot tell know figure work "  # noqa: SIM905
+    "decide determine judge".split()
 )
 # "How do I <verb> ...": the action asked for
 _ACTION_RE = re.compile(r"^\s*how\s+(?:(?:do|can|should|would)\s+(?:i|we|you)|to)\s+([a-z]+)\b", re.I)
@@ -694,13 +696,31 @@ _YES_NO_RE = re.compile(
 )
 
 
+# "Which metric shows how many times ...", "what setting controls how long ...": the 'how many / how
+# long' describes the thing a which/what question asks for, named by a line without giving the count
+_PICKED_BY_CLAUSE_RE = re.compile(
+    r"^\s*(?:which|what)\s+((?:[\w/.'-]+\s+){1,4}?)how\s+(?:many|much|long)\b", re.I
+)
+
+
+def asks_by_clause(question: str) -> bool:
+    """Whether a which/what question names its thing by a 'how many / how long' clause ('which metric
+    shows how many times a JobSet restarted'): it asks for the metric, not the count. Not when an
+    auxiliary or 'and' stands between ('what form do I fill in, and how long does approval take')."""
+    match = _PICKED_BY_CLAUSE_RE.search(question)
+    if not match:
+        return False
+    words = [w.strip(",.;:'\"").lower() for w in match.group(1).split()]
+    return len(words) >= 2 and not any(w in AUXILIARIES or w in ("and", "or") for w in words)
+
+
 def asks_count(question: str) -> bool:
     """Whether the question asks how many: 'how many X', or 'the number of X' outside a question asking
     for a way ('how can a kernel read the number of cores' is answered by the call that reads it) or for
     yes or no ('when I switch to torch_xla.launch, do I still pass the number of processes?' is answered
-    by a line saying what replaces it)."""
+    by a line saying what replaces it), and not in a clause naming what a which-question asks for."""
     match = _ASKS_COUNT_RE.search(question)
-    if not match:
+    if not match or asks_by_clause(question):
         return False
     if match.group(0).lower().startswith("how"):
         return True
@@ -734,17 +754,25 @@ _LINE_WORD_RE = re.compile(r"[A-Za-z0-9][\w.\-/]*")
 # words either side of a value, function words aside, that say what it is of ('up to 256 chips', 'takes
 # 12 minutes')
 VALUE_NEAR = 3
+# the word every sheet is about (the 'tpu' family is in 89 % of the passages of main's index): standing
+# beside a value it does not say what the value is of ('the last sampling period (60 seconds) in which a
+# TPU chip ...' gives no time Cloud Monitoring keeps TPU metrics)
+DOMAIN_WORDS = frozenset(("tpu", "tpus"))
 
 
 def value_near(question: str, span: str, value: re.Pattern[str], near: int = VALUE_NEAR) -> bool:
     """Whether a value of the line (a match of `value`) stands within `near` words of a word the
     question names: a count, limit or time belongs to what stands beside it, so a line giving one for
     something else ('two ways', 'the first compile can take minutes' for how long entries are kept) does
-    not say it for the question's thing."""
+    not say it for the question's thing. 'TPU' (`DOMAIN_WORDS`) stands beside too many values to count."""
     asked = {
         t
         for t in tokenize(question)
-        if t not in QUESTION_WORDS and t not in STOPWORDS and len(t) > 1 and not t.isdigit()
+        if t not in QUESTION_WORDS
+        and t not in STOPWORDS
+        and t not in DOMAIN_WORDS
+        and len(t) > 1
+        and not t.isdigit()
     }
     stated = _NOTE_RE.sub(" ", span)
     # function words ('of', 'at', 'to') do not count towards the distance: 'files of at most 2 GB'
@@ -846,7 +874,7 @@ def bound_fault(question: str, span: str) -> str | None:
 def asks_time(question: str) -> bool:
     """Whether the question asks how long something takes ('how long does the export take'), not how
     long a thing may be."""
-    return bool(_ASKS_TIME_RE.search(question))
+    return bool(_ASKS_TIME_RE.search(question)) and not asks_by_clause(question)
 
 
 def asks_default(question: str) -> bool:
@@ -915,12 +943,44 @@ def _density(weights: dict[str, float], span: str) -> float:
     ) / len(words)
 
 
+# a model name with a number written in the plural ('8 H100s'): the stemmer keeps its 's', the sources
+# write the singular ('8 H100 GPUs')
+_NUMBERED_PLURAL_RE = re.compile(r"^[a-z]+\d+s$")
+
+
+# 'getter/setter' is a pair of words, not a path or a name: a line writing 'getters and setters' names it
+_WORD_PAIR_RE = re.compile(r"[a-z]{3,}/[a-z]{3,}")
+# 'roofline_efficiency', a field of a tool's output: a line may write its words in prose, in order
+_SNAKE_WORDS_RE = re.compile(r"[a-z]+(?:_[a-z]+)+")
+
+
+def named_in_prose(token: str, text: str, terms: frozenset[str]) -> bool:
+    """Whether an identifier-like term is named in prose by `text`: a pair of words joined by '/' by both
+    words ('getter/setter' by 'getters and setters'), a lower-case snake_case name by its words side by
+    side in order ('roofline_efficiency' by 'roofline efficiency is measured FLOP rate over ...')."""
+    if _WORD_PAIR_RE.fullmatch(token):
+        return _present(terms, token)
+    if _SNAKE_WORDS_RE.fullmatch(token):
+        words = r"[ -]".join(token.split("_"))
+        return bool(re.search(rf"(?<![\w-]){words}(?![\w-])", text.lower()))
+    return False
+
+
 def _missing_specific(specific: list[str], text: str) -> list[str]:
     """Specific terms `text` lacks; a flag or API name counts only whole (its parts are common words),
     though a dotted name may drop its root alias ('pltpu.BufferedRef' is named by 'BufferedRef') and a
-    name written in the plural in prose is named by its singular ('all pallas_calls' by `pallas_call`)."""
+    name written in the plural in prose is named by its singular ('all pallas_calls' by `pallas_call`,
+    '8 H100s' by 'H100'), and a pair of words or a lower-case field name by its words (`named_in_prose`)."""
     terms = _terms(text)
-    return [t for t in specific if not (_named_whole(terms, t) if is_identifier(t) else _present(terms, t))]
+    return [
+        t
+        for t in specific
+        if not (
+            (_named_whole(terms, t) or named_in_prose(t, text, terms))
+            if is_identifier(t)
+            else _present(terms, t) or bool(_NUMBERED_PLURAL_RE.match(t) and _present(terms, t[:-1]))
+        )
+    ]
 
 
 # an identifier shorter than this keeps a final 's' of its own ('args', 'ops'): no plural is read into it
@@ -1147,6 +1207,20 @@ def asks_generation(question: str) -> bool:
     return bool(_ASKS_GENERATION_RE.search(question))
 
 
+# "What is the name of the XLA pass ...", "the equivalent of ZeRO-2": words that ask for a thing, not for an
+# attribute a line words; a line answers them by naming the thing (a code span, an identifier), not the word
+NAMING_WORDS = frozenset(
+    "name names equivalent equivalents counterpart counterparts analogue analog replacement".split()  # noqa: SIM905
+)
+
+
+def names_asked(word: str, span: str) -> bool:
+    """Whether the line answers a question asking for the `word` of something ('the name of the pass',
+    'the equivalent of ZeRO-2') by naming one (`gives_name`): such a word is what the answer is, so
+    the line need not use it."""
+    return word in NAMING_WORDS and gives_name(span)
+
+
 def span_faults(question: str, span: str, heading: str, *, action: bool = True) -> list[str]:
     """Why a quoted line would not answer the question, whatever its word overlap: it says nothing
     about the attribute asked for ('how many X', 'what is the X of', 'shows the X of'), gives no number
@@ -1156,10 +1230,15 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
     faults: list[str] = []
     named = f"{heading}\n{span}"
     focus = focus_term(question)
-    if focus and not names_attribute(focus, named):
+    if focus and not names_attribute(focus, named) and not names_asked(focus, span):
         faults.append(f"the quoted line does not say anything about '{focus}'")
     attribute = attribute_of(question)
-    if attribute and attribute != focus and not names_attribute(attribute, named):
+    if (
+        attribute
+        and attribute != focus
+        and not names_attribute(attribute, named)
+        and not names_asked(attribute, span)
+    ):
         faults.append(f"the quoted line does not say anything about '{attribute}'")
     stated = _NOTE_RE.sub(" ", span)
     if (asks_count(question) or asks_limit(question)) and not _GIVES_COUNT_RE.search(stated):
@@ -1604,7 +1683,8 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     # the thing asked for ('what refund', 'how many heatsinks') in no form anywhere in the sources: no
     # line can give it, however well the question's other words match one
     asked = asked_thing(question)
-    if asked in ATTRIBUTE_UNITS:  # a value in its unit names it ('900 GBps' is a bandwidth)
+    # a value in its unit names it ('900 GBps' is a bandwidth); a name given names 'the name of'
+    if asked in ATTRIBUTE_UNITS or asked in NAMING_WORDS:
         asked = None
     # an agent noun is known through its verb: an 'installer' is what the sources' 'install with' names
     verb = asked[:-2] if asked and re.search(r"[a-z]{4}(?:er|or)$", asked) else None
