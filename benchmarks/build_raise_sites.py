@@ -25,6 +25,7 @@ use_quiet_env()
 
 from tpu_runtime.diagnose.crash_locations import (  # noqa: E402
     RAISE_SITES_FILE,
+    LocationTable,
     load_locations,
     load_raise_sites,
 )
@@ -40,6 +41,20 @@ def _git_dir(root: Path, repo: str) -> Path:
     return folder / "repo" if (folder / "repo").is_dir() else folder
 
 
+def _mapped_first(sites: list[dict[str, str | int]], table: LocationTable) -> list[dict[str, str | int]]:
+    """One site per message pattern, a site of a mapped module over one of a module mined for its guard."""
+    chosen: dict[str, dict[str, str | int]] = {}
+    for site in sites:
+        pattern = str(site["pattern"])
+        earlier = chosen.get(pattern)
+        if earlier is None or (
+            table.category_of_module(str(earlier["module"]), str(earlier["function"])) is None
+            and table.category_of_module(str(site["module"]), str(site["function"])) is not None
+        ):
+            chosen[pattern] = site
+    return list(chosen.values())
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RAISE_SITES_FILE)
@@ -52,10 +67,13 @@ def main() -> int:
     seen = {str(site["pattern"]) for site in sites}
     commits: dict[str, str] = {}
     mined_repos: set[str] = set()
+    every_module: set[str] = set()  # repos whose unmapped modules' sites are kept too
     if args.snapshots is not None:
         if args.git_root is None:
             parser.error("--snapshots needs --git-root")
-        for snapshot in load_snapshot_config(args.snapshots).snapshots:
+        config = load_snapshot_config(args.snapshots)
+        every_module = {s.repo for s in config.snapshots if s.all_modules}
+        for snapshot in config.snapshots:
             git_dir = _git_dir(args.git_root, snapshot.repo)
             if not git_dir.is_dir():
                 print(f"{snapshot.repo}: no git directory at {git_dir}; its sites in {args.out} are kept")
@@ -67,6 +85,9 @@ def main() -> int:
                 if str(site["pattern"]) not in seen:
                     seen.add(str(site["pattern"]))
                     sites.append(site)
+    # a message two libraries raise alike names the library whose module maps, if either does
+    sites = _mapped_first(sites, table)
+    seen = {str(site["pattern"]) for site in sites}
     if args.out.is_file():  # snapshots not here: keep the sites mined from them that still map
         old = json.loads(args.out.read_text(encoding="utf-8"))
         kept = [
@@ -74,10 +95,11 @@ def main() -> int:
             for s in old["sites"]
             if s.get("repo")
             and s["repo"] not in mined_repos
-            and s["pattern"] not in seen
-            and table.category_of_module(s["module"], s["function"]) is not None
+            and (
+                s["repo"] in every_module or table.category_of_module(s["module"], s["function"]) is not None
+            )
         ]
-        sites.extend(kept)
+        sites = _mapped_first([*sites, *kept], table)
         commits.update(
             {r: c for r, c in old.get("snapshots", {}).items() if any(s["repo"] == r for s in kept)}
         )

@@ -9,7 +9,13 @@ import dataclasses
 import pytest
 
 from tpu_runtime.diagnose import crash_locations
-from tpu_runtime.diagnose.crash_locations import RaiseSite, load_raise_sites
+from tpu_runtime.diagnose.crash_locations import (
+    LocationTable,
+    RaiseSite,
+    find_location,
+    load_raise_sites,
+    location_vote,
+)
 from tpu_runtime.diagnose.crash_raise_guard import guard_fix, guard_names
 from tpu_runtime.diagnose.crash_sheet_facts import SheetFacts
 from tpu_runtime.diagnose.crashlog import diagnose_log
@@ -113,3 +119,22 @@ def test_the_shipped_sites_keep_conditions_that_name_something() -> None:
     assert guarded, "rebuild data/raise_sites.json with benchmarks/build_raise_sites.py"
     assert all(not s.native for s in guarded)  # only Python sites: a C++ check's condition is not kept
     assert sum(1 for s in guarded if guard_names(s.guard)) > len(guarded) // 2
+
+
+def test_a_site_of_an_unmapped_module_still_gives_its_condition_but_no_category() -> None:
+    """A module mined whole for its checks (`all_modules`) names no category, yet its condition names what to
+    change; the category vote still needs a mapped module."""
+    site = RaiseSite(
+        module="gizmolib.engine.scheduler",
+        function="admit",
+        exception="ValueError",
+        pattern=r"gizmo\ queue\ depth\ .+?\ exceeds\ the\ admission\ window",
+        anchor="exceeds the admission window",
+        guard="self.queue_depth > self.admission_window",
+    )
+    table = LocationTable(weight=0.45, categories=[])
+    lines = ["ValueError: gizmo queue depth 12 exceeds the admission window"]
+    assert find_location(lines, table, [site]) is None
+    found = find_location(lines, table, [site], any_module=True)
+    assert found is not None and found.category == "unknown" and found.site is site
+    assert location_vote(lines, table, [site]) is None

@@ -168,10 +168,15 @@ def load_raise_sites(path: Path = RAISE_SITES_FILE) -> tuple[RaiseSite, ...]:
 
 
 def find_location(
-    lines: Sequence[str], table: LocationTable | None = None, sites: Sequence[RaiseSite] | None = None
+    lines: Sequence[str],
+    table: LocationTable | None = None,
+    sites: Sequence[RaiseSite] | None = None,
+    any_module: bool = False,
 ) -> Location | None:
     """The last error line (or the line after one) that a mined raise site of a mapped module matches,
-    among the last `MAX_READ` such lines."""
+    among the last `MAX_READ` such lines. With `any_module`, a site of a module the table does not map
+    counts too, with the category `unknown`: where it was raised says nothing of the kind of error, but
+    the check's condition still names what to change (crash_raise_guard)."""
     table = load_locations() if table is None else table
     sites = load_raise_sites() if sites is None else sites
     if not sites:
@@ -194,6 +199,8 @@ def find_location(
                 mapped = table.category_of_module(site.module, site.function)
                 if mapped is not None:
                     return Location(site, mapped[0], i, clip(line.strip()))
+                if any_module:
+                    return Location(site, "unknown", i, clip(line.strip()))
     return None
 
 

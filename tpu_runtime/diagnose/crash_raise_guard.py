@@ -158,7 +158,7 @@ def guard_ways_out(guard: str) -> tuple[str, ...]:
 def guard_fix(lines: Sequence[str]) -> tuple[str, Location] | None:
     """The fix that names what the raising check tested, and the raise site; None when no mined site with a
     kept condition matches the log's error lines, or the condition names nothing to change."""
-    found = find_location(lines)
+    found = find_location(lines, any_module=True)
     if found is None or not found.site.guard:
         return None
     names = guard_names(found.site.guard)

@@ -4,7 +4,9 @@ Most logs the word cues miss are messages of libraries not installed here (torch
 PJRT's C++, tpu-inference, MaxText, sglang-jax, Orbax). A snapshot of each (a bare git directory) is read
 at the commit the config names: its `.py` files with the same `ast` mining as the installed packages
 (raise_sites_build.raise_sites_of), its C++ files with raise_sites_cxx. A file is read only when the
-location table maps its module (`flax.nnx.spmd`) or, for C++, its path (`torch_xla/csrc/runtime/...`).
+location table maps its module (`flax.nnx.spmd`) or, for C++, its path (`torch_xla/csrc/runtime/...`), or
+when the snapshot asks for every module (`all_modules`: a site of a module the table does not map names no
+category, but the condition of its check still names what to change, crash_raise_guard).
 Each site keeps its repository, path and line, so a reader can open the source at that commit
 (`source_url`). Run by `benchmarks/build_raise_sites.py --snapshots ...`.
 """
@@ -40,6 +42,10 @@ class Snapshot(BaseModel):
     roots: list[str] = Field(description="folders (or files) of the tree to read")
     python_base: str = Field(
         default="", description="the folder the Python packages sit in (`src` for a src layout)"
+    )
+    all_modules: bool = Field(
+        default=False,
+        description="mine every module under the roots (an unmapped module's sites serve the raise guard)",
     )
 
 
@@ -83,7 +89,7 @@ def mine_files(files: dict[str, str], snapshot: Snapshot, table: LocationTable) 
         except (SyntaxError, ValueError, RecursionError):
             continue
         for site in found:
-            if table.category_of_module(module, str(site["function"])) is not None:
+            if snapshot.all_modules or table.category_of_module(module, str(site["function"])) is not None:
                 sites.append({**site, "repo": snapshot.repo, "path": path})
     return sites
 
@@ -93,7 +99,7 @@ def _wanted(path: str, snapshot: Snapshot, table: LocationTable) -> bool:
         return False
     if snapshot.python_base and path.endswith(".py") and not path.startswith(snapshot.python_base + "/"):
         return False
-    return table.may_map(module_of(path, snapshot.python_base))
+    return snapshot.all_modules or table.may_map(module_of(path, snapshot.python_base))
 
 
 def mine_snapshot(git_dir: Path, snapshot: Snapshot, table: LocationTable) -> list[dict[str, str | int]]:
