@@ -39,6 +39,7 @@ def test_its_own_cause_and_fix_replace_the_start_up_paragraph() -> None:
         similar=NO_NEIGHBOURS,
     )
     assert crash.category == "runtime_init_failure"
+    assert crash.title == "A library's check refused its configuration"
     assert "refused what it was given" in crash.cause
     assert "could not open the TPU chips" not in crash.cause
     # neither the category's paragraph nor the library catch-all's advice to probe the chips

@@ -100,6 +100,9 @@ class Cue(BaseModel):
     fix: str | None = Field(
         default=None, description="the fix said instead of the category's paragraph when no sub-rule applied"
     )
+    title: str | None = Field(
+        default=None, description="the crash's title when this cue decided, in place of the category's"
+    )
 
     @functools.cached_property
     def compiled(self) -> tuple[re.Pattern[str], re.Pattern[str] | None, re.Pattern[str] | None]:
@@ -143,6 +146,7 @@ class WeakVote:
     by_location: bool = False  # from where the error was raised (crash_locations), not from words
     cause: str | None = None  # a firing cue's own cause and fix, for a log no sub-rule fits
     fix: str | None = None
+    title: str | None = None  # a firing cue's own title
 
 
 @functools.cache
@@ -243,10 +247,11 @@ def weak_vote(lines: Sequence[str], config: CueConfig | None = None, final: bool
         runner_up=second[2] if second is not None else None,
         cause=best[5].cause if best[5] is not None else None,
         fix=best[5].fix if best[5] is not None else None,
+        title=best[5].title if best[5] is not None else None,
     )
 
 
-# (score, last line, category, labels, evidence lines, the first firing cue with its own cause)
+# (score, last line, category, labels, evidence lines, the first firing cue with its own cause or title)
 _Scored = tuple[float, int, Category, list[str], list[str], Cue | None]
 
 
@@ -282,7 +287,7 @@ def _scores(
                 continue
             weights.append(cue.weight)
             labels.append(cue.label)
-            if explained is None and cue.cause is not None:
+            if explained is None and (cue.cause is not None or cue.title is not None):
                 explained = cue
             overridden.update(cue.overrides)
             last = max(last, hits[-1])

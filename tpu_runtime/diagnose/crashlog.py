@@ -230,7 +230,7 @@ def diagnose_log(
     crash = CrashDiagnosis(
         source=source,
         category=best.rule.category,
-        title=best.rule.title,
+        title=weak.title if weak is not None and weak.title else best.rule.title,
         summary=render_summary(best.rule.summary, merged),
         facts=merged,
         cause=cause,
