@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tpu_runtime.diagnose.crashlog import diagnose_log, load_rules
+from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules, load_rules
 from tpu_runtime.diagnose.report import CrashDiagnosis
 from tpu_runtime.diagnose.similar_errors import SimilarErrors
 
@@ -10,6 +10,25 @@ from tpu_runtime.diagnose.similar_errors import SimilarErrors
 def diagnose_rules_alone(text: str) -> CrashDiagnosis:
     """The verdict of the shipped rules on `text` (the known-errors fallback left out)."""
     return diagnose_log(text, "-", load_rules(), SimilarErrors(()))
+
+
+def diagnose_fallbacks_alone(text: str) -> CrashDiagnosis:
+    """The verdict with the signature patterns and cause-specific sub-rules removed (the general fallbacks
+    alone), as `benchmarks/diagnose_corpus.py --ablate` scores a log."""
+    return diagnose_log(text, "invented.log", fallback_rules(load_rules()), SimilarErrors(()))
+
+
+def library_trace(message: str, script: str = "train.py", package: str = "invented_trainer") -> str:
+    """A start-up traceback whose last frame is an installed library's own configuration check."""
+    frames = [
+        "Traceback (most recent call last):",
+        f'  File "/srv/job/{script}", line 12, in <module>',
+        "    cfg = Config.from_cli()",
+        f'  File "/opt/venv/lib/python3.12/site-packages/{package}/config.py", line 41, in check',
+        "    raise ValueError(msg)",
+        message,
+    ]
+    return "\n".join(frames) + "\n"
 
 
 def assert_fixed_by(text: str, category: str, sub_rule: str, named: str) -> CrashDiagnosis:

@@ -72,7 +72,8 @@ def test_the_final_tier_never_speaks_when_an_ordinary_cue_did() -> None:
     silent = ["ValueError: frobnicate_steps must be smaller than total_steps"]
     assert weak_vote(silent) is None
     vote = weak_vote(silent, final=True)
-    assert vote is not None and vote.category == "runtime_init_failure" and vote.cause is not None
+    assert vote is not None and vote.category == "runtime_init_failure"
+    assert vote.explained_by is not None and vote.explained_by.cause is not None
 
 
 @pytest.mark.parametrize(

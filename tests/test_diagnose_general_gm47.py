@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import pytest
 
+from tests.crash_helpers import diagnose_fallbacks_alone, library_trace
 from tpu_runtime.diagnose import crash_locations
 from tpu_runtime.diagnose.crash_locations import RaiseSite
 from tpu_runtime.diagnose.crash_next_steps import unknown_diagnosis
 from tpu_runtime.diagnose.crash_raise_guard import guard_ways_out
 from tpu_runtime.diagnose.crash_sheet_facts import SheetFact, SheetFacts
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions, suggestion_fix
-from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules, load_rules
+from tpu_runtime.diagnose.crashlog import diagnose_log
 from tpu_runtime.diagnose.similar_errors import SimilarErrors
 
 # a refusal and the two settings it must name
@@ -62,25 +63,12 @@ def test_a_line_naming_no_two_settings_refused_together_is_not_read(line: str) -
 
 
 def _library_trace(message: str) -> str:
-    """A start-up traceback whose last frame is an installed library's own configuration check."""
-    return (
-        "\n".join(
-            [
-                "Traceback (most recent call last):",
-                '  File "/srv/job/train.py", line 12, in <module>',
-                "    cfg = TrainerConfig.from_cli()",
-                '  File "/opt/venv/lib/python3.12/site-packages/invented_trainer/cfg.py", line 41, in check',
-                "    raise ValueError(msg)",
-                message,
-            ]
-        )
-        + "\n"
-    )
+    return library_trace(message, "train.py", "invented_trainer")
 
 
 def _ablated(text: str) -> tuple[str, str, str]:
     """Category, fix sub-rule and fix with the general fallbacks alone (as `--ablate` scores)."""
-    crash = diagnose_log(text, "invented.log", fallback_rules(load_rules()), SimilarErrors(()))
+    crash = diagnose_fallbacks_alone(text)
     return crash.category, crash.evidence.fix_rule, crash.fix
 
 

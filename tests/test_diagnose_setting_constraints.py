@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.crash_helpers import diagnose_fallbacks_alone, library_trace
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions
-from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules, load_rules
-from tpu_runtime.diagnose.similar_errors import SimilarErrors
 
 # a line of a check and the setting it must name
 CONSTRAINED = [
@@ -57,25 +56,12 @@ def test_a_boolean_refused_at_its_value_names_the_other_value() -> None:
 
 
 def _library_trace(message: str) -> str:
-    """A start-up traceback whose last frame is an installed library's own configuration check."""
-    return (
-        "\n".join(
-            [
-                "Traceback (most recent call last):",
-                '  File "/srv/job/serve.py", line 8, in <module>',
-                "    args = ServerArgs(**cli)",
-                '  File "/opt/venv/lib/python3.12/site-packages/invented_server/args.py", line 77, in check',
-                "    raise ValueError(msg)",
-                message,
-            ]
-        )
-        + "\n"
-    )
+    return library_trace(message, "serve.py", "invented_server")
 
 
 def _ablated(text: str) -> tuple[str, str, str]:
     """Category, fix sub-rule and fix with the general fallbacks alone (as `--ablate` scores)."""
-    crash = diagnose_log(text, "invented.log", fallback_rules(load_rules()), SimilarErrors(()))
+    crash = diagnose_fallbacks_alone(text)
     return crash.category, crash.evidence.fix_rule, crash.fix
 
 

@@ -144,9 +144,7 @@ class WeakVote:
     labels: list[str]
     runner_up: Category | None
     by_location: bool = False  # from where the error was raised (crash_locations), not from words
-    cause: str | None = None  # a firing cue's own cause and fix, for a log no sub-rule fits
-    fix: str | None = None
-    title: str | None = None  # a firing cue's own title
+    explained_by: Cue | None = None  # the first firing cue with its own cause, fix or title
 
 
 @functools.cache
@@ -245,9 +243,7 @@ def weak_vote(lines: Sequence[str], config: CueConfig | None = None, final: bool
         evidence=best[4],
         labels=best[3],
         runner_up=second[2] if second is not None else None,
-        cause=best[5].cause if best[5] is not None else None,
-        fix=best[5].fix if best[5] is not None else None,
-        title=best[5].title if best[5] is not None else None,
+        explained_by=best[5],
     )
 
 

@@ -211,10 +211,11 @@ def diagnose_log(
     merged = {**facts, **extract_facts(best.rule.facts, lines)}
     merged.update({k: v for k, v in derive_facts(merged, lines).items() if k not in merged})
     cause, fix, citations, fix_rule, reason = choose_fix(best.rule, merged, lines, code)
+    own = weak.explained_by if weak is not None else None
     generic = (best.rule.category, f"{best.rule.category}/{LIBRARY_CHECK}")
-    if weak is not None and weak.cause is not None and fix_rule in generic:
+    if own is not None and own.cause is not None and fix_rule in generic:
         # the cue's own meaning over the category's paragraph or the library catch-all (a probe's advice)
-        cause, fix, fix_rule = weak.cause.strip(), (weak.fix or fix).strip(), best.rule.category
+        cause, fix, fix_rule = own.cause.strip(), (own.fix or fix).strip(), best.rule.category
         reason = "no sub-rule applied; the cause and fix are the generic cue's own"
     if weak is not None:
         merged["evidence_tier"] = "weak"
@@ -230,7 +231,7 @@ def diagnose_log(
     crash = CrashDiagnosis(
         source=source,
         category=best.rule.category,
-        title=weak.title if weak is not None and weak.title else best.rule.title,
+        title=own.title if own is not None and own.title else best.rule.title,
         summary=render_summary(best.rule.summary, merged),
         facts=merged,
         cause=cause,
