@@ -1,6 +1,6 @@
-"""Checks written as `assert test, message` mined as raise sites (raise_sites_build), and the value an
-assertion's test asks for read as the way past it (crash_raise_guard.guard_ways_out). Sources, sites and log
-lines are written for these tests, each with a nearby case the mechanism must not claim."""
+"""Checks written as `assert test, message` mined as raise sites (raise_sites_build), whose test negated is
+the condition the raise guard quotes (crash_raise_guard). Sources, sites and log lines are written for these
+tests, each with a nearby case the mechanism must not claim."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import pytest
 
 from tpu_runtime.diagnose import crash_locations
 from tpu_runtime.diagnose.crash_locations import RaiseSite
-from tpu_runtime.diagnose.crash_raise_guard import guard_ways_out
 from tpu_runtime.diagnose.crash_sheet_facts import SheetFacts
 from tpu_runtime.diagnose.crashlog import diagnose_log
 from tpu_runtime.diagnose.raise_sites_build import raise_sites_of, template
@@ -60,42 +59,6 @@ def test_a_template_keeps_spaces_literal_and_escapes_the_rest() -> None:
     assert not re.search(regex, "the widget (rack 7) costs more than 95 + tax at once")
 
 
-NEGATED = [
-    ("not (self.widget_shards >= 1)", ("widget_shards=1",)),
-    ("not (widget_count > 0)", ("widget_count=1",)),
-    ("not (cfg.widget_mode in ('ring', 'tree'))", ("widget_mode one of ('ring', 'tree')",)),
-    ("not (cfg.widget_mode == 'ring')", ("widget_mode=ring",)),
-    ("not (self.use_widget_cache)", ("use_widget_cache=True",)),
-    ("not (widget_pool is not None)", ("widget_pool set",)),
-    (
-        "not (cfg.widget_replicas == 1 and cfg.widget_offload == False)",
-        ("widget_replicas=1 with widget_offload=False",),
-    ),
-    (
-        "not (cfg.widget_replicas == 1 or not cfg.widget_offload)",
-        ("widget_replicas=1", "widget_offload=False"),
-    ),
-]
-# nearby: an assertion on computed values, a type check, an `!=` that names no single value, and an `and`
-# with a part no setting satisfies
-NO_WAY = [
-    "not (np.prod(widget_axes) == target_count)",
-    "not (isinstance(widget_count, int))",
-    "not (widget_mode != 'ring')",
-    "not (cfg.widget_replicas == 1 and len(devices) > 8)",
-]
-
-
-@pytest.mark.parametrize(("guard", "ways"), NEGATED)
-def test_an_assertions_test_names_the_value_it_asks_for(guard: str, ways: tuple[str, ...]) -> None:
-    assert guard_ways_out(guard) == ways
-
-
-@pytest.mark.parametrize("guard", NO_WAY)
-def test_an_assertion_on_computed_values_names_no_value(guard: str) -> None:
-    assert guard_ways_out(guard) == ()
-
-
 ASSERTED = RaiseSite(
     module="gizmo.mesh",
     function="build_widget_mesh",
@@ -115,10 +78,10 @@ def _fix(monkeypatch: pytest.MonkeyPatch, last_line: str) -> tuple[str, str]:
     return crash.evidence.fix_rule, crash.fix
 
 
-def test_a_failed_assertion_gets_the_value_its_test_asks_for(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failed_assertion_names_what_its_test_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     fix_rule, fix = _fix(monkeypatch, "AssertionError: widget shards must be at least one, got 0")
     assert fix_rule.endswith("/raise_guard")
-    assert "it passes with widget_shards=1" in fix
+    assert "`not (cfg.widget_shards >= 1)`" in fix and "`widget_shards`" in fix
 
 
 def test_the_same_words_under_another_exception_class_are_not_that_assertion(
@@ -126,4 +89,4 @@ def test_the_same_words_under_another_exception_class_are_not_that_assertion(
 ) -> None:
     fix_rule, fix = _fix(monkeypatch, "ValueError: widget shards must be at least one, got 0")
     assert not fix_rule.endswith("/raise_guard")
-    assert "widget_shards=1" not in fix
+    assert "widget_shards" not in fix

@@ -9,8 +9,7 @@ quotes the condition and names what it tests (sub-rule `<category>/raise_guard`)
 first among the citations when it was mined from a repository snapshot. It comes after the similar known
 errors and the facts of the sheets, which say how the failure was fixed, not only what the check tested.
 Where the condition compares a setting with a constant, or tests a flag, the fix also says which value gets
-past the check (`not self.x` -> `x=True`, `steps > 1` -> `steps=1`; for an assertion, whose condition is its
-test negated, the value the test asks for: `not (n >= 1)` -> `n=1`), in the `name=value` form overrides take;
+past the check (`not self.x` -> `x=True`, `steps > 1` -> `steps=1`), in the `name=value` form overrides take;
 such a condition is this log's own evidence and comes before the similar known errors and the sheets' facts.
 """
 
@@ -130,50 +129,6 @@ def _compare_ways(node: ast.Compare) -> list[str]:
     return []
 
 
-def _compare_holds(node: ast.Compare) -> list[str]:
-    """The setting's value that makes `setting <op> constant` true: what an assertion's test asks for
-    (`assert n >= 1` -> `n=1`, `assert mode in ('a', 'b')` -> `mode one of ('a', 'b')`)."""
-    if len(node.ops) != 1:
-        return []
-    op, left, right = node.ops[0], node.left, node.comparators[0]
-    name, value = _setting(left), _literal(right)
-    if name is None and type(op) in _FLIP:
-        name, value, op = _setting(right), _literal(left), _FLIP[type(op)]()
-    if name is None or value is ...:
-        return []
-    if isinstance(op, ast.Is | ast.IsNot) and value is None:
-        return [f"{name}=None"] if isinstance(op, ast.Is) else [f"{name} set"]
-    if isinstance(value, bool) and isinstance(op, ast.Eq | ast.NotEq):
-        return [f"{name}={value if isinstance(op, ast.Eq) else not value}"]
-    if isinstance(value, int) and not isinstance(value, bool):
-        bound = {ast.Eq: value, ast.Gt: value + 1, ast.GtE: value, ast.Lt: value - 1, ast.LtE: value}
-        if type(op) in bound:
-            return [f"{name}={bound[type(op)]}"]
-    if isinstance(op, ast.Eq):
-        return [f"{name}={_shown(value)}"]
-    if isinstance(op, ast.In) and isinstance(value, tuple | list) and value:
-        return [f"{name} one of {ast.unparse(right)}"]
-    if isinstance(op, ast.NotIn) and isinstance(value, tuple | list | set | frozenset):
-        return [f"{name} outside {ast.unparse(right)}"]
-    return []
-
-
-def _holds(node: ast.expr) -> list[str]:
-    """Settings that make a condition true (the test an assertion requires): all of them together for an
-    `and`, any one for an `or`."""
-    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
-        return [way for value in node.values for way in _holds(value)]
-    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-        parts = [_holds(value) for value in node.values]
-        return [" with ".join(p[0] for p in parts)] if all(parts) else []
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return _ways(node.operand)
-    if isinstance(node, ast.Compare):
-        return _compare_holds(node)
-    name = _setting(node)
-    return [f"{name}=True"] if name else []
-
-
 def _ways(node: ast.expr) -> list[str]:
     """Settings that make a condition false: any one for an `and`, all of them together for an `or`."""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
@@ -182,7 +137,8 @@ def _ways(node: ast.expr) -> list[str]:
         parts = [_ways(value) for value in node.values]
         return [" with ".join(p[0] for p in parts)] if all(parts) else []
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        return _holds(node.operand)
+        name = _setting(node.operand)
+        return [f"{name}=True"] if name else []
     if isinstance(node, ast.Compare):
         return _compare_ways(node)
     name = _setting(node)
