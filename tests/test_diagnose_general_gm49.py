@@ -10,6 +10,7 @@ import pytest
 
 from tpu_runtime.diagnose import crash_locations
 from tpu_runtime.diagnose.crash_locations import RaiseSite
+from tpu_runtime.diagnose.crash_raise_guard import required_test
 from tpu_runtime.diagnose.crash_sheet_facts import SheetFacts
 from tpu_runtime.diagnose.crashlog import diagnose_log
 from tpu_runtime.diagnose.raise_sites_build import raise_sites_of, template
@@ -81,7 +82,9 @@ def _fix(monkeypatch: pytest.MonkeyPatch, last_line: str) -> tuple[str, str]:
 def test_a_failed_assertion_names_what_its_test_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     fix_rule, fix = _fix(monkeypatch, "AssertionError: widget shards must be at least one, got 0")
     assert fix_rule.endswith("/raise_guard")
-    assert "`not (cfg.widget_shards >= 1)`" in fix and "`widget_shards`" in fix
+    # said as the test that must hold, not as a negation to undo
+    assert "raises it unless `cfg.widget_shards >= 1` holds" in fix and "`widget_shards`" in fix
+    assert "so it holds" in fix and "no longer holds" not in fix
 
 
 def test_the_same_words_under_another_exception_class_are_not_that_assertion(
@@ -90,3 +93,21 @@ def test_the_same_words_under_another_exception_class_are_not_that_assertion(
     fix_rule, fix = _fix(monkeypatch, "ValueError: widget shards must be at least one, got 0")
     assert not fix_rule.endswith("/raise_guard")
     assert "widget_shards" not in fix
+
+
+@pytest.mark.parametrize(
+    ("guard", "test"),
+    [
+        ("not (np.prod(widget_axes) == target_count)", "np.prod(widget_axes) == target_count"),
+        ("not (widget_hosts)", "widget_hosts"),  # the `if` of an `else:` branch
+        ("not (cfg.widget_cache and cfg.widget_hosts > 1)", "cfg.widget_cache and cfg.widget_hosts > 1"),
+    ],
+)
+def test_a_whole_negation_is_said_as_the_test_that_must_hold(guard: str, test: str) -> None:
+    assert required_test(guard) == test
+
+
+# nearby: a negated flag the source wrote bare, a negation that is one part of an `and`, and no negation
+@pytest.mark.parametrize("guard", ["not self.widget_cache", "not (widget_hosts) and widget_cache", "n > 1"])
+def test_a_condition_that_is_no_whole_negation_is_quoted_as_it_is(guard: str) -> None:
+    assert required_test(guard) == ""
