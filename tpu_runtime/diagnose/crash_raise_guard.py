@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from tpu_runtime.diagnose.crash_locations import Location, find_location
 from tpu_runtime.diagnose.report import Citation, CrashDiagnosis
 
-__all__ = ["SUB_RULE", "guard_fix", "guard_names", "guard_remedy", "guard_ways_out"]
+__all__ = ["SUB_RULE", "guard_fix", "guard_names", "guard_remedy", "guard_ways_out", "required_test"]
 
 SUB_RULE = "raise_guard"
 MAX_NAMES = 6
@@ -155,6 +155,18 @@ def guard_ways_out(guard: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_ways(tree.body)))[:MAX_WAYS]
 
 
+def required_test(guard: str) -> str:
+    """The test a check requires when its condition is a whole negation (an assertion's test, or the `if` of
+    an `else:` branch: `not (a == b)` -> `a == b`), so the fix can say what must hold; "" otherwise."""
+    try:
+        tree = ast.parse(guard, mode="eval").body
+    except SyntaxError:
+        return ""
+    if isinstance(tree, ast.UnaryOp) and isinstance(tree.op, ast.Not) and guard.startswith("not ("):
+        return ast.unparse(tree.operand)
+    return ""
+
+
 def guard_fix(lines: Sequence[str]) -> tuple[str, Location] | None:
     """The fix that names what the raising check tested, and the raise site; None when no mined site with a
     kept condition matches the log's error lines, or the condition names nothing to change."""
@@ -168,11 +180,16 @@ def guard_fix(lines: Sequence[str]) -> tuple[str, Location] | None:
     tested = ", ".join(f"`{n}`" for n in names)
     ways = guard_ways_out(site.guard)
     passes = f" (it passes with {', or with '.join(ways)})" if ways else ""
+    required = required_test(site.guard)
+    when, goal = (
+        (f"unless `{required}` holds", "so it holds")
+        if required
+        else (f"when `{site.guard}`", "so it no longer holds")
+    )
     fix = (
-        f"The check that raised this message ({site.module}, {site.function}) raises it when "
-        f"`{site.guard}`: change what that condition tests ({tested}: the setting, argument or value it "
-        f"names) so it no longer holds{passes}, then rerun; if the same error comes back, the facts below "
-        "and the category's general advice apply."
+        f"The check that raised this message ({site.module}, {site.function}) raises it {when}: change what "
+        f"that condition tests ({tested}: the setting, argument or value it names) {goal}{passes}, then "
+        "rerun; if the same error comes back, the facts below and the category's general advice apply."
     )
     return fix, found
 

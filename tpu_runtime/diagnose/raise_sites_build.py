@@ -3,8 +3,9 @@
 Every `.py` file of the packages in `PACKAGES` whose module the location table maps to a category
 (crash_locations.LocationTable.category_of_module) is parsed with `ast`; each `raise X("...")` (a string, an
 f-string, `"..." % args`, `"...".format(...)`, or a name assigned one of those earlier in the function)
-becomes a regex of its message's first line, its literal text escaped and each placeholder a lazy wildcard,
-kept when enough of it is literal to name the site. Run by `benchmarks/build_raise_sites.py`.
+and each `assert test, "..."` (an AssertionError whose condition is the test's negation) becomes a regex of
+its message's first line, its literal text escaped and each placeholder a lazy wildcard, kept when enough of
+it is literal to name the site. Run by `benchmarks/build_raise_sites.py`.
 """
 
 from __future__ import annotations
@@ -75,6 +76,12 @@ def _split(text: str, placeholder: re.Pattern[str], escaped: str) -> list[str | 
     return out
 
 
+def _escape(text: str) -> str:
+    """`re.escape` without escaping spaces (a space is literal in a pattern compiled without VERBOSE): the
+    patterns stay readable and the site file small."""
+    return " ".join(re.escape(word) for word in text.split(" "))
+
+
 def template(parts: list[str | None]) -> tuple[str, str] | None:
     """(regex, anchor) of the message's first line, or None when too little of it is literal."""
     pieces: list[str | None] = []
@@ -98,7 +105,7 @@ def template(parts: list[str | None]) -> tuple[str, str] | None:
             if not regex.endswith(re.escape(WILD)) and not regex.endswith(WILD):
                 regex += WILD
         else:
-            regex += re.escape(piece)
+            regex += _escape(piece)
     regex = regex.removesuffix(WILD)
     return regex, anchor.strip()
 
@@ -135,6 +142,24 @@ class _Visitor(ast.NodeVisitor):
             self.names[node.targets[0].id] = node.value
         self.generic_visit(node)
 
+    def _add(self, name: str, message: ast.expr, line: int, guard: str | None) -> None:
+        parts = _parts(message, self.names)
+        made = template(parts) if parts else None
+        if name and made is not None:
+            regex, anchor = made
+            self.sites.append(
+                {
+                    "module": self.module,
+                    "function": self.function,
+                    "exception": name,
+                    "pattern": regex,
+                    "anchor": anchor,
+                    "line": line,
+                }
+            )
+            if guard is not None and len(guard) <= MAX_GUARD:
+                self.sites[-1]["guard"] = guard
+
     def visit_Raise(self, node: ast.Raise) -> None:
         exc = node.exc
         if isinstance(exc, ast.Call) and exc.args:
@@ -146,22 +171,14 @@ class _Visitor(ast.NodeVisitor):
                 if isinstance(func, ast.Attribute)
                 else ""
             )
-            parts = _parts(exc.args[0], self.names)
-            made = template(parts) if parts else None
-            if name and made is not None:
-                regex, anchor = made
-                self.sites.append(
-                    {
-                        "module": self.module,
-                        "function": self.function,
-                        "exception": name,
-                        "pattern": regex,
-                        "anchor": anchor,
-                        "line": node.lineno,
-                    }
-                )
-                if self.guards and len(self.guards[-1]) <= MAX_GUARD:
-                    self.sites[-1]["guard"] = self.guards[-1]
+            self._add(name, exc.args[0], node.lineno, self.guards[-1] if self.guards else None)
+        self.generic_visit(node)
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        """`assert test, message` raises AssertionError when its test fails: a check like any `if ...: raise`,
+        whose condition is the test's negation."""
+        if node.msg is not None:
+            self._add("AssertionError", node.msg, node.lineno, f"not ({ast.unparse(node.test)})")
         self.generic_visit(node)
 
 
@@ -213,7 +230,7 @@ def write_raise_sites(
 ) -> None:
     """The mined sites as JSON, one site a line (a diff shows which sites a new release changed);
     `snapshots` maps each repository a site was mined from to its commit."""
-    rows = ",\n".join(json.dumps(site, sort_keys=True) for site in sites)
+    rows = ",\n".join(json.dumps(site, sort_keys=True, separators=(",", ":")) for site in sites)
     head = f'{{"packages": {json.dumps(versions, sort_keys=True)},\n'
     if snapshots:
         head += f'"snapshots": {json.dumps(dict(snapshots), sort_keys=True)},\n'
