@@ -1,0 +1,51 @@
+"""The final tier of the weak cues, told apart by what the exception names (gm50): an uncaught check exception
+nothing else placed is a shape error when it names jax's array or layout types, not only when it says dtype or
+sharding (`tpu_runtime/data/crash_cues/configuration_checks.yaml`). Wordings written for these tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from tpu_runtime.diagnose.crash_cues import weak_vote
+from tpu_runtime.diagnose.crashlog import diagnose_log
+from tpu_runtime.diagnose.similar_errors import SimilarErrors
+
+NO_NEIGHBOURS = SimilarErrors(())
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: Calling gizmo() on `Array`s that live on other hosts is not allowed here.",
+        "ValueError: The widget output needs its manual axes on the ShapeDtypeStruct it returns.",
+        "ValueError: gizmo_fn under shard_map returned 3 outputs for 2 entries.",
+        "AssertionError: out_specs of the widget kernel list a mesh axis twice.",
+        "ValueError: Expected a jax.Array for the gizmo buffer, got a Python list.",
+        "RuntimeError: A GizmoSharding cannot be applied to the widget's output.",
+    ],
+)
+def test_a_check_exception_naming_jax_array_types_is_a_shape_error(line: str) -> None:
+    vote = weak_vote([line], final=True)
+    assert vote is not None and vote.category == "shape_dtype_error"
+    assert vote.runner_up is None  # the start-up reading is overridden, not outvoted
+    crash = diagnose_log(f"Traceback (most recent call last):\n{line}\n", "-", similar=NO_NEIGHBOURS)
+    assert crash.category == "shape_dtype_error"
+    assert crash.facts["evidence_tier"] == "weak"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a setting whose name holds the word, and a lower-case noun that is no sharding class
+        "ValueError: resharding_interval must be positive, got 0.",
+        "ValueError: gizmo resharding is only allowed every 10 steps.",
+        # the devices a host holds are a mesh check, not an array's layout
+        "RuntimeError: The gizmo mesh needs 16 addressable devices, this host has 8.",
+        # a plural `Arrays` type in plain words and an array module are not jax's array type
+        "ValueError: Arrays of widgets must be registered before training starts.",
+        "ValueError: gizmo_array_size must be divisible by 4.",
+    ],
+)
+def test_nearby_wordings_stay_a_refused_configuration(line: str) -> None:
+    vote = weak_vote([line], final=True)
+    assert vote is not None and vote.category == "runtime_init_failure"
