@@ -49,3 +49,40 @@ def test_a_check_exception_naming_jax_array_types_is_a_shape_error(line: str) ->
 def test_nearby_wordings_stay_a_refused_configuration(line: str) -> None:
     vote = weak_vote([line], final=True)
     assert vote is not None and vote.category == "runtime_init_failure"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "NotImplementedError: Sprocket pooling with more than one shard is not wired up yet.",
+        "NotImplementedError: gizmo_scan over a ragged widget",
+        # a sharding it has no path for is still a missing path, not a layout to fix
+        "NotImplementedError: PartitionSpec over a ragged gizmo axis",
+        "(EngineCore pid=7) NotImplementedError: GizmoSharding of a sprocket buffer",
+    ],
+)
+def test_an_uncaught_not_implemented_error_is_a_missing_code_path(line: str) -> None:
+    vote = weak_vote([line], final=True)
+    assert vote is not None and vote.category == "unsupported_op"
+    assert vote.runner_up is None
+    crash = diagnose_log(f"Traceback (most recent call last):\n{line}\n", "-", similar=NO_NEIGHBOURS)
+    assert crash.category == "unsupported_op"
+    assert crash.title == "A code path the library has not implemented"
+    assert "no implementation for what was asked" in crash.cause
+    assert crash.fix.startswith("Take the path the message names out of the run")
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        # the same refusal raised as a ValueError stays a refused configuration
+        ("ValueError: Sprocket pooling with more than one shard is refused.\n", "runtime_init_failure"),
+        # memory words and a bug report are other families, as for the other check exceptions
+        ("NotImplementedError: gizmo offload when host memory is pinned\n", "unknown"),
+        ("NotImplementedError: reached an unhandled widget state. This is a gizmolib bug.\n", "unknown"),
+        # a class whose name merely ends the same way is not Python's NotImplementedError
+        ("GizmoNotImplementedError: sprocket pooling\n", "unknown"),
+    ],
+)
+def test_nearby_exceptions_are_not_a_missing_code_path(text: str, category: str) -> None:
+    assert diagnose_log(text, "-", similar=NO_NEIGHBOURS).category == category
