@@ -1,12 +1,23 @@
 """The final tier of the weak cues, told apart by what the exception names (gm50): an uncaught check exception
 nothing else placed is a shape error when it names jax's array or layout types, not only when it says dtype or
-sharding (`tpu_runtime/data/crash_cues/configuration_checks.yaml`). Wordings written for these tests."""
+sharding, and a missing code path when it is a NotImplementedError
+(`tpu_runtime/data/crash_cues/configuration_checks.yaml`); and a line Python prints for any attribute lookup
+names no raise site (`interpreter_messages` in `tpu_runtime/data/raise_locations.yaml`). Wordings and sites
+written for these tests."""
 
 from __future__ import annotations
 
 import pytest
 
 from tpu_runtime.diagnose.crash_cues import weak_vote
+from tpu_runtime.diagnose.crash_locations import (
+    CategoryLocations,
+    LocationTable,
+    RaiseSite,
+    find_location,
+    load_locations,
+    location_vote,
+)
 from tpu_runtime.diagnose.crashlog import diagnose_log
 from tpu_runtime.diagnose.similar_errors import SimilarErrors
 
@@ -86,3 +97,50 @@ def test_an_uncaught_not_implemented_error_is_a_missing_code_path(line: str) -> 
 )
 def test_nearby_exceptions_are_not_a_missing_code_path(text: str, category: str) -> None:
     assert diagnose_log(text, "-", similar=NO_NEIGHBOURS).category == category
+
+
+# a module's own __getattr__ that raises Python's wording, and a message of its own in the same module
+GETATTR_SITE = RaiseSite(
+    module="gizmolib.layers",
+    function="__getattr__",
+    exception="AttributeError",
+    pattern=r"'.+?'\ object\ has\ no\ attribute\ '.+?'",
+    anchor="' object has no attribute '",
+)
+OWN_SITE = RaiseSite(
+    module="gizmolib.layers",
+    function="__getattr__",
+    exception="AttributeError",
+    pattern=r"Sprocket\ .+?\ is\ not\ a\ child\ of\ this\ widget\ layer",
+    anchor="is not a child of this widget layer",
+)
+TABLE = LocationTable(
+    interpreter_messages=load_locations().interpreter_messages,
+    categories=[CategoryLocations(category="shape_dtype_error", modules=["gizmolib.layers"])],
+)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "AttributeError: 'GizmoNamespace' 'ops' object has no attribute 'sprocket_mm'",
+        "AttributeError: 'WidgetRunner' object has no attribute 'mesh'",
+        "AttributeError: module 'gizmolib.ops' has no attribute 'sprocket_mm'",
+    ],
+)
+def test_a_line_python_prints_for_any_attribute_lookup_names_no_raise_site(line: str) -> None:
+    lines = ["Traceback (most recent call last):", line]
+    assert find_location(lines, TABLE, [GETATTR_SITE, OWN_SITE], any_module=True) is None
+    assert location_vote(lines, TABLE, [GETATTR_SITE, OWN_SITE]) is None
+    # the same table without the list: the module's template fits the words and votes for its category
+    bare = LocationTable(categories=TABLE.categories)
+    if "object has no attribute" in line:
+        vote = location_vote(lines, bare, [GETATTR_SITE])
+        assert vote is not None and vote.category == "shape_dtype_error"
+
+
+def test_a_message_of_the_modules_own_still_names_it() -> None:
+    line = "AttributeError: Sprocket gear_3 is not a child of this widget layer"
+    vote = location_vote(["Traceback (most recent call last):", line], TABLE, [GETATTR_SITE, OWN_SITE])
+    assert vote is not None and vote.category == "shape_dtype_error"
+    assert vote.labels == ["message raised in gizmolib.layers (__getattr__)"]
