@@ -18,7 +18,8 @@ temporary folder, never kept).
 `--ablate` (dev half only) measures how far the general mechanisms reach without the rules written for
 known logs: the category from the weak-evidence cues alone (every signature pattern removed), and the
 remedy from the error message's own suggestion and the `from_facts_*` fallbacks alone (every
-cause-specific sub-rule removed). It estimates what they do for logs in wordings nobody collected. The
+cause-specific sub-rule removed). It estimates what they do for logs in wordings nobody collected; for
+each category the cues gave it also prints how many of those verdicts are right (their precision). The
 similar known errors are left out of it (the shipped set holds every dev file); `--known-from ... --ablate`
 measures them.
 
@@ -176,6 +177,7 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
     }
     right = wrong = undecided = remedies = 0
     by_round: dict[str, list[int]] = {}  # round -> [files, category right, remedy right]
+    by_verdict: dict[str, list[int]] = {}  # category the cues gave -> [files, right]: their precision
     by_origin: dict[str, list[int]] = {}  # origin -> [files, category right, wrong, unknown, remedy right]
     for name, entry in sorted(corpus.items()):
         text = (CORPUS_DIR / name).read_bytes().decode("utf-8", "replace")
@@ -192,6 +194,10 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
         counts[0] += 1
         counts[1] += got == entry.category
         counts[2] += scored.remedy_ok
+        if got != "unknown":
+            given = by_verdict.setdefault(got, [0, 0])
+            given[0] += 1
+            given[1] += got == entry.category
         origin = by_origin.setdefault(entry_origin(entry), [0, 0, 0, 0, 0])
         origin[0] += 1
         origin[1] += got == entry.category
@@ -207,6 +213,8 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
     print(f"## ablation (dev{f' fold {fold}' if fold else ''}, {n} files)")
     print(f"  weak cues alone: category right {right}, wrong {wrong}, left unknown {undecided}")
     print(f"  message suggestion + from_facts fallbacks alone: remedy right {remedies}/{n}")
+    given_line = ", ".join(f"{c} {r}/{g}" for c, (g, r) in sorted(by_verdict.items()))
+    print(f"  weak cues alone, right of each category they gave (precision): {given_line}")
     for round_name, (files, cues_right, fixed) in sorted(by_round.items()):
         print(f"  round {round_name}: {files} files, cues right {cues_right}, fallback remedies {fixed}")
     for origin_name, (files, cues_right, cues_wrong, left, fixed) in sorted(by_origin.items()):

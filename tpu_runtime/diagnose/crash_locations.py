@@ -15,7 +15,9 @@ The location decides only when no rule matched and no weak cue decided; the repo
 (`evidence_tier: weak`, the fact `raise_location` and the cue label name the module and its function, the
 deciding line is the evidence). A site whose exception is one any code raises (`deny_exceptions`: a NaN
 check, memory, a lost connection, an unimplemented case) or whose class differs from the one the log line
-shows names nothing; a C++ site's class is not compared (a binding raises its status as any class).
+shows names nothing; a C++ site's class is not compared (a binding raises its status as any class). A line
+Python itself prints for any code (`interpreter_messages`: "'X' object has no attribute 'y'") names no site
+either, though a module that mimics it (`torch.nn.Module.__getattr__`) has a template its words fit.
 """
 
 from __future__ import annotations
@@ -73,7 +75,21 @@ class LocationTable(BaseModel):
         description="exception classes any code may raise (a NaN check, memory, a lost connection): where "
         "they were raised says nothing of the kind of error",
     )
+    interpreter_messages: list[str] = Field(
+        default=[],
+        description="messages Python itself prints for any code (regexes): a line of one names no raise "
+        "site, whatever module's template its words also fit",
+    )
     categories: list[CategoryLocations]
+
+    @functools.cached_property
+    def compiled_interpreter_messages(self) -> re.Pattern[str] | None:
+        """The interpreter's messages as one regex, compiled once: find_location tests every error line."""
+        return (
+            re.compile("|".join(f"(?:{m})" for m in self.interpreter_messages))
+            if self.interpreter_messages
+            else None
+        )
 
     def category_of_module(self, module: str, function: str = "") -> tuple[Category, str] | None:
         """The category of the longest prefix that names `module` (at a dotted boundary), and the prefix; a
@@ -183,6 +199,7 @@ def find_location(
         return None
     denied = set(table.deny_exceptions)
     sites = [site for site in sites if site.exception not in denied]
+    generic = table.compiled_interpreter_messages
     read = 0
     for i in range(len(lines) - 1, -1, -1):
         line = lines[i]
@@ -191,6 +208,8 @@ def find_location(
         read += 1
         if read > MAX_READ:
             break
+        if generic is not None and generic.search(line):
+            continue
         shown = _EXCEPTION.match(line)
         for site in sites:
             if shown is not None and shown["name"] != site.exception and not site.native:
