@@ -165,6 +165,14 @@ REASON_BONUS = 1.5  # span score factor of a line stating a cause when the quest
 # which condition something happens ('when does X ...'), as `REASON_BONUS` is for 'why'
 CONDITION_BONUS = 1.5
 PROCEDURE_BONUS = 1.25  # span score factor of a line whose code names the action or term a "how do I" asks
+# span score factor of a line naming no TPU generation (nor its heading) when the question names one and
+# another candidate line names it: a question saying 'Trillium' escapes `SPECIFIC_MISS`, which only
+# digit names ('v6e') trigger (`generation_unnamed`)
+GENERATION_MISS = 0.8
+# span score factor of a line repeating a value the question writes as a number ('TP=2', 'a batch of 16'),
+# which tokenising drops as a term when short: 'why TP=2 on TPU7x' quoted a line on the CP degree over the
+# line giving 'a tensor-parallel degree of 2'
+NUMBER_BONUS = 1.25
 MAX_QUOTE_CHARS = 400
 # a second line is quoted too when it scores at least this share of the first one's (dev fold A chose 0.9 of
 # 0.95/0.9/0.85/0.8: docs/kb-accuracy.md)
@@ -1520,6 +1528,46 @@ def gives_reason(span: str) -> bool:
     return bool(_GIVES_REASON_RE.search(_NOTE_RE.sub(" ", span)))
 
 
+def generation_unnamed(question: str, candidates: list[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The (heading, line) candidates that name no TPU generation, when the question names one and some
+    other candidate names one it asks about; empty otherwise. A generation written by its codename
+    ('Trillium', 'Ironwood') is no specific term, so a generic line ('request preemptible quota for Spot
+    VMs') outranked the one giving v6e's preemptible quota for 'spot Trillium chips'."""
+    asked = generations_named(question)
+    if not asked:
+        return set()
+    named = {pair: generations_named("\n".join(pair)) for pair in candidates}
+    if not any(gens & asked for gens in named.values()):
+        return set()
+    return {pair for pair, gens in named.items() if not gens}
+
+
+# a number standing on its own in the question: not part of a name ('v5e', 'bf16'), a shape ('2x2x4') or a
+# ratio ('1.5x'); in a line, one not glued after letters ('TP2', 'v7x'), since '2 chips' or '8B' still give it
+_OWN_NUMBER_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?!\w|\.\d)")
+_LINE_NUMBER_RE = re.compile(r"(?<![A-Za-z\d.])(\d+(?:\.\d+)?)(?!\d)")
+
+
+_LABEL_RE = re.compile(r"([A-Za-z][\w-]*)\s+$")
+
+
+def question_numbers(question: str) -> set[str]:
+    """The values a question writes as numbers on their own ('TP=2', 'a batch of 16', '8 chips'); a number
+    right after a word other than a function word labels a thing ('NUMA node 0', 'PyTorch 2', 'Llama 3'),
+    which every line about that thing repeats, so it says nothing of the value asked about."""
+    numbers = set()
+    for match in _OWN_NUMBER_RE.finditer(question):
+        label = _LABEL_RE.search(question[: match.start()])
+        if label is None or label.group(1).lower() in STOPWORDS:
+            numbers.add(match.group(1))
+    return numbers
+
+
+def repeats_number(numbers: set[str], span: str) -> bool:
+    """Whether the line gives one of `numbers` as a number of its own, its source note aside."""
+    return bool(numbers & set(_LINE_NUMBER_RE.findall(_NOTE_RE.sub(" ", span))))
+
+
 def ranked_spans(
     weights: dict[str, float],
     passages: list[Passage],
@@ -1539,6 +1587,12 @@ def ranked_spans(
     condition = bool(question and asks_condition(question))
     procedure = procedure_terms(question, list(weights)) if question else []
     weighed = passages[:SUPPORT_PASSAGES]
+    numbers = question_numbers(question) if question else set()
+    unnamed = (
+        generation_unnamed(question, [(_heading(p), sp) for p in weighed for sp in candidate_spans(p.text)])
+        if question
+        else set()
+    )
     for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
         heading = _heading(passage)
         for span in candidate_spans(passage.text):
@@ -1587,6 +1641,10 @@ def ranked_spans(
                 overlap *= CONDITION_BONUS
             if procedure and gives_procedure(procedure, span):
                 overlap *= PROCEDURE_BONUS
+            if (heading, span) in unnamed:
+                overlap *= GENERATION_MISS
+            if numbers and repeats_number(numbers, span):
+                overlap *= NUMBER_BONUS
             spans.append(Span(span, passage, overlap))
     # stable: among equal scores the earlier (higher-ranked) span stays first
     spans.sort(key=lambda sp: -sp.overlap)
