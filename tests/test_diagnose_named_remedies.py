@@ -183,6 +183,21 @@ def test_recompilation_fallbacks_without_the_explanation_quote_nothing() -> None
     assert "the log names the change" not in crash.fix
 
 
+def test_precompiling_a_serving_engine_is_no_torch_compile_recompile() -> None:
+    """'Precompile' holds 'recompil': a JAX server's precompiled buckets are not torch.compile's guards."""
+    jax_serving = (
+        "Explanation for cache miss in jit_forward: never seen input type signature. "
+        "Precompile the batch sizes you serve.\n"
+    )
+    crash = diagnose_log(jax_serving, "invented.log", fallback_rules(load_rules()), SimilarErrors(()))
+    assert crash.category == "recompilation"
+    assert crash.evidence.fix_rule != "recompilation/from_facts_torch_compile"
+    torch_compile = "torch._dynamo hit config.recompile_limit (8)\n   function: 'forward' (model.py:12)\n"
+    crash = diagnose_log(torch_compile, "invented.log", fallback_rules(load_rules()), SimilarErrors(()))
+    assert crash.category == "recompilation"
+    assert "TORCH_LOGS=recompiles" in crash.fix
+
+
 def test_a_method_call_after_a_full_stop_is_no_glued_sentence() -> None:
     assert (
         find_suggestions(["Check failed: client.Fetch({handle}, &out) == OK (Invalid argument: no kernel)"])
