@@ -26,7 +26,9 @@ MIGRATE = """\
 
 - `xpk workload migrate --workload W` moves a workload to another Gridlet cluster when its slices are preempted. ([source](https://example.org/migrate), checked 2026-12-06)
 """
-QUESTION = "What does xpk workload migrate do to a workload of a Gridlet cluster when its slices are preempted?"
+QUESTION = (
+    "What does xpk workload migrate do to a workload of a Gridlet cluster when its slices are preempted?"
+)
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +54,8 @@ def test_the_path_ends_where_the_prose_resumes() -> None:
     # a program named without a subcommand, or inside a longer name, writes no path
     assert command_paths("Is there a tpu-info option for JSON?") == []
     assert command_paths("What does pip install my-xpk helper do?") == []
+    # after an article or other determiner the program's name qualifies a noun: no command is written
+    assert command_paths("Can an xpk workload keep going once a slice is lost?") == []
 
 
 def test_a_phrase_is_written_whole_only(bare: KnowledgeIndex) -> None:
@@ -69,5 +73,7 @@ def test_a_sibling_subcommands_line_is_refused(bare: KnowledgeIndex) -> None:
 
 
 def test_a_subcommand_the_sources_write_answers(bare: KnowledgeIndex, full: KnowledgeIndex) -> None:
-    assert_quoted(bare, "What does xpk workload delete do to a workload of a Gridlet cluster?", "xpk workload delete")
+    assert_quoted(
+        bare, "What does xpk workload delete do to a workload of a Gridlet cluster?", "xpk workload delete"
+    )
     assert_quoted(full, QUESTION, "xpk workload migrate")

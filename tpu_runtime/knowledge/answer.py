@@ -1152,6 +1152,11 @@ def command_paths(question: str) -> list[str]:
     word by the real one's line."""
     names: list[str] = []
     for m in _TOOL_PATH_RE.finditer(question):
+        before = question[: m.start()].split()
+        if (
+            before and before[-1].lower() in _DETERMINERS
+        ):  # 'an xpk workload': the program's name as a modifier
+            continue
         words: list[str] = []
         for word in m.group(2).split():
             if word in _PATH_END:
@@ -1159,7 +1164,6 @@ def command_paths(question: str) -> list[str]:
             words.append(word)
         # 'what type does gcloud ... create use if': after an auxiliary the program is the subject, and
         # the word ending the path is the clause's verb unless 'do' follows ('what does xpk ... do')
-        before = question[: m.start()].split()
         after = [
             w.strip("?.,;:!").lower() for w in question[m.start(2) :].split()[len(words) : len(words) + 1]
         ]
