@@ -1139,6 +1139,49 @@ def question_flags(question: str) -> list[str]:
     return list(dict.fromkeys(m.group(1).lower() for m in _FLAG_RE.finditer(question)))
 
 
+# Command-line programs whose subcommands a question may write in prose ('xpk workload create'); the
+# words of a path are common ('workload', 'create'), so a path no source writes whole still reads as known
+COMMAND_TOOLS = ("gcloud", "gsutil", "helm", "kubectl", "tpu-ctl", "tpu-info", "tpu-tune", "xpk")
+_TOOL_PATH_RE = re.compile(
+    rf"(?<![\w./-])({'|'.join(map(re.escape, COMMAND_TOOLS))})((?:\s+[a-z][a-z0-9-]*)+)"
+)
+# words that end a subcommand path written in prose ('xpk workload migrate do ...', 'tpu-ctl drain to ...')
+_PATH_END = STOPWORDS | frozenset(
+    "did could should after before during command commands subcommand subcommands flag flags option "  # noqa: SIM905
+    "options".split()
+)
+
+
+def command_paths(question: str) -> list[str]:
+    """Subcommand paths the question writes in prose after a program's name ('gcloud compute tpus
+    tpu-vm create', 'xpk workload migrate'). Each word of a path is common, so only a source writing
+    the path whole knows it (`KnowledgeIndex.writes`), as a `--flag` is known only whole: a made-up
+    subcommand next to real ones ('tpu-ctl drain' beside 'tpu-ctl pause') is otherwise matched word by
+    word by the real one's line."""
+    names: list[str] = []
+    for m in _TOOL_PATH_RE.finditer(question):
+        before = question[: m.start()].split()
+        if (
+            before and before[-1].lower() in _DETERMINERS
+        ):  # 'an xpk workload': the program's name as a modifier
+            continue
+        words: list[str] = []
+        for word in m.group(2).split():
+            if word in _PATH_END:
+                break
+            words.append(word)
+        # 'what type does gcloud ... create use if': after an auxiliary the program is the subject, and
+        # the word ending the path is the clause's verb unless 'do' follows ('what does xpk ... do')
+        after = [
+            w.strip("?.,;:!").lower() for w in question[m.start(2) :].split()[len(words) : len(words) + 1]
+        ]
+        if before and before[-1].lower() in AUXILIARIES and after != ["do"] and len(words) > 1:
+            words.pop()
+        if words:
+            names.append(" ".join([m.group(1), *words]))
+    return list(dict.fromkeys(names))
+
+
 # 'MODEL_IMPL=onnx', 'load_format="onnx"': a word value assigned to a name (a number is a setting's
 # amount, which no source need repeat)
 _ASSIGNED_RE = re.compile(r"(?<![\w-])[A-Za-z_][\w.-]*\s*=\s*[\"'`]?([A-Za-z][\w.-]*)")
@@ -1736,6 +1779,8 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     ]
     # a value assigned to an option that no source names in any form ('MODEL_IMPL=onnx')
     unknown += [f"={v}" for v in assigned_values(question) if v not in unknown and _family_df(index, v) == 0]
+    # a subcommand path of common words that no source writes whole ('xpk workload migrate')
+    unknown += [p for p in command_paths(question) if not index.writes(p)]
     if unknown:  # 'v9', 'tpu8': the question names something no source mentions
         reasons.append(f"the sources never mention {', '.join(unknown[:3])}")
     # the thing asked for ('what refund', 'how many heatsinks') in no form anywhere in the sources: no

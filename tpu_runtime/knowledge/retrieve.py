@@ -71,6 +71,16 @@ class SearchResult:
     timings_ms: dict[str, float] = field(default_factory=dict)
 
 
+_FLAT_MARKS_RE = re.compile(r"[`*]|==")
+_FLAT_EDGE_RE = re.compile(r"(?<=\w)[.,;:)!?]+(?=\s|$)|(?:^|(?<=\s))\(")
+
+
+def flat_text(text: str) -> str:
+    """Text reduced for phrase lookups: lower case, one space between words, no backticks, emphasis or
+    '==' pins, and no punctuation closing a word ('xpk cluster create.' writes 'xpk cluster create')."""
+    return " ".join(_FLAT_EDGE_RE.sub(" ", _FLAT_MARKS_RE.sub(" ", text.lower())).split())
+
+
 class KnowledgeIndex:
     """An opened index, kept in memory for fast repeated queries (the MCP server holds one)."""
 
@@ -89,6 +99,7 @@ class KnowledgeIndex:
         self._vector_row: dict[int, int] = {}
         self._dense_error: str | None = None
         self._lock = threading.Lock()
+        self._flat: str | None = None  # every passage's text, flattened once for `writes`
 
     @classmethod
     def open(cls, folder: Path) -> KnowledgeIndex:
@@ -274,6 +285,15 @@ class KnowledgeIndex:
             dense_rank=dense,
             cosine=None if cosine is None else round(cosine, 4),
         )
+
+    def writes(self, phrase: str) -> bool:
+        """Whether some passage writes the phrase whole (case, spacing, backticks and a pinned '=='
+        aside): a name of several words ('xpk workload migrate', 'JAX 1.0') is known only so, since
+        each of its words is common on its own."""
+        with self._lock:
+            if self._flat is None:
+                self._flat = " " + " ".join(flat_text(c.text) for c in self.chunks) + " "
+        return f" {flat_text(phrase)} " in self._flat
 
     def document_frequency(self, token: str) -> int:
         retriever = self.lexical._retriever

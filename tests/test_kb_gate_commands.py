@@ -1,0 +1,79 @@
+# ruff: noqa: E501  (fact-sheet lines are long by design)
+"""A subcommand path a question writes in prose ('xpk workload migrate') is a name: its words are common,
+so a line on a sibling subcommand ('xpk workload delete') matches it word by word, and only a source
+writing the path whole knows it. Hand-made sheets on a tiny lexical index."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
+from tpu_runtime.knowledge.answer import command_paths
+from tpu_runtime.knowledge.retrieve import KnowledgeIndex, flat_text
+
+SHEET = """\
+# Tiny xpk workloads
+
+## Workload subcommands
+
+- `xpk workload delete --workload W` removes a workload from a Gridlet cluster and frees its slices. ([source](https://example.org/delete), checked 2026-12-06)
+- `xpk workload list` prints each workload of a Gridlet cluster with its state. ([source](https://example.org/list), checked 2026-12-06)
+"""
+MIGRATE = """\
+# Tiny xpk migrations
+
+## Moving workloads
+
+- `xpk workload migrate --workload W` moves a workload to another Gridlet cluster when its slices are preempted. ([source](https://example.org/migrate), checked 2026-12-06)
+"""
+QUESTION = (
+    "What does xpk workload migrate do to a workload of a Gridlet cluster when its slices are preempted?"
+)
+
+
+@pytest.fixture(scope="module")
+def bare(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("commands-bare"), {"xpk.md": SHEET})
+
+
+@pytest.fixture(scope="module")
+def full(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("commands-full"), {"xpk.md": SHEET, "migrate.md": MIGRATE})
+
+
+def test_the_path_ends_where_the_prose_resumes() -> None:
+    assert command_paths(QUESTION) == ["xpk workload migrate"]
+    assert command_paths("How do I use tpu-ctl drain to hand requests over?") == ["tpu-ctl drain"]
+    # after an auxiliary the program is the subject, and the last word the clause's verb
+    assert command_paths("Which zone does gcloud compute tpus tpu-vm create use by default?") == [
+        "gcloud compute tpus tpu-vm create"
+    ]
+    assert command_paths("What does gcloud compute tpus tpu-vm snapshot create do?") == [
+        "gcloud compute tpus tpu-vm snapshot create"
+    ]
+    # a program named without a subcommand, or inside a longer name, writes no path
+    assert command_paths("Is there a tpu-info option for JSON?") == []
+    assert command_paths("What does pip install my-xpk helper do?") == []
+    # after an article or other determiner the program's name qualifies a noun: no command is written
+    assert command_paths("Can an xpk workload keep going once a slice is lost?") == []
+
+
+def test_a_phrase_is_written_whole_only(bare: KnowledgeIndex) -> None:
+    assert flat_text("Run `xpk workload list`. Then") == "run xpk workload list . then"
+    assert bare.writes("XPK workload list")
+    assert bare.writes("xpk workload delete")
+    assert not bare.writes("xpk workload migrate")
+    assert bare.writes("xpk workload")  # the start of a written path is a command group
+    assert not bare.writes("workload migrate")
+    assert bare.writes("xpk workload delete --workload w")
+
+
+def test_a_sibling_subcommands_line_is_refused(bare: KnowledgeIndex) -> None:
+    assert_refused(bare, QUESTION, "never mention xpk workload migrate")
+
+
+def test_a_subcommand_the_sources_write_answers(bare: KnowledgeIndex, full: KnowledgeIndex) -> None:
+    assert_quoted(
+        bare, "What does xpk workload delete do to a workload of a Gridlet cluster?", "xpk workload delete"
+    )
+    assert_quoted(full, QUESTION, "xpk workload migrate")
