@@ -65,3 +65,14 @@ def test_a_type_name_inside_a_longer_word_is_not_read() -> None:
     )
     assert dtype is None
     assert rule != "unsupported_op/from_facts_dtype"
+
+
+def test_a_dtype_among_the_values_a_refusal_accepts_is_no_lacking_dtype() -> None:
+    category, rule, fix, _ = _diagnose(
+        TRACEBACK
+        + "NotImplementedError: widgetq scheme not supported.\n"
+        + "Accepted schemes are ['none', 'int8']\n"
+    )
+    assert category == "unsupported_op"
+    assert rule != "unsupported_op/from_facts_dtype"
+    assert "dequantize" not in fix
