@@ -1161,9 +1161,8 @@ def command_paths(question: str) -> list[str]:
     names: list[str] = []
     for m in _TOOL_PATH_RE.finditer(question):
         before = question[: m.start()].split()
-        if (
-            before and before[-1].lower() in _DETERMINERS
-        ):  # 'an xpk workload': the program's name as a modifier
+        # 'an xpk workload': the program's name as a modifier, not a command
+        if before and before[-1].lower() in _DETERMINERS:
             continue
         words: list[str] = []
         for word in m.group(2).split():
