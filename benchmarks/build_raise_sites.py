@@ -85,9 +85,9 @@ def main() -> int:
                 if str(site["pattern"]) not in seen:
                     seen.add(str(site["pattern"]))
                     sites.append(site)
-    # a message two libraries raise alike names the library whose module maps, if either does
+    # a message two libraries raise alike names the library whose module maps, if either does: between the
+    # installed packages and the kept sites of an earlier file (within the snapshots, the first mined wins)
     sites = _mapped_first(sites, table)
-    seen = {str(site["pattern"]) for site in sites}
     if args.out.is_file():  # snapshots not here: keep the sites mined from them that still map
         old = json.loads(args.out.read_text(encoding="utf-8"))
         kept = [

@@ -262,7 +262,7 @@ def _scores(
     config: CueConfig, lines: Sequence[str], masked: dict[int, str], tier: Tier
 ) -> tuple[list[_Scored], set[Category]]:
     """Each category's score from its cues of one tier (ordinary, `last_resort` or `final`), and the
-    categories that tier's firing cues override: (score, last line, category, labels, evidence lines)."""
+    categories that tier's firing cues override (each score is a `_Scored`)."""
     scored: list[_Scored] = []
     overridden: set[Category] = set()
     for group in config.categories:

@@ -167,9 +167,10 @@ def required_test(guard: str) -> str:
     return ""
 
 
-def guard_fix(lines: Sequence[str]) -> tuple[str, Location] | None:
-    """The fix that names what the raising check tested, and the raise site; None when no mined site with a
-    kept condition matches the log's error lines, or the condition names nothing to change."""
+def guard_fix(lines: Sequence[str]) -> tuple[str, Location, tuple[str, ...]] | None:
+    """The fix that names what the raising check tested, the raise site and the values that get past it
+    (guard_ways_out); None when no mined site with a kept condition matches the log's error lines, or the
+    condition names nothing to change."""
     found = find_location(lines, any_module=True)
     if found is None or not found.site.guard:
         return None
@@ -191,7 +192,7 @@ def guard_fix(lines: Sequence[str]) -> tuple[str, Location] | None:
         f"that condition tests ({tested}: the setting, argument or value it names) {goal}{passes}, then "
         "rerun; if the same error comes back, the facts below and the category's general advice apply."
     )
-    return fix, found
+    return fix, found, ways
 
 
 def guard_remedy(crash: CrashDiagnosis, lines: Sequence[str]) -> CrashDiagnosis:
@@ -201,7 +202,7 @@ def guard_remedy(crash: CrashDiagnosis, lines: Sequence[str]) -> CrashDiagnosis:
     found = guard_fix(lines)
     if found is None:
         return crash
-    fix, location = found
+    fix, location, ways = found
     citations = list(crash.citations)
     if location.site.source_url:
         citations.insert(0, Citation(label=location.label, url=location.site.source_url))
@@ -214,10 +215,9 @@ def guard_remedy(crash: CrashDiagnosis, lines: Sequence[str]) -> CrashDiagnosis:
             ),
         }
     )
-    guard = location.site.guard
     facts = {
         **crash.facts,
-        "raise_guard": {"site": location.label, "condition": guard, "passes": list(guard_ways_out(guard))},
+        "raise_guard": {"site": location.label, "condition": location.site.guard, "passes": list(ways)},
     }
     return crash.model_copy(
         update={

@@ -1629,15 +1629,16 @@ def ranked_spans(
     condition = bool(question and asks_condition(question))
     procedure = procedure_terms(question, list(weights)) if question else []
     weighed = passages[:SUPPORT_PASSAGES]
+    # each passage's heading and candidate lines, split once for the generation check and the scoring
+    split = [(passage, _heading(passage), candidate_spans(passage.text)) for passage in weighed]
     numbers = question_numbers(question) if question else set()
     unnamed = (
-        generation_unnamed(question, [(_heading(p), sp) for p in weighed for sp in candidate_spans(p.text)])
+        generation_unnamed(question, [(heading, sp) for _, heading, lines in split for sp in lines])
         if question
         else set()
     )
-    for rank, passage in enumerate(passages[:SUPPORT_PASSAGES]):
-        heading = _heading(passage)
-        for span in candidate_spans(passage.text):
+    for rank, (passage, heading, lines) in enumerate(split):
+        for span in lines:
             # the span's own words count fully, terms only its heading names count part: every line under
             # a matching heading shares the heading, so it must not decide between them
             # an attribute the span names by a value in its unit counts as named
