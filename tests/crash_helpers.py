@@ -18,6 +18,12 @@ def diagnose_fallbacks_alone(text: str) -> CrashDiagnosis:
     return diagnose_log(text, "invented.log", fallback_rules(load_rules()), SimilarErrors(()))
 
 
+def ablated_verdict(text: str) -> tuple[str, str, str]:
+    """Category, fix sub-rule and fix of `text` with the general fallbacks alone (as `--ablate` scores)."""
+    crash = diagnose_fallbacks_alone(text)
+    return crash.category, crash.evidence.fix_rule, crash.fix
+
+
 def library_trace(message: str, script: str = "train.py", package: str = "invented_trainer") -> str:
     """A start-up traceback whose last frame is an installed library's own configuration check."""
     frames = [

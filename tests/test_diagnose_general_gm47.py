@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.crash_helpers import diagnose_fallbacks_alone, library_trace
+from tests.crash_helpers import ablated_verdict, library_trace
 from tpu_runtime.diagnose import crash_locations
 from tpu_runtime.diagnose.crash_locations import RaiseSite
 from tpu_runtime.diagnose.crash_next_steps import unknown_diagnosis
@@ -66,14 +66,8 @@ def _library_trace(message: str) -> str:
     return library_trace(message, "train.py", "invented_trainer")
 
 
-def _ablated(text: str) -> tuple[str, str, str]:
-    """Category, fix sub-rule and fix with the general fallbacks alone (as `--ablate` scores)."""
-    crash = diagnose_fallbacks_alone(text)
-    return crash.category, crash.evidence.fix_rule, crash.fix
-
-
 def test_settings_refused_together_are_named_before_the_library_catch_all() -> None:
-    category, rule, fix = _ablated(
+    category, rule, fix = ablated_verdict(
         _library_trace("ValueError: Cannot specify both resume_from_run and warm_start_path")
     )
     assert category == "runtime_init_failure"
@@ -82,7 +76,7 @@ def test_settings_refused_together_are_named_before_the_library_catch_all() -> N
 
 
 def test_a_refusal_of_plain_words_keeps_the_library_catch_all() -> None:
-    category, rule, fix = _ablated(
+    category, rule, fix = ablated_verdict(
         _library_trace("ValueError: Cannot specify both inputs and outputs as donated")
     )
     assert category == "runtime_init_failure"

@@ -6,16 +6,8 @@ from __future__ import annotations
 
 import pytest
 
+from tests.crash_helpers import ablated_verdict
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions, suggestion_fix
-from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules, load_rules
-from tpu_runtime.diagnose.similar_errors import SimilarErrors
-
-
-def _ablated(text: str) -> tuple[str, str, str]:
-    """Category, fix sub-rule and fix of `text` with the general fallbacks alone (as `--ablate` scores)."""
-    crash = diagnose_log(text, "invented.log", fallback_rules(load_rules()), SimilarErrors(()))
-    return crash.category, crash.evidence.fix_rule, crash.fix
-
 
 # ------------------------------------------------------------------------------------- a stated cause
 
@@ -73,7 +65,7 @@ def test_a_stated_cause_comes_after_the_fallbacks_and_before_the_paragraph() -> 
         "ValueError: Pallas lowering failed: the kernel body is empty.\n"
         "This can happen if the kernel body never writes an output_ref.\n"
     )
-    category, fix_rule, fix = _ablated(log)
+    category, fix_rule, fix = ablated_verdict(log)
     assert category == "mosaic_compile_error"
     assert fix_rule == "mosaic_compile_error/message_suggestion"
     assert "likely cause" in fix and "`output_ref`" in fix
@@ -81,7 +73,7 @@ def test_a_stated_cause_comes_after_the_fallbacks_and_before_the_paragraph() -> 
     log = log.replace(
         "Pallas lowering failed: the kernel body is empty.", "Mosaic failed to compile TPU kernel: x."
     )
-    _, fix_rule, _ = _ablated(log)
+    _, fix_rule, _ = ablated_verdict(log)
     assert fix_rule == "mosaic_compile_error/from_facts_mosaic_message"
 
 
@@ -179,7 +171,7 @@ def test_only_works_without_a_setting_names_nothing() -> None:
     ],
 )
 def test_shardings_that_disagree_get_one_mesh_and_a_reshard(log: str) -> None:
-    category, fix_rule, fix = _ablated(log)
+    category, fix_rule, fix = ablated_verdict(log)
     assert category == "shape_dtype_error"
     assert fix_rule == "shape_dtype_error/from_facts_sharding_disagrees"
     assert "same mesh" in fix and "reshard" in fix
@@ -190,7 +182,7 @@ def test_a_size_off_its_mesh_axis_keeps_the_divisibility_fix() -> None:
         "ValueError: One of pjit inputs with sharding NamedSharding(mesh=Mesh('data': 4)) implies that the "
         "global size of its dimension 0 should be divisible by 4, but it is equal to 10\n"
     )
-    _, fix_rule, _ = _ablated(log)
+    _, fix_rule, _ = ablated_verdict(log)
     assert fix_rule != "shape_dtype_error/from_facts_sharding_disagrees"
 
 
@@ -199,5 +191,5 @@ def test_batch_shapes_that_differ_keep_the_broadcast_fix() -> None:
         "TypeError: dot_general requires lhs batch dimensions and rhs batch dimensions to have the same "
         "shape, got (4,) and (1,).\n"
     )
-    _, fix_rule, _ = _ablated(log)
+    _, fix_rule, _ = ablated_verdict(log)
     assert fix_rule == "shape_dtype_error/from_facts_batch_dims_differ"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.crash_helpers import diagnose_fallbacks_alone, library_trace
+from tests.crash_helpers import ablated_verdict, library_trace
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions
 
 # a line of a check and the setting it must name
@@ -59,14 +59,8 @@ def _library_trace(message: str) -> str:
     return library_trace(message, "serve.py", "invented_server")
 
 
-def _ablated(text: str) -> tuple[str, str, str]:
-    """Category, fix sub-rule and fix with the general fallbacks alone (as `--ablate` scores)."""
-    crash = diagnose_fallbacks_alone(text)
-    return crash.category, crash.evidence.fix_rule, crash.fix
-
-
 def test_a_library_check_of_its_own_setting_names_the_setting_not_an_upgrade() -> None:
-    category, rule, fix = _ablated(
+    category, rule, fix = ablated_verdict(
         _library_trace("ValueError: --prefix-share requires --prefetch-pages > 0; got prefetch_pages=0.")
     )
     assert category == "runtime_init_failure"
@@ -75,7 +69,9 @@ def test_a_library_check_of_its_own_setting_names_the_setting_not_an_upgrade() -
 
 
 def test_a_library_probe_without_a_setting_keeps_the_library_advice() -> None:
-    category, rule, fix = _ablated(_library_trace("RuntimeError: No TPU devices were found by the server."))
+    category, rule, fix = ablated_verdict(
+        _library_trace("RuntimeError: No TPU devices were found by the server.")
+    )
     assert category == "runtime_init_failure"
     assert rule == "runtime_init_failure/from_facts_library_check"
     assert "pip install -U invented-server" in fix
