@@ -25,11 +25,10 @@ use_quiet_env()
 
 from tpu_runtime.diagnose.crash_locations import (  # noqa: E402
     RAISE_SITES_FILE,
-    LocationTable,
     load_locations,
     load_raise_sites,
 )
-from tpu_runtime.diagnose.raise_sites_build import mine, write_raise_sites  # noqa: E402
+from tpu_runtime.diagnose.raise_sites_build import mapped_first, mine, write_raise_sites  # noqa: E402
 from tpu_runtime.diagnose.raise_sites_snapshot import (  # noqa: E402
     load_snapshot_config,
     mine_snapshot,
@@ -41,20 +40,6 @@ def _git_dir(root: Path, repo: str) -> Path:
     return folder / "repo" if (folder / "repo").is_dir() else folder
 
 
-def _mapped_first(sites: list[dict[str, str | int]], table: LocationTable) -> list[dict[str, str | int]]:
-    """One site per message pattern, a site of a mapped module over one of a module mined for its guard."""
-    chosen: dict[str, dict[str, str | int]] = {}
-    for site in sites:
-        pattern = str(site["pattern"])
-        earlier = chosen.get(pattern)
-        if earlier is None or (
-            table.category_of_module(str(earlier["module"]), str(earlier["function"])) is None
-            and table.category_of_module(str(site["module"]), str(site["function"])) is not None
-        ):
-            chosen[pattern] = site
-    return list(chosen.values())
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=RAISE_SITES_FILE)
@@ -64,7 +49,6 @@ def main() -> int:
     table = load_locations()
     versions, installed = mine(table)
     sites: list[dict[str, str | int]] = [dict(site) for site in installed]
-    seen = {str(site["pattern"]) for site in sites}
     commits: dict[str, str] = {}
     mined_repos: set[str] = set()
     every_module: set[str] = set()  # repos whose unmapped modules' sites are kept too
@@ -81,13 +65,10 @@ def main() -> int:
             commits[snapshot.repo] = snapshot.commit
             mined_repos.add(snapshot.repo)
             mined = mine_snapshot(git_dir, snapshot, table)
-            for site in sorted(mined, key=lambda s: (str(s["path"]), int(s["line"]))):
-                if str(site["pattern"]) not in seen:
-                    seen.add(str(site["pattern"]))
-                    sites.append(site)
-    # a message two libraries raise alike names the library whose module maps, if either does: between the
-    # installed packages and the kept sites of an earlier file (within the snapshots, the first mined wins)
-    sites = _mapped_first(sites, table)
+            sites.extend(sorted(mined, key=lambda s: (str(s["path"]), int(s["line"]))))
+    # a message two libraries raise alike names the library whose module maps, if either does; where both or
+    # neither map, the first mined wins (installed packages, then the snapshots in config order)
+    sites = mapped_first(sites, table)
     if args.out.is_file():  # snapshots not here: keep the sites mined from them that still map
         old = json.loads(args.out.read_text(encoding="utf-8"))
         kept = [
@@ -99,7 +80,7 @@ def main() -> int:
                 s["repo"] in every_module or table.category_of_module(s["module"], s["function"]) is not None
             )
         ]
-        sites = _mapped_first([*sites, *kept], table)
+        sites = mapped_first([*sites, *kept], table)
         commits.update(
             {r: c for r, c in old.get("snapshots", {}).items() if any(s["repo"] == r for s in kept)}
         )

@@ -19,7 +19,7 @@ from tpu_runtime.diagnose.crash_locations import (
     load_raise_sites,
     location_vote,
 )
-from tpu_runtime.diagnose.raise_sites_build import write_raise_sites
+from tpu_runtime.diagnose.raise_sites_build import mapped_first, write_raise_sites
 from tpu_runtime.diagnose.raise_sites_cxx import cxx_sites_of
 from tpu_runtime.diagnose.raise_sites_snapshot import Snapshot, is_test_path, mine_files, module_of
 
@@ -186,3 +186,27 @@ def test_the_training_libraries_mined_from_snapshots_map_their_start_up_and_inpu
     assert any(s.repo == repo and s.module.startswith(module) for s in load_raise_sites())
     # a library's other helpers raise every kind of error: only the functions named map
     assert table.category_of_module("axlearn.common.utils", "flatten_items") is None
+
+
+def test_a_message_two_libraries_raise_alike_keeps_the_site_whose_module_maps() -> None:
+    """The build keeps one site per pattern; a later mapped site must not lose to an earlier unmapped one."""
+    table = LocationTable(
+        categories=[CategoryLocations(category="runtime_init_failure", modules=["trainer.config"])]
+    )
+
+    def site(module: str, line: int) -> dict[str, str | int]:
+        return {"pattern": "Must set a mesh", "module": module, "function": "f", "line": line}
+
+    unmapped, mapped, other_mapped = (
+        site("serving.app", 1),
+        site("trainer.config", 2),
+        site("trainer.config", 3),
+    )
+    assert mapped_first([unmapped, mapped], table) == [mapped]
+    assert mapped_first([mapped, unmapped], table) == [mapped]
+    assert mapped_first([mapped, other_mapped], table) == [mapped]
+    assert mapped_first([unmapped, site("serving.cli", 4)], table) == [unmapped]
+    assert mapped_first([unmapped, {**mapped, "pattern": "other"}], table) == [
+        unmapped,
+        {**mapped, "pattern": "other"},
+    ]

@@ -235,3 +235,20 @@ def write_raise_sites(
     if snapshots:
         head += f'"snapshots": {json.dumps(dict(snapshots), sort_keys=True)},\n'
     path.write_text(f'{head}"sites": [\n{rows}\n]}}\n', encoding="utf-8")
+
+
+def mapped_first(sites: Sequence[dict[str, str | int]], table: LocationTable) -> list[dict[str, str | int]]:
+    """One site per message pattern: the first, unless a later one's module maps and the first's does not.
+
+    Two libraries often raise the same words; the site whose module `raise_locations.yaml` maps is the one
+    whose category the location vote can use."""
+    chosen: dict[str, dict[str, str | int]] = {}
+    for site in sites:
+        pattern = str(site["pattern"])
+        earlier = chosen.get(pattern)
+        if earlier is None or (
+            table.category_of_module(str(earlier["module"]), str(earlier["function"])) is None
+            and table.category_of_module(str(site["module"]), str(site["function"])) is not None
+        ):
+            chosen[pattern] = site
+    return list(chosen.values())
