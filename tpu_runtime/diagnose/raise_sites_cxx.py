@@ -20,6 +20,7 @@ condition is code, not a message, and is never kept. Used by raise_sites_snapsho
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 from tpu_runtime.diagnose.raise_sites_build import template
 
@@ -60,44 +61,39 @@ def _skip_literal(text: str, i: int) -> int:
     return i + 1
 
 
-def _close(text: str, i: int) -> int:
-    """The index after the bracket that closes the one at text[i] (-1 when the text ends first)."""
+def _code_chars(text: str, i: int) -> Iterator[tuple[int, int]]:
+    """(index, bracket depth before it) of each character from text[i] on that is outside a literal: the
+    one scan the bracket and separator searches below share."""
     depth = 0
     while i < len(text):
         c = text[i]
         if c in "\"'":
             i = _skip_literal(text, i)
             continue
+        yield i, depth
         if c in "([{":
             depth += 1
         elif c in ")]}":
             depth -= 1
-            if depth == 0:
-                return i + 1
         i += 1
+
+
+def _close(text: str, i: int) -> int:
+    """The index after the bracket that closes the one at text[i] (-1 when the text ends first)."""
+    for j, depth in _code_chars(text, i):
+        if text[j] in ")]}" and depth == 1:
+            return j + 1
     return -1
 
 
 def _split_top(text: str, sep: str) -> list[str]:
     """`text` split at each `sep` outside brackets and literals."""
     out: list[str] = []
-    depth = 0
-    last = i = 0
-    while i < len(text):
-        c = text[i]
-        if c in "\"'":
-            i = _skip_literal(text, i)
-            continue
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-        elif depth == 0 and text.startswith(sep, i):
+    last = 0
+    for i, depth in _code_chars(text, 0):
+        if depth == 0 and i >= last and text.startswith(sep, i):
             out.append(text[last:i])
-            i += len(sep)
-            last = i
-            continue
-        i += 1
+            last = i + len(sep)
     out.append(text[last:])
     return out
 
@@ -168,22 +164,11 @@ def _stream_parts(text: str, start: int) -> list[str | None] | None:
         i = _close(text, i)
         if i < 0:
             return None
-    end = i
-    depth = 0
-    while end < len(text):
-        c = text[end]
-        if c in "\"'":
-            end = _skip_literal(text, end)
-            continue
-        if c in "([{":
-            depth += 1
-        elif c in ")]}":
-            depth -= 1
-            if depth < 0:
-                break
-        elif c == ";" and depth == 0:
+    end = len(text)
+    for j, depth in _code_chars(text, i):
+        if depth == 0 and (text[j] == ";" or text[j] in ")]}"):
+            end = j
             break
-        end += 1
     chain = text[i:end].strip()
     if not chain.startswith("<<"):
         return None
