@@ -204,10 +204,6 @@ KNOWN_DEV_MISSES = {
     # The final tier of the weak cues (configuration_checks.yaml) reads an uncaught ValueError no rule or cue
     # placed as a refused configuration; the corpus files this trainer's setting conflict as unknown.
     "unknown_tunix_is_update_step_direct_update.log": "an uncaught ValueError reads as a refused setting",
-    # Round diag74. JetStream's device count against its server config's slices is read by no cue before the
-    # final tier, so a similar known error (another start-up check) lends its category and its remedy, which
-    # names none of the slices; the fallbacks alone (`--ablate`) quote the slices the message lists.
-    "init_jetstream_src_devices_vs_server_slices.log": "a similar known error decides before the final tier",
 }
 
 
