@@ -62,6 +62,7 @@ GENERIC = frozenset(
 classes (and their parts: 'RuntimeError' is 'runtimeerror', 'runtime', 'error') and the status codes every
 XLA and absl error carries (fold A: they alone picked facts about other errors)."""
 
+_NUMBER = re.compile(r"[\d.]+")
 WORDING = "Log text"
 ADVICE = "What to try:"
 """Two kinds of glossary bullet (knowledge/errors.md): one quotes an error's wording, one says what to do."""
@@ -149,7 +150,12 @@ class SheetFacts:
         return cls(_facts(folder))
 
     def rare(self, token: str) -> bool:
-        return token not in GENERIC and 0 < self._df.get(token, 0) <= self._rare
+        """A token few facts hold that names something: a bare number ("0.02", "02") is a value a check
+        printed, which a sheet's default or example shares by chance (diag74: a dtype check's scale matched a
+        MaxText default), so it is never support."""
+        return (
+            token not in GENERIC and not _NUMBER.fullmatch(token) and 0 < self._df.get(token, 0) <= self._rare
+        )
 
     def top(self, query: str, k: int = CANDIDATES) -> list[tuple[int, float]]:
         """(fact index, BM25 score) of the k best facts with a positive score, best first."""

@@ -17,9 +17,14 @@ A check that states a condition without advice words names its remedy too: two s
 ("a_b is greater than c_d", `name=value` pairs on a mismatch line), what it expected of its arguments
 ("expected the size of dimension 1 of `x` to be equal to ...") or what one named setting must be
 ("x_ratio must be positive, got 0.0") or two named settings it refuses together ("Cannot specify both a_b and
-c_d"). These are kept apart (`Suggestion.kind`) and tried after the fallbacks that name the log's facts, since
-they say what must hold rather than what to do; what a setting must be, and settings refused together, also
-come before the library catch-all (crashlog.LIBRARY_CHECK).
+c_d"), settings of which it needs one ("At least one of `a` or `b` must be set"), a setting it lets be set
+once only ("... not expected to be changed after initialization"), quantities it compared in words ("Batch
+size (24) must be divisible by ... (16)", or `expr=value` lines listed below a mismatch line) and the dtype it
+expected ("x is expected to be float32, but got bfloat16"). These are kept apart (`Suggestion.kind`) and
+tried after the fallbacks that name the log's facts, since they say what must hold rather than what to do (a
+fallback chosen keeps them as an addendum, `stated_addendum`); what a setting must be, settings refused
+together, settings of which one is needed and a setting set once only also come before the library catch-all
+(crashlog.LIBRARY_CHECK).
 """
 
 from __future__ import annotations
@@ -28,7 +33,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["Suggestion", "choices_fix", "find_suggestions", "suggestion_addendum", "suggestion_fix"]
+__all__ = [
+    "STATED_KINDS",
+    "Suggestion",
+    "choices_fix",
+    "find_suggestions",
+    "stated_addendum",
+    "suggestion_addendum",
+    "suggestion_fix",
+]
 
 MAX_SUGGESTIONS = 2
 MAX_TEXT = 300
@@ -122,8 +135,9 @@ _REQUIRED = re.compile(
     r"[A-Za-z_][\w.-]*(?: [A-Za-z_][\w.-]*){0,3} requires? "
     r"(?P<setting>(?:--)?[A-Za-z_][\w.-]*=[^\s,;)'\"`]+)[.!?]?|"
     # a feature allowed under one setting value only ("SPLIT mode only works on use_fast=True")
-    r"[A-Za-z_][\w.-]*(?: [A-Za-z_][\w.-]*){0,3} (?:only works|works only|is only (?:supported|available|"
-    r"allowed|valid)|can only be (?:used|enabled)) (?:on|with|when|if|for) "
+    # (diag74: also flags as the subject, and the clipped "X and Y only supported with --mode=decode")
+    r"(?:--)?[A-Za-z_][\w.-]*(?: (?:--)?[A-Za-z_][\w.-]*){0,3} (?:only works|works only|(?:(?:is|are) )?only "
+    r"(?:supported|available|allowed|valid)|can only be (?:used|enabled)) (?:on|with|when|if|for) "
     r"(?P<only_setting>(?:--)?[A-Za-z_][\w.-]*\s?=\s?[^\s,;)'\"`]+)[.!?]?)",
 )
 # ... or compares two named settings ("prompt_budget is greater than cache_capacity", "block_q must not
@@ -186,6 +200,66 @@ _EXCLUDED = re.compile(
     ),
     re.IGNORECASE,
 )
+# A setting the check lets be set once only ("Value of jax.config.x not expected to be changed after
+# initialization", "`mesh` cannot be modified once the backend is initialized"): the remedy is to set it
+# before start-up and leave it. Adjacent string literals without a space ("to bechanged") are read too.
+_FROZEN = re.compile(
+    r"(?P<text>(?:(?:[Tt]he )?[Vv]alue of )?(?P<name>" + _SETTING_NAME + r")[^.!?\n]{0,40}? "
+    r"(?:cannot|can't|can not|must not|should not|may not|is not allowed to|(?:is )?not expected to) "
+    r"be ?(?:changed|modified|updated|reset|altered|overridden|set again) (?:after|once)\b[^.!?\n]*[.!?]?)"
+)
+# Settings of which the check needs one ("At least one of `num_partitions` or `model_parallel_submesh` must
+# be set", "one of --a, --b is required"): set one of them.
+_ONE_OF_NEEDED = re.compile(
+    r"(?P<text>\b(?i:at least|exactly) one of (?P<names>(?:"
+    + _SETTING_NAME
+    + r"(?:,? (?:or|and) |, )){1,4}"
+    + _SETTING_NAME
+    + r") (?:must|should|needs? to|has to) be (?:set|specified|provided|given|passed|defined)"
+    r"\b[^.!?\n]*[.!?]?)"
+)
+_ONE_NAME = re.compile(_SETTING_NAME)
+# A check's condition with its value named the way Python's f"{x=}" prints it ("..., but got scale=0.02"):
+# the setting the check refused is the name before the `=`.
+_GOT_SETTING = re.compile(
+    r"(?:^|(?<=[.:;!?]\s)|(?<=\w: ))(?P<text>[^.!?\n]*\b(?:must|should|needs? to|has to|is required|expected)"
+    r"\b[^.!?\n]*?,? "
+    r"(?:but )?got `?(?P<name>[a-z_][\w.]*)=[^\s,;)`]+`?[.!?]?)"
+)
+# A dtype a check expected ("per_example_xent is expected to be float32, but got bfloat16", "expected x to be
+# of dtype int32"): the name and the dtype to cast it to. Adjacent literals without a space ("gotbfloat16")
+# are read too.
+_DTYPE_NAME = r"(?:jnp\.|np\.|torch\.)?(?:b?float(?:8|16|32|64)|u?int(?:4|8|16|32|64)|bf16|f16|f32|f64)\b"
+_DTYPE_EXPECTED = re.compile(
+    r"(?P<text>`?(?P<name>[A-Za-z_][\w.]*)`? (?:is|was|are) expected to (?:be|have) (?:of )?(?:dtype |type )?"
+    r"(?P<dtype>"
+    + _DTYPE_NAME
+    + r")[^.!?\n]*[.!?]?|[Ee]xpected `?(?P<name2>[A-Za-z_][\w.]*)`? to (?:be|have) "
+    r"(?:of )?(?:dtype |type )?(?P<dtype2>" + _DTYPE_NAME + r")[^.!?\n]*[.!?]?)"
+)
+# A bound a check refuses in words ("Per-device batch size < 1 not supported for auto sharding", "num_slices
+# > 1 is not allowed with ..."): the quantity is what to change, the opposite bound what it must meet.
+_BOUND_REFUSED = re.compile(
+    r"(?P<text>(?P<name>[A-Za-z][\w-]*(?: [A-Za-z][\w-]*){0,3}) (?:<=?|>=?|==|!=) ?\d+(?:\.\d+)? "
+    r"(?:is |are )?not (?:supported|allowed|permitted)\b[^.!?\n]*[.!?]?)"
+)
+# Two quantities a check compared, named in words with their values in brackets ("Batch size (24) must be
+# divisible by entire data mesh size (16)", "The number of available devices (8) do not match the expected
+# number of devices ... (4)"): the quantities are what to change.
+_QUANTITY = r"[A-Za-z][\w-]*(?: [A-Za-z\"][\w\"-]*){{0,{}}}"
+_COMPARED_QUANTITIES = re.compile(
+    r"(?P<text>(?:the )?(?P<a>" + _QUANTITY.format(5) + r") \((?P<va>\d+)\) "
+    r"(?:(?:must|should|does|do) (?:not )?(?:be )?(?:(?:evenly )?divisible by|exceed|(?:greater|larger|"
+    r"bigger|smaller|less|lower|higher) than(?: or equal to)?|at (?:most|least)|equal(?: to)?|match|divide)|"
+    r"(?:is|are) (?:not )?(?:divisible by|greater than|larger than|smaller than|less than)|"
+    r"exceeds?|do(?:es)? not match|differs? from) "
+    r"(?:the )?(?P<b>" + _QUANTITY.format(8) + r"?) \((?P<vb>\d+)\)[^.!?\n]*[.!?]?)"
+)
+# A mismatch line that ends in a colon and lists the compared values below it, one `expr=value` a line (the
+# way Python's f"{expr=}" prints them): the expressions are the settings to change.
+_VALUE_LINE = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.]*(?:\[[^\]]{1,20}\])?)=(?P<value>\S.*)$")
+MAX_VALUE_LINES = 8
+_EXCEPTION_PREFIX = re.compile(r"^\s*(?:[\w.]+(?:Error|Exception)\b:\s*)")
 # A boolean setting the message refuses at the value it was given ("Option `create=True` with
 # `active_processes` set is not supported"): the other value is the one to use.
 _REFUSED_BOOL = re.compile(
@@ -424,7 +498,9 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
         else:
             stated = (
                 _excluded(line, index)
-                or _compared(line, index)
+                or _one_of_needed(line, index)
+                or _frozen(line, index)
+                or _compared(line, index, lines)
                 or _constrained(line, index)
                 or _expected(line, index)
                 or _stated_cause(line, index)
@@ -455,7 +531,11 @@ def _expected(line: str, index: int) -> Suggestion | None:
         return None
     m = _EXPECTED.search(line)
     if m is None or len(m["text"]) > MAX_TEXT or _NOT_A_REMEDY.search(m["text"]):
-        return None
+        d = _DTYPE_EXPECTED.search(line)
+        if d is None:
+            return None
+        named = (d["name"] or d["name2"], d["dtype"] or d["dtype2"])
+        return Suggestion(text=_sentence(d["text"]), line=index, named=named, kind="expectation")
     return Suggestion(text=m["text"].strip(), line=index, named=_named(m["text"]), kind="expectation")
 
 
@@ -484,7 +564,11 @@ def _constrained(line: str, index: int) -> Suggestion | None:
         )
     m = _CONSTRAINED.search(line)
     if m is None or _NOT_A_REMEDY.search(m["text"]):
-        return None
+        bound = _BOUND_REFUSED.search(line) or _GOT_SETTING.search(line)
+        if bound is None or _NOT_A_REMEDY.search(bound["text"]):
+            return None
+        text = _sentence(_EXCEPTION_PREFIX.sub("", bound["text"]))
+        return Suggestion(text=text, line=index, named=(bound["name"].strip(),), kind="constraint")
     name = (m["name"] or m["needed"] or m["bound"]).strip("`")
     return Suggestion(
         text=_sentence(m["text"]),
@@ -492,6 +576,27 @@ def _constrained(line: str, index: int) -> Suggestion | None:
         named=tuple(dict.fromkeys([name, *_named(m["text"])])),
         kind="constraint",
     )
+
+
+def _one_of_needed(line: str, index: int) -> Suggestion | None:
+    """Settings an error line says at least one of must be given."""
+    if _ERRORISH.search(line) is None and not line.lstrip().startswith(("ValueError", "AssertionError")):
+        return None
+    m = _ONE_OF_NEEDED.search(line)
+    if m is None:
+        return None
+    names = tuple(dict.fromkeys(n.group(0).strip("`") for n in _ONE_NAME.finditer(m["names"])))
+    if len(names) < 2:
+        return None
+    return Suggestion(text=_sentence(m["text"]), line=index, named=names, kind="one_of")
+
+
+def _frozen(line: str, index: int) -> Suggestion | None:
+    """A setting an error line says may not change after start-up."""
+    m = _FROZEN.search(line)
+    if m is None or _INFO_LEVEL.match(line):
+        return None
+    return Suggestion(text=_sentence(m["text"]), line=index, named=(m["name"].strip("`"),), kind="frozen")
 
 
 def _excluded(line: str, index: int) -> Suggestion | None:
@@ -508,11 +613,21 @@ def _excluded(line: str, index: int) -> Suggestion | None:
     return Suggestion(text=_sentence(line[m.start() :]), line=index, named=(a, b), kind="exclusion")
 
 
-def _compared(line: str, index: int) -> Suggestion | None:
-    """Two settings a check compared, from its sentence or the `name=value` pairs of a mismatch line."""
+def _compared(line: str, index: int, lines: Sequence[str] = ()) -> Suggestion | None:
+    """Two settings a check compared, from its sentence, the `expr=value` lines a mismatch line lists below
+    it, two quantities it names with their values, or the `name=value` pairs of a mismatch line."""
     m = _COMPARED.search(line)
     if m is not None and m["a"] != m["b"]:
         return Suggestion(text=_sentence(m["text"]), line=index, named=(m["a"], m["b"]), kind="comparison")
+    listed = _listed_values(line, lines[index + 1 : index + 1 + MAX_VALUE_LINES])
+    if listed:
+        head = _EXCEPTION_PREFIX.sub("", line.strip().rstrip(":"))
+        text = _sentence(head) + ": " + ", ".join(f"{n}={v}" for n, v in listed.items())
+        return Suggestion(text=text, line=index, named=tuple(listed), kind="comparison")
+    q = _COMPARED_QUANTITIES.search(line) if _ERRORISH.search(line) else None
+    if q is not None and q["va"] != q["vb"]:
+        named = (_quantity(q["a"]), _quantity(q["b"]))
+        return Suggestion(text=_sentence(q["text"]), line=index, named=named, kind="comparison")
     if _MISMATCH.search(line) is None:
         return None
     pairs = {p["name"]: p for p in _PAIR.finditer(line)}
@@ -520,6 +635,24 @@ def _compared(line: str, index: int) -> Suggestion | None:
         return None
     text = ", ".join(p.group(0) for p in pairs.values())
     return Suggestion(text=text, line=index, named=tuple(pairs), kind="comparison")
+
+
+def _listed_values(line: str, following: Sequence[str]) -> dict[str, str]:
+    """The `expr=value` lines below a mismatch line that ends in a colon (at least two), by expression."""
+    if _MISMATCH.search(line) is None or not line.rstrip().endswith(":"):
+        return {}
+    listed: dict[str, str] = {}
+    for text in following:
+        m = _VALUE_LINE.match(text)
+        if m is None:
+            break
+        listed[m["name"]] = m["value"].strip()
+    return listed if len(listed) >= 2 else {}
+
+
+def _quantity(words: str) -> str:
+    """A quantity a check named in words, without its article ("The number of devices")."""
+    return re.sub(r"^(?:the|a|an)\s+", "", words.strip(), flags=re.IGNORECASE)
 
 
 def choices_fix(values: str) -> str:
@@ -556,6 +689,20 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
             "turn off the feature that needs it), then rerun; if the same error comes back, the facts below "
             "and the category's general advice apply."
         )
+    if all(s.kind == "one_of" for s in suggestions):
+        either = " or ".join(f"`{n}`" for n in names[:4])
+        return (
+            f"The check needs one of these settings: {quoted}. Set {either} (in the config or on the command "
+            "line), then rerun; if the same error comes back, the facts below and the category's general "
+            "advice apply."
+        )
+    if all(s.kind == "frozen" for s in suggestions):
+        return (
+            f"The check refuses a setting changed after start-up: {quoted}. Set {things} once, before the "
+            "program initializes (on the command line, in the environment or at the top of the script), and "
+            "do not change it afterwards, then rerun; if the same error comes back, the facts below and the "
+            "category's general advice apply."
+        )
     if all(s.kind == "exclusion" for s in suggestions):
         either = " or ".join(f"`{n}`" for n in names[:2])
         return (
@@ -579,6 +726,27 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
         f"The error message states its own remedy: {quoted}. Do that first: {act}, "
         "then rerun; if the same error comes back, the facts below and the category's general advice apply."
     )
+
+
+STATED_KINDS = frozenset({"comparison", "expectation", "constraint", "exclusion", "one_of", "frozen"})
+"""The kinds of Suggestion that state a condition of this very check rather than advise an action."""
+
+
+def stated_addendum(fix: str, suggestions: Sequence[Suggestion]) -> str:
+    """What to add to a `from_facts_*` fallback's fix so it keeps the condition the check states ("" when the
+    fix names all it names). A fallback gives the category's remedy for this log's facts; the check's own
+    condition ("Batch size (24) must be divisible by ... (16)") names the setting or quantity to change."""
+    lowered = fix.lower()
+    missing = [
+        s
+        for s in suggestions
+        if s.kind in STATED_KINDS and s.named and not all(n.lower() in lowered for n in s.named)
+    ]
+    if not missing:
+        return ""
+    quoted = " and ".join(f'"{s.text}"' for s in missing)
+    things = ", ".join(f"`{n}`" for n in dict.fromkeys(n for s in missing for n in s.named))
+    return f" The check itself states: {quoted}; change {things} so that it holds."
 
 
 def suggestion_addendum(fix: str, suggestions: Sequence[Suggestion]) -> str:

@@ -69,6 +69,7 @@ from tpu_runtime.diagnose.crash_suggestion import (
     Suggestion,
     choices_fix,
     find_suggestions,
+    stated_addendum,
     suggestion_addendum,
     suggestion_fix,
 )
@@ -303,9 +304,12 @@ def _choose_fix(
     # the library catch-all ("upgrade the library whose check raised") is for a probe of the environment; a
     # check that states what one of the library's own settings must be, or refuses two of them together, names
     # the setting to change instead
-    constrained = [s for s in suggestions if s.kind in ("constraint", "exclusion")]
+    constrained = [s for s in suggestions if s.kind in ("constraint", "exclusion", "one_of", "frozen")]
     if found is not None and constrained and found[3].endswith(f"/{LIBRARY_CHECK}"):
         return _suggestion_choice(rule, facts, constrained)
+    if found is not None and found[3].split("/", 1)[-1].startswith(FALLBACK_PREFIX):
+        cause, fix, citations, sub_id, why = found
+        return cause, fix + stated_addendum(fix, suggestions), citations, sub_id, why
     if found is not None:
         return found
     accepted = facts.get("accepted_values")
