@@ -56,6 +56,9 @@ def test_the_cue_says_its_own_cause_and_fix_where_no_sub_rule_applies() -> None:
         "ValueError: mode=fast refuses the sprocket architecture.",
         "RuntimeError: The gizmo config has no architecture entry for this model.",
         "ValueError: This optimizer only handles parameters of type float32.",
+        # a machine's or accelerator's type is a setting of the job, not a kind of input
+        "ValueError: Invalid accelerator type v9-gizmo-16 for this zone.",
+        "RuntimeError: The node type refused the widget pool.",
         # a refusal that names no kind of input at all stays what it was
         "ValueError: Sprocket pooling with more than one shard is refused.",
     ],
