@@ -19,7 +19,7 @@ LABEL = "refuses a type, scheme or architecture"
     "line",
     [
         "ValueError: Sprocket 3 is a torch.Tensor; tensors cannot be hashed into the gizmo table.",
-        "RuntimeError: Invalid argument: Type of the widget operand must be integer: got f16[4,4].",
+        "RuntimeError: Invalid argument: Type of the widget operand must be a dense tensor: got a list.",
         "AssertionError: The gizmo kernel only handles dense inputs, got a value of type <class 'tuple'>.",
         "ValueError: Scheme W2A16Int is refused here: only per-channel quantization is handled.",
         "ValueError: Widget pooling only handles Llama and Gemma architectures for now.",
@@ -55,7 +55,7 @@ def test_the_cue_says_its_own_cause_and_fix_where_no_sub_rule_applies() -> None:
         "ValueError: `gizmo` of type <class 'str'> cannot be parsed.",
         "ValueError: mode=fast refuses the sprocket architecture.",
         "RuntimeError: The gizmo config has no architecture entry for this model.",
-        "ValueError: This optimizer only handles parameters of type float32.",
+        "ValueError: This optimizer only handles parameter groups of type dict.",
         # a machine's or accelerator's type is a setting of the job, not a kind of input
         "ValueError: Invalid accelerator type v9-gizmo-16 for this zone.",
         "RuntimeError: The node type refused the widget pool.",
@@ -78,6 +78,11 @@ def test_a_check_naming_a_setting_or_no_kind_stays_a_refused_configuration(line:
         ("TypeError: gizmo() got a value of type <class 'list'>\n", "unknown"),
         # a NotImplementedError keeps its own reading (a missing code path)
         ("NotImplementedError: widgets of type <class 'tuple'>\n", "unsupported_op"),
+        # a numeric dtype named as the type found is a dtype check, read before the final tier (diag74)
+        (
+            "RuntimeError: Invalid argument: Type of the widget operand must be integer: got f16[4,4].\n",
+            "shape_dtype_error",
+        ),
         # jax's array types keep the shape reading; naming a type as well leaves a tie
         ("ValueError: A jax.Array of this kind is refused by the gizmo.\n", "shape_dtype_error"),
         ("ValueError: Only jax.Array and plain types are taken by the gizmo.\n", "unknown"),
