@@ -177,6 +177,8 @@ MAX_QUOTE_CHARS = 400
 # a second line is quoted too when it scores at least this share of the first one's (dev fold A chose 0.9 of
 # 0.95/0.9/0.85/0.8: docs/kb-accuracy.md)
 RUNNER_UP_SHARE = 0.9
+# at most this many lines quoted beside the first: a third within the share is as much a tie as the second
+RUNNER_UPS = 2
 # Words that ask rather than inform: they never decide whether the corpus covers a question.
 QUESTION_WORDS = frozenset(
     "which who whom whose what when where why how much many does do did is are was were can could "  # noqa: SIM905
@@ -1831,14 +1833,15 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
             **base,
         )
     assert span is not None
-    quoted = [span]
-    also = runner_up(index, question, ranked, specific, list(weights), names, top)
+    also = runner_ups(index, question, ranked, specific, list(weights), names, top)
+    quoted = [span, *also]
     answer = f"{span.text} [{span.passage.source}]"
     reason = f"{signal}best passage supports {best_support:.2f}, quote checked in {span.passage.source}"
-    if also is not None:
-        quoted.append(also)
-        answer += f" Also close: {also.text} [{also.passage.source}]"
-        reason += f"; a second line scored within {1 - RUNNER_UP_SHARE:.0%} of it, quoted too"
+    for close in also:
+        answer += f" Also close: {close.text} [{close.passage.source}]"
+    if also:
+        lines = "a second line" if len(also) == 1 else f"{len(also)} more lines"
+        reason += f"; {lines} scored within {1 - RUNNER_UP_SHARE:.0%} of it, quoted too"
     return Answer(covered=True, answer=answer, citations=[_cite(sp) for sp in quoted], reason=reason, **base)
 
 
@@ -1905,7 +1908,7 @@ def quote_faults(
     return reasons
 
 
-def runner_up(
+def runner_ups(
     index: KnowledgeIndex,
     question: str,
     ranked: list[Span],
@@ -1913,14 +1916,20 @@ def runner_up(
     terms: list[str],
     names: list[str],
     passages: list[Passage] | None = None,
-) -> Span | None:
-    """The second-ranked line when it scores within `RUNNER_UP_SHARE` of the quoted one and would pass the
-    same checks: the ranking cannot tell the two apart, so the reader gets both rather than a coin toss."""
+) -> list[Span]:
+    """The lines ranked after the quoted one, up to `RUNNER_UPS`, while each scores within `RUNNER_UP_SHARE`
+    of it, repeats no line already quoted and would pass the same checks: the ranking cannot tell such
+    lines apart, so the reader gets them all rather than a coin toss. A line failing stops the run, so a
+    third line is quoted only beside the second."""
     if len(ranked) < 2 or ranked[0].overlap <= 0:
-        return None
-    second = ranked[1]
-    if second.overlap < RUNNER_UP_SHARE * ranked[0].overlap or second.text == ranked[0].text:
-        return None
-    if second.text not in second.passage.text:
-        return None
-    return None if quote_faults(index, question, second, specific, terms, names, passages) else second
+        return []
+    kept: list[Span] = []
+    for span in ranked[1 : 1 + RUNNER_UPS]:
+        if span.overlap < RUNNER_UP_SHARE * ranked[0].overlap:
+            break
+        if span.text in {ranked[0].text, *(k.text for k in kept)} or span.text not in span.passage.text:
+            break
+        if quote_faults(index, question, span, specific, terms, names, passages):
+            break
+        kept.append(span)
+    return kept
