@@ -52,6 +52,7 @@ def test_frame_names_are_the_names_of_a_leading_phrase() -> None:
     assert frame_names("On GKE, if a host of my slice goes down, what happens?") == {"gke"}
     assert frame_names("In a TorchTPU HLO dump, how can I tell that XLA fused an add?") == {"torchtpu", "hlo"}
     assert frame_names("With v5e slices, what do the devices need?") == {"v5e"}
+    assert frame_names("For debugging C++ code in XLA, is LLDB or GDB quicker?") == {"xla"}
     # plain words open the phrase, or no comma ends it, or it does not open the question
     assert frame_names("In general, how do I keep a job alive?") == set()
     assert frame_names("On GKE what happens when a host goes down?") == set()

@@ -1597,15 +1597,17 @@ _FRAME_WORD_RE = re.compile(r"[A-Za-z][\w-]*")
 
 def frame_names(question: str) -> set[str]:
     """The names in a leading 'Using X, / On X, / In X,' phrase of the question: capitalised words, words
-    with a digit and known programs ('xpk', 'kubectl'). The phrase sets the scene the rest of the question
-    is asked in, so a line of the same topic that never names it answers it for another tool."""
+    with a digit and known programs ('xpk', 'kubectl'); not a lone letter (the 'C' of 'C++'). The phrase
+    sets the scene the rest of the question is asked in, so a line of the same topic that never names it
+    answers it for another tool."""
     match = _FRAME_RE.match(question)
     if not match:
         return set()
     return {
         word.lower()
         for word in _FRAME_WORD_RE.findall(match.group(1))
-        if word.lower() not in STOPWORDS | QUESTION_WORDS
+        if len(word) > 1
+        and word.lower() not in STOPWORDS | QUESTION_WORDS
         and (word[0].isupper() or word.lower() in COMMAND_TOOLS or any(ch.isdigit() for ch in word))
     }
 
