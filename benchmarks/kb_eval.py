@@ -4,7 +4,7 @@ Run by hand: `python benchmarks/kb_eval.py [--index DIR] [--build] [--lexical] [
 [--half dev] [--fold A|B]`.
 Uses the index under the user's data folder (or DIR); `--build` brings it up to date first (full corpus,
 with vectors unless `--lexical`). "answered" is the share of covered questions answered with a citation
-whose quote contains the answer's key terms (an answer quotes a close runner-up line too: "first quote
+whose quote contains the answer's key terms (an answer quotes close runner-up lines too: "first quote
 alone" counts the first citation only, "quotes per answer" is the mean count), "refused" the share of
 uncovered questions refused; the last column counts the covered questions missed, refused by the gate
 or answered with quotes that lack the answer. The dev

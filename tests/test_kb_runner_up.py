@@ -1,5 +1,6 @@
-"""A close runner-up line is quoted beside the first, so a near tie the ranking cannot break still shows the
-reader the line that answers; a clear winner, or a runner-up the quote checks refuse, is quoted alone."""
+"""Close runner-up lines are quoted beside the first, so a near tie the ranking cannot break still shows the
+reader the line that answers; a clear winner, or a runner-up the quote checks refuse, is quoted alone, and a
+third line only beside the second."""
 
 # ruff: noqa: E501  (fact-sheet lines are long by design: one fact per line, with its source)
 
@@ -12,7 +13,7 @@ from rich.console import Console
 
 from tests.kb_helpers import ask, lexical_index
 from tpu_runtime.cli.render.ask.terminal import render_answer
-from tpu_runtime.knowledge.answer import RUNNER_UP_SHARE, Span, runner_up
+from tpu_runtime.knowledge.answer import RUNNER_UP_SHARE, RUNNER_UPS, Span, runner_ups
 from tpu_runtime.knowledge.models import Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
@@ -55,12 +56,9 @@ SECOND = _span("Set the warm-up variable to accept requests before every bucket 
 
 
 def test_a_runner_up_within_the_share_is_kept(serving: KnowledgeIndex) -> None:
-    assert (
-        runner_up(
-            serving, "Why does the server take so long to accept requests?", [FIRST, SECOND], [], [], []
-        )
-        == SECOND
-    )
+    assert runner_ups(
+        serving, "Why does the server take so long to accept requests?", [FIRST, SECOND], [], [], []
+    ) == [SECOND]
 
 
 def test_a_clear_winner_a_repeated_line_or_a_runner_up_lacking_a_named_term_is_quoted_alone(
@@ -68,11 +66,31 @@ def test_a_clear_winner_a_repeated_line_or_a_runner_up_lacking_a_named_term_is_q
 ) -> None:
     question = "Why does the server take so long to accept requests?"
     far = Span(SECOND.text, SECOND.passage, RUNNER_UP_SHARE * FIRST.overlap * 0.99)
-    assert runner_up(serving, question, [FIRST, far], [], [], []) is None
-    assert runner_up(serving, question, [FIRST, Span(FIRST.text, SECOND.passage, 0.99)], [], [], []) is None
+    assert runner_ups(serving, question, [FIRST, far], [], [], []) == []
+    assert runner_ups(serving, question, [FIRST, Span(FIRST.text, SECOND.passage, 0.99)], [], [], []) == []
     # a specific term of the question ('v6e') that the runner-up and its heading never name: the quote
     # checks refuse it as they would refuse it as the first quote
-    assert runner_up(serving, f"{question} on v6e", [FIRST, SECOND], ["v6e"], [], []) is None
+    assert runner_ups(serving, f"{question} on v6e", [FIRST, SECOND], ["v6e"], [], []) == []
+
+
+THIRD = _span("Requests wait while the server compiles each bucket before it accepts them.", 0.92, 5)
+FOURTH = _span("Every bucket the server compiles before it accepts requests costs start-up time.", 0.91, 6)
+
+
+def test_a_third_line_within_the_share_is_quoted_beside_the_second(serving: KnowledgeIndex) -> None:
+    question = "Why does the server take so long to accept requests?"
+    assert RUNNER_UPS == 2
+    # three lines within the share of the first: the two after it are quoted, the fourth is not
+    assert runner_ups(serving, question, [FIRST, SECOND, THIRD, FOURTH], [], [], []) == [SECOND, THIRD]
+    # the third is as close, but the second is not: a third line is never quoted alone
+    far = Span(SECOND.text, SECOND.passage, RUNNER_UP_SHARE * FIRST.overlap * 0.99)
+    assert runner_ups(serving, question, [FIRST, far, THIRD], [], [], []) == []
+    # the third repeats the second's line (from another passage): quoted once
+    again = Span(SECOND.text, THIRD.passage, 0.93)
+    assert runner_ups(serving, question, [FIRST, SECOND, again], [], [], []) == [SECOND]
+    # the third falls just under the share
+    low = Span(THIRD.text, THIRD.passage, RUNNER_UP_SHARE * FIRST.overlap * 0.99)
+    assert runner_ups(serving, question, [FIRST, SECOND, low], [], [], []) == [SECOND]
 
 
 def test_a_near_tie_is_answered_with_both_lines_each_quoted_from_its_passage(serving: KnowledgeIndex) -> None:
@@ -101,3 +119,46 @@ def test_the_terminal_shows_the_runner_up_under_its_own_label(serving: Knowledge
     assert text.count("source: https://example.org/") == 2
     assert "Also close" in text and text.index("Answer") < text.index("Also close")
     assert all(c.quote in text for c in reply.citations)
+
+
+POOL_SHEET = """\
+# Tiny pool sheet
+
+## Node pools
+
+- A slice node pool keeps its nodes together as one unit when the pool is repaired. ([source](https://example.org/one), checked 2026-12-06)
+- A slice node pool repairs its nodes together, recreating every node of the pool. ([source](https://example.org/two), checked 2026-12-06)
+- A slice node pool cannot grow: its nodes are fixed when the pool is created. ([source](https://example.org/three), checked 2026-12-06)
+
+## Unrelated
+
+- Spot capacity is cheaper than on-demand capacity. ([source](https://example.org/spot), checked 2026-12-05)
+"""
+
+
+@pytest.fixture(scope="module")
+def pools(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(Path(tmp_path_factory.mktemp("pools")), {"pool.md": POOL_SHEET})
+
+
+def test_three_lines_in_a_near_tie_are_all_quoted(
+    pools: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # all three lines share the question's words: the one saying the pool cannot grow ranks third
+    question = "Can I add nodes to a slice node pool?"
+    reply = ask(pools, question)
+    assert reply.covered, reply.reason
+    assert len(reply.citations) == 3 and "2 more lines" in reply.reason
+    assert "https://example.org/three" in [c.url for c in reply.citations]
+    assert reply.answer.count("Also close:") == 2
+    # with one runner-up only, the line that answers is left out
+    monkeypatch.setattr("tpu_runtime.knowledge.answer.RUNNER_UPS", 1)
+    alone = ask(pools, question)
+    assert len(alone.citations) == 2
+    assert not any("cannot grow" in c.quote for c in alone.citations)
+
+
+def test_a_line_far_below_the_tie_is_not_quoted(pools: KnowledgeIndex) -> None:
+    reply = ask(pools, "What is spot capacity cheaper than?")
+    assert reply.covered, reply.reason
+    assert [c.url for c in reply.citations] == ["https://example.org/spot"]

@@ -173,10 +173,15 @@ GENERATION_MISS = 0.8
 # which tokenising drops as a term when short: 'why TP=2 on TPU7x' quoted a line on the CP degree over the
 # line giving 'a tensor-parallel degree of 2'
 NUMBER_BONUS = 1.25
+# span score factor of a line naming none of the names a leading 'Using xpk, ...' / 'On GKE, ...' phrase of
+# the question sets its scene with, when another candidate line names one (`frame_unnamed`)
+FRAME_MISS = 0.8
 MAX_QUOTE_CHARS = 400
 # a second line is quoted too when it scores at least this share of the first one's (dev fold A chose 0.9 of
 # 0.95/0.9/0.85/0.8: docs/kb-accuracy.md)
 RUNNER_UP_SHARE = 0.9
+# at most this many lines quoted beside the first: a third within the share is as much a tie as the second
+RUNNER_UPS = 2
 # Words that ask rather than inform: they never decide whether the corpus covers a question.
 QUESTION_WORDS = frozenset(
     "which who whom whose what when where why how much many does do did is are was were can could "  # noqa: SIM905
@@ -1584,6 +1589,42 @@ def generation_unnamed(question: str, candidates: list[tuple[str, str]]) -> set[
     return {pair for pair, gens in named.items() if not gens}
 
 
+# "Using xpk, how do I ...", "On GKE, if ...": a leading phrase naming the tool or platform the question is
+# asked in, ended by a comma
+_FRAME_RE = re.compile(r"^\s*(?:using|with|on|in|inside|via|through|from|for|under)\s+([^,?;]{2,60}),", re.I)
+_FRAME_WORD_RE = re.compile(r"[A-Za-z][\w-]*")
+
+
+def frame_names(question: str) -> set[str]:
+    """The names in a leading 'Using X, / On X, / In X,' phrase of the question: capitalised words, words
+    with a digit and known programs ('xpk', 'kubectl'); not a lone letter (the 'C' of 'C++'). The phrase
+    sets the scene the rest of the question is asked in, so a line of the same topic that never names it
+    answers it for another tool."""
+    match = _FRAME_RE.match(question)
+    if not match:
+        return set()
+    return {
+        word.lower()
+        for word in _FRAME_WORD_RE.findall(match.group(1))
+        if len(word) > 1
+        and word.lower() not in STOPWORDS | QUESTION_WORDS
+        and (word[0].isupper() or word.lower() in COMMAND_TOOLS or any(ch.isdigit() for ch in word))
+    }
+
+
+def frame_unnamed(question: str, candidates: list[tuple[str, str]]) -> set[tuple[str, str]]:
+    """The (heading, line) candidates naming none of the question's `frame_names` when another candidate
+    names one; empty otherwise. 'Using xpk, how do I keep a Pathways job alive when slices go away' quoted
+    a line on elastic training that never names xpk over the line giving xpk's `--elastic-slices`."""
+    asked = frame_names(question)
+    if not asked:
+        return set()
+    named = {pair: any(_present(_terms("\n".join(pair)), n) for n in asked) for pair in candidates}
+    if not any(named.values()):
+        return set()
+    return {pair for pair, hit in named.items() if not hit}
+
+
 # a number standing on its own in the question: not part of a name ('v5e', 'bf16'), a shape ('2x2x4') or a
 # ratio ('1.5x'); in a line, one not glued after letters ('TP2', 'v7x'), since '2 chips' or '8B' still give it
 _OWN_NUMBER_RE = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)(?!\w|\.\d)")
@@ -1632,11 +1673,9 @@ def ranked_spans(
     # each passage's heading and candidate lines, split once for the generation check and the scoring
     split = [(passage, _heading(passage), candidate_spans(passage.text)) for passage in weighed]
     numbers = question_numbers(question) if question else set()
-    unnamed = (
-        generation_unnamed(question, [(heading, sp) for _, heading, lines in split for sp in lines])
-        if question
-        else set()
-    )
+    pairs = [(heading, sp) for _, heading, lines in split for sp in lines]
+    unnamed = generation_unnamed(question, pairs) if question else set()
+    unframed = frame_unnamed(question, pairs) if question else set()
     for rank, (passage, heading, lines) in enumerate(split):
         for span in lines:
             # the span's own words count fully, terms only its heading names count part: every line under
@@ -1686,6 +1725,8 @@ def ranked_spans(
                 overlap *= PROCEDURE_BONUS
             if (heading, span) in unnamed:
                 overlap *= GENERATION_MISS
+            if (heading, span) in unframed:
+                overlap *= FRAME_MISS
             if numbers and repeats_number(numbers, span):
                 overlap *= NUMBER_BONUS
             spans.append(Span(span, passage, overlap))
@@ -1831,14 +1872,15 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
             **base,
         )
     assert span is not None
-    quoted = [span]
-    also = runner_up(index, question, ranked, specific, list(weights), names, top)
+    also = runner_ups(index, question, ranked, specific, list(weights), names, top)
+    quoted = [span, *also]
     answer = f"{span.text} [{span.passage.source}]"
     reason = f"{signal}best passage supports {best_support:.2f}, quote checked in {span.passage.source}"
-    if also is not None:
-        quoted.append(also)
-        answer += f" Also close: {also.text} [{also.passage.source}]"
-        reason += f"; a second line scored within {1 - RUNNER_UP_SHARE:.0%} of it, quoted too"
+    for close in also:
+        answer += f" Also close: {close.text} [{close.passage.source}]"
+    if also:
+        lines = "a second line" if len(also) == 1 else f"{len(also)} more lines"
+        reason += f"; {lines} scored within {1 - RUNNER_UP_SHARE:.0%} of it, quoted too"
     return Answer(covered=True, answer=answer, citations=[_cite(sp) for sp in quoted], reason=reason, **base)
 
 
@@ -1905,7 +1947,7 @@ def quote_faults(
     return reasons
 
 
-def runner_up(
+def runner_ups(
     index: KnowledgeIndex,
     question: str,
     ranked: list[Span],
@@ -1913,14 +1955,20 @@ def runner_up(
     terms: list[str],
     names: list[str],
     passages: list[Passage] | None = None,
-) -> Span | None:
-    """The second-ranked line when it scores within `RUNNER_UP_SHARE` of the quoted one and would pass the
-    same checks: the ranking cannot tell the two apart, so the reader gets both rather than a coin toss."""
+) -> list[Span]:
+    """The lines ranked after the quoted one, up to `RUNNER_UPS`, while each scores within `RUNNER_UP_SHARE`
+    of it, repeats no line already quoted and would pass the same checks: the ranking cannot tell such
+    lines apart, so the reader gets them all rather than a coin toss. A line failing stops the run, so a
+    third line is quoted only beside the second."""
     if len(ranked) < 2 or ranked[0].overlap <= 0:
-        return None
-    second = ranked[1]
-    if second.overlap < RUNNER_UP_SHARE * ranked[0].overlap or second.text == ranked[0].text:
-        return None
-    if second.text not in second.passage.text:
-        return None
-    return None if quote_faults(index, question, second, specific, terms, names, passages) else second
+        return []
+    kept: list[Span] = []
+    for span in ranked[1 : 1 + RUNNER_UPS]:
+        if span.overlap < RUNNER_UP_SHARE * ranked[0].overlap:
+            break
+        if span.text in {ranked[0].text, *(k.text for k in kept)} or span.text not in span.passage.text:
+            break
+        if quote_faults(index, question, span, specific, terms, names, passages):
+            break
+        kept.append(span)
+    return kept

@@ -2,7 +2,7 @@
 
 Metrics: recall@5 and MRR over covered questions (does a passage from an expected source rank in the top
 5, and how high); "answered": the share of covered questions answered with a citation whose quote
-contains every key term of the expected answer (any of its citations: a close runner-up line is quoted
+contains every key term of the expected answer (any of its citations: close runner-up lines are quoted
 too; "answered_first" counts the first alone); "refused": the share of uncovered questions refused;
 the precision and recall of the "not covered" verdict; and the failure lists behind them.
 
@@ -95,7 +95,7 @@ class CaseResult(BaseModel):
     predicted_covered: bool
     answered: bool  # covered, and a cited quote contains the answer's key terms
     answered_first: bool  # covered, and the first cited quote alone contains them
-    citations: int  # quotes cited (a close runner-up line is quoted too)
+    citations: int  # quotes cited (close runner-up lines are quoted too)
     quote: str | None
     rank: int | None
     reason: str

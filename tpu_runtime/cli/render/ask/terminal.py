@@ -22,8 +22,8 @@ __all__ = ["render_answer", "render_build", "render_status"]
 
 
 def render_answer(reply: Answer, out: Console, err: Console) -> None:
-    """The answer and its cited quote (and a close runner-up line, when `ask` quoted one), or why the docs do
-    not cover it; then the passages found."""
+    """The answer and its cited quote (and the close runner-up lines `ask` quoted beside it), or why the
+    docs do not cover it; then the passages found."""
     if reply.covered:
         labels = ["[bold green]Answer[/]"] + ["[green]Also close[/]"] * (len(reply.citations) - 1)
         for label, citation in zip(labels, reply.citations, strict=True):
