@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from tpu_runtime.diagnose.crash_named_fix_facts import NAMED_FIX_EXTRACTORS
 from tpu_runtime.diagnose.crash_operand_facts import (
+    backend_only_facts,
     backend_op_facts,
     index_range_facts,
     narrow_dtype_facts,
@@ -550,6 +551,7 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
         tiling_facts,
         index_range_facts,
         backend_op_facts,
+        backend_only_facts,
         version_skew_facts,
         release_facts,
         *NAMED_FIX_EXTRACTORS,  # before the settings: a mesh line those read wins over a generic count

@@ -19,7 +19,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-__all__ = ["backend_op_facts", "index_range_facts", "narrow_dtype_facts", "tiling_facts"]
+__all__ = [
+    "backend_only_facts",
+    "backend_op_facts",
+    "index_range_facts",
+    "narrow_dtype_facts",
+    "tiling_facts",
+]
 
 # the element type at the end of an MLIR vector or memref type: vector<8x128x4xi8>, memref<1x1024xf16, ...>
 _MLIR_ELEMENT = re.compile(r"\b(?:vector|memref)<(?:[\d?]+x)*(?P<dtype>[a-z]+\d*(?:E\d+M\d+\w*)?)[,>\s]")
@@ -111,6 +117,27 @@ def index_range_facts(lines: Sequence[str]) -> dict[str, int]:
 _NO_PALLAS_LOWERING = re.compile(
     r"Unimplemented primitive in Pallas (?P<backend>\w+) lowering(?: for [\w.]+)?: (?P<op>\w+)"
 )
+
+
+# jax's wording for a primitive lowered for some platforms only (jax/_src/lax/linalg.py): "Singular value
+# decomposition is only implemented on the CPU and GPU backends", "Nonsymmetric eigendecomposition is only
+# implemented on the CPU backend". Later jax releases add TPU lowerings to such ops (SVD gained one in
+# https://github.com/jax-ml/jax/pull/3334), so the list of backends is that release's, not a law.
+_ONLY_ON_BACKENDS = re.compile(
+    r"(?P<op>[A-Za-z][\w-]*(?: [\w-]+){0,5}?) (?:is|are) only (?:implemented|supported|available) (?:on|for) "
+    r"(?:the )?(?P<backends>(?:CPU|GPU|CUDA|ROCm)(?:(?:,| and| or|/) ?(?:CPU|GPU|CUDA|ROCm))*) backends?\b"
+)
+
+
+def backend_only_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`backend_only_op` and `implementing_backends` where a message says an op is implemented only on the
+    backends it lists (none of them the TPU)."""
+    for line in reversed(lines[-MAX_LINES:]):
+        m = _ONLY_ON_BACKENDS.search(line)
+        if m is not None:
+            op = re.sub(r"^(?:Currently|Presently) ", "", m["op"])  # a sentence's adverb is not the op
+            return {"backend_only_op": op, "implementing_backends": m["backends"]}
+    return {}
 
 
 def backend_op_facts(lines: Sequence[str]) -> dict[str, str]:

@@ -30,6 +30,7 @@ __all__ = [
     "rejected_flag_facts",
     "size_mismatch_facts",
     "size_setting_facts",
+    "tf1_api_facts",
 ]
 
 MAX_LINES = 4000
@@ -212,6 +213,85 @@ def missing_api_facts(lines: Sequence[str]) -> dict[str, str]:
     return {}
 
 
+# TensorFlow 1 names that TensorFlow 2 dropped from its namespaces and keeps under tf.compat.v1 (the renames
+# tf_upgrade_v2 makes, https://www.tensorflow.org/guide/migrate/upgrade): the submodule ('' for the top
+# level) and the names. tf.contrib is not here: it has no compat.v1 home.
+_TF1_ONLY: dict[str, frozenset[str]] = {
+    "": frozenset(
+        {
+            "AUTO_REUSE",
+            "ConfigProto",
+            "GPUOptions",
+            "GraphKeys",
+            "GraphOptions",
+            "InteractiveSession",
+            "OptimizerOptions",
+            "Print",
+            "RunMetadata",
+            "RunOptions",
+            "Session",
+            "add_to_collection",
+            "app",
+            "flags",
+            "get_collection",
+            "get_default_graph",
+            "get_default_session",
+            "get_variable",
+            "gfile",
+            "global_variables",
+            "global_variables_initializer",
+            "initialize_all_variables",
+            "layers",
+            "local_variables_initializer",
+            "logging",
+            "placeholder",
+            "placeholder_with_default",
+            "python_io",
+            "reset_default_graph",
+            "set_random_seed",
+            "sparse_placeholder",
+            "tables_initializer",
+            "to_float",
+            "to_int32",
+            "to_int64",
+            "trainable_variables",
+            "variable_scope",
+            "variables_initializer",
+        }
+    ),
+    "train": frozenset(
+        {
+            "AdagradOptimizer",
+            "AdamOptimizer",
+            "GradientDescentOptimizer",
+            "MomentumOptimizer",
+            "MonitoredTrainingSession",
+            "RMSPropOptimizer",
+            "Saver",
+            "get_or_create_global_step",
+        }
+    ),
+    "nn": frozenset({"rnn_cell"}),
+}
+# module 'tensorflow' / 'tensorflow._api.v2.train' / 'tensorflow.compat.v2.nn' has no attribute 'X'
+_TF_MODULE = re.compile(r"^tensorflow(?:\.(?:_api\.v2|compat\.v2))?(?:\.(?P<sub>\w+))?$")
+
+
+def tf1_api_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`tf1_api` (the name the code called) and `tf1_compat_api` (where TensorFlow 2 keeps it) when the
+    installed TensorFlow lacks a TensorFlow 1 name: TF1 code run under TF2."""
+    for m in _matches_from_end(lines[-MAX_LINES:], (_NO_ATTRIBUTE,)):
+        module = _TF_MODULE.match(m["module"])
+        if module is None:
+            return {}
+        sub = module["sub"] or ""
+        if m["attr"] not in _TF1_ONLY.get(sub, frozenset()):
+            return {}
+        path = f"{sub}.{m['attr']}" if sub else m["attr"]
+        return {"tf1_api": f"tf.{path}", "tf1_compat_api": f"tf.compat.v1.{path}"}
+    return {}
+
+
 _ALREADY = re.compile(
     r"\b(?:already (?:been )?(?:initiali[sz]ed|started|created|set up|running)|"
     r"must be called before|cannot be called after|called after .{0,40}initiali[sz])",
@@ -386,6 +466,7 @@ SETTING_EXTRACTORS: tuple[Callable[[Sequence[str]], Mapping[str, object]], ...] 
     rejected_flag_facts,
     accepted_value_facts,
     missing_api_facts,
+    tf1_api_facts,
     graduated_api_facts,
     init_order_facts,
     mesh_device_facts,
