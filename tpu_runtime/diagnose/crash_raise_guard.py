@@ -11,6 +11,8 @@ errors and the facts of the sheets, which say how the failure was fixed, not onl
 Where the condition compares a setting with a constant, or tests a flag, the fix also says which value gets
 past the check (`not self.x` -> `x=True`, `steps > 1` -> `steps=1`), in the `name=value` form overrides take;
 such a condition is this log's own evidence and comes before the similar known errors and the sheets' facts.
+A start-up log whose fix is the library catch-all (`runtime_init_failure/from_facts_library_check`, advice
+for a probe of the chips) gets the condition too, with or without a passing value.
 """
 
 from __future__ import annotations
