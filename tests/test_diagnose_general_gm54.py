@@ -14,6 +14,7 @@ import pytest
 from tests.crash_helpers import ablated_verdict, diagnose_rules_alone, library_trace
 from tpu_runtime.diagnose import crash_locations
 from tpu_runtime.diagnose.crash_locations import RaiseSite
+from tpu_runtime.diagnose.crash_raise_guard import guard_names
 
 # a library's refusal that names one setting and a thing in plain words: no suggestion reader takes it, so
 # today the catch-all answers
@@ -91,3 +92,10 @@ def test_a_site_of_another_message_keeps_the_catch_all(monkeypatch: pytest.Monke
     _with_sites(monkeypatch, other)
     _, rule, _fix = ablated_verdict(library_trace(MESSAGE))
     assert rule == "runtime_init_failure/from_facts_library_check"
+
+
+def test_a_conditions_private_members_are_not_named_as_settings() -> None:
+    # a check's own private state is no setting a user changes; the argument it tests is
+    guard = "not paths.is_complete(run_dir, marker_cls=self._marker_class, opts=self._commit_options)"
+    assert guard_names(guard) == ("run_dir",)
+    assert guard_names("self.commit_options is None") == ("commit_options",)
