@@ -11,6 +11,8 @@ errors and the facts of the sheets, which say how the failure was fixed, not onl
 Where the condition compares a setting with a constant, or tests a flag, the fix also says which value gets
 past the check (`not self.x` -> `x=True`, `steps > 1` -> `steps=1`), in the `name=value` form overrides take;
 such a condition is this log's own evidence and comes before the similar known errors and the sheets' facts.
+A start-up log whose fix is the library catch-all (`runtime_init_failure/from_facts_library_check`, advice
+for a probe of the chips) gets the condition too, with or without a passing value.
 """
 
 from __future__ import annotations
@@ -34,7 +36,8 @@ _NOT_SETTINGS = frozenset(dir(builtins)) | frozenset(keyword.kwlist) | {"self", 
 def guard_names(guard: str) -> tuple[str, ...]:
     """The settings and arguments a check's condition tests, in the order it names them: names, attributes
     (`config.use_ocdbt` -> `use_ocdbt`) and string keys (`raw_keys['ici_expert_parallelism']`), not the
-    functions it calls nor Python's own names; () when the condition does not parse."""
+    functions it calls, Python's own names nor private members (`self._options`: the check's own state, no
+    setting a user changes); () when the condition does not parse."""
     try:
         tree = ast.parse(guard, mode="eval")
     except SyntaxError:
@@ -57,7 +60,7 @@ def guard_names(guard: str) -> tuple[str, ...]:
             name = node.attr
         elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
             name = node.slice.value if isinstance(node.slice.value, str) else ""
-        if name.isidentifier() and len(name) >= 3 and name not in _NOT_SETTINGS:
+        if name.isidentifier() and len(name) >= 3 and name not in _NOT_SETTINGS and not name.startswith("_"):
             found.setdefault(name, None)
     return tuple(found)[:MAX_NAMES]
 

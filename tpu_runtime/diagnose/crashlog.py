@@ -16,7 +16,9 @@ itself: crash_setting_facts), then the values a refusal lists as accepted (`<cat
 then a condition the check states without advice words (two settings it compared, what it expected, what
 one setting must be: `<category>/message_suggestion` too), and the category's paragraph last. What one
 setting must be also comes before the library catch-all (`from_facts_library_check`), whose advice to
-upgrade the library fits a probe of the environment, not a refused value of the library's own setting.
+upgrade the library fits a probe of the environment, not a refused value of the library's own setting; for a
+start-up failure the catch-all also gives way to the condition of the raising check where that check is a
+mined raise site (crash_raise_guard, `runtime_init_failure/raise_guard`).
 A citation's `kb` names the fact of the team's knowledge base it stands on (a `tpu-err:*`
 section of knowledge/errors.md), read from that file when a log is diagnosed.
 
@@ -243,6 +245,20 @@ def diagnose_log(
         other_matches=[v.rule.category for v in votes[1:]],
         lines=len(lines),
     )
+    if fix_rule == PROBE_CATCH_ALL:
+        from tpu_runtime.diagnose.crash_raise_guard import guard_remedy
+
+        # the start-up catch-all's advice (ask the runtime for the chips, upgrade the library) fits a
+        # library's probe of the environment; where the check that raised is mined, its condition says what
+        # it tested (a setting of the library's own, most often) and leads the fix, before the paragraph
+        paragraph = crash.model_copy(
+            update={
+                "fix": best.rule.fix.strip(),
+                "evidence": crash.evidence.model_copy(update={"fix_rule": best.rule.category}),
+            }
+        )
+        guarded = guard_remedy(paragraph, lines)
+        return guarded if "raise_guard" in guarded.facts else crash
     if "/" in fix_rule:
         return crash
     # only the category's paragraph applied: the condition of the check that raised the message when it says
@@ -266,6 +282,9 @@ def diagnose_log(
 FixChoice = tuple[str, str, list[Citation], str, str]
 # the last-resort fallback of crash_fix_packs/library_checks.yaml: a library's own check raised the error
 LIBRARY_CHECK = "from_facts_library_check"
+# the start-up category's catch-all, whose advice fits a library's probe of the chips (diagnose_log tries this
+# log's own evidence first, as for the category's paragraph)
+PROBE_CATCH_ALL = f"runtime_init_failure/{LIBRARY_CHECK}"
 
 
 def choose_fix(
