@@ -1181,6 +1181,34 @@ def command_paths(question: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+# 'JAX 1.0', 'vllm-tpu 1.5', 'PyTorch/XLA v2.8': a name, then a release number with a dot; a number
+# followed by a unit or a multiplier ('1.5 GHz', '2.0x') is an amount, not a release
+_RELEASE_RE = re.compile(
+    r"(?<![\w./-])([A-Za-z][\w/.-]*[A-Za-z0-9])\s+v?(\d+\.\d+(?:\.\d+)?)"
+    r"(?![\w.%]|\.\d|\s*(?:[KMGTP]i?B|[KMGT]?Hz|[KMGTP]?FLOP|ms|s|x|%)\b)"
+)
+
+
+def releases_named(question: str) -> list[str]:
+    """Releases the question names by product and number ('MaxText 2.0'), each as the phrase a source
+    would write. A release is known only whole: each part is common ('MaxText' everywhere, '2.0' in any
+    figure), so a release no source writes is matched by a line on another release or another '2.0'."""
+    found = []
+    for m in _RELEASE_RE.finditer(question):
+        name = m.group(1)
+        if name.lower() in STOPWORDS or name.lower() in QUESTION_WORDS:
+            continue
+        found.append(f"{name} {m.group(2)}")
+    return list(dict.fromkeys(found))
+
+
+def release_known(index: KnowledgeIndex, release: str) -> bool:
+    """Whether some passage writes the release, with or without a 'v' before its number ('jax-v0.10.2' in
+    a source link counts: the link names the release)."""
+    name, number = release.rsplit(" ", 1)
+    return any(index.writes(form) for form in (release, f"{name} v{number}", f"{name}-v{number}"))
+
+
 # 'MODEL_IMPL=onnx', 'load_format="onnx"': a word value assigned to a name (a number is a setting's
 # amount, which no source need repeat)
 _ASSIGNED_RE = re.compile(r"(?<![\w-])[A-Za-z_][\w.-]*\s*=\s*[\"'`]?([A-Za-z][\w.-]*)")
@@ -1781,6 +1809,8 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     unknown += [f"={v}" for v in assigned_values(question) if v not in unknown and _family_df(index, v) == 0]
     # a subcommand path of common words that no source writes whole ('xpk workload migrate')
     unknown += [p for p in command_paths(question) if not index.writes(p)]
+    # a release named by product and number that no source writes ('MaxText 2.0', 'JAX 1.0')
+    unknown += [r for r in releases_named(question) if not release_known(index, r)]
     if unknown:  # 'v9', 'tpu8': the question names something no source mentions
         reasons.append(f"the sources never mention {', '.join(unknown[:3])}")
     # the thing asked for ('what refund', 'how many heatsinks') in no form anywhere in the sources: no
