@@ -869,13 +869,19 @@ _GIVES_UPPER_RE = re.compile(
 
 
 def bound_fault(question: str, span: str) -> str | None:
-    """A line giving only a lower bound ('is 0 or more') for a question asking for the largest value:
-    the number it gives is where the range starts, not where it ends."""
+    """A line giving only a lower bound ('is 0 or more') or only a default ('(default 5)') for a question
+    asking for the largest value: the number it gives is where the range starts, or what is used when
+    nothing is set, not where the range ends."""
     if not _ASKS_UPPER_RE.search(question):
         return None
     stated = _NOTE_RE.sub(" ", span)
-    if _GIVES_LOWER_RE.search(stated) and not _GIVES_UPPER_RE.search(stated):
+    if _GIVES_UPPER_RE.search(stated):
+        return None
+    if _GIVES_LOWER_RE.search(stated):
         return "the question asks for the largest value and the quoted line gives only a lower bound"
+    # 'profiler_steps ... (default 5)': the value used when nothing is set, not the most one may set
+    if re.search(r"\bdefaults?\b", stated, re.I):
+        return "the question asks for the largest value and the quoted line gives only a default"
     return None
 
 
