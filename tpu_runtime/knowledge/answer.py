@@ -1520,6 +1520,33 @@ def product_fault(question: str, span: str, passage: Passage) -> str | None:
     return f"the question is about {about} and the quoted line about {', '.join(sorted(named))}"
 
 
+# File formats a question names ('export the chart as an SVG', 'as a CSV file'): a line on exporting in
+# another format, or on the same view's other features, does not say the one asked about is offered
+FILE_FORMATS = frozenset(
+    "csv json jsonl svg png pdf html yaml xml parquet tfrecord tfrecords protobuf arrow".split()  # noqa: SIM905
+)
+
+
+# the format something is written in ('as an SVG', 'to CSV', 'into JSON'); 'in a PathwaysJob YAML' names
+# the file a field is in, which a line on that field need not repeat
+_AS_FORMAT_RE = re.compile(r"\b(?:as|to|into|in)\s+(?:an?\s+)?([A-Za-z]+)\b", re.I)
+
+
+def format_fault(question: str, span: str, heading: str) -> str | None:
+    """A quoted line (heading included) that never names the file format the question asks for
+    something to be written in."""
+    asked = {m.group(1).lower() for m in _AS_FORMAT_RE.finditer(question)} & FILE_FORMATS
+    if not asked:
+        return None
+    named = {w.lower() for w in _WORD_RE.findall(f"{heading}\n{span}")}
+    missing = sorted(asked - named)
+    return (
+        f"the quoted line never names {', '.join(missing)}, which the question asks about"
+        if missing
+        else None
+    )
+
+
 def _passage_terms(passage: Passage) -> frozenset[str]:
     return _terms(f"{_heading(passage)}\n{passage.text}")
 
@@ -1909,6 +1936,9 @@ def quote_faults(
     other = product_fault(question, span.text, span.passage)
     if other:
         reasons.append(other)
+    fmt = format_fault(question, span.text, heading)
+    if fmt:
+        reasons.append(fmt)
     misplaced = misplaced_terms(question, span.text, heading, terms)
     if misplaced:
         reasons.append(
