@@ -874,13 +874,19 @@ _GIVES_UPPER_RE = re.compile(
 
 
 def bound_fault(question: str, span: str) -> str | None:
-    """A line giving only a lower bound ('is 0 or more') for a question asking for the largest value:
-    the number it gives is where the range starts, not where it ends."""
+    """A line giving only a lower bound ('is 0 or more') or only a default ('(default 5)') for a question
+    asking for the largest value: the number it gives is where the range starts, or what is used when
+    nothing is set, not where the range ends."""
     if not _ASKS_UPPER_RE.search(question):
         return None
     stated = _NOTE_RE.sub(" ", span)
-    if _GIVES_LOWER_RE.search(stated) and not _GIVES_UPPER_RE.search(stated):
+    if _GIVES_UPPER_RE.search(stated):
+        return None
+    if _GIVES_LOWER_RE.search(stated):
         return "the question asks for the largest value and the quoted line gives only a lower bound"
+    # 'profiler_steps ... (default 5)': the value used when nothing is set, not the most one may set
+    if re.search(r"\bdefaults?\b", stated, re.I):
+        return "the question asks for the largest value and the quoted line gives only a default"
     return None
 
 
@@ -1186,6 +1192,34 @@ def command_paths(question: str) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+# 'JAX 1.0', 'vllm-tpu 1.5', 'PyTorch/XLA v2.8': a name, then a release number with a dot; a number
+# followed by a unit or a multiplier ('1.5 GHz', '2.0x') is an amount, not a release
+_RELEASE_RE = re.compile(
+    r"(?<![\w./-])([A-Za-z][\w/.-]*[A-Za-z0-9])\s+v?(\d+\.\d+(?:\.\d+)?)"
+    r"(?![\w.%]|\.\d|\s*(?:[KMGTP]i?B|[KMGT]?Hz|[KMGTP]?FLOP|ms|s|x|%)\b)"
+)
+
+
+def releases_named(question: str) -> list[str]:
+    """Releases the question names by product and number ('MaxText 2.0'), each as the phrase a source
+    would write. A release is known only whole: each part is common ('MaxText' everywhere, '2.0' in any
+    figure), so a release no source writes is matched by a line on another release or another '2.0'."""
+    found = []
+    for m in _RELEASE_RE.finditer(question):
+        name = m.group(1)
+        if name.lower() in STOPWORDS or name.lower() in QUESTION_WORDS:
+            continue
+        found.append(f"{name} {m.group(2)}")
+    return list(dict.fromkeys(found))
+
+
+def release_known(index: KnowledgeIndex, release: str) -> bool:
+    """Whether some passage writes the release, with or without a 'v' before its number ('jax-v0.10.2' in
+    a source link counts: the link names the release)."""
+    name, number = release.rsplit(" ", 1)
+    return any(index.writes(form) for form in (release, f"{name} v{number}", f"{name}-v{number}"))
+
+
 # 'MODEL_IMPL=onnx', 'load_format="onnx"': a word value assigned to a name (a number is a setting's
 # amount, which no source need repeat)
 _ASSIGNED_RE = re.compile(r"(?<![\w-])[A-Za-z_][\w.-]*\s*=\s*[\"'`]?([A-Za-z][\w.-]*)")
@@ -1489,6 +1523,33 @@ def product_fault(question: str, span: str, passage: Passage) -> str | None:
         return None
     about = ", ".join(sorted(asked))
     return f"the question is about {about} and the quoted line about {', '.join(sorted(named))}"
+
+
+# File formats a question names ('export the chart as an SVG', 'as a CSV file'): a line on exporting in
+# another format, or on the same view's other features, does not say the one asked about is offered
+FILE_FORMATS = frozenset(
+    "csv json jsonl svg png pdf html yaml xml parquet tfrecord tfrecords protobuf arrow".split()  # noqa: SIM905
+)
+
+
+# the format something is written in ('as an SVG', 'to CSV', 'into JSON'); 'in a PathwaysJob YAML' names
+# the file a field is in, which a line on that field need not repeat
+_AS_FORMAT_RE = re.compile(r"\b(?:as|to|into|in)\s+(?:an?\s+)?([A-Za-z]+)\b", re.I)
+
+
+def format_fault(question: str, span: str, heading: str) -> str | None:
+    """A quoted line (heading included) that never names the file format the question asks for
+    something to be written in."""
+    asked = {m.group(1).lower() for m in _AS_FORMAT_RE.finditer(question)} & FILE_FORMATS
+    if not asked:
+        return None
+    named = {w.lower() for w in _WORD_RE.findall(f"{heading}\n{span}")}
+    missing = sorted(asked - named)
+    return (
+        f"the quoted line never names {', '.join(missing)}, which the question asks about"
+        if missing
+        else None
+    )
 
 
 def _passage_terms(passage: Passage) -> frozenset[str]:
@@ -1822,6 +1883,8 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     unknown += [f"={v}" for v in assigned_values(question) if v not in unknown and _family_df(index, v) == 0]
     # a subcommand path of common words that no source writes whole ('xpk workload migrate')
     unknown += [p for p in command_paths(question) if not index.writes(p)]
+    # a release named by product and number that no source writes ('MaxText 2.0', 'JAX 1.0')
+    unknown += [r for r in releases_named(question) if not release_known(index, r)]
     if unknown:  # 'v9', 'tpu8': the question names something no source mentions
         reasons.append(f"the sources never mention {', '.join(unknown[:3])}")
     # the thing asked for ('what refund', 'how many heatsinks') in no form anywhere in the sources: no
@@ -1915,6 +1978,9 @@ def quote_faults(
     other = product_fault(question, span.text, span.passage)
     if other:
         reasons.append(other)
+    fmt = format_fault(question, span.text, heading)
+    if fmt:
+        reasons.append(fmt)
     misplaced = misplaced_terms(question, span.text, heading, terms)
     if misplaced:
         reasons.append(
