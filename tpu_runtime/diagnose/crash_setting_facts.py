@@ -162,13 +162,17 @@ def rejected_flag_facts(lines: Sequence[str]) -> dict[str, str]:
 # "Supported methods are dict_keys([None, 'fp8'])", "must be one of ['a', 'b']", "expected one of: a, b",
 # argparse's "invalid choice: 'x' (choose from a, b)",
 # "Available platform names are: CUDA", "Valid values are ...",
-# and the quoted forms a value must take ("must be in 'N' or 'NxM' format", "should be of the form 'a:b'")
+# the quoted forms a value must take ("must be in 'N' or 'NxM' format", "should be of the form 'a:b'")
+# and two or more quoted choices a component "can only be used with"
 _QUOTED = r"(?:'[^'\s]{1,40}'|\"[^\"\s]{1,40}\"|`[^`\s]{1,40}`)"
 _ACCEPTED = re.compile(
     r"\b(?:supported|valid|available|allowed|accepted)\s+(?:[\w-]+\s+){0,2}(?:are|is|include)\s*:?\s*"
     r"(?P<list>.+)$|\b(?:(?:must be|should be|expected)\s+one of|choose from)\s*:?\s*(?P<list2>.+)$|"
     rf"\b(?:must|should|needs? to) be (?:in|of) (?:the )?(?:forms? |formats? )?"
-    rf"(?P<list3>{_QUOTED}(?:,? (?:or )?{_QUOTED})*)(?: (?:format|form)s?)?(?=[\s.,;:)]|$)",
+    rf"(?P<list3>{_QUOTED}(?:,? (?:or )?{_QUOTED})*)(?: (?:format|form)s?)?(?=[\s.,;:)]|$)|"
+    # a component that works with listed choices only: "can only be used with a `A`, `B`, or `C`. Found D"
+    rf"\b(?:can|may) only be (?:used|combined) with (?:an? |the )?"
+    rf"(?P<list4>{_QUOTED}(?:,? (?:or )?{_QUOTED})+)",
     re.IGNORECASE,
 )
 _LIST_ITEMS = re.compile(r"'[^']+'|\"[^\"]+\"|\bNone\b|[\w.-]+")
@@ -178,7 +182,7 @@ _LIST_NOISE = {"dict_keys", "set", "list", "tuple", "and", "or", "got", "but"}
 def accepted_value_facts(lines: Sequence[str]) -> dict[str, str]:
     """`accepted_values`: the values a refusal lists as accepted (`None, 'fp8'`), from the last such line."""
     for m in _matches_from_end(_not_source(lines), (_ACCEPTED,)):
-        text = (m["list"] or m["list2"] or m["list3"] or "").split(". ")[0]
+        text = (m["list"] or m["list2"] or m["list3"] or m["list4"] or "").split(". ")[0]
         items = [i for i in _LIST_ITEMS.findall(text) if i not in _LIST_NOISE]
         if 1 <= len(items) <= 12:
             return {"accepted_values": ", ".join(dict.fromkeys(items))}

@@ -34,9 +34,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 __all__ = [
+    "DIVISIBILITY_HINT",
     "STATED_KINDS",
     "Suggestion",
     "choices_fix",
+    "divisibility_hint",
     "find_suggestions",
     "stated_addendum",
     "suggestion_addendum",
@@ -142,8 +144,10 @@ _REQUIRED = re.compile(
 )
 # ... or compares two named settings ("prompt_budget is greater than cache_capacity", "block_q must not
 # exceed seq_len"): the check names both settings and the order they must keep, which is the remedy.
-# Both sides must be settings (snake_case names), so "loss_scale is greater than 1000" is no comparison.
-_SETTING = r"`?(?P<{}>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?(?: \([^()\n]{{1,24}}\))?"
+# Both sides must be settings (snake_case names), so "loss_scale is greater than 1000" is no comparison. A
+# setting may carry its value in brackets or after a space ("cache_sequence_length 1000 should divide
+# paged_attention_page_size 64").
+_SETTING = r"`?(?P<{}>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?(?: \([^()\n]{{1,24}}\)| -?\d+(?:\.\d+)?\b)?"
 _COMPARED = re.compile(
     r"(?:^|(?<=[.:;!?]\s)|(?<=\w: ))(?P<text>(?:the )?"
     + _SETTING.format("a")
@@ -245,15 +249,24 @@ _BOUND_REFUSED = re.compile(
 )
 # Two quantities a check compared, named in words with their values in brackets ("Batch size (24) must be
 # divisible by entire data mesh size (16)", "The number of available devices (8) do not match the expected
-# number of devices ... (4)"): the quantities are what to change.
+# number of devices ... (4)", "Total TPU resources (16) not divisible by TPUs requested per worker (3)", a
+# value with its unit, "(16 TPU devices) do not divide evenly into"): the quantities are what to change.
 _QUANTITY = r"[A-Za-z][\w-]*(?: [A-Za-z\"][\w\"-]*){{0,{}}}"
+_QUANTITY_VALUE = r"\((?P<{}>\d+)(?: [A-Za-z][\w-]*){{0,3}}\)"
 _COMPARED_QUANTITIES = re.compile(
-    r"(?P<text>(?:the )?(?P<a>" + _QUANTITY.format(5) + r") \((?P<va>\d+)\) "
+    r"(?P<text>(?:the )?(?P<a>" + _QUANTITY.format(5) + r") " + _QUANTITY_VALUE.format("va") + " "
     r"(?:(?:must|should|does|do) (?:not )?(?:be )?(?:(?:evenly )?divisible by|exceed|(?:greater|larger|"
-    r"bigger|smaller|less|lower|higher) than(?: or equal to)?|at (?:most|least)|equal(?: to)?|match|divide)|"
-    r"(?:is|are) (?:not )?(?:divisible by|greater than|larger than|smaller than|less than)|"
+    r"bigger|smaller|less|lower|higher) than(?: or equal to)?|at (?:most|least)|equal(?: to)?|match|"
+    r"divide(?: evenly)?(?: into)?)|"
+    r"(?:is |are )?not (?:evenly )?divisible by|"
+    r"(?:is|are) (?:divisible by|greater than|larger than|smaller than|less than)|"
     r"exceeds?|do(?:es)? not match|differs? from) "
-    r"(?:the )?(?P<b>" + _QUANTITY.format(8) + r"?) \((?P<vb>\d+)\)[^.!?\n]*[.!?]?)"
+    r"(?:the )?(?P<b>" + _QUANTITY.format(8) + r"?) " + _QUANTITY_VALUE.format("vb") + r"[^.!?\n]*[.!?]?)"
+)
+# A comparison about divisibility: its fix says which way round the two must divide.
+_DIVISIBILITY = re.compile(r"\bdivisible by\b|\bdivides?\b|\bmultiple of\b", re.IGNORECASE)
+DIVISIBILITY_HINT = (
+    " For a divisibility check, make the larger a multiple of the smaller (the smaller a divisor of it)."
 )
 # A mismatch line that ends in a colon and lists the compared values below it, one `expr=value` a line (the
 # way Python's f"{expr=}" prints them): the expressions are the settings to change.
@@ -674,7 +687,7 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
             f"The check compared settings the message names: {quoted}. Change {things} so the comparison "
             "holds (lower the one that is too large or raise its limit; make counts that must agree equal), "
             "then rerun; if the same error comes back, the facts below and the category's general advice "
-            "apply."
+            "apply." + divisibility_hint(suggestions)
         )
     if all(s.kind == "expectation" for s in suggestions):
         return (
@@ -746,7 +759,17 @@ def stated_addendum(fix: str, suggestions: Sequence[Suggestion]) -> str:
         return ""
     quoted = " and ".join(f'"{s.text}"' for s in missing)
     things = ", ".join(f"`{n}`" for n in dict.fromkeys(n for s in missing for n in s.named))
-    return f" The check itself states: {quoted}; change {things} so that it holds."
+    return f" The check itself states: {quoted}; change {things} so that it holds." + divisibility_hint(
+        missing
+    )
+
+
+def divisibility_hint(suggestions: Sequence[Suggestion]) -> str:
+    """The way round a divisibility comparison must hold ("" for any other): a check's wording of it ("A
+    should divide B" where B must divide A) is often backwards, so the hint names the relation by size."""
+    if any(s.kind == "comparison" and _DIVISIBILITY.search(s.text) for s in suggestions):
+        return DIVISIBILITY_HINT
+    return ""
 
 
 def suggestion_addendum(fix: str, suggestions: Sequence[Suggestion]) -> str:
