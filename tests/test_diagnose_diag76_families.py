@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from crash_helpers import ablated_verdict
 
+from tpu_runtime.diagnose.content import classify_text
 from tpu_runtime.diagnose.crash_cues import weak_vote
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions
 
@@ -93,8 +94,11 @@ def test_an_xpk_refusal_is_a_start_up_failure_with_xpk_remedies() -> None:
     assert (category, rule) == ("runtime_init_failure", "runtime_init_failure/from_facts_xpk_refusal")
     assert "--num-slices" in fix and "is requesting 2 slice/slices" in fix
     # xpk's ordinary progress lines refuse nothing
-    quiet = "[XPK] Starting workload create\n[XPK] Task: `Get All Node Pools` succeeded.\n"
+    quiet = "[XPK] Starting workload create\n[XPK] Workload train-7b created on cluster v6e-big\n"
     assert ablated_verdict(quiet)[1] != "runtime_init_failure/from_facts_xpk_refusal"
+    # the rules' signature makes the router send the refusal to diagnose, and not the progress lines
+    assert classify_text(text).signature == "runtime_init_failure"
+    assert not classify_text(quiet).has_error
 
 
 def test_an_xpk_version_refusal_is_no_unsupported_feature() -> None:
