@@ -20,7 +20,10 @@ A check that states a condition without advice words names its remedy too: two s
 c_d"), settings of which it needs one ("At least one of `a` or `b` must be set"), a setting it lets be set
 once only ("... not expected to be changed after initialization"), quantities it compared in words ("Batch
 size (24) must be divisible by ... (16)", or `expr=value` lines listed below a mismatch line) and the dtype it
-expected ("x is expected to be float32, but got bfloat16"). These are kept apart (`Suggestion.kind`) and
+expected ("x is expected to be float32, but got bfloat16"), counts it set side by side ("8 files vs 16 shards
+requested") or labelled values listed below a mismatch line ("worker count in checkpoint: 32"), a value a
+feature requires be given ("Shuffling requires specifying a seed") and a feature it refuses in one mode
+("During evaluation, packing can't be used"). These are kept apart (`Suggestion.kind`) and
 tried after the fallbacks that name the log's facts, since they say what must hold rather than what to do (a
 fallback chosen keeps them as an addendum, `stated_addendum`); what a setting must be, settings refused
 together, settings of which one is needed and a setting set once only also come before the library catch-all
@@ -241,6 +244,29 @@ _DTYPE_EXPECTED = re.compile(
     + r")[^.!?\n]*[.!?]?|[Ee]xpected `?(?P<name2>[A-Za-z_][\w.]*)`? to (?:be|have) "
     r"(?:of )?(?:dtype |type )?(?P<dtype2>" + _DTYPE_NAME + r")[^.!?\n]*[.!?]?)"
 )
+# A feature a check says needs a value given ("Shuffling requires specifying a seed", "Resuming requires
+# passing a `run_id`"): the thing to give is the noun after the verb (diag76).
+_NEEDS_GIVEN = re.compile(
+    r"(?P<text>\b[A-Za-z][\w-]*(?: [\w-]+){0,3} requires? (?:specifying|setting|passing|providing|giving) "
+    r"(?:an? |the )?(?:explicit )?`?(?P<name>[A-Za-z_][\w.-]*[A-Za-z0-9_])`?[^.!?\n]*[.!?]?)"
+)
+_NOT_A_NAME = frozenset({"value", "values", "it", "them", "one", "this", "that", "valid", "either", "both"})
+# Two counts a check set side by side with "vs" ("8 files vs 16 shards requested", "3 hosts vs. 4 slices"):
+# the counted things are what to change (diag76).
+_COUNTS_VERSUS = re.compile(
+    r"(?<![\w.])(?P<va>\d+) (?P<a>[A-Za-z][\w-]*) vs\.? (?P<vb>\d+) (?P<b>[A-Za-z][\w-]*)"
+)
+# The labelled values a mismatch line lists below it, one "label: value" a line ("worker count in
+# checkpoint: 32", "worker count in dataloader: 16"), the labels sharing their first word (diag76).
+_LABEL_LINE = re.compile(r"^\s*(?P<name>[A-Za-z][\w-]*(?: [\w.-]+){0,5}): (?P<value>\S[^\n]{0,80})$")
+# A feature a check refuses in one mode or stage of the run ("During evaluation, packing can't be used",
+# "Dropout cannot be used during inference"): turn that feature off for that mode (diag76).
+_REFUSED_IN_MODE = re.compile(
+    r"(?P<text>\b(?:During|While|When|In) (?:the )?\w+(?: \w+){0,2}, (?:the )?(?P<name>[\w-]+(?: [\w-]+)?) "
+    r"(?:can't|cannot|can not|may not|must not) be used\b[^.!?\n]*[.!?]?|"
+    r"\b(?P<name2>[A-Za-z][\w-]*) (?:can't|cannot|can not|may not|must not) be used (?:during|while) "
+    r"(?:the )?\w+(?: \w+){0,2}[.!?]?)"
+)
 # A bound a check refuses in words ("Per-device batch size < 1 not supported for auto sharding", "num_slices
 # > 1 is not allowed with ..."): the quantity is what to change, the opposite bound what it must meet.
 _BOUND_REFUSED = re.compile(
@@ -277,7 +303,10 @@ _EXCEPTION_PREFIX = re.compile(r"^\s*(?:[\w.]+(?:Error|Exception)\b:\s*)")
 # `active_processes` set is not supported"): the other value is the one to use.
 _REFUSED_BOOL = re.compile(
     r"`?(?P<name>[a-z][\w.]*)\s?=\s?(?P<value>True|False)`?(?:[^.!?\n]{0,80}?) (?:is|are) not "
-    r"(?:supported|allowed|permitted|compatible)"
+    r"(?:supported|allowed|permitted|compatible)|"
+    # diag76: the value said with "is" ("drop_remainder is False not supported yet")
+    r"`?(?P<name2>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)`? is (?P<value2>True|False)\b[^.!?\n]{0,40}? "
+    r"(?:is )?not (?:supported|allowed|permitted|implemented)"
 )
 # ... or prints the values it compared as `name=value` pairs on a mismatch line ("stage count does not match
 # schedule count. len(stages)=4, len(schedules)=3"): the names are the remedy.
@@ -405,7 +434,8 @@ class Suggestion:
     # "advice"; "comparison": a check that names two settings and the order they must keep; "expectation":
     # the condition a check states its arguments must meet; "cause": what the message says usually leads to
     # it; "constraint": what one named setting must be (its value refused by the library's own check);
-    # "exclusion": two named settings the check refuses together
+    # "exclusion": two named settings the check refuses together; "mode_refusal": a feature the check refuses
+    # in one mode or stage of the run
     kind: str = "advice"
 
 
@@ -510,7 +540,8 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             break
         else:
             stated = (
-                _excluded(line, index)
+                _refused_in_mode(line, index)
+                or _excluded(line, index)
                 or _one_of_needed(line, index)
                 or _frozen(line, index)
                 or _compared(line, index, lines)
@@ -568,12 +599,17 @@ def _constrained(line: str, index: int) -> Suggestion | None:
         return None
     refused = _REFUSED_BOOL.search(line)
     if refused is not None:
-        other = "False" if refused["value"] == "True" else "True"
+        other = "False" if (refused["value"] or refused["value2"]) == "True" else "True"
         return Suggestion(
             text=_sentence(line[refused.start() :]),
             line=index,
-            named=(f"{refused['name']}={other}",),
+            named=(f"{refused['name'] or refused['name2']}={other}",),
             kind="constraint",
+        )
+    needs = _NEEDS_GIVEN.search(line)
+    if needs is not None and needs["name"].lower() not in _NOT_A_NAME:
+        return Suggestion(
+            text=_sentence(needs["text"]), line=index, named=(needs["name"],), kind="constraint"
         )
     m = _CONSTRAINED.search(line)
     if m is None or _NOT_A_REMEDY.search(m["text"]):
@@ -589,6 +625,19 @@ def _constrained(line: str, index: int) -> Suggestion | None:
         named=tuple(dict.fromkeys([name, *_named(m["text"])])),
         kind="constraint",
     )
+
+
+def _refused_in_mode(line: str, index: int) -> Suggestion | None:
+    """A feature an error line says cannot be used in one mode or stage of the run."""
+    if _ERRORISH.search(line) is None or _INFO_LEVEL.match(line):
+        return None
+    m = _REFUSED_IN_MODE.search(line)
+    if m is None:
+        return None
+    name = (m["name"] or m["name2"]).strip()
+    if name.lower() in _NOT_A_NAME:
+        return None
+    return Suggestion(text=_sentence(m["text"]), line=index, named=(name,), kind="mode_refusal")
 
 
 def _one_of_needed(line: str, index: int) -> Suggestion | None:
@@ -635,12 +684,18 @@ def _compared(line: str, index: int, lines: Sequence[str] = ()) -> Suggestion | 
     listed = _listed_values(line, lines[index + 1 : index + 1 + MAX_VALUE_LINES])
     if listed:
         head = _EXCEPTION_PREFIX.sub("", line.strip().rstrip(":"))
-        text = _sentence(head) + ": " + ", ".join(f"{n}={v}" for n, v in listed.items())
+        shown = (f"{n}: {v}" if " " in n else f"{n}={v}" for n, v in listed.items())
+        text = _sentence(head).rstrip(".") + ": " + ", ".join(shown)
         return Suggestion(text=text, line=index, named=tuple(listed), kind="comparison")
     q = _COMPARED_QUANTITIES.search(line) if _ERRORISH.search(line) else None
     if q is not None and q["va"] != q["vb"]:
         named = (_quantity(q["a"]), _quantity(q["b"]))
         return Suggestion(text=_sentence(q["text"]), line=index, named=named, kind="comparison")
+    v = _COUNTS_VERSUS.search(line) if _ERRORISH.search(line) else None
+    if v is not None and v["va"] != v["vb"] and v["a"].lower() != v["b"].lower():
+        head = _EXCEPTION_PREFIX.sub("", line.strip())
+        text = head if len(head) <= MAX_TEXT else _sentence(line[v.start() :])
+        return Suggestion(text=text, line=index, named=(v["a"], v["b"]), kind="comparison")
     if _MISMATCH.search(line) is None:
         return None
     pairs = {p["name"]: p for p in _PAIR.finditer(line)}
@@ -651,16 +706,30 @@ def _compared(line: str, index: int, lines: Sequence[str] = ()) -> Suggestion | 
 
 
 def _listed_values(line: str, following: Sequence[str]) -> dict[str, str]:
-    """The `expr=value` lines below a mismatch line that ends in a colon (at least two), by expression."""
-    if _MISMATCH.search(line) is None or not line.rstrip().endswith(":"):
+    """The `expr=value` lines below a mismatch line that ends in a colon (at least two), by expression; or
+    the "label: value" lines below a mismatch line, when the labels share their first word and the values
+    differ (the same quantity read from two places)."""
+    if _MISMATCH.search(line) is None:
         return {}
     listed: dict[str, str] = {}
+    if line.rstrip().endswith(":"):
+        for text in following:
+            m = _VALUE_LINE.match(text)
+            if m is None:
+                break
+            listed[m["name"]] = m["value"].strip()
+        if len(listed) >= 2:
+            return listed
+    labelled: dict[str, str] = {}
     for text in following:
-        m = _VALUE_LINE.match(text)
+        m = _LABEL_LINE.match(text)
         if m is None:
             break
-        listed[m["name"]] = m["value"].strip()
-    return listed if len(listed) >= 2 else {}
+        labelled[m["name"]] = m["value"].strip()
+    heads = {name.split()[0].lower() for name in labelled}
+    if len(labelled) >= 2 and len(heads) == 1 and len(set(labelled.values())) >= 2:
+        return labelled
+    return {}
 
 
 def _quantity(words: str) -> str:
@@ -716,6 +785,13 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
             "do not change it afterwards, then rerun; if the same error comes back, the facts below and the "
             "category's general advice apply."
         )
+    if all(s.kind == "mode_refusal" for s in suggestions):
+        return (
+            f"The check refuses a feature in this mode or stage: {quoted}. Turn {things} off for that mode "
+            "(its option in the config or the call that builds this stage) and keep it where it is allowed, "
+            "then rerun; if the same error comes back, the facts below and the category's general advice "
+            "apply."
+        )
     if all(s.kind == "exclusion" for s in suggestions):
         either = " or ".join(f"`{n}`" for n in names[:2])
         return (
@@ -741,7 +817,9 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
     )
 
 
-STATED_KINDS = frozenset({"comparison", "expectation", "constraint", "exclusion", "one_of", "frozen"})
+STATED_KINDS = frozenset(
+    {"comparison", "expectation", "constraint", "exclusion", "one_of", "frozen", "mode_refusal"}
+)
 """The kinds of Suggestion that state a condition of this very check rather than advise an action."""
 
 
