@@ -1176,9 +1176,49 @@ def command_paths(question: str) -> list[str]:
         ]
         if before and before[-1].lower() in AUXILIARIES and after != ["do"] and len(words) > 1:
             words.pop()
+        # kubectl's grammar is 'kubectl COMMAND TYPE NAME' (https://kubernetes.io/docs/reference/kubectl/):
+        # only the first word is a subcommand, the rest a resource ('kubectl delete node')
+        if m.group(1) == "kubectl":
+            words = words[:1]
         if words:
             names.append(" ".join([m.group(1), *words]))
     return list(dict.fromkeys(names))
+
+
+# gcloud's release tracks: a command of the alpha or beta track is the GA path with the track's word after
+# 'gcloud' (https://cloud.google.com/sdk/gcloud#release_levels); users often write it without
+GCLOUD_TRACKS = ("alpha", "beta")
+
+
+def path_forms(path: str) -> list[list[str]]:
+    """The ways a source may write a subcommand path: as asked and, for gcloud, with or without a
+    release track's word ('gcloud compute tpus tpu-vm simulate-maintenance-event' is written only as
+    'gcloud alpha compute tpus ...')."""
+    words = path.split()
+    if words[0] != "gcloud" or len(words) < 2:
+        return [words]
+    if words[1] in GCLOUD_TRACKS:
+        return [words, [words[0], *words[2:]]]
+    return [words, *([words[0], track, *words[1:]] for track in GCLOUD_TRACKS)]
+
+
+def path_known(index: KnowledgeIndex, path: str) -> bool:
+    """Whether the sources know a subcommand path the question writes: some passage writes it whole, or
+    writes its longest start (a subcommand at least) only as a command ending there, so the words after
+    it are the question's own ('gcloud ... queued-resources delete fails since ...') or arguments. A
+    start the sources follow with subcommands ('xpk workload create', 'delete') is a group, and a word
+    after it none of them writes is a made-up subcommand ('xpk workload migrate')."""
+    for words in path_forms(path):
+        if index.writes(" ".join(words)):
+            return True
+        lead = 2 if words[1:2] and words[1] in GCLOUD_TRACKS else 1
+        for end in range(len(words) - 1, lead, -1):
+            start = " ".join(words[:end])
+            if index.writes(start):
+                if not index.continued(start):
+                    return True
+                break
+    return False
 
 
 # 'MODEL_IMPL=onnx', 'load_format="onnx"': a word value assigned to a name (a number is a setting's
@@ -1780,7 +1820,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     # a value assigned to an option that no source names in any form ('MODEL_IMPL=onnx')
     unknown += [f"={v}" for v in assigned_values(question) if v not in unknown and _family_df(index, v) == 0]
     # a subcommand path of common words that no source writes whole ('xpk workload migrate')
-    unknown += [p for p in command_paths(question) if not index.writes(p)]
+    unknown += [p for p in command_paths(question) if not path_known(index, p)]
     if unknown:  # 'v9', 'tpu8': the question names something no source mentions
         reasons.append(f"the sources never mention {', '.join(unknown[:3])}")
     # the thing asked for ('what refund', 'how many heatsinks') in no form anywhere in the sources: no
