@@ -413,6 +413,31 @@ def aside_terms(question: str) -> set[str]:
     return aside
 
 
+# a clause break before the asking clause of one sentence: a semicolon, or a comma before a question word
+# ('... stalls; should I set ...', '... comes out empty, how do I grab ...')
+_CLAUSE_RE = re.compile(
+    r";\s+|,\s+(?=(?:how|what|which|why|when|where|should|can|could|is|are|do|does)\b)", re.I
+)
+
+
+def clause_asides(question: str) -> set[str]:
+    """Words only the clauses before the asking one use, within the asking sentence, when the asking clause
+    names its subject itself in `ASIDE_MIN_OWN` words or more: the story of a symptom ('my script exits
+    after about a second') that a source answering the question need not retell, as `aside_terms` does
+    for whole sentences."""
+    sentences = [x for x in _SENTENCE_RE.split(question.strip()) if x]
+    asking = [x for x in sentences if x.rstrip().endswith("?")]
+    if not asking:
+        return set()
+    clauses = [x for x in _CLAUSE_RE.split(asking[-1]) if x.strip()]
+    if len(clauses) < 2:
+        return set()
+    own = {t for t in tokenize(clauses[-1]) if t not in QUESTION_WORDS and len(t) > 1}
+    if len(own) < ASIDE_MIN_OWN:
+        return set()
+    return {t for x in clauses[:-1] for t in tokenize(x)} - own
+
+
 def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
     """Rarity weight (idf) of each distinctive question term; terms absent from the corpus weigh most."""
     total = max(len(index.chunks), 1)
@@ -1779,7 +1804,13 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         )
     cos_best = max((p.cosine for p in passages if p.cosine is not None), default=None)
     top = passages[:SUPPORT_PASSAGES]
-    supports = [support(weights, p) for p in top]
+    # the story before the asking clause counts when a passage holds it and is let off when it does not
+    # (the gate's share only: ranking still weighs the story's words)
+    told = clause_asides(question)
+    shares = [weights] + (
+        [{t: w * ASIDE_WEIGHT if t in told else w for t, w in weights.items()}] if told else []
+    )
+    supports = [max(support(w, p) for w in shares) for p in top]
     best_at = max(range(len(top)), key=lambda i: supports[i])
     best_support = supports[best_at]
     specific = [t for t in weights if is_specific(t) and _df(index, t) > 0]
@@ -1787,7 +1818,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     ranked = ranked_spans(target_weights(question, weights), passages, specific, units, question)
     span = ranked[0] if ranked else None
     if span is not None:  # the quote's own section, its retrieved lines taken together
-        best_support = max(best_support, section_support(weights, span.passage, top))
+        best_support = max(best_support, *(section_support(w, span.passage, top) for w in shares))
     if result.mode != "hybrid":
         need = LEXICAL_MIN_SUPPORT
     elif cos_best is not None and cos_best >= AGREE_COSINE and span and span.passage.cosine == cos_best:
