@@ -999,6 +999,18 @@ def named_in_prose(token: str, text: str, terms: frozenset[str]) -> bool:
     return False
 
 
+# 'a TPU type like v6e-8', 'such as TPU-V6E': a value the question gives as an example of its input
+_EXAMPLE_RE = re.compile(
+    r"\b(?:like|such\s+as|e\.g\.,?|for\s+(?:example|instance),?)\s+([\w.\-/\"'`]+)", re.I
+)
+
+
+def example_terms(question: str) -> set[str]:
+    """Terms the question gives after 'like', 'such as' or 'e.g.' as an example of what it passes in: a line
+    saying what happens to any such input answers it without repeating the example."""
+    return {t for m in _EXAMPLE_RE.finditer(question) for t in tokenize(m.group(1))}
+
+
 def _missing_specific(specific: list[str], text: str) -> list[str]:
     """Specific terms `text` lacks; a flag or API name counts only whole (its parts are common words),
     though a dotted name may drop its root alias ('pltpu.BufferedRef' is named by 'BufferedRef') and a
@@ -1030,7 +1042,9 @@ def _named_whole(terms: frozenset[str], token: str) -> bool:
         rest = form.split(".", 1)[1] if "." in form else ""
         if rest and rest in terms and ("." in rest or "_" in rest or len(rest) >= 8):
             return True
-    return False
+    # a module path the line names as the start of a longer dotted name ('ray.util.tpu' in
+    # `ray.util.tpu.get_tpu_version_from_type`)
+    return "." in token and any(t.startswith(f"{token}.") for t in terms)
 
 
 def candidate_spans(text: str) -> list[str]:
@@ -1937,7 +1951,8 @@ def quote_faults(
     subject that another of the retrieved `passages` names and its own does not; empty when none."""
     heading = _heading(span.passage)
     reasons = []
-    lacking = _missing_specific(specific, f"{heading}\n{span.text}")
+    examples = example_terms(question)
+    lacking = [t for t in _missing_specific(specific, f"{heading}\n{span.text}") if t not in examples]
     if lacking:
         reasons.append(f"no passage line names {', '.join(lacking[:3])}")
     reasons.extend(span_faults(question, span.text, heading))
