@@ -1244,9 +1244,9 @@ def path_forms(path: str) -> list[list[str]]:
 def path_known(index: KnowledgeIndex, path: str) -> bool:
     """Whether the sources know a subcommand path the question writes: some passage writes it whole, or
     writes its longest start (a subcommand at least) only as a command ending there, so the words after
-    it are the question's own ('xpk workload create fails when ...') or arguments. A
-    start the sources follow with subcommands ('xpk workload create', 'delete') is a group, and a word
-    after it none of them writes is a made-up subcommand ('xpk workload migrate')."""
+    it are the question's own ('xpk workload create fails when ...') or arguments. A start the sources
+    follow with subcommands ('xpk workload', by 'create' and 'delete') is a group, and a word after it
+    that the sources never write there is a made-up subcommand ('xpk workload migrate')."""
     for words in path_forms(path):
         if index.writes(" ".join(words)):
             return True
