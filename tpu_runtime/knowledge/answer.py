@@ -418,6 +418,31 @@ def aside_terms(question: str) -> set[str]:
     return aside
 
 
+# a clause break before the asking clause of one sentence: a semicolon, or a comma before a question word
+# ('... stalls; should I set ...', '... comes out empty, how do I grab ...')
+_CLAUSE_RE = re.compile(
+    r";\s+|,\s+(?=(?:how|what|which|why|when|where|should|can|could|is|are|do|does)\b)", re.I
+)
+
+
+def clause_asides(question: str) -> set[str]:
+    """Words only the clauses before the asking one use, within the asking sentence, when the asking clause
+    names its subject itself in `ASIDE_MIN_OWN` words or more: the story of a symptom ('my script exits
+    after about a second') that a source answering the question need not retell, as `aside_terms` does
+    for whole sentences."""
+    sentences = [x for x in _SENTENCE_RE.split(question.strip()) if x]
+    asking = [x for x in sentences if x.rstrip().endswith("?")]
+    if not asking:
+        return set()
+    clauses = [x for x in _CLAUSE_RE.split(asking[-1]) if x.strip()]
+    if len(clauses) < 2:
+        return set()
+    own = {t for t in tokenize(clauses[-1]) if t not in QUESTION_WORDS and len(t) > 1}
+    if len(own) < ASIDE_MIN_OWN:
+        return set()
+    return {t for x in clauses[:-1] for t in tokenize(x)} - own
+
+
 def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
     """Rarity weight (idf) of each distinctive question term; terms absent from the corpus weigh most."""
     total = max(len(index.chunks), 1)
@@ -985,6 +1010,18 @@ def named_in_prose(token: str, text: str, terms: frozenset[str]) -> bool:
     return False
 
 
+# 'a TPU type like v6e-8', 'such as TPU-V6E': a value the question gives as an example of its input
+_EXAMPLE_RE = re.compile(
+    r"\b(?:like|such\s+as|e\.g\.,?|for\s+(?:example|instance),?)\s+([\w.\-/\"'`]+)", re.I
+)
+
+
+def example_terms(question: str) -> set[str]:
+    """Terms the question gives after 'like', 'such as' or 'e.g.' as an example of what it passes in: a line
+    saying what happens to any such input answers it without repeating the example."""
+    return {t for m in _EXAMPLE_RE.finditer(question) for t in tokenize(m.group(1))}
+
+
 def _missing_specific(specific: list[str], text: str) -> list[str]:
     """Specific terms `text` lacks; a flag or API name counts only whole (its parts are common words),
     though a dotted name may drop its root alias ('pltpu.BufferedRef' is named by 'BufferedRef') and a
@@ -1016,7 +1053,9 @@ def _named_whole(terms: frozenset[str], token: str) -> bool:
         rest = form.split(".", 1)[1] if "." in form else ""
         if rest and rest in terms and ("." in rest or "_" in rest or len(rest) >= 8):
             return True
-    return False
+    # a module path the line names as the start of a longer dotted name ('ray.util.tpu' in
+    # `ray.util.tpu.get_tpu_version_from_type`)
+    return "." in token and any(t.startswith(f"{token}.") for t in terms)
 
 
 def candidate_spans(text: str) -> list[str]:
@@ -1187,6 +1226,10 @@ def command_paths(question: str) -> list[str]:
         ]
         if before and before[-1].lower() in AUXILIARIES and after != ["do"] and len(words) > 1:
             words.pop()
+        # kubectl's grammar is 'kubectl COMMAND TYPE NAME' (https://kubernetes.io/docs/reference/kubectl/):
+        # only the first word is a subcommand, the rest a resource ('kubectl delete node')
+        if m.group(1) == "kubectl":
+            words = words[:1]
         if words:
             names.append(" ".join([m.group(1), *words]))
     return list(dict.fromkeys(names))
@@ -1218,6 +1261,42 @@ def release_known(index: KnowledgeIndex, release: str) -> bool:
     a source link counts: the link names the release)."""
     name, number = release.rsplit(" ", 1)
     return any(index.writes(form) for form in (release, f"{name} v{number}", f"{name}-v{number}"))
+
+
+# gcloud's release tracks: a command of the alpha or beta track is the GA path with the track's word after
+# 'gcloud' (https://cloud.google.com/sdk/gcloud#release_levels); users often write it without
+GCLOUD_TRACKS = ("alpha", "beta")
+
+
+def path_forms(path: str) -> list[list[str]]:
+    """The ways a source may write a subcommand path: as asked and, for gcloud, with or without a
+    release track's word ('gcloud compute tpus tpu-vm simulate-maintenance-event' is written only as
+    'gcloud alpha compute tpus ...')."""
+    words = path.split()
+    if words[0] != "gcloud" or len(words) < 2:
+        return [words]
+    if words[1] in GCLOUD_TRACKS:
+        return [words, [words[0], *words[2:]]]
+    return [words, *([words[0], track, *words[1:]] for track in GCLOUD_TRACKS)]
+
+
+def path_known(index: KnowledgeIndex, path: str) -> bool:
+    """Whether the sources know a subcommand path the question writes: some passage writes it whole, or
+    writes its longest start (a subcommand at least) only as a command ending there, so the words after
+    it are the question's own ('xpk workload create fails when ...') or arguments. A start the sources
+    follow with subcommands ('xpk workload', by 'create' and 'delete') is a group, and a word after it
+    that the sources never write there is a made-up subcommand ('xpk workload migrate')."""
+    for words in path_forms(path):
+        if index.writes(" ".join(words)):
+            return True
+        lead = 2 if words[1:2] and words[1] in GCLOUD_TRACKS else 1
+        for end in range(len(words) - 1, lead, -1):
+            start = " ".join(words[:end])
+            if index.writes(start):
+                if not index.continued(start):
+                    return True
+                break
+    return False
 
 
 # 'MODEL_IMPL=onnx', 'load_format="onnx"': a word value assigned to a name (a number is a setting's
@@ -1841,7 +1920,13 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         )
     cos_best = max((p.cosine for p in passages if p.cosine is not None), default=None)
     top = passages[:SUPPORT_PASSAGES]
-    supports = [support(weights, p) for p in top]
+    # the story before the asking clause counts when a passage holds it and is let off when it does not
+    # (the gate's share only: ranking still weighs the story's words)
+    told = clause_asides(question)
+    shares = [weights] + (
+        [{t: w * ASIDE_WEIGHT if t in told else w for t, w in weights.items()}] if told else []
+    )
+    supports = [max(support(w, p) for w in shares) for p in top]
     best_at = max(range(len(top)), key=lambda i: supports[i])
     best_support = supports[best_at]
     specific = [t for t in weights if is_specific(t) and _df(index, t) > 0]
@@ -1849,7 +1934,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     ranked = ranked_spans(target_weights(question, weights), passages, specific, units, question)
     span = ranked[0] if ranked else None
     if span is not None:  # the quote's own section, its retrieved lines taken together
-        best_support = max(best_support, section_support(weights, span.passage, top))
+        best_support = max(best_support, *(section_support(w, span.passage, top) for w in shares))
     if result.mode != "hybrid":
         need = LEXICAL_MIN_SUPPORT
     elif cos_best is not None and cos_best >= AGREE_COSINE and span and span.passage.cosine == cos_best:
@@ -1882,7 +1967,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     # a value assigned to an option that no source names in any form ('MODEL_IMPL=onnx')
     unknown += [f"={v}" for v in assigned_values(question) if v not in unknown and _family_df(index, v) == 0]
     # a subcommand path of common words that no source writes whole ('xpk workload migrate')
-    unknown += [p for p in command_paths(question) if not index.writes(p)]
+    unknown += [p for p in command_paths(question) if not path_known(index, p)]
     # a release named by product and number that no source writes ('MaxText 2.0', 'JAX 1.0')
     unknown += [r for r in releases_named(question) if not release_known(index, r)]
     if unknown:  # 'v9', 'tpu8': the question names something no source mentions
@@ -1971,7 +2056,8 @@ def quote_faults(
     subject that another of the retrieved `passages` names and its own does not; empty when none."""
     heading = _heading(span.passage)
     reasons = []
-    lacking = _missing_specific(specific, f"{heading}\n{span.text}")
+    examples = example_terms(question)
+    lacking = [t for t in _missing_specific(specific, f"{heading}\n{span.text}") if t not in examples]
     if lacking:
         reasons.append(f"no passage line names {', '.join(lacking[:3])}")
     reasons.extend(span_faults(question, span.text, heading))

@@ -100,6 +100,7 @@ class KnowledgeIndex:
         self._dense_error: str | None = None
         self._lock = threading.Lock()
         self._flat: str | None = None  # every passage's text, flattened once for `writes`
+        self._spaced: str | None = None  # every passage's text, case kept, one space apart (`continued`)
 
     @classmethod
     def open(cls, folder: Path) -> KnowledgeIndex:
@@ -294,6 +295,16 @@ class KnowledgeIndex:
             if self._flat is None:
                 self._flat = " " + " ".join(flat_text(c.text) for c in self.chunks) + " "
         return f" {flat_text(phrase)} " in self._flat
+
+    def continued(self, phrase: str) -> bool:
+        """Whether some passage writes the phrase followed directly by a lower-case word ('xpk workload'
+        by 'create'), as a command group is followed by its subcommands; a command the sources close
+        with a backtick, a placeholder (`QR_ID`) or a flag is not. The phrase matches in any case."""
+        with self._lock:
+            if self._spaced is None:
+                self._spaced = " " + " ".join(" ".join(c.text.split()) for c in self.chunks) + " "
+        words = r"\s+".join(re.escape(w) for w in phrase.split())
+        return re.search(rf"(?<![\w./-])(?i:{words})\s+[a-z][a-z0-9-]*(?![\w./=(])", self._spaced) is not None
 
     def document_frequency(self, token: str) -> int:
         retriever = self.lexical._retriever
