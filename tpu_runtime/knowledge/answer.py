@@ -217,6 +217,13 @@ SCOPES = {
     "tensorcores": "tensorcore", "core": "tensorcore", "cores": "tensorcore",
 }  # fmt: skip
 _PER_RE = re.compile(r"\bper[\s-]+(chip|host|pod|slice|vm|tensorcore|core)\b", re.I)
+# a total asked of a whole Pod or slice: 'whole / entire / full / complete / total / combined / aggregate'
+# before it ('an entire Trillium pod', 'total HBM of a full pod'), or its chips 'across all' of it
+_WHOLE_RE = re.compile(
+    r"\b(?:whole|entire|full|complete|total|combined|aggregate)\b[^?.;]{0,40}?\b(pod|slice)s?\b"
+    r"|\bacross\s+(?:all\s+)?(?:the\s+)?chips\s+of\s+(?:an?\s+|the\s+)?[^?.;]{0,20}?\b(pod|slice)s?\b",
+    re.I,
+)
 # "How much does X cost / weigh": the verb names the quantity asked for
 _COST_RE = re.compile(r"\bhow\s+much\s+(?:does|do|did|will|would|could)\s+[^?]*?\b(costs?|weighs?)\b", re.I)
 _WHICH_RE = re.compile(r"\bwhich\s+([^?]*)", re.I)
@@ -1569,13 +1576,25 @@ def best_span(
     return ranked[0] if ranked else None
 
 
+def whole_scope(question: str) -> str | None:
+    """The Pod or slice a question asks a total of ('the combined peak across all the chips of a v4
+    Pod', 'an entire Trillium pod'): the chips it names are what is summed, not the unit asked."""
+    match = _WHOLE_RE.search(question)
+    return SCOPES[(match.group(1) or match.group(2)).lower()] if match else None
+
+
 def scope_mismatch(question: str, span: str) -> bool:
     """Whether the span gives its figure per a unit (chip, host, Pod, slice, VM, TensorCore) that the
-    question does not name, while never naming the one the question does."""
+    question does not name, while never naming the one the question does; for a question asking a Pod's
+    or slice's total (`whole_scope`), any figure per a smaller unit that the line does not also give for
+    the whole ('a per-chip table: a 16x16x16 pod, ... 2.75e14 FLOP/s')."""
     asked = {SCOPES[w] for w in (t.lower() for t in _WORD_RE.findall(question)) if w in SCOPES}
     if not asked:
         return False
     per = {SCOPES[m.group(1).lower()] for m in _PER_RE.finditer(span)}
+    whole = whole_scope(question)
+    if whole and per - {whole}:
+        return not (_WHOLE_RE.search(span) or re.search(rf"\bper[\s-]+{whole}\b", span, re.I))
     named = {SCOPES[w] for w in (t.lower() for t in _WORD_RE.findall(span)) if w in SCOPES}
     return bool(per - asked) and not (asked & named)
 
