@@ -1837,10 +1837,23 @@ def listed_passages(reply: Answer, k: int) -> list[Passage]:
     return reply.passages[:k] + [p for p in reply.passages[k:] if p.chunk_id in cited]
 
 
+# 'TPU v5 lite', 'v5 lite pod', 'v5-lite': TPU v5e by the words of its accelerator type ('v5litepod') written
+# apart; read as words, 'v5' names v5p (whose sheet is also called 'tpu v5') and 'lite' nothing. A 'pod'
+# after it stays a word: 'a 256-chip TPU v5 lite pod' asks about the Pod
+_V5_LITE_RE = re.compile(r"\bv5[\s-]?lite\b", re.I)
+
+
+def generation_names(question: str) -> str:
+    """The question with TPU v5e's spelled-apart names ('TPU v5 lite pod') written 'v5e', the name the
+    sheets give it: as words, 'v5' matched v5p's lines and left the v5e line missing a specific term."""
+    return _V5_LITE_RE.sub("v5e", question)
+
+
 def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answer:
     """Judge coverage from the ranked passages and, when covered, quote and cite the best span."""
     as_asked = question
     question = strip_preamble(question)  # 'Quick question: ...' is judged on what follows the colon
+    question = generation_names(question)
     passages = result.passages
     weights = _weights(index, question)
     base: dict[str, Any] = {
