@@ -165,6 +165,7 @@ REASON_BONUS = 1.5  # span score factor of a line stating a cause when the quest
 # which condition something happens ('when does X ...'), as `REASON_BONUS` is for 'why'
 CONDITION_BONUS = 1.5
 PROCEDURE_BONUS = 1.25  # span score factor of a line whose code names the action or term a "how do I" asks
+LIST_BONUS = 1.5  # span score factor of a line listing several items when the question asks which kinds
 # span score factor of a line naming no TPU generation (nor its heading) when the question names one and
 # another candidate line names it: a question saying 'Trillium' escapes `SPECIFIC_MISS`, which only
 # digit names ('v6e') trigger (`generation_unnamed`)
@@ -1655,6 +1656,29 @@ def gives_reason(span: str) -> bool:
     return bool(_GIVES_REASON_RE.search(_NOTE_RE.sub(" ", span)))
 
 
+# "What kinds of semaphores ...", "which semaphore types ...": the question asks for the members of a kind;
+# a singular 'type' names one ('which GKE machine type', 'which TPU type') unless 'of' follows
+_ASKS_KINDS_RE = re.compile(
+    r"^\s*(?:what|which)\s+(?:[\w-]+\s+){0,2}?(?:(?:kinds|types|sorts|varieties)\b|(?:kind|type|sort)\s+of\b)",
+    re.I,
+)
+# "REGULAR, DMA and BARRIER", "`a`, `b`, or `c`": three or more one-word items; items of several words
+# are read in a clause joined by commas ('allocate semaphores, for barriers or for tracking copies')
+_ITEM = r"[\w`.'()/-]+"
+_GIVES_LIST_RE = re.compile(rf"{_ITEM},\s+{_ITEM},?\s+(?:and|or)\s+[\w`]", re.I)
+
+
+def asks_kinds(question: str) -> bool:
+    """Whether a what/which question asks for the kinds of something ('what kinds of semaphores can a
+    kernel allocate'): a line listing them answers it, not one using a single kind."""
+    return bool(_ASKS_KINDS_RE.search(question))
+
+
+def gives_list(span: str) -> bool:
+    """Whether the line lists three or more one-word items ('REGULAR, DMA and BARRIER members')."""
+    return bool(_GIVES_LIST_RE.search(_NOTE_RE.sub(" ", span)))
+
+
 def generation_unnamed(question: str, candidates: list[tuple[str, str]]) -> set[tuple[str, str]]:
     """The (heading, line) candidates that name no TPU generation, when the question names one and some
     other candidate names one it asks about; empty otherwise. A generation written by its codename
@@ -1749,6 +1773,7 @@ def ranked_spans(
     why = bool(question and asks_why(question))
     condition = bool(question and asks_condition(question))
     procedure = procedure_terms(question, list(weights)) if question else []
+    kinds = bool(question and asks_kinds(question))
     weighed = passages[:SUPPORT_PASSAGES]
     # each passage's heading and candidate lines, split once for the generation check and the scoring
     split = [(passage, _heading(passage), candidate_spans(passage.text)) for passage in weighed]
@@ -1803,6 +1828,8 @@ def ranked_spans(
                 overlap *= CONDITION_BONUS
             if procedure and gives_procedure(procedure, span):
                 overlap *= PROCEDURE_BONUS
+            if kinds and gives_list(span):
+                overlap *= LIST_BONUS
             if (heading, span) in unnamed:
                 overlap *= GENERATION_MISS
             if (heading, span) in unframed:
