@@ -31,6 +31,7 @@ from tpu_runtime.knowledge.answer import (
     stem,
     summary_passages,
     value_units,
+    whole_scope,
 )
 from tpu_runtime.knowledge.models import Answer, Citation, Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
@@ -143,6 +144,27 @@ def test_stated_durations_and_alias_roots_weigh_little() -> None:
     assert stated["hours"] < stated["queued"] and asked["hours"] > asked["queued"]
     alias = _weights(corpus, "What is pltpu.BufferedRef for?")  # type: ignore[arg-type]
     assert alias["pltpu"] < 0.5 * alias["bufferedref"]
+
+
+def test_a_total_asked_of_a_whole_pod_is_not_a_per_chip_figure() -> None:
+    """'across all the chips of a pod' names chips, but the total of the Pod is what is asked."""
+    question = "Combined peak FLOPS across all the chips of a TPU v4 pod?"
+    table = "The per-chip table for TPU v4: a 16x16x16 pod, 2x2x1 chips per host, a peak of 2.75e14 FLOPS."
+    pod = "A full TPU v4 Pod peaks at 1.1 exaflops (bf16 or int8)."
+    both = "TPU v4 against TPU v3, per chip: 2.2x the bf16 peak; per Pod, 4x the chips."
+    assert (
+        whole_scope(question) == "pod"
+        and whole_scope("If I book an entire Trillium pod, what peak?") == "pod"
+    )
+    assert scope_mismatch(question, table) and not scope_mismatch(question, pod)
+    assert not scope_mismatch(question, both)  # it gives the Pod's figures as well
+    # chips named without a total asked keep the plain rule: a per-chip line names the chips asked
+    assert whole_scope("How many chips are in a v4 pod?") is None
+    assert not scope_mismatch("What peak FLOPS does each chip of a v4 pod reach?", table)
+    weights = {"combined": 5.4, "peak": 3.9, "flops": 4.2, "across": 3.4, "chips": 3.0, "v4": 7.3, "pod": 3.7}
+    passages = [_passage(f"- {table}\n- {pod}")]
+    span = best_span(weights, passages, ["v4"], question=question)
+    assert span is not None and "1.1 exaflops" in span.text
 
 
 def test_a_figure_per_chip_does_not_answer_a_question_about_a_pod() -> None:

@@ -165,6 +165,7 @@ REASON_BONUS = 1.5  # span score factor of a line stating a cause when the quest
 # which condition something happens ('when does X ...'), as `REASON_BONUS` is for 'why'
 CONDITION_BONUS = 1.5
 PROCEDURE_BONUS = 1.25  # span score factor of a line whose code names the action or term a "how do I" asks
+LIST_BONUS = 1.5  # span score factor of a line listing several items when the question asks which kinds
 # span score factor of a line naming no TPU generation (nor its heading) when the question names one and
 # another candidate line names it: a question saying 'Trillium' escapes `SPECIFIC_MISS`, which only
 # digit names ('v6e') trigger (`generation_unnamed`)
@@ -217,6 +218,13 @@ SCOPES = {
     "tensorcores": "tensorcore", "core": "tensorcore", "cores": "tensorcore",
 }  # fmt: skip
 _PER_RE = re.compile(r"\bper[\s-]+(chip|host|pod|slice|vm|tensorcore|core)\b", re.I)
+# a total asked of a whole Pod or slice: 'whole / entire / full / complete / total / combined / aggregate'
+# before it ('an entire Trillium pod', 'total HBM of a full pod'), or its chips 'across all' of it
+_WHOLE_RE = re.compile(
+    r"\b(?:whole|entire|full|complete|total|combined|aggregate)\b[^?.;]{0,40}?\b(pod|slice)s?\b"
+    r"|\bacross\s+(?:all\s+)?(?:the\s+)?chips\s+of\s+(?:an?\s+|the\s+)?[^?.;]{0,20}?\b(pod|slice)s?\b",
+    re.I,
+)
 # "How much does X cost / weigh": the verb names the quantity asked for
 _COST_RE = re.compile(r"\bhow\s+much\s+(?:does|do|did|will|would|could)\s+[^?]*?\b(costs?|weighs?)\b", re.I)
 _WHICH_RE = re.compile(r"\bwhich\s+([^?]*)", re.I)
@@ -1648,13 +1656,25 @@ def best_span(
     return ranked[0] if ranked else None
 
 
+def whole_scope(question: str) -> str | None:
+    """The Pod or slice a question asks a total of ('the combined peak across all the chips of a v4
+    Pod', 'an entire Trillium pod'): the chips it names are what is summed, not the unit asked."""
+    match = _WHOLE_RE.search(question)
+    return SCOPES[(match.group(1) or match.group(2)).lower()] if match else None
+
+
 def scope_mismatch(question: str, span: str) -> bool:
     """Whether the span gives its figure per a unit (chip, host, Pod, slice, VM, TensorCore) that the
-    question does not name, while never naming the one the question does."""
+    question does not name, while never naming the one the question does; for a question asking a Pod's
+    or slice's total (`whole_scope`), any figure per a smaller unit that the line does not also give for
+    the whole ('a per-chip table: a 16x16x16 pod, ... 2.75e14 FLOP/s')."""
     asked = {SCOPES[w] for w in (t.lower() for t in _WORD_RE.findall(question)) if w in SCOPES}
     if not asked:
         return False
     per = {SCOPES[m.group(1).lower()] for m in _PER_RE.finditer(span)}
+    whole = whole_scope(question)
+    if whole and per - {whole}:
+        return not (_WHOLE_RE.search(span) or re.search(rf"\bper[\s-]+{whole}\b", span, re.I))
     named = {SCOPES[w] for w in (t.lower() for t in _WORD_RE.findall(span)) if w in SCOPES}
     return bool(per - asked) and not (asked & named)
 
@@ -1713,6 +1733,29 @@ def asks_why(question: str) -> bool:
 def gives_reason(span: str) -> bool:
     """Whether the line states a cause or a consequence ('because', 'so', 'due to', 'causes')."""
     return bool(_GIVES_REASON_RE.search(_NOTE_RE.sub(" ", span)))
+
+
+# "What kinds of semaphores ...", "which semaphore types ...": the question asks for the members of a kind;
+# a singular 'type' names one ('which GKE machine type', 'which TPU type') unless 'of' follows
+_ASKS_KINDS_RE = re.compile(
+    r"^\s*(?:what|which)\s+(?:[\w-]+\s+){0,2}?(?:(?:kinds|types|sorts|varieties)\b|(?:kind|type|sort)\s+of\b)",
+    re.I,
+)
+# "REGULAR, DMA and BARRIER", "`a`, `b`, or `c`": three or more one-word items; items of several words
+# are read in a clause joined by commas ('allocate semaphores, for barriers or for tracking copies')
+_ITEM = r"[\w`.'()/-]+"
+_GIVES_LIST_RE = re.compile(rf"{_ITEM},\s+{_ITEM},?\s+(?:and|or)\s+[\w`]", re.I)
+
+
+def asks_kinds(question: str) -> bool:
+    """Whether a what/which question asks for the kinds of something ('what kinds of semaphores can a
+    kernel allocate'): a line listing them answers it, not one using a single kind."""
+    return bool(_ASKS_KINDS_RE.search(question))
+
+
+def gives_list(span: str) -> bool:
+    """Whether the line lists three or more one-word items ('REGULAR, DMA and BARRIER members')."""
+    return bool(_GIVES_LIST_RE.search(_NOTE_RE.sub(" ", span)))
 
 
 def generation_unnamed(question: str, candidates: list[tuple[str, str]]) -> set[tuple[str, str]]:
@@ -1809,6 +1852,7 @@ def ranked_spans(
     why = bool(question and asks_why(question))
     condition = bool(question and asks_condition(question))
     procedure = procedure_terms(question, list(weights)) if question else []
+    kinds = bool(question and asks_kinds(question))
     weighed = passages[:SUPPORT_PASSAGES]
     # each passage's heading and candidate lines, split once for the generation check and the scoring
     split = [(passage, _heading(passage), candidate_spans(passage.text)) for passage in weighed]
@@ -1863,6 +1907,8 @@ def ranked_spans(
                 overlap *= CONDITION_BONUS
             if procedure and gives_procedure(procedure, span):
                 overlap *= PROCEDURE_BONUS
+            if kinds and gives_list(span):
+                overlap *= LIST_BONUS
             if (heading, span) in unnamed:
                 overlap *= GENERATION_MISS
             if (heading, span) in unframed:
@@ -1897,10 +1943,23 @@ def listed_passages(reply: Answer, k: int) -> list[Passage]:
     return reply.passages[:k] + [p for p in reply.passages[k:] if p.chunk_id in cited]
 
 
+# 'TPU v5 lite', 'v5 lite pod', 'v5-lite': TPU v5e by the words of its accelerator type ('v5litepod') written
+# apart; read as words, 'v5' names v5p (whose sheet is also called 'tpu v5') and 'lite' nothing. A 'pod'
+# after it stays a word: 'a 256-chip TPU v5 lite pod' asks about the Pod
+_V5_LITE_RE = re.compile(r"\bv5[\s-]?lite\b", re.I)
+
+
+def generation_names(question: str) -> str:
+    """The question with TPU v5e's spelled-apart names ('TPU v5 lite pod') written 'v5e', the name the
+    sheets give it: as words, 'v5' matched v5p's lines and left the v5e line missing a specific term."""
+    return _V5_LITE_RE.sub("v5e", question)
+
+
 def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answer:
     """Judge coverage from the ranked passages and, when covered, quote and cite the best span."""
     as_asked = question
     question = strip_preamble(question)  # 'Quick question: ...' is judged on what follows the colon
+    question = generation_names(question)
     passages = result.passages
     weights = _weights(index, question)
     base: dict[str, Any] = {
