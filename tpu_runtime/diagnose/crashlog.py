@@ -323,7 +323,11 @@ def _choose_fix(
     # the library catch-all ("upgrade the library whose check raised") is for a probe of the environment; a
     # check that states what one of the library's own settings must be, or refuses two of them together, names
     # the setting to change instead
-    constrained = [s for s in suggestions if s.kind in ("constraint", "exclusion", "one_of", "frozen")]
+    constrained = [
+        s
+        for s in suggestions
+        if s.kind in ("constraint", "exclusion", "one_of", "frozen", "format", "refused_for")
+    ]
     if found is not None and constrained and found[3].endswith(f"/{LIBRARY_CHECK}"):
         return _suggestion_choice(rule, facts, constrained)
     if found is not None and found[3].split("/", 1)[-1].startswith(FALLBACK_PREFIX):
