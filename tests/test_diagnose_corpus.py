@@ -212,6 +212,9 @@ KNOWN_DEV_MISSES = {
     "init_lightning_src_fabric_cli_tpu_default_devices.log": "log does not say the CLI cannot launch on TPU",
     # A fold-B file of the round, whose failure was not read: no rule was written from it.
     "init_jetstreampt_src_unsupported_model_name.log": "fold B file of round diag77, not read for a rule",
+    # Round diag78's two fold-B files, whose failures were not read: no rule was written from them.
+    "init_optimumtpu_src_cannot_prefill_batch_size.log": "fold B file of round diag78, not read for a rule",
+    "ver_transformers_src_fsdpv2_torch_xla_2_2.log": "fold B file of round diag78, not read for a rule",
 }
 
 

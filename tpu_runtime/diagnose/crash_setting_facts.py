@@ -22,6 +22,7 @@ __all__ = [
     "accepted_value_facts",
     "crash_phase_facts",
     "exclusive_scope_facts",
+    "failed_import_facts",
     "graduated_api_facts",
     "init_order_facts",
     "mesh_device_facts",
@@ -214,6 +215,25 @@ def missing_api_facts(lines: Sequence[str]) -> dict[str, str]:
     where Python says a module has no such attribute."""
     for m in _matches_from_end(lines[-MAX_LINES:], (_NO_ATTRIBUTE,)):
         return {"missing_api": f"{m['module']}.{m['attr']}", "missing_api_package": m["module"].split(".")[0]}
+    return {}
+
+
+# A library's own report that importing a name from a package failed ("Trainer failed to import syncfree
+# AdamW from torch_xla.", "Unable to import `Mesh` from flax.linen"): unlike Python's "cannot import name"
+# it does not say why, so the package may be missing, too old or too new, or unable to load.
+_FAILED_IMPORT = re.compile(
+    r"\b(?i:failed|unable|could not|couldn't) to import (?:the )?[`'\"]?(?P<name>[A-Za-z_][\w.]*"
+    r"(?: [A-Za-z_][\w.]*){0,2}?)[`'\"]? from [`'\"]?(?P<package>[a-z_][a-z0-9_]*(?:\.[a-z0-9_]+)*)"
+    # the package ends the clause: "from the staging bucket" names no package
+    r"[`'\"]?(?=[.,;:)]?\s*$|[.,;:)]\s)"
+)
+
+
+def failed_import_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`failed_import` (the name) and `failed_import_package` (the top-level package to install, upgrade or
+    pin) where a library reports that it could not import a name from a package; an error line only."""
+    for m in _matches_from_end(_not_source(lines[-MAX_LINES:]), (_FAILED_IMPORT,)):
+        return {"failed_import": m["name"], "failed_import_package": m["package"].split(".")[0]}
     return {}
 
 
@@ -470,6 +490,7 @@ SETTING_EXTRACTORS: tuple[Callable[[Sequence[str]], Mapping[str, object]], ...] 
     rejected_flag_facts,
     accepted_value_facts,
     missing_api_facts,
+    failed_import_facts,
     tf1_api_facts,
     graduated_api_facts,
     init_order_facts,

@@ -32,6 +32,7 @@ together, settings of which one is needed and a setting set once only also come 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,6 +44,7 @@ __all__ = [
     "choices_fix",
     "divisibility_hint",
     "find_suggestions",
+    "reformatted_value",
     "stated_addendum",
     "suggestion_addendum",
     "suggestion_fix",
@@ -289,6 +291,36 @@ _COMPARED_QUANTITIES = re.compile(
     r"exceeds?|do(?:es)? not match|differs? from) "
     r"(?:the )?(?P<b>" + _QUANTITY.format(8) + r"?) " + _QUANTITY_VALUE.format("vb") + r"[^.!?\n]*[.!?]?)"
 )
+# A value a check refuses for how it is written, with the form it expects ("Invalid TPU name format: v6e_8.
+# Expected format: <type>-<size> (e.g. v4-128)", diag78): the remedy is the value rewritten in that form.
+_FORMAT_REFUSED = re.compile(
+    r"(?P<text>\b(?i:invalid|malformed|bad|unrecogni[sz]ed|unparsable|unparseable) [\w ]{0,40}?format"
+    r"(?: for [^:\n]{1,40})?: ?[`'\"]?(?P<value>[^\s`'\"]{1,80}?)[`'\"]?[.,;]? (?:[^\n]{0,40}?)"
+    r"(?i:expected|required|valid|correct) (?i:format|form)(?: is)?:? [`'\"]?(?P<form>[^\s`'\"]{1,80}?)"
+    r"[`'\"]?(?: \((?i:e\.g\.|for example|such as|like),? (?P<example>[^()\n]{1,60})\))?[.!?]?(?=\s|$))"
+)
+# a form spelt as placeholders and the literal separators between them ("<type>-<size>", "{x}x{y}")
+_PLACEHOLDER = re.compile(r"<\w+>|\{\w+\}")
+# A setting a check refuses for one case ("Cannot specify instance type (got 'n2-standard-8') for TPU VM",
+# "`--num-gpus` cannot be set when using a TPU", diag78): leave it out there, or change the case. A setting
+# named in words is also spelt as a config key ("instance type", `instance_type`).
+_REFUSED_FOR = re.compile(
+    r"(?P<text>\b(?i:cannot|can't|can not|may not|must not) (?i:specify|set|pass|provide|give) "
+    r"(?!(?i:both)\b)"
+    r"(?:the )?`?(?P<name>" + _SETTING_NAME + r"|[a-z]+(?: [a-z]+){0,2}?)`?"
+    r"(?: \((?i:got|given|was|value) [^()\n]{1,60}\))? (?i:for|with|when using|on) "
+    r"(?P<case>[^.!?\n]{1,60})[.!?]?(?=\s|$)|"
+    r"(?<![\w`-])(?:the )?`?(?P<name2>"
+    + _SETTING_NAME
+    + r"|[a-z]+(?: [a-z]+){0,2}?)`?(?: \((?i:got|given|was|value) [^()\n]{1,60}\))? "
+    r"(?i:cannot|can't|can not|may not|must not) be (?i:specified|set|passed|provided|given) "
+    r"(?i:for|with|when using|on) (?P<case2>[^.!?\n]{1,60})[.!?]?(?=\s|$))"
+)
+_NOT_A_SETTING_WORD = frozenset(
+    {"it", "this", "that", "them", "these", "those", "anything", "a", "an", "the"}
+)
+
+
 # A comparison about divisibility: its fix says which way round the two must divide.
 _DIVISIBILITY = re.compile(r"\bdivisible by\b|\bdivides?\b|\bmultiple of\b", re.IGNORECASE)
 DIVISIBILITY_HINT = (
@@ -435,7 +467,8 @@ class Suggestion:
     # the condition a check states its arguments must meet; "cause": what the message says usually leads to
     # it; "constraint": what one named setting must be (its value refused by the library's own check);
     # "exclusion": two named settings the check refuses together; "mode_refusal": a feature the check refuses
-    # in one mode or stage of the run
+    # in one mode or stage of the run; "format": a value refused for how it is written, named with the form
+    # expected; "refused_for": a setting refused for one case, named with it
     kind: str = "advice"
 
 
@@ -542,6 +575,8 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             stated = (
                 _refused_in_mode(line, index)
                 or _excluded(line, index)
+                or _refused_for(line, index)
+                or _format_refused(line, index)
                 or _one_of_needed(line, index)
                 or _frozen(line, index)
                 or _compared(line, index, lines)
@@ -638,6 +673,58 @@ def _refused_in_mode(line: str, index: int) -> Suggestion | None:
     if name.lower() in _NOT_A_NAME:
         return None
     return Suggestion(text=_sentence(m["text"]), line=index, named=(name,), kind="mode_refusal")
+
+
+def reformatted_value(value: str, form: str) -> str:
+    """`value` rewritten in a placeholder form ("v6e_8" in "<type>-<size>" is "v6e-8"), or "" when its parts
+    do not line up one to one with the form's placeholders or it is already in that form."""
+    holders = list(_PLACEHOLDER.finditer(form))
+    if len(holders) < 2 or holders[0].start() != 0 or holders[-1].end() != len(form):
+        return ""
+    separators = [form[a.end() : b.start()] for a, b in itertools.pairwise(holders)]
+    if any(not s or (re.search(r"[\w<>{}]", s) and not re.fullmatch(r"[a-z]", s)) for s in separators):
+        return ""
+    parts = [p for p in re.split(r"[^A-Za-z0-9]+", value) if p]
+    if len(parts) != len(holders):
+        return ""
+    rebuilt = parts[0] + "".join(s + p for s, p in zip(separators, parts[1:], strict=True))
+    return "" if rebuilt == value else rebuilt
+
+
+def _format_refused(line: str, index: int) -> Suggestion | None:
+    """A value an error line refuses for its format, with the form it expects (and that value in it)."""
+    if _INFO_LEVEL.match(line):
+        return None
+    m = _FORMAT_REFUSED.search(line)
+    if m is None:
+        return None
+    form = m["form"].rstrip(".,;")
+    rebuilt = reformatted_value(m["value"].rstrip(".,;"), form)
+    named = (form, rebuilt) if rebuilt else (form,)
+    text = m["text"].strip()  # whole: its example ("e.g. v4-128") is no sentence end
+    return Suggestion(
+        text=text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…",
+        line=index,
+        named=named,
+        kind="format",
+    )
+
+
+def _refused_for(line: str, index: int) -> Suggestion | None:
+    """A setting an error line refuses for one case, and its config-key spelling when named in words."""
+    if _ERRORISH.search(line) is None or _INFO_LEVEL.match(line):
+        return None
+    m = _REFUSED_FOR.search(line)
+    if m is None:
+        return None
+    name = (m["name"] or m["name2"]).strip("`")
+    case = (m["case"] or m["case2"]).strip()
+    if name.lower() in _NOT_A_SETTING_WORD or name.split()[0].lower() in _NOT_A_SETTING_WORD:
+        return None
+    named = [name]
+    if " " in name:
+        named.append(name.replace(" ", "_"))
+    return Suggestion(text=_sentence(m["text"]), line=index, named=(*named, case), kind="refused_for")
 
 
 def _one_of_needed(line: str, index: int) -> Suggestion | None:
@@ -799,6 +886,24 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
             "(remove the other from the command line and from any config file the program also reads), then "
             "rerun; if the same error comes back, the facts below and the category's general advice apply."
         )
+    if all(s.kind == "format" for s in suggestions):
+        rebuilt = [s.named[1] for s in suggestions if len(s.named) > 1]
+        here = f" (here `{rebuilt[0]}`)" if rebuilt else ""
+        form = " or ".join(f"`{s.named[0]}`" for s in suggestions)
+        return (
+            f"The check refuses how a value is written: {quoted}. Write it in the form it expects, "
+            f"{form}{here}, where the program reads it (the config file, the command line or the call), then "
+            "rerun; if the same error comes back, the facts below and the category's general advice apply."
+        )
+    if all(s.kind == "refused_for" for s in suggestions):
+        setting = " or ".join(f"`{n}`" for n in names[:-1][:2]) or things
+        case = suggestions[0].named[-1]
+        return (
+            f"The check refuses a setting for this case: {quoted}. Leave {setting} out when using {case} "
+            "(remove it from the command line and from any config file or resource spec the program reads), "
+            f"or, if you need it, use a set-up other than {case}, then rerun; if the same error comes back, "
+            "the facts below and the category's general advice apply."
+        )
     if all(s.kind == "cause" for s in suggestions):
         return (
             f"The message names the likely cause: {quoted}. Change what it names ({things}) so that no "
@@ -818,7 +923,17 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
 
 
 STATED_KINDS = frozenset(
-    {"comparison", "expectation", "constraint", "exclusion", "one_of", "frozen", "mode_refusal"}
+    {
+        "comparison",
+        "expectation",
+        "constraint",
+        "exclusion",
+        "one_of",
+        "frozen",
+        "mode_refusal",
+        "format",
+        "refused_for",
+    }
 )
 """The kinds of Suggestion that state a condition of this very check rather than advise an action."""
 

@@ -324,7 +324,9 @@ def _choose_fix(
     # check that states what one of the library's own settings must be, or refuses two of them together, names
     # the setting to change instead
     constrained = [
-        s for s in suggestions if s.kind in ("constraint", "exclusion", "one_of", "frozen", "mode_refusal")
+        s
+        for s in suggestions
+        if s.kind in ("constraint", "exclusion", "one_of", "frozen", "mode_refusal", "format", "refused_for")
     ]
     if found is not None and constrained and found[3].endswith(f"/{LIBRARY_CHECK}"):
         return _suggestion_choice(rule, facts, constrained)
