@@ -604,9 +604,20 @@ def _with_indented_object(text: str, lines: Sequence[str], index: int) -> str:
     return f"{text.rstrip()} {following.strip()}"
 
 
+def _is_error_line(line: str) -> bool:
+    """Whether a line reads as an error and not as an info-level log line: only an error line states the
+    condition of the check that raised it."""
+    return _ERRORISH.search(line) is not None and not _INFO_LEVEL.match(line)
+
+
+def _error_match(pattern: re.Pattern[str], line: str) -> re.Match[str] | None:
+    """`pattern`'s match in an error line (None in any other line)."""
+    return pattern.search(line) if _is_error_line(line) else None
+
+
 def _expected(line: str, index: int) -> Suggestion | None:
     """The condition an error line says the check expected of its arguments."""
-    if _ERRORISH.search(line) is None or _INFO_LEVEL.match(line):
+    if not _is_error_line(line):
         return None
     m = _EXPECTED.search(line)
     if m is None or len(m["text"]) > MAX_TEXT or _NOT_A_REMEDY.search(m["text"]):
@@ -630,7 +641,7 @@ def _stated_cause(line: str, index: int) -> Suggestion | None:
 
 def _constrained(line: str, index: int) -> Suggestion | None:
     """What one named setting must be, from an error line of a check of the program's own configuration."""
-    if _ERRORISH.search(line) is None or _INFO_LEVEL.match(line):
+    if not _is_error_line(line):
         return None
     refused = _REFUSED_BOOL.search(line)
     if refused is not None:
@@ -664,9 +675,7 @@ def _constrained(line: str, index: int) -> Suggestion | None:
 
 def _refused_in_mode(line: str, index: int) -> Suggestion | None:
     """A feature an error line says cannot be used in one mode or stage of the run."""
-    if _ERRORISH.search(line) is None or _INFO_LEVEL.match(line):
-        return None
-    m = _REFUSED_IN_MODE.search(line)
+    m = _error_match(_REFUSED_IN_MODE, line)
     if m is None:
         return None
     name = (m["name"] or m["name2"]).strip()
@@ -712,9 +721,7 @@ def _format_refused(line: str, index: int) -> Suggestion | None:
 
 def _refused_for(line: str, index: int) -> Suggestion | None:
     """A setting an error line refuses for one case, and its config-key spelling when named in words."""
-    if _ERRORISH.search(line) is None or _INFO_LEVEL.match(line):
-        return None
-    m = _REFUSED_FOR.search(line)
+    m = _error_match(_REFUSED_FOR, line)
     if m is None:
         return None
     name = (m["name"] or m["name2"]).strip("`")
@@ -750,9 +757,7 @@ def _frozen(line: str, index: int) -> Suggestion | None:
 
 def _excluded(line: str, index: int) -> Suggestion | None:
     """Two named settings an error line says may not be given together."""
-    if _ERRORISH.search(line) is None or _INFO_LEVEL.match(line):
-        return None
-    m = _EXCLUDED.search(line)
+    m = _error_match(_EXCLUDED, line)
     if m is None:
         return None
     a, b = (next(v for k, v in m.groupdict().items() if k.startswith(side) and v) for side in ("a", "b"))
