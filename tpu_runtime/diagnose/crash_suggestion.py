@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "DIVISIBILITY_HINT",
+    "SETTING_KINDS",
     "STATED_KINDS",
     "Suggestion",
     "choices_fix",
@@ -927,19 +928,12 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
     )
 
 
-STATED_KINDS = frozenset(
-    {
-        "comparison",
-        "expectation",
-        "constraint",
-        "exclusion",
-        "one_of",
-        "frozen",
-        "mode_refusal",
-        "format",
-        "refused_for",
-    }
+SETTING_KINDS = frozenset(
+    {"constraint", "exclusion", "one_of", "frozen", "mode_refusal", "format", "refused_for"}
 )
+"""The stated kinds that name a setting of the library's own to change (what it must be, which to drop, which
+to give): a fix that names the setting beats the library catch-all's advice to upgrade."""
+STATED_KINDS = SETTING_KINDS | {"comparison", "expectation"}
 """The kinds of Suggestion that state a condition of this very check rather than advise an action."""
 
 

@@ -68,6 +68,7 @@ from tpu_runtime.diagnose.crash_specs import (
     SubRule,
 )
 from tpu_runtime.diagnose.crash_suggestion import (
+    SETTING_KINDS,
     Suggestion,
     choices_fix,
     find_suggestions,
@@ -323,11 +324,7 @@ def _choose_fix(
     # the library catch-all ("upgrade the library whose check raised") is for a probe of the environment; a
     # check that states what one of the library's own settings must be, or refuses two of them together, names
     # the setting to change instead
-    constrained = [
-        s
-        for s in suggestions
-        if s.kind in ("constraint", "exclusion", "one_of", "frozen", "mode_refusal", "format", "refused_for")
-    ]
+    constrained = [s for s in suggestions if s.kind in SETTING_KINDS]
     if found is not None and constrained and found[3].endswith(f"/{LIBRARY_CHECK}"):
         return _suggestion_choice(rule, facts, constrained)
     if found is not None and found[3].split("/", 1)[-1].startswith(FALLBACK_PREFIX):
