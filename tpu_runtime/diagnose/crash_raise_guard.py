@@ -23,6 +23,7 @@ import keyword
 from collections.abc import Sequence
 
 from tpu_runtime.diagnose.crash_locations import Location, find_location
+from tpu_runtime.diagnose.crash_suggestion import RERUN
 from tpu_runtime.diagnose.report import Citation, CrashDiagnosis
 
 __all__ = ["SUB_RULE", "guard_fix", "guard_names", "guard_remedy", "guard_ways_out", "required_test"]
@@ -192,8 +193,7 @@ def guard_fix(lines: Sequence[str]) -> tuple[str, Location, tuple[str, ...]] | N
     )
     fix = (
         f"The check that raised this message ({site.module}, {site.function}) raises it {when}: change what "
-        f"that condition tests ({tested}: the setting, argument or value it names) {goal}{passes}, then "
-        "rerun; if the same error comes back, the facts below and the category's general advice apply."
+        f"that condition tests ({tested}: the setting, argument or value it names) {goal}{passes}, {RERUN}"
     )
     return fix, found, ways
 

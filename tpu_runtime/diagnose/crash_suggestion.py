@@ -39,6 +39,7 @@ from dataclasses import dataclass
 
 __all__ = [
     "DIVISIBILITY_HINT",
+    "RERUN",
     "SETTING_KINDS",
     "STATED_KINDS",
     "Suggestion",
@@ -839,93 +840,87 @@ def choices_fix(values: str) -> str:
     )
 
 
+RERUN = "then rerun; if the same error comes back, the facts below and the category's general advice apply."
+"""How every fix built from the log's own words ends: what to do when acting on them was not enough."""
+
+
 def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
     """The fix that follows the log's own advice, naming what it names."""
     quoted = " and ".join(f'"{s.text}"' for s in suggestions)
     names = list(dict.fromkeys(n for s in suggestions for n in s.named))
     things = ", ".join(f"`{n}`" for n in names[:6])
-    if all(s.kind == "comparison" for s in suggestions):
+    kinds = {s.kind for s in suggestions}
+    kind = kinds.pop() if len(kinds) == 1 else "advice"
+    if kind == "comparison":
         return (
             f"The check compared settings the message names: {quoted}. Change {things} so the comparison "
             "holds (lower the one that is too large or raise its limit; make counts that must agree equal), "
-            "then rerun; if the same error comes back, the facts below and the category's general advice "
-            "apply." + divisibility_hint(suggestions)
+            f"{RERUN}" + divisibility_hint(suggestions)
         )
-    if all(s.kind == "expectation" for s in suggestions):
-        return (
+    if kind == "expectation":
+        head = (
             f"The check states what it expected: {quoted}. Change the call or the values that feed it so "
             "that holds (a shape: reshape, transpose or slice the operand whose dimension differs; a dtype: "
-            "cast it; a setting: give it the value named), then rerun; if the same error comes back, the "
-            "facts below and the category's general advice apply."
+            "cast it; a setting: give it the value named)"
         )
-    if all(s.kind == "constraint" for s in suggestions):
-        return (
+    elif kind == "constraint":
+        head = (
             f"The check states what a setting must be: {quoted}. Give {things} a value that meets it (or "
-            "turn off the feature that needs it), then rerun; if the same error comes back, the facts below "
-            "and the category's general advice apply."
+            "turn off the feature that needs it)"
         )
-    if all(s.kind == "one_of" for s in suggestions):
+    elif kind == "one_of":
         either = " or ".join(f"`{n}`" for n in names[:4])
-        return (
+        head = (
             f"The check needs one of these settings: {quoted}. Set {either} (in the config or on the command "
-            "line), then rerun; if the same error comes back, the facts below and the category's general "
-            "advice apply."
+            "line)"
         )
-    if all(s.kind == "frozen" for s in suggestions):
-        return (
+    elif kind == "frozen":
+        head = (
             f"The check refuses a setting changed after start-up: {quoted}. Set {things} once, before the "
             "program initializes (on the command line, in the environment or at the top of the script), and "
-            "do not change it afterwards, then rerun; if the same error comes back, the facts below and the "
-            "category's general advice apply."
+            "do not change it afterwards"
         )
-    if all(s.kind == "mode_refusal" for s in suggestions):
-        return (
+    elif kind == "mode_refusal":
+        head = (
             f"The check refuses a feature in this mode or stage: {quoted}. Turn {things} off for that mode "
-            "(its option in the config or the call that builds this stage) and keep it where it is allowed, "
-            "then rerun; if the same error comes back, the facts below and the category's general advice "
-            "apply."
+            "(its option in the config or the call that builds this stage) and keep it where it is allowed"
         )
-    if all(s.kind == "exclusion" for s in suggestions):
+    elif kind == "exclusion":
         either = " or ".join(f"`{n}`" for n in names[:2])
-        return (
+        head = (
             f"The check refuses settings given together: {quoted}. Keep only one of {either} "
-            "(remove the other from the command line and from any config file the program also reads), then "
-            "rerun; if the same error comes back, the facts below and the category's general advice apply."
+            "(remove the other from the command line and from any config file the program also reads)"
         )
-    if all(s.kind == "format" for s in suggestions):
+    elif kind == "format":
         rebuilt = [s.named[1] for s in suggestions if len(s.named) > 1]
         here = f" (here `{rebuilt[0]}`)" if rebuilt else ""
         form = " or ".join(f"`{s.named[0]}`" for s in suggestions)
-        return (
+        head = (
             f"The check refuses how a value is written: {quoted}. Write it in the form it expects, "
-            f"{form}{here}, where the program reads it (the config file, the command line or the call), then "
-            "rerun; if the same error comes back, the facts below and the category's general advice apply."
+            f"{form}{here}, where the program reads it (the config file, the command line or the call)"
         )
-    if all(s.kind == "refused_for" for s in suggestions):
+    elif kind == "refused_for":
         setting = " or ".join(f"`{n}`" for n in names[:-1][:2]) or things
         case = suggestions[0].named[-1]
-        return (
+        head = (
             f"The check refuses a setting for this case: {quoted}. Leave {setting} out when using {case} "
             "(remove it from the command line and from any config file or resource spec the program reads), "
-            f"or, if you need it, use a set-up other than {case}, then rerun; if the same error comes back, "
-            "the facts below and the category's general advice apply."
+            f"or, if you need it, use a set-up other than {case}"
         )
-    if all(s.kind == "cause" for s in suggestions):
-        return (
+    elif kind == "cause":
+        head = (
             f"The message names the likely cause: {quoted}. Change what it names ({things}) so that no "
-            "longer holds, then rerun; if the same error comes back, the facts below and the category's "
-            "general advice apply."
+            "longer holds"
         )
-    act = f"change {things} as it says" if names else "act on it as written"
-    # options the message says exclude one another, one of them the TPU's: on a TPU that is the one to keep
-    exclusive = [s for s in suggestions if _ONLY_ONE_OF.search(s.text)]
-    tpu_option = next((n for s in exclusive for n in s.named if _TPU_OPTION.fullmatch(n)), None)
-    if tpu_option is not None:
-        act = f"keep only {tpu_option} (the TPU's option) and drop the others it lists"
-    return (
-        f"The error message states its own remedy: {quoted}. Do that first: {act}, "
-        "then rerun; if the same error comes back, the facts below and the category's general advice apply."
-    )
+    else:
+        act = f"change {things} as it says" if names else "act on it as written"
+        # options the message says exclude one another, one of them the TPU's: keep that one on a TPU
+        exclusive = [s for s in suggestions if _ONLY_ONE_OF.search(s.text)]
+        tpu_option = next((n for s in exclusive for n in s.named if _TPU_OPTION.fullmatch(n)), None)
+        if tpu_option is not None:
+            act = f"keep only {tpu_option} (the TPU's option) and drop the others it lists"
+        head = f"The error message states its own remedy: {quoted}. Do that first: {act}"
+    return f"{head}, {RERUN}"
 
 
 SETTING_KINDS = frozenset(
