@@ -21,6 +21,7 @@ __all__ = [
     "SETTING_EXTRACTORS",
     "accepted_value_facts",
     "crash_phase_facts",
+    "device_count_facts",
     "exclusive_scope_facts",
     "failed_import_facts",
     "graduated_api_facts",
@@ -381,6 +382,51 @@ def mesh_device_facts(lines: Sequence[str]) -> dict[str, int | str | list[str]]:
     return {}
 
 
+# A fixed number of devices a program asked for against the devices the runtime has (diag80): "No 8 TPUs
+# available in [TpuDevice(id=0, ...), ...]" (the devices counted in the list printed after it), "Only 4 < 8
+# TPUs available", "requires 8 TPU devices but only 4 are available", "(4 < 8)" after "less than required".
+# chex's device checks word the first two (chex/_src/asserts.py, https://github.com/google-deepmind/chex).
+_DEVICE_KIND = r"(?P<kind>TPU|GPU|CPU)"
+_ASKED_DEVICES = (
+    re.compile(rf"\bNo (?P<want>\d+) {_DEVICE_KIND}s? (?:devices? )?(?:are )?available in \[(?P<listed>.*)"),
+    re.compile(rf"\bOnly (?P<have>\d+) < (?P<want>\d+) {_DEVICE_KIND}s? (?:devices? )?(?:are )?available\b"),
+    re.compile(
+        r"\b(?:requires?|needs?|requested|asks? for|expected) (?P<want>\d+) (?:(?P<kind>TPU|GPU) )?"
+        r"(?:devices|chips|TPUs|GPUs)\b[^.\n]{0,40}?\b(?:but |while |and )?(?:only )?(?P<have>\d+) "
+        r"(?:are |were |is )?(?:available|found|visible|present)\b",
+        re.IGNORECASE,
+    ),
+    re.compile(r"\bavailable devices is less than required\b[^()\n]{0,40}\((?P<have>\d+) < (?P<want>\d+)\)"),
+)
+# one device in a printed list: TpuDevice(id=0, ...), CpuDevice(id=0), cuda:0-style names are not counted
+_LISTED_DEVICE = re.compile(r"\b(?P<kind>Tpu|Gpu|Cpu|Cuda|Rocm)Device\(id=\d+")
+
+
+def device_count_facts(lines: Sequence[str]) -> dict[str, int | str]:
+    """`asked_devices` and `found_devices` (`device_kind` when named) where a program asked for a fixed number
+    of devices and the runtime has another: a count written for another host (a v3-8 shows 8 devices, a
+    v4-8 4). A printed list is counted only when it lists devices of the kind asked for: CPU devices listed
+    where TPUs were asked mean no TPU backend at all, which other facts cover."""
+    for m in _matches_from_end(lines[-MAX_LINES:], _ASKED_DEVICES):
+        groups = m.groupdict()
+        kind = (groups.get("kind") or "").upper()
+        if groups.get("listed") is not None:
+            listed = [d.upper() for d in _LISTED_DEVICE.findall(groups["listed"])]
+            if not listed or (kind and any(d != kind for d in listed)):
+                return {}
+            have = len(listed)
+        else:
+            have = int(groups["have"])
+        want = int(groups["want"])
+        if have == want or have < 1:
+            return {}
+        out: dict[str, int | str] = {"asked_devices": want, "found_devices": have}
+        if kind:
+            out["device_kind"] = kind
+        return out
+    return {}
+
+
 # "got (1041,) and (1029,)", "expected 5242880 but got 1638400", "(37) must match the size of tensor b (38)"
 _SIZE_PAIR = (
     re.compile(r"\bgot (?P<a>\([\d, ]+\)|\[[\d, ]+\]|\d+) and (?P<b>\([\d, ]+\)|\[[\d, ]+\]|\d+)"),
@@ -495,6 +541,7 @@ SETTING_EXTRACTORS: tuple[Callable[[Sequence[str]], Mapping[str, object]], ...] 
     graduated_api_facts,
     init_order_facts,
     mesh_device_facts,
+    device_count_facts,
     size_mismatch_facts,
     exclusive_scope_facts,
     crash_phase_facts,

@@ -98,6 +98,18 @@ _AFTER_COMMA = re.compile(
     r"(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
     re.IGNORECASE,
 )
+# ... or, for an order whose object is a setting spelled as one sets it (a --flag, an UPPER_SNAKE variable,
+# name=value), follows a comma after the refusal it answers ("Cannot combine --fp16 and --tpu, use --bf16 on
+# TPUs", diag80): the clause before the comma must word a failure (_ERRORISH), so a list of what ran is no
+# refusal answered.
+_ORDER_AFTER_REFUSAL = re.compile(
+    r"(?<=,\s)(?P<text>(?i:use|set|pass|add|unset|remove|drop|enable|disable|export|switch to)\s+"
+    r"(?-i:--[A-Za-z][\w-]*(?:=[^\s,;]+)?|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:=[^\s,;]+)?|[a-z][\w.]*=[^\s,;]+)"
+    # a setting that is the subject of a statement ("widget failed, set WIDGET_POOL_MAX=64 was ignored") is
+    # what happened, not an order
+    r"(?![\w=-])(?!\s+(?:was|were|is|are|has|have|had|got|did|does|do|could|would|will)\b)"
+    r"(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)"
+)
 # ... or follows a purpose clause ("To use Pallas on TPU, install jaxlib TPU and libtpu.", or one without an
 # object: "dynamic shape operator: aten.nonzero.default; to enable, set torch._dynamo.config.X = True") ...
 _PURPOSE = re.compile(
@@ -332,6 +344,11 @@ DIVISIBILITY_HINT = (
 # way Python's f"{expr=}" prints them): the expressions are the settings to change.
 _VALUE_LINE = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.]*(?:\[[^\]]{1,20}\])?)=(?P<value>\S.*)$")
 MAX_VALUE_LINES = 8
+# The named shape of each argument a check lists below its error line, one a line ("  args[0].named_shape ==
+# {'batch': 8, 'seq': 1024}", "x: {'seq': 2048}"): an axis name whose size differs between two arguments is
+# what to fix (diag80, penzai's nmap: penzai/core/named_axes.py, https://github.com/google-deepmind/penzai).
+_SHAPE_MAP_LINE = re.compile(r"^\s*(?P<label>[^\s:=]{1,80}?)\s*(?:==|=|:)\s*(?P<map>\{[^{}\n]*\})\s*$")
+_AXIS_SIZE = re.compile(r"['\"](?P<axis>[A-Za-z_][\w.-]*)['\"]\s*:\s*(?P<size>\d+)\b")
 _EXCEPTION_PREFIX = re.compile(r"^\s*(?:[\w.]+(?:Error|Exception)\b:\s*)")
 # A boolean setting the message refuses at the value it was given ("Option `create=True` with
 # `active_processes` set is not supported"): the other value is the one to use.
@@ -470,7 +487,8 @@ class Suggestion:
     # it; "constraint": what one named setting must be (its value refused by the library's own check);
     # "exclusion": two named settings the check refuses together; "mode_refusal": a feature the check refuses
     # in one mode or stage of the run; "format": a value refused for how it is written, named with the form
-    # expected; "refused_for": a setting refused for one case, named with it
+    # expected; "refused_for": a setting refused for one case, named with it; "axis_sizes": an axis name the
+    # arguments of one call give different sizes
     kind: str = "advice"
 
 
@@ -551,6 +569,7 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             *_SUGGESTION.finditer(line),
             *_PURPOSE.finditer(line),
             *_AFTER_COMMA.finditer(line),
+            *(m for m in _ORDER_AFTER_REFUSAL.finditer(line) if _ERRORISH.search(line[: m.start()])),
             *_CONDITIONAL.finditer(line),
         ]
         for m in [*matches, *_HELPS.finditer(line), *_REQUIRED.finditer(line)]:
@@ -581,6 +600,7 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
                 or _format_refused(line, index)
                 or _one_of_needed(line, index)
                 or _frozen(line, index)
+                or _axis_sizes(line, index, lines)
                 or _compared(line, index, lines)
                 or _constrained(line, index)
                 or _expected(line, index)
@@ -799,6 +819,35 @@ def _compared(line: str, index: int, lines: Sequence[str] = ()) -> Suggestion | 
     return Suggestion(text=text, line=index, named=tuple(pairs), kind="comparison")
 
 
+def _axis_sizes(line: str, index: int, lines: Sequence[str] = ()) -> Suggestion | None:
+    """The axis names whose size differs between the arguments' named shapes an error line lists below it
+    (at least two lines of `label == {'axis': size, ...}`), with each size and where it was read."""
+    if not _ERRORISH.search(line) or not line.rstrip().endswith(":"):
+        return None
+    shapes: dict[str, dict[str, int]] = {}
+    for text in lines[index + 1 : index + 1 + MAX_VALUE_LINES]:
+        m = _SHAPE_MAP_LINE.match(text)
+        if m is None:
+            break
+        shapes[m["label"]] = {a["axis"]: int(a["size"]) for a in _AXIS_SIZE.finditer(m["map"])}
+    if len(shapes) < 2:
+        return None
+    axes = {axis for sizes in shapes.values() for axis in sizes}
+    differing = [
+        axis for axis in sorted(axes) if len({sizes[axis] for sizes in shapes.values() if axis in sizes}) >= 2
+    ]
+    if not differing:
+        return None
+    said = "; ".join(
+        f"'{axis}' is "
+        + " and ".join(f"{sizes[axis]} in {label}" for label, sizes in shapes.items() if axis in sizes)
+        for axis in differing[:3]
+    )
+    head = _EXCEPTION_PREFIX.sub("", line.strip().rstrip(":"))
+    text = (head if len(head) <= MAX_TEXT // 2 else head[: MAX_TEXT // 2 - 1] + "…") + ": " + said
+    return Suggestion(text=text, line=index, named=tuple(differing[:3]), kind="axis_sizes")
+
+
 def _listed_values(line: str, following: Sequence[str]) -> dict[str, str]:
     """The `expr=value` lines below a mismatch line that ends in a colon (at least two), by expression; or
     the "label: value" lines below a mismatch line, when the labels share their first word and the values
@@ -907,6 +956,13 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
             "(remove it from the command line and from any config file or resource spec the program reads), "
             f"or, if you need it, use a set-up other than {case}"
         )
+    elif kind == "axis_sizes":
+        head = (
+            f"The arguments give one axis name different sizes: {quoted}. Make the sizes of {things} agree "
+            "(slice or pad the argument whose size is wrong, or fix the config or data step that built it), "
+            "or, when they are different axes that happen to share a name, rename one before the call (in "
+            "penzai: untag it and tag it again under another name)"
+        )
     elif kind == "cause":
         head = (
             f"The message names the likely cause: {quoted}. Change what it names ({things}) so that no "
@@ -928,7 +984,7 @@ SETTING_KINDS = frozenset(
 )
 """The stated kinds that name a setting of the library's own to change (what it must be, which to drop, which
 to give): a fix that names the setting beats the library catch-all's advice to upgrade."""
-STATED_KINDS = SETTING_KINDS | {"comparison", "expectation"}
+STATED_KINDS = SETTING_KINDS | {"comparison", "expectation", "axis_sizes"}
 """The kinds of Suggestion that state a condition of this very check rather than advise an action."""
 
 
