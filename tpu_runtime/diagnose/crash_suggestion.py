@@ -272,6 +272,18 @@ _NOT_A_NAME = frozenset({"value", "values", "it", "them", "one", "this", "that",
 _COUNTS_VERSUS = re.compile(
     r"(?<![\w.])(?P<va>\d+) (?P<a>[A-Za-z][\w-]*) vs\.? (?P<vb>\d+) (?P<b>[A-Za-z][\w-]*)"
 )
+# The lengths of two list settings a check found unequal ("length of vocab_sizes: 26 is not equal to the
+# length of embedding_dim: 13", "len(`a_list`) != len(`b_list`)"): one entry of each per table, layer or
+# feature, so the lists are what to change (diag79). Both must be settings (snake_case), with their lengths.
+_LIST_SETTING = r"`?(?P<{}>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?"
+_LENGTHS_COMPARED = re.compile(
+    r"(?P<text>\b(?:the )?(?:length|len|number of (?:entries|elements|items)) of "
+    + _LIST_SETTING.format("a")
+    + r"(?::? ?\(?(?P<va>\d+)\)?)? (?:is not equal to|does not match|doesn't match|differs from|must (?:be "
+    r"equal to|equal|match)) (?:the )?(?:length|len|number of (?:entries|elements|items)) of "
+    + _LIST_SETTING.format("b")
+    + r"(?::? ?\(?(?P<vb>\d+)\)?)?[^.!?\n]*[.!?]?)"
+)
 # The labelled values a mismatch line lists below it, one "label: value" a line ("worker count in
 # checkpoint: 32", "worker count in dataloader: 16"), the labels sharing their first word (diag76).
 _LABEL_LINE = re.compile(r"^\s*(?P<name>[A-Za-z][\w-]*(?: [\w.-]+){0,5}): (?P<value>\S[^\n]{0,80})$")
@@ -801,6 +813,14 @@ def _compared(line: str, index: int, lines: Sequence[str] = ()) -> Suggestion | 
         shown = (f"{n}: {v}" if " " in n else f"{n}={v}" for n, v in listed.items())
         text = _sentence(head).rstrip(".") + ": " + ", ".join(shown)
         return Suggestion(text=text, line=index, named=tuple(listed), kind="comparison")
+    lengths = _LENGTHS_COMPARED.search(line)
+    if (
+        lengths is not None
+        and lengths["a"] != lengths["b"]
+        and (lengths["va"] is None or lengths["va"] != lengths["vb"])
+    ):
+        named = (lengths["a"], lengths["b"])
+        return Suggestion(text=_sentence(lengths["text"]), line=index, named=named, kind="comparison")
     q = _COMPARED_QUANTITIES.search(line) if _ERRORISH.search(line) else None
     if q is not None and q["va"] != q["vb"]:
         named = (_quantity(q["a"]), _quantity(q["b"]))
