@@ -215,6 +215,10 @@ KNOWN_DEV_MISSES = {
     # Round diag78's two fold-B files, whose failures were not read: no rule was written from them.
     "init_optimumtpu_src_cannot_prefill_batch_size.log": "fold B file of round diag78, not read for a rule",
     "ver_transformers_src_fsdpv2_torch_xla_2_2.log": "fold B file of round diag78, not read for a rule",
+    # Round diag81's three fold-B files, whose failures were not read: no rule was written from them.
+    "init_kuberaytpu_src_container_no_tpu_limits.log": "fold B file of round diag81, not read for a rule",
+    "init_kuberaytpu_src_no_endpoints_webhook.log": "fold B file of round diag81, not read for a rule",
+    "init_goodput_src_total_job_time_zero.log": "fold B file of round diag81, not read for a rule",
 }
 
 
