@@ -753,10 +753,27 @@ _PICKED_BY_CLAUSE_RE = re.compile(
 )
 
 
+# "how does the scaling book estimate how long ...": the clause is what a way is asked for, not the time
+_WAY_TO_KNOW_RE = re.compile(
+    r"^\s*how\s+(?:do|does|did|can|could|should|would)\s+(?:[\w/.'-]+\s+){1,6}?"
+    r"(?:estimate|compute|calculate|measure|work\s+out|predict|determine|decide|tell|know)s?\s+"
+    r"how\s+(?:many|much|long)\b",
+    re.I,
+)
+
+
+def asks_way_to_know(question: str) -> bool:
+    """Whether a how-question asks for the way a count, amount or time is worked out ('how does the
+    scaling book estimate how long the math takes'): a line giving the formula answers it, not a time."""
+    return bool(_WAY_TO_KNOW_RE.search(question))
+
+
 def asks_by_clause(question: str) -> bool:
     """Whether a which/what question names its thing by a 'how many / how long' clause ('which metric
     shows how many times a JobSet restarted'): it asks for the metric, not the count. Not when an
     auxiliary or 'and' stands between ('what form do I fill in, and how long does approval take')."""
+    if asks_way_to_know(question):
+        return True
     match = _PICKED_BY_CLAUSE_RE.search(question)
     if not match:
         return False
