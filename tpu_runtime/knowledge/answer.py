@@ -174,6 +174,10 @@ GENERATION_MISS = 0.8
 # which tokenising drops as a term when short: 'why TP=2 on TPU7x' quoted a line on the CP degree over the
 # line giving 'a tensor-parallel degree of 2'
 NUMBER_BONUS = 1.25
+# span score factor of a line writing in digits the count the question spells in words of the same thing
+# ('one Trillium chip' met by '1 chip', 'two VMs' by '2 VMs'; `counts_asked`, `gives_count`): the line
+# giving a count per chip had outranked the sub-host line that lists the 1-chip machine type
+COUNT_BONUS = 1.5
 # span score factor of a line naming none of the names a leading 'Using xpk, ...' / 'On GKE, ...' phrase of
 # the question sets its scene with, when another candidate line names one (`frame_unnamed`)
 FRAME_MISS = 0.8
@@ -749,10 +753,27 @@ _PICKED_BY_CLAUSE_RE = re.compile(
 )
 
 
+# "how does the scaling book estimate how long ...": the clause is what a way is asked for, not the time
+_WAY_TO_KNOW_RE = re.compile(
+    r"^\s*how\s+(?:do|does|did|can|could|should|would)\s+(?:[\w/.'-]+\s+){1,6}?"
+    r"(?:estimate|compute|calculate|measure|work\s+out|predict|determine|decide|tell|know)s?\s+"
+    r"how\s+(?:many|much|long)\b",
+    re.I,
+)
+
+
+def asks_way_to_know(question: str) -> bool:
+    """Whether a how-question asks for the way a count, amount or time is worked out ('how does the
+    scaling book estimate how long the math takes'): a line giving the formula answers it, not a time."""
+    return bool(_WAY_TO_KNOW_RE.search(question))
+
+
 def asks_by_clause(question: str) -> bool:
     """Whether a which/what question names its thing by a 'how many / how long' clause ('which metric
     shows how many times a JobSet restarted'): it asks for the metric, not the count. Not when an
     auxiliary or 'and' stands between ('what form do I fill in, and how long does approval take')."""
+    if asks_way_to_know(question):
+        return True
     match = _PICKED_BY_CLAUSE_RE.search(question)
     if not match:
         return False
@@ -1834,6 +1855,35 @@ def repeats_number(numbers: set[str], span: str) -> bool:
     return bool(numbers & set(_LINE_NUMBER_RE.findall(_NOTE_RE.sub(" ", span))))
 
 
+COUNT_WORDS = {"one": 1, "single": 1, "two": 2, "three": 3, "four": 4, "eight": 8, "sixteen": 16}
+# a spelled count and the next words up to a stop word ('one Trillium chip'); not a compound's first part
+# ('single-host' is a kind of slice, not a count) nor 'one of / one or / one another'
+_SPELLED_COUNT_RE = re.compile(
+    rf"\b({'|'.join(COUNT_WORDS)})\b(?![-\w])((?:\s+(?!of\b|or\b|another\b|by\b)[A-Za-z][\w-]*){{1,3}})", re.I
+)
+_DIGIT_COUNT_RE = re.compile(r"(?<![\w.])(\d+)(?:\s+|-)([A-Za-z]+)")
+
+
+def counts_asked(question: str) -> set[tuple[int, str]]:
+    """The counts a question spells in words with the stems of the words after each ('one Trillium chip'
+    -> (1, 'trillium'), (1, 'chip')): which of them is the counted noun is left to the line."""
+    counted: set[tuple[int, str]] = set()
+    for match in _SPELLED_COUNT_RE.finditer(question):
+        number = COUNT_WORDS[match.group(1).lower()]
+        for word in match.group(2).split():
+            if word.lower() in STOPWORDS:
+                break
+            counted.add((number, stem(word.lower())))
+    return counted
+
+
+def gives_count(counted: set[tuple[int, str]], span: str) -> bool:
+    """Whether the line writes one of `counted` in digits before the same noun ('1 chip', '2-host'),
+    its source note aside."""
+    text = _NOTE_RE.sub(" ", span)
+    return any((int(n), stem(w.lower())) in counted for n, w in _DIGIT_COUNT_RE.findall(text))
+
+
 def ranked_spans(
     weights: dict[str, float],
     passages: list[Passage],
@@ -1857,6 +1907,7 @@ def ranked_spans(
     # each passage's heading and candidate lines, split once for the generation check and the scoring
     split = [(passage, _heading(passage), candidate_spans(passage.text)) for passage in weighed]
     numbers = question_numbers(question) if question else set()
+    counted = counts_asked(question) if question else set()
     pairs = [(heading, sp) for _, heading, lines in split for sp in lines]
     unnamed = generation_unnamed(question, pairs) if question else set()
     unframed = frame_unnamed(question, pairs) if question else set()
@@ -1915,6 +1966,8 @@ def ranked_spans(
                 overlap *= FRAME_MISS
             if numbers and repeats_number(numbers, span):
                 overlap *= NUMBER_BONUS
+            if counted and gives_count(counted, span):
+                overlap *= COUNT_BONUS
             spans.append(Span(span, passage, overlap))
     # stable: among equal scores the earlier (higher-ranked) span stays first
     spans.sort(key=lambda sp: -sp.overlap)
