@@ -99,3 +99,46 @@ def test_two_cues_overriding_each_other_are_settled_by_weight(tmp_path: Path) ->
     assert heavier_refusal is not None and heavier_refusal.category == "unsupported_op"
     # at equal weight both readings are dropped, as before: no category
     assert weak_vote(lines, _mutual(tmp_path, 0.5, 0.5)) is None
+
+
+# The final tier's start-up reading and a bare RuntimeError (gm58, second step): Python raises RuntimeError
+# for an error that fits no other class
+# (https://docs.python.org/3/library/exceptions.html#RuntimeError), so one that names no setting is no
+# evidence of a refused configuration and leaves the log `unknown`.
+FINAL_LABEL = "an uncaught check exception (ValueError"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "RuntimeError: Aborted: Gizmo session 4f2a91 is not found.",
+        "RuntimeError: Check failed: it != sprockets.end()",
+        "RuntimeError: The sprocket stream ended before its last frame.",
+    ],
+)
+def test_a_bare_runtime_error_naming_no_setting_is_left_unknown(line: str) -> None:
+    assert weak_vote([line]) is None  # no ordinary cue speaks about these wordings
+    assert weak_vote([line], final=True) is None
+    crash = diagnose_log(f"{line}\n", "-", without_signatures(load_rules()), NO_NEIGHBOURS)
+    assert crash.category == "unknown"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # a setting named in the forms a configuration check uses keeps the start-up reading
+        "RuntimeError: sprocket_pool_size is larger than the gizmo allows.",
+        "RuntimeError: GIZMO_POOL names no sprocket pool.",
+        "RuntimeError: The gizmo config has no entry for sprockets.",
+        # the other check exceptions keep it with or without a setting
+        "ValueError: Aborted: Gizmo session 4f2a91 is not found.",
+        "AssertionError: The sprocket stream ended before its last frame.",
+    ],
+)
+def test_a_runtime_error_naming_a_setting_and_other_check_exceptions_keep_the_reading(
+    line: str,
+) -> None:
+    assert weak_vote([line]) is None
+    vote = weak_vote([line], final=True)
+    assert vote is not None and vote.category == "runtime_init_failure"
+    assert any(FINAL_LABEL in label for label in vote.labels)
