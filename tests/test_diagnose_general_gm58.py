@@ -2,7 +2,8 @@
 to set, unset, export or remove an environment variable or a launch flag is a start-up configuration
 (`runtime_init_failure`), over the unsupported-op and version-skew readings of its refusal words
 (`tpu_runtime/data/crash_cues/setting_remedies.yaml`); two cues that override each other are settled by the
-heavier one (`crash_cues._scores`). Wordings written for these tests."""
+heavier one (`crash_cues._scores`); and the final tier's start-up reading takes a bare RuntimeError only when
+it names a setting (`configuration_checks.yaml`). Wordings written for these tests."""
 
 from __future__ import annotations
 
