@@ -262,9 +262,13 @@ def _scores(
     config: CueConfig, lines: Sequence[str], masked: dict[int, str], tier: Tier
 ) -> tuple[list[_Scored], set[Category]]:
     """Each category's score from its cues of one tier (ordinary, `last_resort` or `final`), and the
-    categories that tier's firing cues override (each score is a `_Scored`)."""
+    categories that tier's firing cues override (each score is a `_Scored`).
+
+    Two categories whose firing cues override each other (a setting named as the remedy of a refusal that
+    also reads as a missing feature) are settled by the heavier of the two overriding cues; at equal weight
+    both are dropped, as before (gm58)."""
     scored: list[_Scored] = []
-    overridden: set[Category] = set()
+    overrides: dict[tuple[Category, Category], float] = {}  # (by, over) -> heaviest overriding cue's weight
     for group in config.categories:
         weights: list[float] = []
         labels: list[str] = []
@@ -285,7 +289,9 @@ def _scores(
             labels.append(cue.label)
             if explained is None and (cue.cause is not None or cue.title is not None):
                 explained = cue
-            overridden.update(cue.overrides)
+            for over in cue.overrides:
+                key = (group.category, over)
+                overrides[key] = max(overrides.get(key, 0.0), cue.weight)
             last = max(last, hits[-1])
             for i in hits[-2:]:
                 text = lines[i].strip()
@@ -294,4 +300,9 @@ def _scores(
             score = max(weights) + config.per_extra_cue * (len(weights) - 1)
             score = min(config.max_confidence, score)
             scored.append((score, last, group.category, labels, list(evidence)[:MAX_EVIDENCE], explained))
+    overridden = {
+        over
+        for (by, over), weight in overrides.items()
+        if overrides.get((over, by), 0.0) <= weight + _EPSILON
+    }
     return scored, overridden
