@@ -182,6 +182,8 @@ _COMPARED = re.compile(
 # --page-size > 1"): a library's check of its own configuration names the setting and the value it refuses,
 # which is the remedy whatever the library. The name must look like a setting (snake_case, a --flag, an
 # UPPER_SNAKE variable or a backticked name), so "the input must be positive" names nothing.
+# A name may carry its value the way Python's f"{x=}" prints it ("bkv_compute=64 must be a multiple of 128",
+# diag83): kernels print their block sizes so, and the setting is still the one to change.
 _SETTING_NAME = (
     r"(?:--[A-Za-z][\w-]*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9.]*_[a-z0-9_.]*[a-z0-9]|"
     r"`[A-Za-z_][\w.-]*`)"
