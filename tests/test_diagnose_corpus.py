@@ -222,11 +222,18 @@ KNOWN_DEV_MISSES = {
     ),
     "unsup_meshtf_src_export_not_fully_replicated.log": "fold B file of round diag79, not read for a rule",
     "unsup_t2t_src_gpu_amp_on_tpu.log": "fold B file of round diag79, not read for a rule",
-
     # Round diag81's three fold-B files, whose failures were not read: no rule was written from them.
     "init_kuberaytpu_src_container_no_tpu_limits.log": "fold B file of round diag81, not read for a rule",
     "init_kuberaytpu_src_no_endpoints_webhook.log": "fold B file of round diag81, not read for a rule",
     "init_goodput_src_total_job_time_zero.log": "fold B file of round diag81, not read for a rule",
+    # Round diag83. jax-tpu-embedding's check of a feature's output width words the two widths in prose
+    # ("embedding dim in output shape"), naming neither the FeatureSpec field nor the table field to change.
+    "shape_jte_src_output_dim_exceeds_table_dim.log": "log names neither output_shape nor embedding_dim",
+    # LaProp's refusal of RMS clipping says it is not supported; that leaving it unset is the way on is the
+    # remedy's, not the log's.
+    "unsup_jte_src_laprop_rms_clip_threshold.log": "log does not say to leave rms_clip_threshold unset",
+    # Round diag83's fold-B file whose remedy is missed, not read: no rule was written from it.
+    "shape_jte_src_sdmm_embedding_table_bf16.log": "fold B file of round diag83, not read for a rule",
 }
 
 

@@ -150,7 +150,9 @@ _REQUIRED = re.compile(
     r"(?:env(?:ironment)? variable |argument |option )?`?(?P<name>[A-Za-z_][\w.-]*)`?"
     r"(?: env(?:ironment)? variable| argument| option| flag)? "
     r"(?:(?:(?:should|must|needs? to) be|to be) (?:defined|set|specified|provided|passed)|"
-    r"(?:should|must|can) (?:only )?be called (?:once|before|after|first))\b[^.!?\n]*[.!?]?|"
+    r"(?:should|must|can) (?:only )?be called (?:once|before|after|first)|"
+    # a required call the check found missing ("embedding.prepare_feature_specs_for_training was not called")
+    r"(?:was|has|had) not (?:yet )?(?:been )?called)\b[^.!?\n]*[.!?]?|"
     r"[A-Za-z_][\w.-]*(?: [A-Za-z_][\w.-]*){0,3} (?:must|should) (?:match|equal) "
     r"`?(?P<other>[a-z]\w*_\w+)`?[.!?]?|"
     r"[A-Za-z_][\w.-]*(?: [A-Za-z_][\w.-]*){0,3} requires? "
@@ -180,6 +182,8 @@ _COMPARED = re.compile(
 # --page-size > 1"): a library's check of its own configuration names the setting and the value it refuses,
 # which is the remedy whatever the library. The name must look like a setting (snake_case, a --flag, an
 # UPPER_SNAKE variable or a backticked name), so "the input must be positive" names nothing.
+# A name may carry its value the way Python's f"{x=}" prints it ("bkv_compute=64 must be a multiple of 128",
+# diag83): kernels print their block sizes so, and the setting is still the one to change.
 _SETTING_NAME = (
     r"(?:--[A-Za-z][\w-]*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[a-z][a-z0-9.]*_[a-z0-9_.]*[a-z0-9]|"
     r"`[A-Za-z_][\w.-]*`)"
@@ -193,7 +197,8 @@ _VALUE_WORD = (
 )
 _CONSTRAINED = re.compile(
     r"(?:^|(?<=[.:;!?,]\s)|(?<=\w: )|(?<=\bwhen )|(?<=\bif ))(?P<text>(?:the )?"
-    r"(?:value of |option |argument |setting |flag )?(?P<name>" + _SETTING_NAME + r")(?: \([^()\n]{1,40}\))? "
+    r"(?:value of |option |argument |setting |flag )?(?P<name>" + _SETTING_NAME + r")(?:=[^\s,;]{1,40})?"
+    r"(?: \([^()\n]{1,40}\))? "
     r"(?:(?:must|should|needs? to|has to) (?:not )?be|(?:cannot|can't|can not|may not) be) "
     r"(?:(?:a |an )?" + _VALUE_WORD + r"\b|[<>=!]=?)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?|"
     r"(?:the )?(?P<needed>" + _SETTING_NAME + r") (?:is|are) (?:required|mandatory|needed)"
