@@ -73,7 +73,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   also named without its root alias ('pltpu.BufferedRef' by 'BufferedRef'), a compound joined or not
   ('all-gather', 'allgather') and a number with its unit glued or apart ('16GB', '16 GB'); the root, like a
   duration the question states ('within 6 hours'), weighs little; the attribute asked for is named by a
-  one-word compound ending in it ('how much RAM disk' by a line's 'ramdisk', `headed_by`);
+  one-word compound ending in it ('how much RAM disk' by a line's 'ramdisk', `headed_by`); a compound of
+  plain words written with a hyphen ('rounding-up') weighs `COMPOUND_WEIGHT` beside its words, which
+  count on their own;
 - comparisons: in 'is X the same chip as Y' the kind of thing compared ('chip') weighs little: a line
   saying X is called Y answers it;
 - word families (`words.FAMILIES`): a paraphrase meets the docs' word ('documentation' the docs,
@@ -376,6 +378,9 @@ COMPARED_WEIGHT = 0.2
 # and a line answering the question need not repeat it
 _ADVERB_RE = re.compile(r"^[a-z]{4,}ly$")
 ADVERB_WEIGHT = 0.3
+# weight factor of a hyphenated compound of plain words whose words are terms too (`plain_compounds`); at 0
+# the compound counted for nothing and main dev fold A lost answers
+COMPOUND_WEIGHT = 0.5
 ASIDE_MIN_OWN = 3  # content words the asking sentence needs for the others to be asides
 ASIDE_WEIGHT = 0.1  # weight factor of a word only the sentences around the asking one use
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
@@ -483,12 +488,29 @@ def _weights(index: KnowledgeIndex, question: str) -> dict[str, float]:
             weights[token] *= ASIDE_WEIGHT
         if _ADVERB_RE.match(token) and index.document_frequency(token[:-2]) > 0:
             weights[token] *= ADVERB_WEIGHT
+    for token in plain_compounds(weights):
+        weights[token] *= COMPOUND_WEIGHT
     # a word the question says twice ('host DRAM of a v6e VM host') is what it is about: it counts twice,
     # as a repeated query word does in BM25
     said = tokenize(question)
     for token in weights:
         weights[token] *= said.count(token)
     return weights
+
+
+def plain_compounds(weights: dict[str, float]) -> set[str]:
+    """The question's compounds of plain words written with a hyphen ('rounding-up', 'seventh-generation')
+    whose words are terms of their own: tokenizing yields the compound and each word, so a line writing
+    one word otherwise ('ceiling division' for 'rounding-up division') lacked it twice. A compound with a
+    digit ('v6e-8', '8-bit') is a name and keeps its weight."""
+    return {
+        token
+        for token in weights
+        if "-" in token
+        and token.replace("-", "").isalpha()
+        and (words := [p for p in token.split("-") if p not in QUESTION_WORDS and len(p) > 1])
+        and all(p in weights for p in words)
+    }
 
 
 def _family_df(index: KnowledgeIndex, token: str) -> int:
