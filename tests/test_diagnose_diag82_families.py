@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from crash_helpers import ablated_verdict
 
+from tpu_runtime.diagnose.crash_cues import weak_vote
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions
 
 
@@ -58,3 +59,17 @@ def test_a_decode_cache_given_many_positions_is_told_to_prefill_then_step() -> N
         "(4, 1, 8, 64).\n"
     )
     assert ablated_verdict(width)[1] != "shape_dtype_error/from_facts_decode_cache_one_position"
+
+
+def test_two_settings_found_set_together_are_a_start_up_refusal_over_shape_words() -> None:
+    text = (
+        "ValueError: Both mesh_axis_rules and legacy_partition_dims were given! Remove legacy_partition_dims "
+        "from the config.\n"
+    )
+    vote = weak_vote(text.splitlines())
+    assert vote is not None and vote.category == "runtime_init_failure"
+    assert ablated_verdict(text)[0] == "runtime_init_failure"
+    # "both" about operands, not settings found together, stays a shape error
+    operands = "ValueError: dot_general requires both operands to have one shape, got (8, 128) and (8, 64)\n"
+    vote = weak_vote(operands.splitlines())
+    assert vote is not None and vote.category == "shape_dtype_error"
