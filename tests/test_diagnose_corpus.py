@@ -222,7 +222,6 @@ KNOWN_DEV_MISSES = {
     ),
     "unsup_meshtf_src_export_not_fully_replicated.log": "fold B file of round diag79, not read for a rule",
     "unsup_t2t_src_gpu_amp_on_tpu.log": "fold B file of round diag79, not read for a rule",
-
     # Round diag81's three fold-B files, whose failures were not read: no rule was written from them.
     "init_kuberaytpu_src_container_no_tpu_limits.log": "fold B file of round diag81, not read for a rule",
     "init_kuberaytpu_src_no_endpoints_webhook.log": "fold B file of round diag81, not read for a rule",
