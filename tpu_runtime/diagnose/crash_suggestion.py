@@ -74,6 +74,14 @@ _ADVICE = (
     # "Perhaps you meant X", "maybe try X"; not a guess at what happened ("Perhaps the worker was restarted")
     r"(?:perhaps|maybe)(?= (?:you|try|use|set|pass|add|call|increase|reduce|install|upgrade|downgrade)\b)|"
     r"it is recommended to|either|run(?! time)|kill|unset|remove|restart|replace|wrap|cast|move|"
+    # advice put as a question ("Have you applied the `jaxtyped` decorator?", "Did you forget to call X?"):
+    # the check names what it found missing (diag82, jaxtyping/_array_types.py)
+    r"have you (?:applied|called|set|installed|enabled|added|passed|used|imported|initiali[sz]ed|registered|"
+    r"wrapped|specified|defined|decorated)|did you forget to|"
+    # advice after a connective that ties it to the case just stated ("... can only be jnp.int32 when both
+    # inputs are int8. Otherwise it is recommended to be None ...", diag82, aqt/jax/v2/aqt_dot_general.py)
+    r"(?:otherwise|instead|alternatively),? (?=it is recommended to|you (?:can|should|may|must)|"
+    r"(?:use|set|pass|try|consider|call)\b)|"
     # layout and version actions a check words as an order ("Pad head_dim to a multiple of 128.")
     r"pad|choose|pick|align|round|shard|split|replicate|update|pin|convert|"
     # a check that asks for a value ("Provide dcn_mesh_shape to ...") or a match ("verify that its wheel ...")
@@ -138,6 +146,10 @@ _SHORT_ORDER = re.compile(
 _HELPS = re.compile(
     r"(?:^|(?<=[.!?]))(?P<text>(?:[^.!?\n]|[.!?](?=\S))*?\b(?:may|might|could|can|should|would|will) "
     r"(?:help|fix|resolve|avoid|work around)\b[^.!?\n]*|(?:[^.!?\n]|[.!?](?=\S))*?"
+    # the passive form ("This can typically be fixed by setting X = None in your configuration", diag82,
+    # flaxformer/activation_partitioning.py)
+    r"\b(?:may|might|could|can) (?:typically |usually |often |generally |easily )?be "
+    r"(?:fixed|resolved|avoided|solved|worked around) by\b[^.!?\n]*|(?:[^.!?\n]|[.!?](?=\S))*?"
     r"\bis (?:recommended|strongly recommended)\b[^.!?\n]*)",
     re.IGNORECASE,
 )
