@@ -12,7 +12,9 @@ Where the condition compares a setting with a constant, or tests a flag, the fix
 past the check (`not self.x` -> `x=True`, `steps > 1` -> `steps=1`), in the `name=value` form overrides take;
 such a condition is this log's own evidence and comes before the similar known errors and the sheets' facts.
 A start-up log whose fix is the library catch-all (`runtime_init_failure/from_facts_library_check`, advice
-for a probe of the chips) gets the condition too, with or without a passing value.
+for a probe of the chips) gets the condition too, with or without a passing value. A condition testing a
+parallelism degree under the check's own name (`tp_size`, `dp`) also says where the user sets that degree
+(the engine's launch flag, MaxText's mesh setting: degree_hint), since the name it tests is no flag.
 """
 
 from __future__ import annotations
@@ -27,7 +29,15 @@ from tpu_runtime.diagnose.crash_locations import Location, find_location
 from tpu_runtime.diagnose.crash_suggestion import RERUN
 from tpu_runtime.diagnose.report import Citation, CrashDiagnosis
 
-__all__ = ["SUB_RULE", "guard_fix", "guard_names", "guard_remedy", "guard_ways_out", "required_test"]
+__all__ = [
+    "SUB_RULE",
+    "degree_hint",
+    "guard_fix",
+    "guard_names",
+    "guard_remedy",
+    "guard_ways_out",
+    "required_test",
+]
 
 SUB_RULE = "raise_guard"
 MAX_NAMES = 6
