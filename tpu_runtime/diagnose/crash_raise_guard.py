@@ -12,7 +12,9 @@ Where the condition compares a setting with a constant, or tests a flag, the fix
 past the check (`not self.x` -> `x=True`, `steps > 1` -> `steps=1`), in the `name=value` form overrides take;
 such a condition is this log's own evidence and comes before the similar known errors and the sheets' facts.
 A start-up log whose fix is the library catch-all (`runtime_init_failure/from_facts_library_check`, advice
-for a probe of the chips) gets the condition too, with or without a passing value.
+for a probe of the chips) gets the condition too, with or without a passing value. A condition testing a
+parallelism degree under the check's own name (`tp_size`, `dp`) also says where the user sets that degree
+(the engine's launch flag, MaxText's mesh setting: degree_hint), since the name it tests is no flag.
 """
 
 from __future__ import annotations
@@ -20,13 +22,22 @@ from __future__ import annotations
 import ast
 import builtins
 import keyword
+import re
 from collections.abc import Sequence
 
 from tpu_runtime.diagnose.crash_locations import Location, find_location
 from tpu_runtime.diagnose.crash_suggestion import RERUN
 from tpu_runtime.diagnose.report import Citation, CrashDiagnosis
 
-__all__ = ["SUB_RULE", "guard_fix", "guard_names", "guard_remedy", "guard_ways_out", "required_test"]
+__all__ = [
+    "SUB_RULE",
+    "degree_hint",
+    "guard_fix",
+    "guard_names",
+    "guard_remedy",
+    "guard_ways_out",
+    "required_test",
+]
 
 SUB_RULE = "raise_guard"
 MAX_NAMES = 6
@@ -171,6 +182,55 @@ def required_test(guard: str) -> str:
     return ""
 
 
+# A check's parallelism degree under a local or argument name (`tp_size`, `dp`, `attn_tp_size`) or its config
+# name (`tensor_parallel_size`), and where a user sets it: vLLM's engine arguments, which tpu-inference takes
+# (https://docs.vllm.ai/en/v0.8.5/serving/engine_args.html), SGLang's server arguments
+# (https://docs.sglang.io/advanced_features/server_arguments.html) and MaxText's mesh settings
+# (https://github.com/AI-Hypercomputer/maxtext/blob/main/src/maxtext/configs/base.yml). The check tests the
+# degree it was handed; the user changes the launch's.
+_DEGREE_NAME = re.compile(
+    r"(?:attn_|moe_)?(?P<short>tp|pp|dp|ep)(?:_size|_degree|_world_size)?|"
+    r"(?P<long>tensor|pipeline|data|expert)_parallel(?:_size|_degree|ism)?"
+)
+_SHORT = {"tp": "tensor", "pp": "pipeline", "dp": "data", "ep": "expert"}
+_DEGREE_SETTINGS = {
+    "tensor": (
+        "`--tensor-parallel-size` for vLLM or tpu-inference (`tensor_parallel_size` in Python), "
+        "`--tp-size` for SGLang, `ici_tensor_parallelism` in MaxText"
+    ),
+    "pipeline": (
+        "`--pipeline-parallel-size` for vLLM or tpu-inference, `--pp-size` for SGLang, "
+        "`ici_pipeline_parallelism` in MaxText"
+    ),
+    "data": (
+        "`--data-parallel-size` for vLLM or tpu-inference, `--dp-size` for SGLang, "
+        "`ici_data_parallelism` in MaxText"
+    ),
+    "expert": (
+        "`--enable-expert-parallel` for vLLM or tpu-inference (its degree follows the tensor and data "
+        "parallel sizes), `--ep-size` for SGLang, `ici_expert_parallelism` in MaxText"
+    ),
+}
+
+
+def degree_hint(names: Sequence[str]) -> str:
+    """Where a condition tests a parallelism degree under the check's own name for it (`tp_size %
+    num_kv_heads`), the launch setting that degree comes from, per engine: the check names its argument, the
+    user sets the engine's flag or the trainer's mesh setting; "" when it tests none."""
+    said: dict[str, str] = {}
+    for name in names:
+        m = _DEGREE_NAME.fullmatch(name)
+        if m is not None:
+            said.setdefault(_SHORT.get(m["short"] or "", m["long"] or ""), name)
+    if not said:
+        return ""
+    parts = [
+        f"`{name}` is the {kind}-parallel degree the job was launched with: {_DEGREE_SETTINGS[kind]}"
+        for kind, name in said.items()
+    ]
+    return f" ({'; '.join(parts)})"
+
+
 def guard_fix(lines: Sequence[str]) -> tuple[str, Location, tuple[str, ...]] | None:
     """The fix that names what the raising check tested, the raise site and the values that get past it
     (guard_ways_out); None when no mined site with a kept condition matches the log's error lines, or the
@@ -193,7 +253,8 @@ def guard_fix(lines: Sequence[str]) -> tuple[str, Location, tuple[str, ...]] | N
     )
     fix = (
         f"The check that raised this message ({site.module}, {site.function}) raises it {when}: change what "
-        f"that condition tests ({tested}: the setting, argument or value it names) {goal}{passes}, {RERUN}"
+        f"that condition tests ({tested}: the setting, argument or value it names) {goal}{passes}"
+        f"{degree_hint(names)}, {RERUN}"
     )
     return fix, found, ways
 
