@@ -189,6 +189,9 @@ MAX_QUOTE_CHARS = 400
 RUNNER_UP_SHARE = 0.9
 # at most this many lines quoted beside the first: a third within the share is as much a tie as the second
 RUNNER_UPS = 2
+# lines after the first looked at for those places: lines of one section often restate one fact, so a close
+# line of another section may take a place before a closer one of the first line's section
+RUNNER_UP_SCAN = 5
 # Words that ask rather than inform: they never decide whether the corpus covers a question.
 QUESTION_WORDS = frozenset(
     "which who whom whose what when where why how much many does do did is are was were can could "  # noqa: SIM905
@@ -2245,11 +2248,12 @@ def runner_ups(
     """The lines ranked after the quoted one, up to `RUNNER_UPS`, while each scores within `RUNNER_UP_SHARE`
     of it, repeats no line already quoted and would pass the same checks: the ranking cannot tell such
     lines apart, so the reader gets them all rather than a coin toss. A line failing stops the run, so a
-    third line is quoted only beside the second."""
+    third line is quoted only beside the second. Up to `RUNNER_UP_SCAN` such lines are looked at and those
+    of another section than the first line's fill the places first (`other_sections_first`)."""
     if len(ranked) < 2 or ranked[0].overlap <= 0:
         return []
     kept: list[Span] = []
-    for span in ranked[1 : 1 + RUNNER_UPS]:
+    for span in ranked[1 : 1 + RUNNER_UP_SCAN]:
         if span.overlap < RUNNER_UP_SHARE * ranked[0].overlap:
             break
         if span.text in {ranked[0].text, *(k.text for k in kept)} or span.text not in span.passage.text:
@@ -2257,4 +2261,16 @@ def runner_ups(
         if quote_faults(index, question, span, specific, terms, names, passages):
             break
         kept.append(span)
-    return kept
+    return other_sections_first(ranked[0], kept, RUNNER_UPS)
+
+
+def other_sections_first(first: Span, close: list[Span], places: int) -> list[Span]:
+    """Up to `places` of the `close` lines (best first), those of a section other than the first line's
+    taken before those of its own: a sheet's section often says one thing in several lines, so in a near tie
+    the reader gains more from another section's line (SparseCores' own section restating what they suit,
+    while the generations page says they serve embeddings). Returned in rank order."""
+    own = (first.passage.path, first.passage.section)
+    other = [sp for sp in close if (sp.passage.path, sp.passage.section) != own]
+    same = [sp for sp in close if (sp.passage.path, sp.passage.section) == own]
+    picked = {id(sp) for sp in (other + same)[:places]}
+    return [sp for sp in close if id(sp) in picked]
