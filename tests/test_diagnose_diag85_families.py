@@ -1,7 +1,8 @@
 """Round diag85's general mechanisms, with wordings written here (not the corpus files) and nearby wordings
 they must not claim: a compiler memory pass that could not bring a program under the device's memory is an
 HBM out-of-memory, a reshape that would change the element count and an op given operands of different
-element types are shape errors, a diagnostic at an MLIR module's location is a compile error when nothing
+element types are shape errors, a broadcast onto a dimension of another size is told that only size-1
+dimensions stretch, a diagnostic at an MLIR module's location is a compile error when nothing
 else speaks, and a collective whose replica groups or source-target pairs name devices wrongly is told to
 build them from the device count (docs/diagnose-accuracy.md, "Round diag85")."""
 
@@ -78,3 +79,18 @@ def test_a_collective_that_names_devices_wrongly_is_told_to_build_the_groups() -
     # a duplicate that is not a collective's names no device group
     other = "prog.mlir:12:4: error: duplicate attribute names not allowed.\n"
     assert not ablated_verdict(other)[1].endswith("/from_facts_collective_group_ids")
+
+
+def test_a_broadcast_onto_another_size_is_told_only_size_one_stretches() -> None:
+    text = "INVALID_ARGUMENT: Broadcast dimension 0 mismatch: 96 != 128; f32[96] and f32[4,128].\n"
+    category, rule, fix = ablated_verdict(text)
+    assert category == "shape_dtype_error" and rule.endswith("/from_facts_broadcast_stretches_size_one")
+    assert "size 1" in fix
+    verifier = (
+        "m.mlir:3:9: error: size of operand dimension 0 (96) is not equal to 1 "
+        "or size of result dimension 1 (128)\n"
+    )
+    assert ablated_verdict(verifier)[1].endswith("/from_facts_broadcast_stretches_size_one")
+    # a broadcast dimension out of range is another check (a rank, not a size), with another fix
+    rank = "INVALID_ARGUMENT: Broadcast dimension number (3) too large; higher-rank operand has rank 2.\n"
+    assert not ablated_verdict(rank)[1].endswith("/from_facts_broadcast_stretches_size_one")
