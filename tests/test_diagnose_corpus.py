@@ -235,7 +235,7 @@ KNOWN_DEV_MISSES = {
     # Round diag83's fold-B file whose remedy is missed, not read: no rule was written from it.
     "shape_jte_src_sdmm_embedding_table_bf16.log": "fold B file of round diag83, not read for a rule",
     # Round diag84, fold A, before its rules: read for the round's general mechanisms.
-    "init_torch_src_dynamo_invalid_backend.log": "labelled a start-up failure; the compile-backend rule says skew",
+    "init_torch_src_dynamo_invalid_backend.log": "labelled start-up; the rule calls it skew",
     "init_torch_src_unknown_backend_type_xla.log": "no cue reads an unregistered process-group backend",
     "shape_torch_src_export_dim_specialized.log": "no cue reads a dynamic dimension the code specialized",
     "shape_torch_src_linalg_inv_bf16.log": "the dtype fallback does not say to compute in float32",
