@@ -371,6 +371,14 @@ DIVISIBILITY_HINT = (
 )
 # A mismatch line that ends in a colon and lists the compared values below it, one `expr=value` a line (the
 # way Python's f"{expr=}" prints them): the expressions are the settings to change.
+# A block of fixes the message computed itself, a heading then one assignment a line ("Suggested fixes:" /
+# "  batch = 16", torch.export's constraint violations, diag84: torch/fx/experimental/symbolic_shapes.py at
+# https://github.com/pytorch/pytorch/blob/cf30153c4c131c8164ee7798e5022d810682e2cb/torch/fx/experimental/symbolic_shapes.py#L3761).
+_FIXES_HEADING = re.compile(r"^\s*(?:Suggested|Proposed|Possible) fix(?:es)?:\s*$", re.IGNORECASE)
+_FIX_ASSIGNMENT = re.compile(
+    r"^\s+(?P<name>[A-Za-z_][\w.]*(?:\[[^\]]{1,20}\])?) ?=(?!=) ?(?P<value>\S[^\n]{0,80})$"
+)
+MAX_FIX_LINES = 6
 _VALUE_LINE = re.compile(r"^\s*(?P<name>[A-Za-z_][\w.]*(?:\[[^\]]{1,20}\])?)=(?P<value>\S.*)$")
 MAX_VALUE_LINES = 8
 # The named shape of each argument a check lists below its error line, one a line ("  args[0].named_shape ==
@@ -623,7 +631,8 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
             break
         else:
             stated = (
-                _refused_in_mode(line, index)
+                _suggested_fixes(line, index, lines)
+                or _refused_in_mode(line, index)
                 or _excluded(line, index)
                 or _refused_for(line, index)
                 or _format_refused(line, index)
@@ -641,6 +650,22 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
         if len(found) >= limit:
             break
     return found
+
+
+def _suggested_fixes(line: str, index: int, lines: Sequence[str]) -> Suggestion | None:
+    """The assignments a message lists under a "Suggested fixes:" heading: fixes the library computed for
+    this run, so each names the value to set (the heading alone, with nothing under it, is no remedy)."""
+    if not _FIXES_HEADING.match(line):
+        return None
+    fixes: list[str] = []
+    for following in lines[index + 1 : index + 1 + MAX_FIX_LINES]:
+        m = _FIX_ASSIGNMENT.match(following)
+        if m is None:
+            break
+        fixes.append(f"{m['name']} = {m['value'].strip()}")
+    if not fixes:
+        return None
+    return Suggestion(text="Suggested fixes: " + "; ".join(fixes), line=index, named=tuple(fixes))
 
 
 def _with_indented_object(text: str, lines: Sequence[str], index: int) -> str:
