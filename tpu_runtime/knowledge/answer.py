@@ -102,6 +102,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - procedures: for a 'how do I' question, a line whose code span names the action or a specific term of
   the question ranks higher than one sharing as many words that only describes the thing
   (`PROCEDURE_BONUS`, `gives_procedure`);
+- why a default: 'why is X 1024 by default' is not answered by a line that lists the default and gives
+  no cause, purpose or trade-off (`default_reason_fault`; judged on the first quote, `gate_faults`);
 - a quote is checked to occur in its passage.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
@@ -1735,6 +1737,29 @@ def gives_reason(span: str) -> bool:
     return bool(_GIVES_REASON_RE.search(_NOTE_RE.sub(" ", span)))
 
 
+# "Why is X 1024 by default?", "why does X default to 0.5?": a cause asked of a default, which a line
+# listing that default (often beside its siblings' defaults) with no word on why does not answer
+_DEFAULT_WORD_RE = re.compile(r"\bdefaults?\b", re.I)
+# a purpose or a trade-off says why as well as a cause does ('to keep', 'avoids', 'leaves room', 'suits')
+_PURPOSE_WORDS_RE = re.compile(
+    r"\b(?:reasons?|in\s+order\s+to|to\s+(?:keep|avoid|save|leave|hide|fit|match|stay|reduce|limit)|"
+    r"avoids?|helps?|lets?|allows?|keeps?|saves?|leaves?|suits?|trade-?offs?|at\s+the\s+cost|for\s+"
+    r"(?:speed|memory|safety|stability|throughput|latency))\b",
+    re.I,
+)
+
+
+def default_reason_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not answer 'why is X's default N': it states a default and no cause
+    (`gives_reason`), purpose or trade-off, so it gives the value the question already has."""
+    stated = _NOTE_RE.sub(" ", span)
+    if not asks_why(question) or not _DEFAULT_WORD_RE.search(question):
+        return None
+    if not _DEFAULT_WORD_RE.search(stated) or gives_reason(span) or _PURPOSE_WORDS_RE.search(stated):
+        return None
+    return "the question asks why a default was chosen and the quoted line gives the default, no reason"
+
+
 # "What kinds of semaphores ...", "which semaphore types ...": the question asks for the members of a kind;
 # a singular 'type' names one ('which GKE machine type', 'which TPU type') unless 'of' follows
 _ASKS_KINDS_RE = re.compile(
@@ -2068,6 +2093,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         reasons.append("no quotable span")
     else:
         reasons.extend(quote_faults(index, question, span, specific, list(weights), names, top))
+        reasons.extend(gate_faults(question, span))
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
         page = closest_page(passages)
@@ -2089,6 +2115,16 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         lines = "a second line" if len(also) == 1 else f"{len(also)} more lines"
         reason += f"; {lines} scored within {1 - RUNNER_UP_SHARE:.0%} of it, quoted too"
     return Answer(covered=True, answer=answer, citations=[_cite(sp) for sp in quoted], reason=reason, **base)
+
+
+def gate_faults(question: str, span: Span) -> list[str]:
+    """Why the first quote cannot answer, judged on it alone: checks of what a question asks for that a
+    close runner-up line quoted beside it need not pass on its own (it adds to the first line)."""
+    faults = []
+    cause = default_reason_fault(question, span.text)
+    if cause:
+        faults.append(cause)
+    return faults
 
 
 def _cite(span: Span) -> Citation:
