@@ -104,6 +104,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   (`PROCEDURE_BONUS`, `gives_procedure`);
 - why a default: 'why is X 1024 by default' is not answered by a line that lists the default and gives
   no cause, purpose or trade-off (`default_reason_fault`; judged on the first quote, `gate_faults`);
+- a sibling's default: 'what is the default of X' / 'is X on by default' is not answered by a line that
+  names X among settings whose defaults it gives, none beside X (`setting_default_fault`);
 - a quote is checked to occur in its passage.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
@@ -1760,6 +1762,46 @@ def default_reason_fault(question: str, span: str) -> str | None:
     return "the question asks why a default was chosen and the quoted line gives the default, no reason"
 
 
+# "What is the default of MLA_TRANSPOSE_KV_CACHE?", "is PROFILE_SINGLE_DEVICE on by default?": the default of
+# a named setting, which a line listing its siblings' defaults gives only when one stands beside that name
+_SETTING_NAME_RE = re.compile(
+    r"(?<![\w-])(?:--)?[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b|(?<![\w-])--[a-z][\w-]+"
+)
+DEFAULT_NEAR = 3  # words between a setting and the 'default' giving its value in a line
+DEFAULT_ASKED_NEAR = 2  # ... and in the question ('the default value of X', 'is X on by default')
+
+
+def _plain_words(text: str) -> list[str]:
+    """The words of `text` without quotes, brackets, dashes before a flag and function words, in order:
+    what 'beside' counts over."""
+    words = (w.group(0).strip("`'\"(),;:.?").lstrip("-").lower() for w in re.finditer(r"\S+", text))
+    return [w for w in words if w and w not in STOPWORDS]
+
+
+def _beside(words: list[str], names: set[str], near: int) -> tuple[bool, bool]:
+    """Whether any of `names` is among `words`, and whether one stands within `near` words of a 'default'."""
+    at = [i for i, w in enumerate(words) if w in names]
+    defaults = [i for i, w in enumerate(words) if _DEFAULT_WORD_RE.fullmatch(w)]
+    return bool(at), any(abs(i - j) <= near for i in at for j in defaults)
+
+
+def setting_default_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not give the default a question asks of a named setting (an env var, a
+    snake_case option, a --flag, standing within `DEFAULT_ASKED_NEAR` words of 'default' in the question):
+    the line names the setting and states defaults, but none within `DEFAULT_NEAR` words of it, so they
+    are the defaults of the settings listed beside it."""
+    if asks_why(question) or not _DEFAULT_WORD_RE.search(question):
+        return None
+    names = {m.group(0).lstrip("-").lower() for m in _SETTING_NAME_RE.finditer(question)}
+    if not names or not _beside(_plain_words(question), names, DEFAULT_ASKED_NEAR)[1]:
+        return None
+    stated = _NOTE_RE.sub(" ", span)
+    named, beside = _beside(_plain_words(stated), names, DEFAULT_NEAR)
+    if named and _DEFAULT_WORD_RE.search(stated) and not beside:
+        return f"the quoted line gives defaults only for settings listed beside {sorted(names)[0]}"
+    return None
+
+
 # "What kinds of semaphores ...", "which semaphore types ...": the question asks for the members of a kind;
 # a singular 'type' names one ('which GKE machine type', 'which TPU type') unless 'of' follows
 _ASKS_KINDS_RE = re.compile(
@@ -2124,6 +2166,9 @@ def gate_faults(question: str, span: Span) -> list[str]:
     cause = default_reason_fault(question, span.text)
     if cause:
         faults.append(cause)
+    sibling = setting_default_fault(question, span.text)
+    if sibling:
+        faults.append(sibling)
     return faults
 
 
