@@ -106,6 +106,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   no cause, purpose or trade-off (`default_reason_fault`; judged on the first quote, `gate_faults`);
 - a sibling's default: 'what is the default of X' / 'is X on by default' is not answered by a line that
   names X among settings whose defaults it gives, none beside X (`setting_default_fault`);
+- who: 'who maintains / wrote X' is not answered by a line naming no one ('by X', 'X's', a maker's noun
+  or verb; `agent_fault`);
 - a quote is checked to occur in its passage.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
@@ -1771,6 +1773,28 @@ DEFAULT_NEAR = 3  # words between a setting and the 'default' giving its value i
 DEFAULT_ASKED_NEAR = 2  # ... and in the question ('the default value of X', 'is X on by default')
 
 
+# "Who maintains tpu-info?", "who wrote the X kernel?": the question asks for a person or an organisation,
+# which a line describing the thing without naming who made or keeps it does not give
+_ASKS_WHO_RE = re.compile(
+    r"^\s*who\b|\bwho\s+(?:wrote|writes|made|makes|maintains|created|designed|develops|"
+    r"developed|authored|owns|built|leads|publishe[sd])\b",
+    re.I,
+)
+_GIVES_AGENT_RE = re.compile(
+    r"\b(?:by|from)\s+(?:the\s+)?[A-Z][\w.-]*|\b[A-Z][\w.-]*'s\b|\b(?:authors?|maintainers?|developers?|"
+    r"team|teams|contributors?|wrote|written|maintained|developed|created|designed|published|owned|Google|Meta|"
+    r"NVIDIA|Microsoft|Amazon|Anthropic|OpenAI|Hugging\s+Face)\b"
+)
+
+
+def agent_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not answer a 'who' question: it names no one who made, wrote or keeps the
+    thing (no 'by X', no 'X's', no maker's noun or verb)."""
+    if not _ASKS_WHO_RE.search(question) or _GIVES_AGENT_RE.search(_NOTE_RE.sub(" ", span)):
+        return None
+    return "the question asks who and the quoted line names no one"
+
+
 def _plain_words(text: str) -> list[str]:
     """The words of `text` without quotes, brackets, dashes before a flag and function words, in order:
     what 'beside' counts over."""
@@ -2169,6 +2193,9 @@ def gate_faults(question: str, span: Span) -> list[str]:
     sibling = setting_default_fault(question, span.text)
     if sibling:
         faults.append(sibling)
+    agent = agent_fault(question, span.text)
+    if agent:
+        faults.append(agent)
     return faults
 
 
