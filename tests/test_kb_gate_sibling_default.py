@@ -37,6 +37,11 @@ def test_a_sibling_default_is_a_fault() -> None:
     assert setting_default_fault("What is the default value of GRIDLET_PORT?", LINE) is None
     both = "`GRIDLET_A` and `GRIDLET_B`, both False by default, pick the backend."
     assert setting_default_fault("What are the default values of GRIDLET_A and GRIDLET_B?", both) is None
+    # a default after the setting with no other setting between is its own, a command qualifying it
+    qualified = "`--max-tries` on `gridctl job create` (default 0) retries a job that fails."
+    assert (
+        setting_default_fault("What is the default of --max-tries on gridctl job create?", qualified) is None
+    )
     # a line stating no default, or not naming the setting, is left to the other checks
     assert setting_default_fault(QUESTION, "`GRIDLET_SINGLE_HOST` traces one host only.") is None
     assert setting_default_fault(QUESTION, "`GRIDLET_PORT` (default 9999) sets the port.") is None

@@ -1796,17 +1796,22 @@ def agent_fault(question: str, span: str) -> str | None:
 
 
 def _plain_words(text: str) -> list[str]:
-    """The words of `text` without quotes, brackets, dashes before a flag and function words, in order:
-    what 'beside' counts over."""
-    words = (w.group(0).strip("`'\"(),;:.?").lstrip("-").lower() for w in re.finditer(r"\S+", text))
+    """The words of `text` without quotes, brackets and function words, in order: what 'beside' counts
+    over."""
+    words = (w.group(0).strip("`'\"(),;:.?").lower() for w in re.finditer(r"\S+", text))
     return [w for w in words if w and w not in STOPWORDS]
 
 
-def _beside(words: list[str], names: set[str], near: int) -> tuple[bool, bool]:
-    """Whether any of `names` is among `words`, and whether one stands within `near` words of a 'default'."""
-    at = [i for i, w in enumerate(words) if w in names]
+def _beside(words: list[str], names: set[str], near: int, *, owner: bool = True) -> tuple[bool, bool]:
+    """Whether any of `names` is among `words`, and whether one has a 'default': within `near` words of
+    it, or (with `owner`) after it with no other setting name between ('`--max-restarts` on `launcher
+    workload create` (default 0)' gives the flag's default, a command qualifying it)."""
+    at = [i for i, w in enumerate(words) if w.lstrip("-") in names]
     defaults = [i for i, w in enumerate(words) if _DEFAULT_WORD_RE.fullmatch(w)]
-    return bool(at), any(abs(i - j) <= near for i in at for j in defaults)
+    settings = [i for i, w in enumerate(words) if _SETTING_NAME_RE.fullmatch(w)]
+    owners = {max((i for i in settings if i < j), default=-1) for j in defaults}
+    near_one = any(abs(i - j) <= near for i in at for j in defaults)
+    return bool(at), near_one or (owner and bool(owners & set(at)))
 
 
 def setting_default_fault(question: str, span: str) -> str | None:
@@ -1817,7 +1822,7 @@ def setting_default_fault(question: str, span: str) -> str | None:
     if asks_why(question) or not _DEFAULT_WORD_RE.search(question):
         return None
     names = {m.group(0).lstrip("-").lower() for m in _SETTING_NAME_RE.finditer(question)}
-    if not names or not _beside(_plain_words(question), names, DEFAULT_ASKED_NEAR)[1]:
+    if not names or not _beside(_plain_words(question), names, DEFAULT_ASKED_NEAR, owner=False)[1]:
         return None
     stated = _NOTE_RE.sub(" ", span)
     named, beside = _beside(_plain_words(stated), names, DEFAULT_NEAR)
