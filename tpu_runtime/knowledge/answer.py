@@ -108,6 +108,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   names X among settings whose defaults it gives, none beside X (`setting_default_fault`);
 - who: 'who maintains / wrote X' is not answered by a line naming no one ('by X', 'X's', a maker's noun
   or verb; `agent_fault`);
+- the first release: 'which version first supported X' is not answered by a line on a release that says
+  nothing of a start (first, added, since, needs, at least; `first_release_fault`);
 - a quote is checked to occur in its passage.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
@@ -1795,6 +1797,24 @@ def agent_fault(question: str, span: str) -> str | None:
     return "the question asks who and the quoted line names no one"
 
 
+# "Which libtpu version first supported v6e?", "in which release was X first added?": the release that
+# began something, which a line about some release doing something else there does not name
+_ASKS_FIRST_RE = re.compile(r"\b(?:release|version)s?\b[^?]*\bfirst\b|\bfirst\s+(?:release|version)\b", re.I)
+_GIVES_FIRST_RE = re.compile(
+    r"\b(?:first|added|adds|introduc\w*|since|new|arrived|started|began|landed|onwards|later|starting|"
+    r"brought|enabled|needs|requires|minimum|oldest|earliest|at\s+least|before|until|prior)\b",
+    re.I,
+)
+
+
+def first_release_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not answer 'which release first did X': it names a release but says
+    nothing of a beginning (first, added, since, needs, at least ...)."""
+    if not _ASKS_FIRST_RE.search(question) or _GIVES_FIRST_RE.search(_NOTE_RE.sub(" ", span)):
+        return None
+    return "the question asks which release first did something and the quoted line says nothing of a start"
+
+
 def _plain_words(text: str) -> list[str]:
     """The words of `text` without quotes, brackets and function words, in order: what 'beside' counts
     over."""
@@ -2201,6 +2221,9 @@ def gate_faults(question: str, span: Span) -> list[str]:
     agent = agent_fault(question, span.text)
     if agent:
         faults.append(agent)
+    first = first_release_fault(question, span.text)
+    if first:
+        faults.append(first)
     return faults
 
 
