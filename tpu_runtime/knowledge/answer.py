@@ -104,6 +104,14 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - procedures: for a 'how do I' question, a line whose code span names the action or a specific term of
   the question ranks higher than one sharing as many words that only describes the thing
   (`PROCEDURE_BONUS`, `gives_procedure`);
+- why a default: 'why is X 1024 by default' is not answered by a line that lists the default and gives
+  no cause, purpose or trade-off (`default_reason_fault`; judged on the first quote, `gate_faults`);
+- a sibling's default: 'what is the default of X' / 'is X on by default' is not answered by a line that
+  names X among settings whose defaults it gives, none beside X (`setting_default_fault`);
+- who: 'who maintains / wrote X' is not answered by a line naming no one ('by X', 'X's', a maker's noun
+  or verb; `agent_fault`);
+- the first release: 'which version first supported X' is not answered by a line on a release that says
+  nothing of a start (first, added, since, needs, at least; `first_release_fault`);
 - a quote is checked to occur in its passage.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
@@ -1781,6 +1789,114 @@ def gives_reason(span: str) -> bool:
     return bool(_GIVES_REASON_RE.search(_NOTE_RE.sub(" ", span)))
 
 
+# "Why is X 1024 by default?", "why does X default to 0.5?": a cause asked of a default, which a line
+# listing that default (often beside its siblings' defaults) with no word on why does not answer
+_DEFAULT_WORD_RE = re.compile(r"\bdefaults?\b", re.I)
+# a purpose or a trade-off says why as well as a cause does ('to keep', 'avoids', 'leaves room', 'suits')
+_PURPOSE_WORDS_RE = re.compile(
+    r"\b(?:reasons?|in\s+order\s+to|to\s+(?:keep|avoid|save|leave|hide|fit|match|stay|reduce|limit)|"
+    r"avoids?|helps?|lets?|allows?|keeps?|saves?|leaves?|suits?|trade-?offs?|at\s+the\s+cost|for\s+"
+    r"(?:speed|memory|safety|stability|throughput|latency))\b",
+    re.I,
+)
+
+
+def default_reason_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not answer 'why is X's default N': it states a default and no cause
+    (`gives_reason`), purpose or trade-off, so it gives the value the question already has."""
+    stated = _NOTE_RE.sub(" ", span)
+    if not asks_why(question) or not _DEFAULT_WORD_RE.search(question):
+        return None
+    if not _DEFAULT_WORD_RE.search(stated) or gives_reason(span) or _PURPOSE_WORDS_RE.search(stated):
+        return None
+    return "the question asks why a default was chosen and the quoted line gives the default, no reason"
+
+
+# "What is the default of MLA_TRANSPOSE_KV_CACHE?", "is PROFILE_SINGLE_DEVICE on by default?": the default of
+# a named setting, which a line listing its siblings' defaults gives only when one stands beside that name
+_SETTING_NAME_RE = re.compile(
+    r"(?<![\w-])(?:--)?[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b|(?<![\w-])--[a-z][\w-]+"
+)
+DEFAULT_NEAR = 3  # words between a setting and the 'default' giving its value in a line
+DEFAULT_ASKED_NEAR = 2  # ... and in the question ('the default value of X', 'is X on by default')
+
+
+# "Who maintains tpu-info?", "who wrote the X kernel?": the question asks for a person or an organisation,
+# which a line describing the thing without naming who made or keeps it does not give
+_ASKS_WHO_RE = re.compile(
+    r"^\s*who\b|\bwho\s+(?:wrote|writes|made|makes|maintains|created|designed|develops|"
+    r"developed|authored|owns|built|leads|publishe[sd])\b",
+    re.I,
+)
+_GIVES_AGENT_RE = re.compile(
+    r"\b(?:by|from)\s+(?:the\s+)?[A-Z][\w.-]*|\b[A-Z][\w.-]*'s\b|\b(?:authors?|maintainers?|developers?|"
+    r"team|teams|contributors?|wrote|written|maintained|developed|created|designed|published|owned|Google|Meta|"
+    r"NVIDIA|Microsoft|Amazon|Anthropic|OpenAI|Hugging\s+Face)\b"
+)
+
+
+def agent_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not answer a 'who' question: it names no one who made, wrote or keeps the
+    thing (no 'by X', no 'X's', no maker's noun or verb)."""
+    if not _ASKS_WHO_RE.search(question) or _GIVES_AGENT_RE.search(_NOTE_RE.sub(" ", span)):
+        return None
+    return "the question asks who and the quoted line names no one"
+
+
+# "Which libtpu version first supported v6e?", "in which release was X first added?": the release that
+# began something, which a line about some release doing something else there does not name
+_ASKS_FIRST_RE = re.compile(r"\b(?:release|version)s?\b[^?]*\bfirst\b|\bfirst\s+(?:release|version)\b", re.I)
+_GIVES_FIRST_RE = re.compile(
+    r"\b(?:first|added|adds|introduc\w*|since|new|arrived|started|began|landed|onwards|later|starting|"
+    r"brought|enabled|needs|requires|minimum|oldest|earliest|at\s+least|before|until|prior)\b",
+    re.I,
+)
+
+
+def first_release_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not answer 'which release first did X': it names a release but says
+    nothing of a beginning (first, added, since, needs, at least ...)."""
+    if not _ASKS_FIRST_RE.search(question) or _GIVES_FIRST_RE.search(_NOTE_RE.sub(" ", span)):
+        return None
+    return "the question asks which release first did something and the quoted line says nothing of a start"
+
+
+def _plain_words(text: str) -> list[str]:
+    """The words of `text` without quotes, brackets and function words, in order: what 'beside' counts
+    over."""
+    words = (w.group(0).strip("`'\"(),;:.?").lower() for w in re.finditer(r"\S+", text))
+    return [w for w in words if w and w not in STOPWORDS]
+
+
+def _beside(words: list[str], names: set[str], near: int, *, owner: bool = True) -> tuple[bool, bool]:
+    """Whether any of `names` is among `words`, and whether one has a 'default': within `near` words of
+    it, or (with `owner`) after it with no other setting name between ('`--max-restarts` on `launcher
+    workload create` (default 0)' gives the flag's default, a command qualifying it)."""
+    at = [i for i, w in enumerate(words) if w.lstrip("-") in names]
+    defaults = [i for i, w in enumerate(words) if _DEFAULT_WORD_RE.fullmatch(w)]
+    settings = [i for i, w in enumerate(words) if _SETTING_NAME_RE.fullmatch(w)]
+    owners = {max((i for i in settings if i < j), default=-1) for j in defaults}
+    near_one = any(abs(i - j) <= near for i in at for j in defaults)
+    return bool(at), near_one or (owner and bool(owners & set(at)))
+
+
+def setting_default_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not give the default a question asks of a named setting (an env var, a
+    snake_case option, a --flag, standing within `DEFAULT_ASKED_NEAR` words of 'default' in the question):
+    the line names the setting and states defaults, but none within `DEFAULT_NEAR` words of it, so they
+    are the defaults of the settings listed beside it."""
+    if asks_why(question) or not _DEFAULT_WORD_RE.search(question):
+        return None
+    names = {m.group(0).lstrip("-").lower() for m in _SETTING_NAME_RE.finditer(question)}
+    if not names or not _beside(_plain_words(question), names, DEFAULT_ASKED_NEAR, owner=False)[1]:
+        return None
+    stated = _NOTE_RE.sub(" ", span)
+    named, beside = _beside(_plain_words(stated), names, DEFAULT_NEAR)
+    if named and _DEFAULT_WORD_RE.search(stated) and not beside:
+        return f"the quoted line gives defaults only for settings listed beside {sorted(names)[0]}"
+    return None
+
+
 # "What kinds of semaphores ...", "which semaphore types ...": the question asks for the members of a kind;
 # a singular 'type' names one ('which GKE machine type', 'which TPU type') unless 'of' follows
 _ASKS_KINDS_RE = re.compile(
@@ -2146,6 +2262,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         reasons.append("no quotable span")
     else:
         reasons.extend(quote_faults(index, question, span, specific, list(weights), names, top))
+        reasons.extend(gate_faults(question, span))
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
         page = closest_page(passages)
@@ -2167,6 +2284,25 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         lines = "a second line" if len(also) == 1 else f"{len(also)} more lines"
         reason += f"; {lines} scored within {1 - RUNNER_UP_SHARE:.0%} of it, quoted too"
     return Answer(covered=True, answer=answer, citations=[_cite(sp) for sp in quoted], reason=reason, **base)
+
+
+def gate_faults(question: str, span: Span) -> list[str]:
+    """Why the first quote cannot answer, judged on it alone: checks of what a question asks for that a
+    close runner-up line quoted beside it need not pass on its own (it adds to the first line)."""
+    faults = []
+    cause = default_reason_fault(question, span.text)
+    if cause:
+        faults.append(cause)
+    sibling = setting_default_fault(question, span.text)
+    if sibling:
+        faults.append(sibling)
+    agent = agent_fault(question, span.text)
+    if agent:
+        faults.append(agent)
+    first = first_release_fault(question, span.text)
+    if first:
+        faults.append(first)
+    return faults
 
 
 def _cite(span: Span) -> Citation:
