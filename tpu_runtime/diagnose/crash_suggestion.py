@@ -52,6 +52,9 @@ __all__ = [
     "suggestion_fix",
 ]
 
+# A character of the sentence a suggestion runs to: anything but an end mark, or an end mark inside a token
+# (a version "2.4.1", a path "a.b.c", a URL), so a suggestion is not cut at the first dot.
+_SENTENCE_CHAR = r"(?:[^.!?\n]|[.!?](?=\S))"
 MAX_SUGGESTIONS = 2
 MAX_TEXT = 300
 ERROR_TAIL = 3
@@ -97,13 +100,14 @@ _ADVICE = (
 _SUGGESTION = re.compile(
     rf"(?:^|(?<=[.:;!?(\[]\s)|(?<=[.:;!?]\s\s)|(?<=^[\s>*-])|(?<=\w: )|(?<=\s\()|"
     rf"(?-i:(?<=[a-z]{{3}}[.!?])(?=[A-Z][a-z])(?![A-Z]\w*\()))"
-    rf"(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
+    rf"(?P<text>(?:{_ADVICE})\b(?!-){_SENTENCE_CHAR}*[.!?]?)",
     re.IGNORECASE,
 )
 # ... or, for the words that only advise, follows a comma ("Guard failed on a parameter, consider using X").
 _AFTER_COMMA = re.compile(
     r"(?<=,\s)(?P<text>(?:consider|try|please|you (?:should|could|may want to|might want to|need to|must))\b"
-    r"(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
+    + _SENTENCE_CHAR
+    + r"*[.!?]?)",
     re.IGNORECASE,
 )
 # ... or, for an order whose object is a setting spelled as one sets it (a --flag, an UPPER_SNAKE variable,
@@ -116,13 +120,14 @@ _ORDER_AFTER_REFUSAL = re.compile(
     # a setting that is the subject of a statement ("widget failed, set WIDGET_POOL_MAX=64 was ignored") is
     # what happened, not an order
     r"(?![\w=-])(?!\s+(?:was|were|is|are|has|have|had|got|did|does|do|could|would|will)\b)"
-    r"(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)"
+    + _SENTENCE_CHAR
+    + r"*[.!?]?)"
 )
 # ... or follows a purpose clause ("To use Pallas on TPU, install jaxlib TPU and libtpu.", or one without an
 # object: "dynamic shape operator: aten.nonzero.default; to enable, set torch._dynamo.config.X = True") ...
 _PURPOSE = re.compile(
     rf"(?:^|(?<=[.:;!?]\s))To (?:use|run|enable|get|fix|avoid|resolve|support|see)(?: [^.,;\n]{{1,80}})?, "
-    rf"(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
+    rf"(?P<text>(?:{_ADVICE})\b(?!-){_SENTENCE_CHAR}*[.!?]?)",
     re.IGNORECASE,
 )
 # ... or follows the condition it applies under ("If every key is unique on all axes, set policy='x', else
@@ -130,7 +135,7 @@ _PURPOSE = re.compile(
 # are seeing memory errors, try ..."), which _NOT_A_REMEDY refuses as a hint printed for every failure.
 _CONDITIONAL = re.compile(
     rf"(?:^|(?<=[.:;!?]\s))If (?!you (?:are )?(?:seeing|see|hit|get|run into)\b)[^.,;:\n]{{3,160}}, "
-    rf"(?:then )?(?P<text>(?:{_ADVICE})\b(?!-)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
+    rf"(?:then )?(?P<text>(?:{_ADVICE})\b(?!-){_SENTENCE_CHAR}*[.!?]?)",
     re.IGNORECASE,
 )
 # An order of two words is advice when its object is a setting spelled as one sets it ("remove FOO_BAR=0",
@@ -144,12 +149,12 @@ _SHORT_ORDER = re.compile(
 # every position, the lazy run made a long error line with no full stop quadratic (seconds for 4,000
 # characters).
 _HELPS = re.compile(
-    r"(?:^|(?<=[.!?]))(?P<text>(?:[^.!?\n]|[.!?](?=\S))*?\b(?:may|might|could|can|should|would|will) "
-    r"(?:help|fix|resolve|avoid|work around)\b[^.!?\n]*|(?:[^.!?\n]|[.!?](?=\S))*?"
+    r"(?:^|(?<=[.!?]))(?P<text>" + _SENTENCE_CHAR + r"*?\b(?:may|might|could|can|should|would|will) "
+    r"(?:help|fix|resolve|avoid|work around)\b[^.!?\n]*|" + _SENTENCE_CHAR + r"*?"
     # the passive form ("This can typically be fixed by setting X = None in your configuration", diag82,
     # flaxformer/activation_partitioning.py)
     r"\b(?:may|might|could|can) (?:typically |usually |often |generally |easily )?be "
-    r"(?:fixed|resolved|avoided|solved|worked around) by\b[^.!?\n]*|(?:[^.!?\n]|[.!?](?=\S))*?"
+    r"(?:fixed|resolved|avoided|solved|worked around) by\b[^.!?\n]*|" + _SENTENCE_CHAR + r"*?"
     r"\bis (?:recommended|strongly recommended)\b[^.!?\n]*)",
     re.IGNORECASE,
 )
@@ -212,11 +217,11 @@ _CONSTRAINED = re.compile(
     r"(?:value of |option |argument |setting |flag )?(?P<name>" + _SETTING_NAME + r")(?:=[^\s,;]{1,40})?"
     r"(?: \([^()\n]{1,40}\))? "
     r"(?:(?:must|should|needs? to|has to) (?:not )?be|(?:cannot|can't|can not|may not) be) "
-    r"(?:(?:a |an )?" + _VALUE_WORD + r"\b|[<>=!]=?)(?:[^.!?\n]|[.!?](?=\S))*[.!?]?|"
+    r"(?:(?:a |an )?" + _VALUE_WORD + r"\b|[<>=!]=?)" + _SENTENCE_CHAR + r"*[.!?]?|"
     r"(?:the )?(?P<needed>" + _SETTING_NAME + r") (?:is|are) (?:required|mandatory|needed)"
-    r"(?: (?:when|if|for|with|by)\b(?:[^.!?\n]|[.!?](?=\S))*)?[.!?]?|"
+    r"(?: (?:when|if|for|with|by)\b" + _SENTENCE_CHAR + r"*)?[.!?]?|"
     r"[A-Za-z_`-][\w.`-]*(?: [A-Za-z_`-][\w.`-]*){0,3} requires? (?P<bound>" + _SETTING_NAME + r") ?"
-    r"(?:[<>]=?|==|!=) ?[\w.'\"-]+(?:[^.!?\n]|[.!?](?=\S))*[.!?]?)",
+    r"(?:[<>]=?|==|!=) ?[\w.'\"-]+" + _SENTENCE_CHAR + r"*[.!?]?)",
 )
 # Two named settings the check refuses together ("Cannot specify both init_from and init_from_hf", "--a and
 # --b are mutually exclusive", "use_x cannot be combined with use_y", "`a` is incompatible with `b`"): the
