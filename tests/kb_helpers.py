@@ -7,9 +7,10 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from tpu_runtime.knowledge.answer import SUPPORT_PASSAGES, compose
+from tpu_runtime.knowledge.answer import compose
 from tpu_runtime.knowledge.build import BuildRequest, run_kb_build
 from tpu_runtime.knowledge.models import Answer
+from tpu_runtime.knowledge.quote_choice import SUPPORT_PASSAGES
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET_EAGER = """\

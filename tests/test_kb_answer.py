@@ -10,31 +10,32 @@ from pathlib import Path
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
-from tpu_runtime.knowledge.answer import (
+from tpu_runtime.knowledge.answer import _url_near, closest_page, compose, listed_passages
+from tpu_runtime.knowledge.answer_gate import (
     _GIVES_COUNT_RE,
-    SUPPORT_PASSAGES,
     _missing_specific,
     _present,
     _terms,
-    _url_near,
+    names_attribute,
+)
+from tpu_runtime.knowledge.models import Answer, Citation, Passage
+from tpu_runtime.knowledge.question_reading import (
     _weights,
     asks_count,
-    best_span,
-    candidate_spans,
-    closest_page,
-    compose,
     focus_term,
-    listed_passages,
     name_terms,
-    names_attribute,
-    scope_mismatch,
-    stem,
-    summary_passages,
     value_units,
     whole_scope,
 )
-from tpu_runtime.knowledge.models import Answer, Citation, Passage
+from tpu_runtime.knowledge.quote_choice import (
+    SUPPORT_PASSAGES,
+    best_span,
+    candidate_spans,
+    scope_mismatch,
+    summary_passages,
+)
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
+from tpu_runtime.knowledge.words import stem
 
 
 def _passage(text: str, url: str | None = None, kind: str = "curated") -> Passage:
@@ -74,7 +75,7 @@ def test_a_fact_line_of_several_sentences_is_also_a_whole_candidate() -> None:
 
 
 def test_pronouns_do_not_count_as_question_terms(tiny: KnowledgeIndex) -> None:
-    from tpu_runtime.knowledge.answer import _weights
+    from tpu_runtime.knowledge.question_reading import _weights
 
     weights = _weights(tiny, "How do I copy a Pallas operand myself?")
     assert "myself" not in weights and "copy" in weights and "pallas" in weights
@@ -446,7 +447,7 @@ def test_the_cited_passage_is_listed_even_when_it_ranks_below_k() -> None:
 
 
 def test_the_thing_a_what_or_which_question_asks_for_is_its_head_word() -> None:
-    from tpu_runtime.knowledge.answer import asked_thing
+    from tpu_runtime.knowledge.question_reading import asked_thing
 
     assert asked_thing("What refund does Google give when a quota request is blocked?") == "refund"
     assert asked_thing("Which XProf tool shows memory over time?") == "tool"  # no auxiliary: past the names
@@ -491,7 +492,7 @@ def test_auxiliary_verb_forms_are_not_question_terms(tiny: KnowledgeIndex) -> No
 
 
 def test_the_action_of_a_how_do_i_question_is_its_verb() -> None:
-    from tpu_runtime.knowledge.answer import asked_action
+    from tpu_runtime.knowledge.question_reading import asked_action
 
     assert asked_action("How do I disable the MXU on TPU v5e?") == "disable"
     assert asked_action("How to pin a kernel to a core?") == "pin"
@@ -534,7 +535,7 @@ def test_the_answer_reaches_a_line_ranked_below_the_top_eight(tiny: KnowledgeInd
 def test_a_line_the_gate_would_reject_ranks_below_one_it_accepts() -> None:
     # the first line shares more of the question's words but gives no number to a 'how many' question;
     # the gate would refuse to quote it, so the span ranking prefers the line that gives the count
-    from tpu_runtime.knowledge.answer import span_faults
+    from tpu_runtime.knowledge.answer_gate import span_faults
 
     question = "How many TensorCores does each v4 chip have?"
     wordy = "Each TPU v4 chip has TensorCores and a large HBM, and v4 chips are joined by ICI links."
@@ -551,7 +552,7 @@ def test_a_line_the_gate_would_reject_ranks_below_one_it_accepts() -> None:
 def test_a_line_giving_some_command_does_not_outrank_the_line_about_the_action() -> None:
     # 'how do I disable X': a line giving an unrelated call passes the gate's action check (it has a
     # code span) but must not win the ranking over the line about X, which the gate then refuses
-    from tpu_runtime.knowledge.answer import span_faults
+    from tpu_runtime.knowledge.answer_gate import span_faults
 
     question = "How do I disable the fused eager mode?"
     about = "The fused mode merges operations on the fly and runs faster than strict eager."
@@ -565,7 +566,7 @@ def test_a_line_giving_some_command_does_not_outrank_the_line_about_the_action()
 def test_a_disable_question_needs_a_line_that_turns_something_off() -> None:
     # 'how do I disable X' is not answered by a line that merely names a call ('reached through
     # `jax.lax.dot_general`'); a setting to false, 0 or off, or the verb itself, answers it
-    from tpu_runtime.knowledge.answer import span_faults
+    from tpu_runtime.knowledge.answer_gate import span_faults
 
     question = "How do I disable the persistent cache?"
     call = "The persistent cache directory can be set with `set_cache_dir(DIR)`."
@@ -592,7 +593,8 @@ def test_a_what_is_question_quotes_the_line_that_says_what_it_is() -> None:
 
 
 def test_a_which_flag_question_needs_a_line_that_names_one() -> None:
-    from tpu_runtime.knowledge.answer import asks_name, gives_name, span_faults
+    from tpu_runtime.knowledge.answer_gate import gives_name, span_faults
+    from tpu_runtime.knowledge.question_reading import asks_name
 
     assert asks_name("Which XLA flag turns on FP4 matmuls?") == "flag"
     assert asks_name("What environment variable selects the PJRT device?") == "variable"
@@ -616,7 +618,7 @@ def test_a_which_flag_question_needs_a_line_that_names_one() -> None:
 
 
 def test_the_word_naming_what_is_asked_for_weighs_more_when_ranking_lines() -> None:
-    from tpu_runtime.knowledge.answer import target_term, target_weights
+    from tpu_runtime.knowledge.question_reading import target_term, target_weights
 
     assert target_term("How do I find which slice of a global array each device holds?") == "slice"
     assert target_term("What kinds of semaphores can a kernel allocate?") == "semaphores"
@@ -641,7 +643,8 @@ def test_the_word_naming_what_is_asked_for_weighs_more_when_ranking_lines() -> N
 
 
 def test_a_stated_symptom_then_what_should_i_run_is_answered_by_a_command() -> None:
-    from tpu_runtime.knowledge.answer import asks_command, gives_command, span_faults
+    from tpu_runtime.knowledge.answer_gate import gives_command, span_faults
+    from tpu_runtime.knowledge.question_reading import asks_command
 
     question = 'The server logs "Could not find tuned sizes for key". What should I run?'
     assert asks_command(question)
@@ -706,7 +709,7 @@ def test_a_what_is_question_reaches_and_quotes_the_defining_line(tmp_path: Path)
 
 
 def test_close_forms_of_compounds_and_numbers_with_units_meet() -> None:
-    from tpu_runtime.knowledge.answer import close_forms
+    from tpu_runtime.knowledge.question_reading import close_forms
 
     assert {"allgather", "16", "gb"} <= close_forms(["all-gather", "16gb"])
     assert "32gib" in close_forms(["32", "gib", "hbm"])
@@ -738,7 +741,7 @@ def test_a_lead_in_before_the_question_does_not_count_against_coverage(tiny: Kno
 
 
 def test_words_of_the_sentences_around_a_full_question_are_asides() -> None:
-    from tpu_runtime.knowledge.answer import aside_terms
+    from tpu_runtime.knowledge.question_reading import aside_terms
 
     # the asking sentence names its subject: the greeting and the thanks are asides
     aside = aside_terms("I am new to TPUs. How big is the boot disk of a TPU VM? Thanks!")
@@ -767,7 +770,7 @@ def test_an_adverb_of_a_known_word_weighs_little() -> None:
 
 
 def test_words_after_the_asking_sentence_are_asides_even_when_it_is_short() -> None:
-    from tpu_runtime.knowledge.answer import aside_terms
+    from tpu_runtime.knowledge.question_reading import aside_terms
 
     # 'What is TPU Multislice?' names two words only, yet the thanks after it is still an aside
     assert aside_terms("What is TPU Multislice? Thanks a lot!") == {"thanks", "lot"}

@@ -9,14 +9,9 @@ import pytest
 
 from tests.kb_helpers import lexical_index
 from tests.test_kb_runner_up import SHEET
-from tpu_runtime.knowledge.answer import (
-    AGREE_COSINE,
-    AGREE_MIN_SUPPORT,
-    CLOSE_MIN_SUPPORT,
-    SUPPORT_PASSAGES,
-    compose,
-)
+from tpu_runtime.knowledge.answer import AGREE_COSINE, AGREE_MIN_SUPPORT, CLOSE_MIN_SUPPORT, compose
 from tpu_runtime.knowledge.models import Answer
+from tpu_runtime.knowledge.quote_choice import SUPPORT_PASSAGES
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult
 
 # 'initial' and 'boot' are in no line: the warm-up line holds a share of the question's weighted terms

@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer import amount_fault, asks_amount, span_faults, weak_count_only
+from tpu_runtime.knowledge.answer_gate import amount_fault, span_faults, weak_count_only
+from tpu_runtime.knowledge.question_reading import asks_amount
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

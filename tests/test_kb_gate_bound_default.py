@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer import bound_fault
+from tpu_runtime.knowledge.answer_gate import bound_fault
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
-from tpu_runtime.knowledge.answer import clause_asides
+from tpu_runtime.knowledge.question_reading import clause_asides
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

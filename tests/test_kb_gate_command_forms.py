@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer import command_paths, path_forms, path_known
+from tpu_runtime.knowledge.answer_gate import path_forms, path_known
+from tpu_runtime.knowledge.question_reading import command_paths
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

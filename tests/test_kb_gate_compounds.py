@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import ask, assert_quoted, lexical_index
-from tpu_runtime.knowledge import answer
-from tpu_runtime.knowledge.answer import COMPOUND_WEIGHT, _weights
+from tpu_runtime.knowledge import question_reading
+from tpu_runtime.knowledge.question_reading import COMPOUND_WEIGHT, _weights
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\
@@ -38,7 +38,7 @@ def test_a_plain_compound_weighs_through_its_words(
 ) -> None:
     named = "Which Frobton grids hold a frob-a4x widget?"
     weights, name_weights = _weights(index, QUESTION), _weights(index, named)
-    monkeypatch.setattr(answer, "COMPOUND_WEIGHT", 1.0)
+    monkeypatch.setattr(question_reading, "COMPOUND_WEIGHT", 1.0)
     whole, name_whole = _weights(index, QUESTION), _weights(index, named)
     assert COMPOUND_WEIGHT < 1
     assert weights["rounding-up"] == pytest.approx(COMPOUND_WEIGHT * whole["rounding-up"])
@@ -52,7 +52,7 @@ def test_a_line_writing_a_word_of_the_compound_otherwise_answers(
 ) -> None:
     assert_quoted(index, QUESTION, "frob.cdiv")
     # weighed whole, the compound and its word are both missing from the line: the gate refused
-    monkeypatch.setattr(answer, "COMPOUND_WEIGHT", 1.0)
+    monkeypatch.setattr(question_reading, "COMPOUND_WEIGHT", 1.0)
     reply = ask(index, QUESTION)
     assert not reply.covered and "supports" in reply.reason, reply.reason
 

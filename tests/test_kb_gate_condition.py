@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import ask, assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge import answer as answer_module
-from tpu_runtime.knowledge.answer import asks_condition, gives_condition
+from tpu_runtime.knowledge import quote_choice
+from tpu_runtime.knowledge.question_reading import asks_condition
+from tpu_runtime.knowledge.quote_choice import gives_condition
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\
@@ -37,7 +38,7 @@ def test_without_the_bonus_the_describing_line_wins(
     index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The measure of the test above: with the bonus off, the line sharing more words is quoted."""
-    monkeypatch.setattr(answer_module, "CONDITION_BONUS", 1.0)
+    monkeypatch.setattr(quote_choice, "CONDITION_BONUS", 1.0)
     reply = ask(index, QUESTION)
     assert reply.covered and "3D mesh" in reply.citations[0].quote
 

@@ -11,7 +11,7 @@ import re
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer import DOMAIN_WORDS, span_faults, value_near
+from tpu_runtime.knowledge.answer_gate import DOMAIN_WORDS, span_faults, value_near
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import ask, assert_quoted, lexical_index
-from tpu_runtime.knowledge.answer import _missing_specific, example_terms
+from tpu_runtime.knowledge.answer_gate import _missing_specific
+from tpu_runtime.knowledge.question_reading import example_terms
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer import asks_generation, model_families, rare_names, span_faults
+from tpu_runtime.knowledge.answer_gate import rare_names, span_faults
+from tpu_runtime.knowledge.question_reading import asks_generation, model_families
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 LATE = """\

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
-from tpu_runtime.knowledge.answer import misplaced_terms
+from tpu_runtime.knowledge.answer_gate import misplaced_terms
 from tpu_runtime.knowledge.generation_clauses import generation_parts, generations_named
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 

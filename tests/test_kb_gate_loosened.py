@@ -12,15 +12,13 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer import (
+from tpu_runtime.knowledge.answer_gate import _missing_specific, named_in_prose, span_faults
+from tpu_runtime.knowledge.question_reading import (
     ATTRIBUTE_UNITS,
-    _missing_specific,
     asked_action,
     asks_by_clause,
     asks_count,
     asks_time,
-    named_in_prose,
-    span_faults,
 )
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import ask, assert_quoted, lexical_index
-from tpu_runtime.knowledge import answer as answer_module
-from tpu_runtime.knowledge.answer import name_terms, rare_names
+from tpu_runtime.knowledge import answer_gate
+from tpu_runtime.knowledge.answer_gate import rare_names
+from tpu_runtime.knowledge.question_reading import name_terms
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 # Lines that share the questions' words, each about a neighbour of what is asked; 'Llama', 'Slurm' and
@@ -58,7 +59,7 @@ KIMI = "How fast is the Servlet Kimi Delta attention kernel on TPU v6e compared 
 @pytest.fixture(autouse=True)
 def small_corpus_share(monkeypatch: pytest.MonkeyPatch) -> None:
     """A name in one of a dozen passages is rare here; the shipped share (1%) fits a corpus of thousands."""
-    monkeypatch.setattr(answer_module, "RARE_NAME_SHARE", 0.2)
+    monkeypatch.setattr(answer_gate, "RARE_NAME_SHARE", 0.2)
 
 
 @pytest.fixture(scope="module")

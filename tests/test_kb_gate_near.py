@@ -12,7 +12,8 @@ import re
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer import asks_main_count, span_faults, value_near
+from tpu_runtime.knowledge.answer_gate import span_faults, value_near
+from tpu_runtime.knowledge.question_reading import asks_main_count
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

@@ -9,7 +9,8 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer import focus_term, span_faults, value_units
+from tpu_runtime.knowledge.answer_gate import span_faults
+from tpu_runtime.knowledge.question_reading import focus_term, value_units
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
-from tpu_runtime.knowledge import answer as answer_module
-from tpu_runtime.knowledge.answer import gives_procedure, procedure_terms
+from tpu_runtime.knowledge import quote_choice
+from tpu_runtime.knowledge.question_reading import procedure_terms
+from tpu_runtime.knowledge.quote_choice import gives_procedure
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\
@@ -44,7 +45,7 @@ def test_without_the_bonus_the_describing_line_wins(
     index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The measure of the test above: with the bonus off, the line sharing more words is quoted."""
-    monkeypatch.setattr(answer_module, "PROCEDURE_BONUS", 1.0)
+    monkeypatch.setattr(quote_choice, "PROCEDURE_BONUS", 1.0)
     compiled = ask(index, "How do I compile a model with the Quillet backend?")
     assert compiled.covered and "quillet.backend module" in compiled.citations[0].quote
 

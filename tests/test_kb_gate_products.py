@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer import product_fault
+from tpu_runtime.knowledge.answer_gate import product_fault
 from tpu_runtime.knowledge.models import Passage
 from tpu_runtime.knowledge.products import products_named
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer import release_known, releases_named
+from tpu_runtime.knowledge.answer_gate import release_known
+from tpu_runtime.knowledge.question_reading import releases_named
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer import question_subject, subject_fault
+from tpu_runtime.knowledge.answer_gate import subject_fault
 from tpu_runtime.knowledge.models import Passage
+from tpu_runtime.knowledge.question_reading import question_subject
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

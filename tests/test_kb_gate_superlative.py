@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer import span_faults, superlatives_asked
+from tpu_runtime.knowledge.answer_gate import span_faults
+from tpu_runtime.knowledge.question_reading import superlatives_asked
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

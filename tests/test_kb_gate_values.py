@@ -8,13 +8,8 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
-from tpu_runtime.knowledge.answer import (
-    _GIVES_WHEN_RE,
-    asks_when,
-    gives_setting,
-    question_flags,
-    release_owner,
-)
+from tpu_runtime.knowledge.answer_gate import _GIVES_WHEN_RE, gives_setting
+from tpu_runtime.knowledge.question_reading import asks_when, question_flags, release_owner
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

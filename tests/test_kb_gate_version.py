@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer import asks_when
+from tpu_runtime.knowledge.question_reading import asks_when
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

@@ -9,15 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
-from tpu_runtime.knowledge.answer import (
-    SECTION_NEAR,
-    asks_why,
-    best_span,
-    gives_reason,
-    section_support,
-    support,
-)
+from tpu_runtime.knowledge.answer_gate import SECTION_NEAR, gives_reason, section_support, support
 from tpu_runtime.knowledge.models import Passage
+from tpu_runtime.knowledge.question_reading import asks_why
+from tpu_runtime.knowledge.quote_choice import best_span
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 

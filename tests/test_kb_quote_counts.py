@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, lexical_index
-from tpu_runtime.knowledge import answer
-from tpu_runtime.knowledge.answer import counts_asked, gives_count
+from tpu_runtime.knowledge import quote_choice
+from tpu_runtime.knowledge.question_reading import counts_asked
+from tpu_runtime.knowledge.quote_choice import gives_count
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\
@@ -38,7 +39,7 @@ def test_a_spelled_count_quotes_the_line_giving_it_in_digits(sheet: KnowledgeInd
 def test_without_the_bonus_the_wordier_line_wins(
     sheet: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(answer, "COUNT_BONUS", 1.0)
+    monkeypatch.setattr(quote_choice, "COUNT_BONUS", 1.0)
     assert_quoted(sheet, QUESTION, PER_HOST)
 
 

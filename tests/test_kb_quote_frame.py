@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, lexical_index
-from tpu_runtime.knowledge import answer
-from tpu_runtime.knowledge.answer import frame_names, frame_unnamed
+from tpu_runtime.knowledge import quote_choice
+from tpu_runtime.knowledge.question_reading import frame_names
+from tpu_runtime.knowledge.quote_choice import frame_unnamed
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 ELASTIC = """\
@@ -38,7 +39,7 @@ def test_the_line_naming_the_tool_of_the_opening_phrase_is_quoted(elastic: Knowl
 def test_without_the_discount_the_wordier_line_wins(
     elastic: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(answer, "FRAME_MISS", 1.0)
+    monkeypatch.setattr(quote_choice, "FRAME_MISS", 1.0)
     assert_quoted(elastic, QUESTION, GENERIC)
 
 

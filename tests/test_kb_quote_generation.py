@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, lexical_index
-from tpu_runtime.knowledge import answer
-from tpu_runtime.knowledge.answer import generation_unnamed
+from tpu_runtime.knowledge import quote_choice
+from tpu_runtime.knowledge.quote_choice import generation_unnamed
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 QUOTA = """\
@@ -38,7 +38,7 @@ def test_the_line_naming_the_codenamed_generation_is_quoted(quota: KnowledgeInde
 def test_without_the_discount_the_generic_line_wins(
     quota: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(answer, "GENERATION_MISS", 1.0)
+    monkeypatch.setattr(quote_choice, "GENERATION_MISS", 1.0)
     assert_quoted(quota, QUESTION, GENERIC)
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, lexical_index
-from tpu_runtime.knowledge import answer
-from tpu_runtime.knowledge.answer import asks_kinds, gives_list
+from tpu_runtime.knowledge import quote_choice
+from tpu_runtime.knowledge.question_reading import asks_kinds
+from tpu_runtime.knowledge.quote_choice import gives_list
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\
@@ -38,7 +39,7 @@ def test_the_line_listing_the_kinds_is_quoted(sheet: KnowledgeIndex) -> None:
 def test_without_the_bonus_the_line_sharing_more_words_wins(
     sheet: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(answer, "LIST_BONUS", 1.0)
+    monkeypatch.setattr(quote_choice, "LIST_BONUS", 1.0)
     assert_quoted(sheet, QUESTION, SPACE)
 
 

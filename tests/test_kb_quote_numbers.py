@@ -10,8 +10,9 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, lexical_index
-from tpu_runtime.knowledge import answer
-from tpu_runtime.knowledge.answer import question_numbers, repeats_number
+from tpu_runtime.knowledge import quote_choice
+from tpu_runtime.knowledge.question_reading import question_numbers
+from tpu_runtime.knowledge.quote_choice import repeats_number
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHARDING = """\
@@ -37,7 +38,7 @@ def test_the_line_repeating_the_asked_value_is_quoted(sharding: KnowledgeIndex) 
 def test_without_the_bonus_the_wordier_line_wins(
     sharding: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(answer, "NUMBER_BONUS", 1.0)
+    monkeypatch.setattr(quote_choice, "NUMBER_BONUS", 1.0)
     assert_quoted(sharding, QUESTION, "context parallelism")
 
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.kb_helpers import lexical_index
-from tpu_runtime.knowledge.answer import RUNNER_UP_SHARE, Span, other_sections_first, runner_ups
+from tpu_runtime.knowledge.answer_gate import Span
 from tpu_runtime.knowledge.models import Passage
+from tpu_runtime.knowledge.quote_choice import RUNNER_UP_SHARE, other_sections_first, runner_ups
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

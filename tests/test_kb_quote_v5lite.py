@@ -10,7 +10,7 @@ import pytest
 
 from tests.kb_helpers import assert_quoted, lexical_index
 from tpu_runtime.knowledge import answer
-from tpu_runtime.knowledge.answer import generation_names
+from tpu_runtime.knowledge.question_reading import generation_names
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

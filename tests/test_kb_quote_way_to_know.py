@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, lexical_index
-from tpu_runtime.knowledge import answer
-from tpu_runtime.knowledge.answer import asks_time, asks_way_to_know
+from tpu_runtime.knowledge import question_reading
+from tpu_runtime.knowledge.question_reading import asks_time, asks_way_to_know
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\
@@ -38,7 +38,7 @@ def test_a_way_to_work_out_a_time_quotes_the_formula(sheet: KnowledgeIndex) -> N
 def test_read_as_a_time_question_the_duration_line_wins(
     sheet: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(answer, "asks_way_to_know", lambda question: False)
+    monkeypatch.setattr(question_reading, "asks_way_to_know", lambda question: False)
     assert_quoted(sheet, QUESTION, DAYS)
 
 

@@ -13,8 +13,9 @@ from rich.console import Console
 
 from tests.kb_helpers import ask, lexical_index
 from tpu_runtime.cli.render.ask.terminal import render_answer
-from tpu_runtime.knowledge.answer import RUNNER_UP_SHARE, RUNNER_UPS, Span, runner_ups
+from tpu_runtime.knowledge.answer_gate import Span
 from tpu_runtime.knowledge.models import Passage
+from tpu_runtime.knowledge.quote_choice import RUNNER_UP_SHARE, RUNNER_UPS, runner_ups
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\
@@ -152,7 +153,7 @@ def test_three_lines_in_a_near_tie_are_all_quoted(
     assert "https://example.org/three" in [c.url for c in reply.citations]
     assert reply.answer.count("Also close:") == 2
     # with one runner-up only, the line that answers is left out
-    monkeypatch.setattr("tpu_runtime.knowledge.answer.RUNNER_UPS", 1)
+    monkeypatch.setattr("tpu_runtime.knowledge.quote_choice.RUNNER_UPS", 1)
     alone = ask(pools, question)
     assert len(alone.citations) == 2
     assert not any("cannot grow" in c.quote for c in alone.citations)

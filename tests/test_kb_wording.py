@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
-from tpu_runtime.knowledge.answer import _weights, platforms_asked, platforms_named, span_faults
+from tpu_runtime.knowledge.answer_gate import platforms_named, span_faults
+from tpu_runtime.knowledge.question_reading import _weights, platforms_asked
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import ask, lexical_index
-from tpu_runtime.knowledge.answer import _present, _terms, headed_by
+from tpu_runtime.knowledge.answer_gate import _present, _terms, headed_by
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 from tpu_runtime.knowledge.words import FAMILIES, family, family_words, stem
 

@@ -1,0 +1,842 @@
+"""Whether a quote may answer: the checks that refuse a line (specific terms, names, releases,
+generations, bounds, defaults ...) and the support share of a passage.
+
+Kept apart from ranking so a refusal rule is found in one place; it reads the question through
+`question_reading` only (see `answer` for the design).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from tpu_runtime.knowledge.generation_clauses import generation_parts, generations_named
+from tpu_runtime.knowledge.lexical import STOPWORDS, is_identifier, tokenize
+from tpu_runtime.knowledge.models import Passage
+from tpu_runtime.knowledge.products import SHEET_PRODUCTS, products_named
+from tpu_runtime.knowledge.question_reading import (
+    _NOTE_RE,
+    _QUOTED_RE,
+    _WORD_RE,
+    ATTRIBUTE_UNITS,
+    PLATFORMS,
+    QUESTION_WORDS,
+    SUPERLATIVES,
+    _family_df,
+    _parts,
+    asked_action,
+    asks_amount,
+    asks_command,
+    asks_count,
+    asks_date,
+    asks_default,
+    asks_generation,
+    asks_limit,
+    asks_main_count,
+    asks_name,
+    asks_time,
+    asks_when,
+    asks_why,
+    attribute_of,
+    close_forms,
+    example_terms,
+    focus_term,
+    letter_names,
+    model_families,
+    platforms_asked,
+    question_subject,
+    release_owner,
+    superlatives_asked,
+    value_units,
+)
+from tpu_runtime.knowledge.retrieve import KnowledgeIndex
+from tpu_runtime.knowledge.words import family, stem
+from tpu_runtime.knowledge.words import unprefixed as _unprefixed
+
+# lines of the quote's section at most this many lines away count together for the gate's support
+SECTION_NEAR = 2
+_GIVES_COUNT_RE = re.compile(
+    r"(?<![A-Za-z_\d])\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|sixteen|hundred|thousand|"
+    r"dozens?|single|twice|double|half|none|unlimited)\b",
+    re.I,
+)
+_GIVES_TIME_RE = re.compile(
+    r"(?<![A-Za-z_\d])\d[\d.,]*\s*(?:ms|us|µs|ns|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|"
+    r"weeks?|months?)\b|\b(?:seconds|minutes|hours|days|weeks|months|instantly|immediately)\b",
+    re.I,
+)
+_GIVES_DEFAULT_RE = re.compile(
+    r"\bdefaults?\b|\bdefaulting\b|\bunless\b|\botherwise\b|\bomit|\bunset\b|\bnot\s+(?:set|given)\b|"
+    r"\bwithout\b|\bif\s+no\b",
+    re.I,
+)
+_JOINED_NAME_RE = re.compile(r"[A-Za-z0-9][._][A-Za-z]")
+_CODE_RE = re.compile(r"`[^`]+`")
+
+
+@dataclass
+class Span:
+    text: str
+    passage: Passage
+    overlap: float
+
+
+_VERSIONED_RE = re.compile(r"^([a-z]{3,})\d+[a-z]?$")
+
+
+@functools.lru_cache(maxsize=16384)
+def _terms(text: str) -> frozenset[str]:
+    """Tokens, their stems and families of `text` (cached: a warm server sees the same lines again)."""
+    tokens = tokenize(text)
+    # a versioned name also names its family: 'HBM2e' is HBM, 'DDR5' is DDR
+    families = {m.group(1) for t in tokens if (m := _VERSIONED_RE.match(t))}
+    bare = {b for t in tokens if (b := _unprefixed(t))}  # 'unfilled' also names 'filled'
+    stems = {stem(t) for t in tokens} | {stem(b) for b in bare}
+    # word families: 'documentation' names the docs, 'place' what a line 'puts' (`words.FAMILIES`)
+    marks = {k for t in stems if (k := family(t))}
+    return frozenset(tokens) | stems | families | bare | marks | close_forms(tokens)
+
+
+def _present(terms: frozenset[str], token: str) -> bool:
+    """Whether `token` occurs in `terms`: as is, by its stem, without an 'un-'/'re-' prefix ('retracing'
+    meets 'tracing'), or by its parts; a dotted name ('pltpu.BufferedRef') also without its root when
+    the rest is distinctive (a part with '_' or of 8+ letters), since sources spell the alias their way."""
+    if token in terms or stem(token) in terms:
+        return True
+    mark = family(token)
+    if mark is not None and mark in terms:
+        return True
+    bare = _unprefixed(token)
+    if bare and (bare in terms or stem(bare) in terms):
+        return True
+    parts = _parts(token)
+    if len(parts) < 2:
+        return False
+    if all(p in terms or stem(p) in terms for p in parts):
+        return True
+    if "." not in token and "".join(parts) in terms:  # 'all-gather' written 'AllGather'
+        return True
+    rest = token.split(".")[1:]
+    return (
+        "." in token
+        and any("_" in r or len(r) >= 8 for r in rest)
+        and all(r in terms or _present(terms, r) for r in rest)
+    )
+
+
+def _coverage(weights: dict[str, float], text: str, extra: float = 0.0) -> float:
+    """Share of the question's weighted terms that occur in `text` (after light stemming); `extra` is
+    the weight of terms `text` names otherwise (an attribute by a value in its unit), when absent."""
+    if not weights:
+        return 0.0
+    present = _terms(text)
+    found = sum(w for t, w in weights.items() if _present(present, t))
+    return min(found + extra, sum(weights.values())) / sum(weights.values())
+
+
+def gives_name(span: str) -> bool:
+    """Whether the span names a flag, variable, command or API: a code span, a `--flag` or a word
+    joined by '_' or '.' ('PJRT_DEVICE', 'jax.jit', 'xla_tpu_enable_x'); a hyphenated word is prose
+    ('per-chip', 'multi-host') unless it starts with a dash, and a CamelCase product name
+    ('SparseCore') names no setting."""
+    if _CODE_RE.search(span):
+        return True
+    words = (raw.strip(".,;:()'\"") for raw in span.split())
+    return any((len(w) > 2 and w.startswith("-")) or _JOINED_NAME_RE.search(w) for w in words)
+
+
+_LINE_WORD_RE = re.compile(r"[A-Za-z0-9][\w.\-/]*")
+# words either side of a value, function words aside, that say what it is of ('up to 256 chips', 'takes
+# 12 minutes')
+VALUE_NEAR = 3
+# the word every sheet is about (the 'tpu' family is in 89 % of the passages of main's index): standing
+# beside a value it does not say what the value is of ('the last sampling period (60 seconds) in which a
+# TPU chip ...' gives no time Cloud Monitoring keeps TPU metrics)
+DOMAIN_WORDS = frozenset(("tpu", "tpus"))
+
+
+def value_near(question: str, span: str, value: re.Pattern[str], near: int = VALUE_NEAR) -> bool:
+    """Whether a value of the line (a match of `value`) stands within `near` words of a word the
+    question names: a count, limit or time belongs to what stands beside it, so a line giving one for
+    something else ('two ways', 'the first compile can take minutes' for how long entries are kept) does
+    not say it for the question's thing. 'TPU' (`DOMAIN_WORDS`) stands beside too many values to count."""
+    asked = {
+        t
+        for t in tokenize(question)
+        if t not in QUESTION_WORDS
+        and t not in STOPWORDS
+        and t not in DOMAIN_WORDS
+        and len(t) > 1
+        and not t.isdigit()
+    }
+    stated = _NOTE_RE.sub(" ", span)
+    # function words ('of', 'at', 'to') do not count towards the distance: 'files of at most 2 GB'
+    words = [w for w in _LINE_WORD_RE.finditer(stated) if w.group(0).lower() not in STOPWORDS]
+    for match in value.finditer(stated):
+        inside = [i for i, w in enumerate(words) if w.start() < match.end() and match.start() < w.end()]
+        if not inside:
+            continue
+        lo, hi = max(0, inside[0] - near), inside[-1] + near + 1
+        beside = [w.group(0) for i, w in enumerate(words[lo:hi], lo) if i not in inside]
+        terms = _terms(" ".join(beside))
+        if any(_present(terms, t) for t in asked):
+            return True
+    return False
+
+
+# 'one' and 'single' also serve as a pronoun or an article ('pull requests that address one issue', 'a
+# single path restricts it'): a line whose only count is one of them gives a count for the question only when
+# it stands right beside a word of the question ('each host runs one process')
+_WEAK_COUNT_RE = re.compile(r"\b(?:one|single)\b", re.I)
+
+
+def weak_count_only(question: str, span: str) -> bool:
+    """Whether the line's only count words are 'one' or 'single', none of them beside a word the question
+    names: 'address one issue' says nothing of how many pull requests one may have open."""
+    stated = _NOTE_RE.sub(" ", span)
+    counts = [m.group(0) for m in _GIVES_COUNT_RE.finditer(stated)]
+    if not counts or not all(_WEAK_COUNT_RE.fullmatch(c) for c in counts):
+        return False
+    return not value_near(question, span, _WEAK_COUNT_RE, near=1)
+
+
+def amount_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not give the amount a 'what bound / limit / score' question asks for: no
+    number, or only a 'one' counting something else ('one static executable serves all shapes within the
+    bounds'). A gate check, not a ranking one: ranked, it only moves the quote to a line giving some
+    other number."""
+    if not asks_amount(question) or asks_limit(question):
+        return None
+    if _GIVES_COUNT_RE.search(_NOTE_RE.sub(" ", span)) and not weak_count_only(question, span):
+        return None
+    return "the question asks for an amount and the quoted line gives no number for it"
+
+
+# "What is the largest priority Shardy accepts": an upper bound, which a line stating only a lower one
+# ('is 0 or more', 'at least one axis') does not give
+_ASKS_UPPER_RE = re.compile(
+    r"^\s*what(?:'s|\s+is|\s+are|\s+was)\s+the\s+(?:largest|maximum|max|highest|biggest|greatest|longest)\b",
+    re.I,
+)
+_GIVES_LOWER_RE = re.compile(
+    r"\d[\d.,]*\s*\w*\s+or\s+(?:more|higher|greater|larger|above)\b|\bat\s+least\b|\bminimum\b|>=?", re.I
+)
+_GIVES_UPPER_RE = re.compile(
+    r"\bat\s+most\b|\bup\s+to\b|\bmax(?:imum)?\b|\bor\s+(?:less|fewer|lower|smaller|below)\b|"
+    r"\bno\s+more\s+than\b|\blargest\b|\blongest\b|\blimit|\bcap(?:ped|s)?\b|\bceiling\b|<=?|"
+    r"\b(?:below|under|within|exceed)",
+    re.I,
+)
+
+
+def bound_fault(question: str, span: str) -> str | None:
+    """A line giving only a lower bound ('is 0 or more') or only a default ('(default 5)') for a question
+    asking for the largest value: the number it gives is where the range starts, or what is used when
+    nothing is set, not where the range ends."""
+    if not _ASKS_UPPER_RE.search(question):
+        return None
+    stated = _NOTE_RE.sub(" ", span)
+    if _GIVES_UPPER_RE.search(stated):
+        return None
+    if _GIVES_LOWER_RE.search(stated):
+        return "the question asks for the largest value and the quoted line gives only a lower bound"
+    # 'profiler_steps ... (default 5)': the value used when nothing is set, not the most one may set
+    if re.search(r"\bdefaults?\b", stated, re.I):
+        return "the question asks for the largest value and the quoted line gives only a default"
+    return None
+
+
+def names_attribute(attribute: str, text: str) -> bool:
+    """Whether `text` names the attribute, as a word, as the head of a compound written as one word
+    ('RAM disk' asks about a disk, and a 'ramdisk' is one), or as a value in the attribute's unit."""
+    unit = ATTRIBUTE_UNITS.get(attribute)
+    return _present(_terms(text), attribute) or headed_by(attribute, text) or bool(unit and unit.search(text))
+
+
+COMPOUND_HEAD_MIN = 4  # a shorter head ('map', 'op') ends too many unrelated words
+COMPOUND_LEAD_MIN = 3  # letters before the head: 'ramdisk', not 'adisk'
+
+
+def headed_by(word: str, text: str) -> bool:
+    """Whether a word of `text` is a compound written as one word whose last part is `word`: English
+    compounds name a kind of their last part ('ramdisk' is a disk, 'hyperparameter' a parameter), so
+    a line naming the compound names the attribute a 'how much RAM disk' question asks about."""
+    head = stem(word.lower())
+    if len(head) < COMPOUND_HEAD_MIN or not head.isalpha():
+        return False
+    return any(
+        t.isalpha() and len(t) - len(head) >= COMPOUND_LEAD_MIN and stem(t).endswith(head)
+        for t in tokenize(text)
+    )
+
+
+def _heading(passage: Passage) -> str:
+    return " ".join(x for x in (passage.section, passage.symbol, passage.path) if x)
+
+
+def support(weights: dict[str, float], passage: Passage) -> float:
+    """How much of the question one passage (text and heading) supports."""
+    return _coverage(weights, f"{_heading(passage)}\n{passage.text}")
+
+
+def section_support(weights: dict[str, float], passage: Passage, passages: list[Passage]) -> float:
+    """How much of the question the lines retrieved with `passage` from its own section, within
+    `SECTION_NEAR` lines of it, support together (their heading included): a fact sheet keeps one fact
+    a line, so the line answering a question and the line before it that sets its scene ('elastic
+    training keeps a job running when slices fail'; 'launch it with --elastic-slices') each carry part
+    of a reworded question's words."""
+    near = [
+        p.text
+        for p in passages
+        if p.path == passage.path
+        and p.section == passage.section
+        and abs((p.line or 0) - (passage.line or 0)) <= SECTION_NEAR
+    ]
+    return _coverage(weights, "\n".join([_heading(passage), *near]))
+
+
+# a model name with a number written in the plural ('8 H100s'): the stemmer keeps its 's', the sources
+# write the singular ('8 H100 GPUs')
+_NUMBERED_PLURAL_RE = re.compile(r"^[a-z]+\d+s$")
+
+
+# 'getter/setter' is a pair of words, not a path or a name: a line writing 'getters and setters' names it
+_WORD_PAIR_RE = re.compile(r"[a-z]{3,}/[a-z]{3,}")
+# 'roofline_efficiency', a field of a tool's output: a line may write its words in prose, in order
+_SNAKE_WORDS_RE = re.compile(r"[a-z]+(?:_[a-z]+)+")
+
+
+def named_in_prose(token: str, text: str, terms: frozenset[str]) -> bool:
+    """Whether an identifier-like term is named in prose by `text`: a pair of words joined by '/' by both
+    words ('getter/setter' by 'getters and setters'), a lower-case snake_case name by its words side by
+    side in order ('roofline_efficiency' by 'roofline efficiency is measured FLOP rate over ...')."""
+    if _WORD_PAIR_RE.fullmatch(token):
+        return _present(terms, token)
+    if _SNAKE_WORDS_RE.fullmatch(token):
+        words = r"[ -]".join(token.split("_"))
+        return bool(re.search(rf"(?<![\w-]){words}(?![\w-])", text.lower()))
+    return False
+
+
+def _missing_specific(specific: list[str], text: str) -> list[str]:
+    """Specific terms `text` lacks; a flag or API name counts only whole (its parts are common words),
+    though a dotted name may drop its root alias ('pltpu.BufferedRef' is named by 'BufferedRef') and a
+    name written in the plural in prose is named by its singular ('all pallas_calls' by `pallas_call`,
+    '8 H100s' by 'H100'), and a pair of words or a lower-case field name by its words (`named_in_prose`)."""
+    terms = _terms(text)
+    return [
+        t
+        for t in specific
+        if not (
+            (_named_whole(terms, t) or named_in_prose(t, text, terms))
+            if is_identifier(t)
+            else _present(terms, t) or bool(_NUMBERED_PLURAL_RE.match(t) and _present(terms, t[:-1]))
+        )
+    ]
+
+
+# an identifier shorter than this keeps a final 's' of its own ('args', 'ops'): no plural is read into it
+PLURAL_NAME_MIN = 5
+
+
+def _named_whole(terms: frozenset[str], token: str) -> bool:
+    """An identifier named as a whole, or a dotted one by its whole distinctive rest after the root; a
+    plural ('pallas_calls', 'BlockSpecs') also by its singular, the name the sources write."""
+    forms = [token, token[:-1]] if len(token) >= PLURAL_NAME_MIN and token.endswith("s") else [token]
+    for form in forms:
+        if form in terms:
+            return True
+        rest = form.split(".", 1)[1] if "." in form else ""
+        if rest and rest in terms and ("." in rest or "_" in rest or len(rest) >= 8):
+            return True
+    # a module path the line names as the start of a longer dotted name ('ray.util.tpu' in
+    # `ray.util.tpu.get_tpu_version_from_type`)
+    return "." in token and any(t.startswith(f"{token}.") for t in terms)
+
+
+def gives_command(question: str, span: str) -> bool:
+    """Whether the span gives a command, call or setting in a code span; one that only repeats a
+    message the question quotes is the symptom, not what to do about it."""
+    asked = " ".join(question.lower().split())
+    for match in _CODE_RE.finditer(span):
+        code = " ".join(match.group(0).strip("`").lower().strip(". ").split())
+        if not (" " in code and code in asked):
+            return True
+    return False
+
+
+_GIVES_WHEN_RE = re.compile(
+    r"\b(?:19|20)\d\d\b|(?<![\d.])\d+\.\d+(?:\.\d+)?(?![.\d]|x\b|\s*%)|\bv\d+\.\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|"
+    r"\b(?:since|until|release[sd]?|version|preview|GA)\s+\d",
+    re.I,
+)
+
+
+# a code span that reads as a command, call or setting: words with spaces, '=', a leading dash, a call, a
+# dotted, snake_case or path name; a bare name in backticks (`v6e`, `tpu7x`) only names a thing
+_COMMAND_LIKE_RE = re.compile(r"\s|=|^`-|\(|[A-Za-z]\.[A-Za-z]|_|/")
+# "How do I disable X": a line answers it by saying so or by a setting that turns something off
+# (`=false`, `=0`, `off`, `--no-x`); any other call it names ('reached through `jax.lax.dot_general`')
+# does not
+NEGATING_ACTIONS = frozenset("disable deactivate suppress silence skip prevent avoid".split())  # noqa: SIM905
+_TURNS_OFF_RE = re.compile(r"=\s*(?:0|false|off|none)\b|\boff\b|\bfalse\b|--no-|\bno_", re.I)
+
+
+def gives_setting(span: str) -> bool:
+    """Whether the span gives a command, call or setting in a code span, not only a name in backticks:
+    a line listing `v5e` and `v6e` does not say how to move from one to the other."""
+    return any(_COMMAND_LIKE_RE.search(m.group(0)) for m in _CODE_RE.finditer(span))
+
+
+def release_known(index: KnowledgeIndex, release: str) -> bool:
+    """Whether some passage writes the release, with or without a 'v' before its number ('jax-v0.10.2' in
+    a source link counts: the link names the release)."""
+    name, number = release.rsplit(" ", 1)
+    return any(index.writes(form) for form in (release, f"{name} v{number}", f"{name}-v{number}"))
+
+
+# gcloud's release tracks: a command of the alpha or beta track is the GA path with the track's word after
+# 'gcloud' (https://cloud.google.com/sdk/gcloud#release_levels); users often write it without
+GCLOUD_TRACKS = ("alpha", "beta")
+
+
+def path_forms(path: str) -> list[list[str]]:
+    """The ways a source may write a subcommand path: as asked and, for gcloud, with or without a
+    release track's word ('gcloud compute tpus tpu-vm simulate-maintenance-event' is written only as
+    'gcloud alpha compute tpus ...')."""
+    words = path.split()
+    if words[0] != "gcloud" or len(words) < 2:
+        return [words]
+    if words[1] in GCLOUD_TRACKS:
+        return [words, [words[0], *words[2:]]]
+    return [words, *([words[0], track, *words[1:]] for track in GCLOUD_TRACKS)]
+
+
+def path_known(index: KnowledgeIndex, path: str) -> bool:
+    """Whether the sources know a subcommand path the question writes: some passage writes it whole, or
+    writes its longest start (a subcommand at least) only as a command ending there, so the words after
+    it are the question's own ('xpk workload create fails when ...') or arguments. A start the sources
+    follow with subcommands ('xpk workload', by 'create' and 'delete') is a group, and a word after it
+    that the sources never write there is a made-up subcommand ('xpk workload migrate')."""
+    for words in path_forms(path):
+        if index.writes(" ".join(words)):
+            return True
+        lead = 2 if words[1:2] and words[1] in GCLOUD_TRACKS else 1
+        for end in range(len(words) - 1, lead, -1):
+            start = " ".join(words[:end])
+            if index.writes(start):
+                if not index.continued(start):
+                    return True
+                break
+    return False
+
+
+_GIVES_DATE_RE = re.compile(
+    r"\b(?:19|20)\d\d\b|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d", re.I
+)
+_PLATFORM_RE = re.compile(rf"\b({'|'.join(PLATFORMS)})\b", re.I)
+
+
+def platforms_named(span: str) -> set[str]:
+    """The processor kinds a line names anywhere (its source note's URL aside)."""
+    return {PLATFORMS[m.group(1).lower()] for m in _PLATFORM_RE.finditer(_NOTE_RE.sub(" ", span))}
+
+
+# "What is the name of the XLA pass ...", "the equivalent of ZeRO-2": words that ask for a thing, not for an
+# attribute a line words; a line answers them by naming the thing (a code span, an identifier), not the word
+NAMING_WORDS = frozenset(
+    "name names equivalent equivalents counterpart counterparts analogue analog replacement".split()  # noqa: SIM905
+)
+
+
+def names_asked(word: str, span: str) -> bool:
+    """Whether the line answers a question asking for the `word` of something ('the name of the pass',
+    'the equivalent of ZeRO-2') by naming one (`gives_name`): such a word is what the answer is, so
+    the line need not use it."""
+    return word in NAMING_WORDS and gives_name(span)
+
+
+def span_faults(question: str, span: str, heading: str, *, action: bool = True) -> list[str]:
+    """Why a quoted line would not answer the question, whatever its word overlap: it says nothing
+    about the attribute asked for ('how many X', 'what is the X of', 'shows the X of'), gives no number
+    to a 'how many' or 'what is the largest' question, no time to a 'how long', no default to a 'what is
+    the default', or (with `action`) neither names the action of a 'how do I <verb>' question nor gives a
+    command."""
+    faults: list[str] = []
+    named = f"{heading}\n{span}"
+    focus = focus_term(question)
+    if focus and not names_attribute(focus, named) and not names_asked(focus, span):
+        faults.append(f"the quoted line does not say anything about '{focus}'")
+    attribute = attribute_of(question)
+    if (
+        attribute
+        and attribute != focus
+        and not names_attribute(attribute, named)
+        and not names_asked(attribute, span)
+    ):
+        faults.append(f"the quoted line does not say anything about '{attribute}'")
+    stated = _NOTE_RE.sub(" ", span)
+    if (asks_count(question) or asks_limit(question)) and not _GIVES_COUNT_RE.search(stated):
+        faults.append("the question asks for a number and the quoted line gives none")
+    elif asks_main_count(question) and not value_near(question, span, _GIVES_COUNT_RE):
+        faults.append("the question asks for a number and the quoted line gives none beside what it asks")
+    if asks_count(question) and weak_count_only(question, span):
+        faults.append("the question asks how many and the quoted line's only 'one' counts something else")
+    if asks_time(question) and not _GIVES_TIME_RE.search(stated):
+        faults.append("the question asks how long and the quoted line gives no time")
+    elif asks_time(question) and not value_near(question, span, _GIVES_TIME_RE):
+        faults.append("the question asks how long and the quoted line gives no time beside what it asks")
+    if asks_default(question) and not _GIVES_DEFAULT_RE.search(stated):
+        faults.append(
+            "the question asks for a default and the quoted line does not say what is used by default"
+        )
+    elif asks_default(question) and not value_near(question, span, _GIVES_DEFAULT_RE):
+        # 'unset ones are NULL' in a line on a table's columns is no default time limit for a query
+        faults.append("the question asks for a default and the quoted line gives one only for something else")
+    if asks_command(question) and not gives_command(question, span):
+        faults.append("the question asks what to run and the quoted line gives no command")
+    if asks_when(question) and not _GIVES_WHEN_RE.search(stated):
+        faults.append(
+            "the question asks when or in which release and the quoted line gives no date or version"
+        )
+    if asks_date(question) and not _GIVES_DATE_RE.search(stated):
+        faults.append("the question asks for a date and the quoted line gives none")
+    owner = release_owner(question)
+    if (
+        owner
+        and (asks_when(question) or "version" in value_units(question))
+        and not _present(_terms(named), owner)
+    ):
+        faults.append(f"the question asks for a release of {owner} and the quoted line is not about {owner}")
+    asked_on = platforms_asked(question)
+    if asked_on:
+        named_on = platforms_named(span)
+        if named_on and not asked_on & named_on:
+            faults.append(
+                f"the question asks about {'/'.join(sorted(asked_on))} and the quoted line is about "
+                f"{'/'.join(sorted(named_on))}"
+            )
+    asked_family = model_families(question)
+    named_family = model_families(span) if asked_family else set()
+    if named_family and not asked_family & named_family:
+        faults.append(
+            f"the question asks about {'/'.join(sorted(asked_family))} models and the quoted line is about "
+            f"{'/'.join(sorted(named_family))}"
+        )
+    compared = _terms(named)
+    for word in superlatives_asked(question):
+        if not any(_present(compared, form) for form in (word, *SUPERLATIVES[word])):
+            faults.append(f"the question asks which is {word} and the quoted line compares none")
+    kind = asks_name(question)
+    if kind and not gives_name(span):
+        faults.append(f"the question asks which {kind} and the quoted line names none")
+    verb = asked_action(question) if action else None
+    if verb and not _present(_terms(named), verb):
+        if verb in NEGATING_ACTIONS and not _TURNS_OFF_RE.search(span):
+            faults.append(f"the quoted line neither says how to '{verb}' nor gives a setting turning it off")
+        elif not gives_setting(span):
+            faults.append(f"the quoted line neither says how to '{verb}' nor gives a command or setting")
+    return faults
+
+
+def subject_fault(question: str, passage: Passage, passages: list[Passage]) -> str | None:
+    """A quote from a passage that never names the question's subject while another retrieved passage
+    does: the quote is about a neighbour ('llguidance' asked, an SGL-JAX benchmark line quoted while the
+    llguidance passage was retrieved too). A subject no retrieved passage names is left to the support
+    share, since sources may call it otherwise ('an entire Pod' for a line's 'whole Pod')."""
+    subject = question_subject(question)
+    if not subject or _present(_passage_terms(passage), subject):
+        return None
+    if not any(_present(_passage_terms(p), subject) for p in passages):
+        return None
+    return f"the quoted passage never names '{subject}', the question's subject, which another passage names"
+
+
+def misplaced_terms(question: str, span: str, heading: str, terms: list[str]) -> list[str]:
+    """Question terms that a line listing several generations names only in the clauses of generations
+    the question does not ask about: the line gives those for another one ('two 100 Gbps NICs' of v5e in
+    a line giving v5p's DCN rate does not say how many NICs a v5p host has)."""
+    asked = generations_named(question)
+    if not asked:
+        return []
+    lead, owned = generation_parts(_NOTE_RE.sub(" ", span))
+    if not set(owned) - asked or not asked & set(owned):
+        return []
+    own = _terms(" ".join([heading, lead, *(p for g in asked for p in owned.get(g, []))]))
+    others = _terms(" ".join(p for g, ps in owned.items() if g not in asked for p in ps))
+    skip = asked | {"tpu", "tpus", "generation", "generations"}
+    return [
+        t
+        for t in terms
+        if t not in skip and not generations_named(t) and _present(others, t) and not _present(own, t)
+    ]
+
+
+# vendors written in capitals that no source spells out otherwise: unlike 'GCS' or 'RAM', a line about
+# another vendor's hardware does not answer a question naming one ('on AMD GPUs')
+VENDOR_NAMES = frozenset(("amd", "nvidia", "ibm"))
+
+
+RARE_NAME_SHARE = 0.01  # a name this few passages use (at most this share of them) pins the subject down
+
+
+def rare_names(index: KnowledgeIndex, question: str, names: list[str]) -> list[str]:
+    """The question's names ('Llama', 'Slurm', 'TensorFlow') that some source uses but at most
+    `RARE_NAME_SHARE` of the passages do. Such a name says what the question is about, so a quote from
+    a passage that never names it answers a neighbouring question ('the Qwen3 recipe' for 'the Llama 3
+    recipe'). Acronyms ('GCS', 'VMs', 'RAM') are left out: sources spell them out or use another one;
+    vendors in capitals (`VENDOR_NAMES`: 'AMD', 'NVIDIA') are kept, since nothing else names them."""
+    words = re.findall(r"[A-Za-z][\w-]*", _QUOTED_RE.sub(" ", question))
+    cased = {
+        w.lower()
+        for w in words
+        if w.lower() in VENDOR_NAMES or not (w.isupper() or w.removesuffix("s").isupper())
+    }
+    cap = RARE_NAME_SHARE * len(index.chunks)
+    return [t for t in names if t in cased and 0 < _family_df(index, t) <= cap]
+
+
+def product_fault(question: str, span: str, passage: Passage) -> str | None:
+    """A line about another stack than the one the question names ('TorchTPU's loop detection' is not
+    answered by PyTorch/XLA's): the line's own names decide, then its heading's, then its sheet's."""
+    asked = products_named(question)
+    if not asked:
+        return None
+    named = products_named(_NOTE_RE.sub(" ", span))
+    if not named and passage.section:
+        named = products_named(passage.section.rsplit("\u203a", 1)[-1])
+    if not named:
+        named = SHEET_PRODUCTS.get(passage.path, frozenset())
+    if not named or asked & named:
+        return None
+    about = ", ".join(sorted(asked))
+    return f"the question is about {about} and the quoted line about {', '.join(sorted(named))}"
+
+
+# File formats a question names ('export the chart as an SVG', 'as a CSV file'): a line on exporting in
+# another format, or on the same view's other features, does not say the one asked about is offered
+FILE_FORMATS = frozenset(
+    "csv json jsonl svg png pdf html yaml xml parquet tfrecord tfrecords protobuf arrow".split()  # noqa: SIM905
+)
+
+
+# the format something is written in ('as an SVG', 'to CSV', 'into JSON'); 'in a PathwaysJob YAML' names
+# the file a field is in, which a line on that field need not repeat
+_AS_FORMAT_RE = re.compile(r"\b(?:as|to|into|in)\s+(?:an?\s+)?([A-Za-z]+)\b", re.I)
+
+
+def format_fault(question: str, span: str, heading: str) -> str | None:
+    """A quoted line (heading included) that never names the file format the question asks for
+    something to be written in."""
+    asked = {m.group(1).lower() for m in _AS_FORMAT_RE.finditer(question)} & FILE_FORMATS
+    if not asked:
+        return None
+    named = {w.lower() for w in _WORD_RE.findall(f"{heading}\n{span}")}
+    missing = sorted(asked - named)
+    return (
+        f"the quoted line never names {', '.join(missing)}, which the question asks about"
+        if missing
+        else None
+    )
+
+
+def _passage_terms(passage: Passage) -> frozenset[str]:
+    return _terms(f"{_heading(passage)}\n{passage.text}")
+
+
+# a line stating a cause or a consequence: 'because', 'since', 'so', 'due to', 'causes', 'means'
+_GIVES_REASON_RE = re.compile(
+    r"\b(?:because|since|due\s+to|so\s+that|so|thus|hence|therefore|as\s+a\s+result|caus(?:e|es|ed|ing)|"
+    r"leads?\s+to|means|reason|results?\s+in)\b",
+    re.I,
+)
+
+
+def gives_reason(span: str) -> bool:
+    """Whether the line states a cause or a consequence ('because', 'so', 'due to', 'causes')."""
+    return bool(_GIVES_REASON_RE.search(_NOTE_RE.sub(" ", span)))
+
+
+# "Why is X 1024 by default?", "why does X default to 0.5?": a cause asked of a default, which a line
+# listing that default (often beside its siblings' defaults) with no word on why does not answer
+_DEFAULT_WORD_RE = re.compile(r"\bdefaults?\b", re.I)
+# a purpose or a trade-off says why as well as a cause does ('to keep', 'avoids', 'leaves room', 'suits')
+_PURPOSE_WORDS_RE = re.compile(
+    r"\b(?:reasons?|in\s+order\s+to|to\s+(?:keep|avoid|save|leave|hide|fit|match|stay|reduce|limit)|"
+    r"avoids?|helps?|lets?|allows?|keeps?|saves?|leaves?|suits?|trade-?offs?|at\s+the\s+cost|for\s+"
+    r"(?:speed|memory|safety|stability|throughput|latency))\b",
+    re.I,
+)
+
+
+def default_reason_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not answer 'why is X's default N': it states a default and no cause
+    (`gives_reason`), purpose or trade-off, so it gives the value the question already has."""
+    stated = _NOTE_RE.sub(" ", span)
+    if not asks_why(question) or not _DEFAULT_WORD_RE.search(question):
+        return None
+    if not _DEFAULT_WORD_RE.search(stated) or gives_reason(span) or _PURPOSE_WORDS_RE.search(stated):
+        return None
+    return "the question asks why a default was chosen and the quoted line gives the default, no reason"
+
+
+# "What is the default of MLA_TRANSPOSE_KV_CACHE?", "is PROFILE_SINGLE_DEVICE on by default?": the default of
+# a named setting, which a line listing its siblings' defaults gives only when one stands beside that name
+_SETTING_NAME_RE = re.compile(
+    r"(?<![\w-])(?:--)?[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+\b|(?<![\w-])--[a-z][\w-]+"
+)
+DEFAULT_NEAR = 3  # words between a setting and the 'default' giving its value in a line
+DEFAULT_ASKED_NEAR = 2  # ... and in the question ('the default value of X', 'is X on by default')
+
+
+# "Who maintains tpu-info?", "who wrote the X kernel?": the question asks for a person or an organisation,
+# which a line describing the thing without naming who made or keeps it does not give
+_ASKS_WHO_RE = re.compile(
+    r"^\s*who\b|\bwho\s+(?:wrote|writes|made|makes|maintains|created|designed|develops|"
+    r"developed|authored|owns|built|leads|publishe[sd])\b",
+    re.I,
+)
+_GIVES_AGENT_RE = re.compile(
+    r"\b(?:by|from)\s+(?:the\s+)?[A-Z][\w.-]*|\b[A-Z][\w.-]*'s\b|\b(?:authors?|maintainers?|developers?|"
+    r"team|teams|contributors?|wrote|written|maintained|developed|created|designed|published|owned|Google|Meta|"
+    r"NVIDIA|Microsoft|Amazon|Anthropic|OpenAI|Hugging\s+Face)\b"
+)
+
+
+def agent_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not answer a 'who' question: it names no one who made, wrote or keeps the
+    thing (no 'by X', no 'X's', no maker's noun or verb)."""
+    if not _ASKS_WHO_RE.search(question) or _GIVES_AGENT_RE.search(_NOTE_RE.sub(" ", span)):
+        return None
+    return "the question asks who and the quoted line names no one"
+
+
+# "Which libtpu version first supported v6e?", "in which release was X first added?": the release that
+# began something, which a line about some release doing something else there does not name
+_ASKS_FIRST_RE = re.compile(r"\b(?:release|version)s?\b[^?]*\bfirst\b|\bfirst\s+(?:release|version)\b", re.I)
+_GIVES_FIRST_RE = re.compile(
+    r"\b(?:first|added|adds|introduc\w*|since|new|arrived|started|began|landed|onwards|later|starting|"
+    r"brought|enabled|needs|requires|minimum|oldest|earliest|at\s+least|before|until|prior)\b",
+    re.I,
+)
+
+
+def first_release_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not answer 'which release first did X': it names a release but says
+    nothing of a beginning (first, added, since, needs, at least ...)."""
+    if not _ASKS_FIRST_RE.search(question) or _GIVES_FIRST_RE.search(_NOTE_RE.sub(" ", span)):
+        return None
+    return "the question asks which release first did something and the quoted line says nothing of a start"
+
+
+def _plain_words(text: str) -> list[str]:
+    """The words of `text` without quotes, brackets and function words, in order: what 'beside' counts
+    over."""
+    words = (w.group(0).strip("`'\"(),;:.?").lower() for w in re.finditer(r"\S+", text))
+    return [w for w in words if w and w not in STOPWORDS]
+
+
+def _beside(words: list[str], names: set[str], near: int, *, owner: bool = True) -> tuple[bool, bool]:
+    """Whether any of `names` is among `words`, and whether one has a 'default': within `near` words of
+    it, or (with `owner`) after it with no other setting name between ('`--max-restarts` on `launcher
+    workload create` (default 0)' gives the flag's default, a command qualifying it)."""
+    at = [i for i, w in enumerate(words) if w.lstrip("-") in names]
+    defaults = [i for i, w in enumerate(words) if _DEFAULT_WORD_RE.fullmatch(w)]
+    settings = [i for i, w in enumerate(words) if _SETTING_NAME_RE.fullmatch(w)]
+    owners = {max((i for i in settings if i < j), default=-1) for j in defaults}
+    near_one = any(abs(i - j) <= near for i in at for j in defaults)
+    return bool(at), near_one or (owner and bool(owners & set(at)))
+
+
+def setting_default_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not give the default a question asks of a named setting (an env var, a
+    snake_case option, a --flag, standing within `DEFAULT_ASKED_NEAR` words of 'default' in the question):
+    the line names the setting and states defaults, but none within `DEFAULT_NEAR` words of it, so they
+    are the defaults of the settings listed beside it."""
+    if asks_why(question) or not _DEFAULT_WORD_RE.search(question):
+        return None
+    names = {m.group(0).lstrip("-").lower() for m in _SETTING_NAME_RE.finditer(question)}
+    if not names or not _beside(_plain_words(question), names, DEFAULT_ASKED_NEAR, owner=False)[1]:
+        return None
+    stated = _NOTE_RE.sub(" ", span)
+    named, beside = _beside(_plain_words(stated), names, DEFAULT_NEAR)
+    if named and _DEFAULT_WORD_RE.search(stated) and not beside:
+        return f"the quoted line gives defaults only for settings listed beside {sorted(names)[0]}"
+    return None
+
+
+def gate_faults(question: str, span: Span) -> list[str]:
+    """Why the first quote cannot answer, judged on it alone: checks of what a question asks for that a
+    close runner-up line quoted beside it need not pass on its own (it adds to the first line)."""
+    faults = []
+    cause = default_reason_fault(question, span.text)
+    if cause:
+        faults.append(cause)
+    sibling = setting_default_fault(question, span.text)
+    if sibling:
+        faults.append(sibling)
+    agent = agent_fault(question, span.text)
+    if agent:
+        faults.append(agent)
+    first = first_release_fault(question, span.text)
+    if first:
+        faults.append(first)
+    return faults
+
+
+def quote_faults(
+    index: KnowledgeIndex,
+    question: str,
+    span: Span,
+    specific: list[str],
+    terms: list[str],
+    names: list[str],
+    passages: list[Passage] | None = None,
+) -> list[str]:
+    """Why a span cannot be quoted as the answer: a specific term it lacks, a fault of its wording for what
+    is asked, a figure for another generation, a rare name its passage never mentions, the question's
+    subject that another of the retrieved `passages` names and its own does not; empty when none."""
+    heading = _heading(span.passage)
+    reasons = []
+    examples = example_terms(question)
+    lacking = [t for t in _missing_specific(specific, f"{heading}\n{span.text}") if t not in examples]
+    if lacking:
+        reasons.append(f"no passage line names {', '.join(lacking[:3])}")
+    reasons.extend(span_faults(question, span.text, heading))
+    other = product_fault(question, span.text, span.passage)
+    if other:
+        reasons.append(other)
+    fmt = format_fault(question, span.text, heading)
+    if fmt:
+        reasons.append(fmt)
+    misplaced = misplaced_terms(question, span.text, heading, terms)
+    if misplaced:
+        reasons.append(
+            f"the quoted line gives {', '.join(misplaced[:3])} for another generation than the question's"
+        )
+    quoted = _passage_terms(span.passage)
+    absent = [t for t in rare_names(index, question, names) if not _present(quoted, t)]
+    if absent:
+        reasons.append(f"the quoted passage never names {', '.join(absent[:3])}, which few sources name")
+    # a check of the quote, not of ranking: as a ranking fault it moves the quote to any line listing
+    # generations ('SparseCores per chip by generation') and the gate passes that instead
+    if asks_generation(question) and not generations_named(f"{heading}\n{span.text}"):
+        reasons.append("the question asks which TPU generations and the quoted line names none")
+    # one letter only: a series ('the Q, K, V and O projections') is a notation sources spell out
+    asked_letters = letter_names(question)
+    letters = sorted(asked_letters - letter_names(f"{heading}\n{span.passage.text}"))
+    if len(asked_letters) == 1 and letters:
+        reasons.append(
+            f"the quoted passage never names {', '.join(letters)}, a one-letter name of the question"
+        )
+    bound = bound_fault(question, span.text)
+    if bound:
+        reasons.append(bound)
+    amount = amount_fault(question, span.text)
+    if amount:
+        reasons.append(amount)
+    neighbour = subject_fault(question, span.passage, passages or [])
+    if neighbour:
+        reasons.append(neighbour)
+    return reasons
