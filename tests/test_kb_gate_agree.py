@@ -9,7 +9,8 @@ import pytest
 
 from tests.kb_helpers import lexical_index
 from tests.test_kb_runner_up import SHEET
-from tpu_runtime.knowledge.answer import AGREE_COSINE, AGREE_MIN_SUPPORT, CLOSE_MIN_SUPPORT, compose
+from tpu_runtime.knowledge.answer import compose
+from tpu_runtime.knowledge.answer_gate import AGREE_COSINE, AGREE_MIN_SUPPORT, CLOSE_MIN_SUPPORT
 from tpu_runtime.knowledge.models import Answer
 from tpu_runtime.knowledge.quote_choice import SUPPORT_PASSAGES
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult

@@ -117,66 +117,49 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 The rules live by concern, so each is found in one place, and data flows one way: `question_reading`
 (what the question asks; it imports neither of the others), `answer_gate` (the checks that refuse a quote)
 and `quote_choice` (the ranking of lines and the runner-ups, held to the gate's checks). This module keeps
-`compose`, which weighs the support share and the names no source knows over the whole retrieval, and
-assembles the reply.
+`compose`, which retrieves, measures the support share, runs the gate's checks of the whole retrieval
+(`cosine_fault`, `support_fault`, `unknown_fault`, `asked_fault`, `action_fault`, `elsewhere_fault`) and
+of the quote, chooses the quotes and assembles the reply.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from tpu_runtime.knowledge.answer_gate import (
-    NAMING_WORDS,
-    NEGATING_ACTIONS,
     Span,
-    _heading,
-    _present,
-    _terms,
+    action_fault,
+    asked_fault,
+    cosine_fault,
+    elsewhere_fault,
     gate_faults,
-    path_known,
+    needed_support,
     quote_faults,
-    release_known,
     section_support,
     support,
+    support_fault,
+    unknown_fault,
+    unknown_names,
 )
 from tpu_runtime.knowledge.corpus import urls_in
 from tpu_runtime.knowledge.lexical import strip_preamble
 from tpu_runtime.knowledge.models import Answer, Citation, Passage
 from tpu_runtime.knowledge.question_reading import (
     ASIDE_WEIGHT,
-    ATTRIBUTE_UNITS,
     _df,
-    _family_df,
     _weights,
-    asked_action,
-    asked_thing,
-    assigned_values,
     clause_asides,
-    command_paths,
     generation_names,
     is_specific,
     name_terms,
-    question_flags,
-    releases_named,
     target_weights,
     value_units,
 )
 from tpu_runtime.knowledge.quote_choice import RUNNER_UP_SHARE, SUPPORT_PASSAGES, ranked_spans, runner_ups
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult
 
-MIN_SUPPORT = 0.60  # share of the question's weighted terms the best passage must contain
-CLOSE_COSINE = 0.60  # a passage this close in meaning may leave more of the wording unmatched...
-# ...down to this share (at 0.45 a passage on a chip's performance counters answered its fan speed)
-CLOSE_MIN_SUPPORT = 0.50
-# ...and when the quoted line is itself the passage closest in meaning, at least this close, the wording and
-# the meaning agree on it: down to this share (dev fold A of the three sets: docs/kb-accuracy.md)
-AGREE_COSINE = 0.70
-AGREE_MIN_SUPPORT = 0.45
-MIN_COSINE = 0.30  # best cosine below this: nothing in the corpus is about the question
-LEXICAL_MIN_SUPPORT = 0.55  # with no vectors, the terms alone decide
 FALLBACK_PAGES = {
     "curated": "https://docs.cloud.google.com/tpu/docs",
     "package": "https://docs.jax.dev/en/latest/pallas/index.html",
@@ -245,76 +228,17 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     span = ranked[0] if ranked else None
     if span is not None:  # the quote's own section, its retrieved lines taken together
         best_support = max(best_support, *(section_support(w, span.passage, top) for w in shares))
-    if result.mode != "hybrid":
-        need = LEXICAL_MIN_SUPPORT
-    elif cos_best is not None and cos_best >= AGREE_COSINE and span and span.passage.cosine == cos_best:
-        need = AGREE_MIN_SUPPORT
-    elif cos_best is not None and cos_best >= CLOSE_COSINE:
-        need = CLOSE_MIN_SUPPORT
-    else:
-        need = MIN_SUPPORT
-    reasons = []
-    if cos_best is not None and cos_best < MIN_COSINE:
-        reasons.append(f"best cosine {cos_best:.2f} < {MIN_COSINE}")
-    if best_support < need:
-        seen = _terms(f"{_heading(top[best_at])}\n{top[best_at].text}")
-        missing = [t for t in weights if not _present(seen, t)]
-        reasons.append(
-            f"best passage supports {best_support:.2f} of the question's terms < {need} "
-            f"(absent: {', '.join(missing[:5])})"
-        )
-    seen = _terms(f"{_heading(top[best_at])}\n{top[best_at].text}")
     names = [t for t in name_terms(question) if t in weights]
-    unknown = [
-        t for t in weights if (is_specific(t) or t in names) and _df(index, t) == 0 and not _present(seen, t)
+    unknown = unknown_names(index, question, weights, names, top[best_at])
+    faults = [
+        cosine_fault(cos_best),
+        support_fault(weights, top[best_at], best_support, needed_support(result.mode, cos_best, span)),
+        unknown_fault(unknown),
+        asked_fault(index, question, unknown),
+        action_fault(index, question, unknown),
+        elsewhere_fault(names, unknown, top),
     ]
-    # a flag no source names whole ('--max-slices'; its parts 'max' and 'slices' are everywhere)
-    unknown += [
-        f"--{f}"
-        for f in question_flags(question)
-        if not any(index.document_frequency(form) for form in {f, f.replace("-", "_"), f.replace("_", "-")})
-    ]
-    # a value assigned to an option that no source names in any form ('MODEL_IMPL=onnx')
-    unknown += [f"={v}" for v in assigned_values(question) if v not in unknown and _family_df(index, v) == 0]
-    # a subcommand path of common words that no source writes whole ('xpk workload migrate')
-    unknown += [p for p in command_paths(question) if not path_known(index, p)]
-    # a release named by product and number that no source writes ('MaxText 2.0', 'JAX 1.0')
-    unknown += [r for r in releases_named(question) if not release_known(index, r)]
-    if unknown:  # 'v9', 'tpu8': the question names something no source mentions
-        reasons.append(f"the sources never mention {', '.join(unknown[:3])}")
-    # the thing asked for ('what refund', 'how many heatsinks') in no form anywhere in the sources: no
-    # line can give it, however well the question's other words match one
-    asked = asked_thing(question)
-    # a value in its unit names it ('900 GBps' is a bandwidth); a name given names 'the name of'
-    if asked in ATTRIBUTE_UNITS or asked in NAMING_WORDS:
-        asked = None
-    # an agent noun is known through its verb: an 'installer' is what the sources' 'install with' names
-    verb = asked[:-2] if asked and re.search(r"[a-z]{4}(?:er|or)$", asked) else None
-    if (
-        asked
-        and asked not in unknown
-        and _family_df(index, asked) == 0
-        and not (verb and _family_df(index, verb))
-    ):
-        reasons.append(f"the sources never mention '{asked}', what the question asks for")
-    # the action of a 'how do I <verb>' question in no form anywhere in the sources ('encrypt'): a line
-    # giving some command for the thing acted on does not say how to do that; turning something off is
-    # said by a setting that does, whatever verb the sources use ('stop ... sending' by 'send=false')
-    action = asked_action(question)
-    if (
-        action
-        and action not in NEGATING_ACTIONS | {"stop"}
-        and action not in unknown
-        and action != asked
-        and _family_df(index, action) == 0
-    ):
-        reasons.append(f"the sources never mention '{action}', the action the question asks how to do")
-    # a name no passage retrieved for the question mentions, though some source does: the question is
-    # about something else of that name ('Ironwood Ultra' is not Ironwood)
-    retrieved = [_terms(f"{_heading(p)}\n{p.text}") for p in top]
-    elsewhere = [t for t in names if t not in unknown and not any(_present(terms, t) for terms in retrieved)]
-    if elsewhere:
-        reasons.append(f"no passage about the question mentions {', '.join(elsewhere[:3])}")
+    reasons = [fault for fault in faults if fault]
     if span is None or span.text not in span.passage.text:
         reasons.append("no quotable span")
     else:

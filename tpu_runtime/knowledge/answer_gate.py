@@ -1,5 +1,7 @@
 """Whether a quote may answer: the checks that refuse a line (specific terms, names, releases,
-generations, bounds, defaults ...) and the support share of a passage.
+generations, bounds, defaults ...), the support share of a passage, and the checks of the whole
+retrieval: the share the best passage must support (`MIN_SUPPORT`, `AGREE_*`) and the names and things
+asked for that no source mentions.
 
 Kept apart from ranking so a refusal rule is found in one place; it reads the question through
 `question_reading` only (see `answer` for the design).
@@ -23,9 +25,11 @@ from tpu_runtime.knowledge.question_reading import (
     PLATFORMS,
     QUESTION_WORDS,
     SUPERLATIVES,
+    _df,
     _family_df,
     _parts,
     asked_action,
+    asked_thing,
     asks_amount,
     asks_command,
     asks_count,
@@ -38,15 +42,20 @@ from tpu_runtime.knowledge.question_reading import (
     asks_time,
     asks_when,
     asks_why,
+    assigned_values,
     attribute_of,
     close_forms,
+    command_paths,
     example_terms,
     focus_term,
+    is_specific,
     letter_names,
     model_families,
     platforms_asked,
+    question_flags,
     question_subject,
     release_owner,
+    releases_named,
     superlatives_asked,
     value_units,
 )
@@ -840,3 +849,137 @@ def quote_faults(
     if neighbour:
         reasons.append(neighbour)
     return reasons
+
+
+# The checks of the whole retrieval, before any quote: how much of the question the best passage supports,
+# and the names and things the question asks about that no source (or no retrieved passage) mentions.
+MIN_SUPPORT = 0.60  # share of the question's weighted terms the best passage must contain
+CLOSE_COSINE = 0.60  # a passage this close in meaning may leave more of the wording unmatched...
+# ...down to this share (at 0.45 a passage on a chip's performance counters answered its fan speed)
+CLOSE_MIN_SUPPORT = 0.50
+# ...and when the quoted line is itself the passage closest in meaning, at least this close, the wording and
+# the meaning agree on it: down to this share (dev fold A of the three sets: docs/kb-accuracy.md)
+AGREE_COSINE = 0.70
+AGREE_MIN_SUPPORT = 0.45
+MIN_COSINE = 0.30  # best cosine below this: nothing in the corpus is about the question
+LEXICAL_MIN_SUPPORT = 0.55  # with no vectors, the terms alone decide
+
+
+def cosine_fault(cos_best: float | None) -> str | None:
+    """Why nothing in the corpus is about the question: even the passage closest to it in meaning is
+    below `MIN_COSINE` (no vectors, no verdict)."""
+    if cos_best is not None and cos_best < MIN_COSINE:
+        return f"best cosine {cos_best:.2f} < {MIN_COSINE}"
+    return None
+
+
+def needed_support(mode: str, cos_best: float | None, span: Span | None) -> float:
+    """The share of the question's weighted terms the best passage must support: the terms alone decide
+    without vectors (`LEXICAL_MIN_SUPPORT`); a close meaning lets more wording go unmatched
+    (`CLOSE_MIN_SUPPORT`), more still when the quote's own passage is the closest (`AGREE_MIN_SUPPORT`)."""
+    if mode != "hybrid":
+        return LEXICAL_MIN_SUPPORT
+    if cos_best is not None and cos_best >= AGREE_COSINE and span and span.passage.cosine == cos_best:
+        return AGREE_MIN_SUPPORT
+    if cos_best is not None and cos_best >= CLOSE_COSINE:
+        return CLOSE_MIN_SUPPORT
+    return MIN_SUPPORT
+
+
+def support_fault(weights: dict[str, float], best: Passage, best_support: float, need: float) -> str | None:
+    """Why the best passage does not cover the question: it supports less than `need` of its weighted
+    terms (`needed_support`); the reason names the first terms it lacks."""
+    if best_support >= need:
+        return None
+    seen = _passage_terms(best)
+    missing = [t for t in weights if not _present(seen, t)]
+    return (
+        f"best passage supports {best_support:.2f} of the question's terms < {need} "
+        f"(absent: {', '.join(missing[:5])})"
+    )
+
+
+def unknown_names(
+    index: KnowledgeIndex, question: str, weights: dict[str, float], names: list[str], best: Passage
+) -> list[str]:
+    """The things the question names that no source mentions ('v9', 'tpu8'): a specific term or a name
+    in no passage, nor in the best one; a --flag no source names whole; a value assigned to an option,
+    a subcommand path or a numbered release that no source writes."""
+    seen = _passage_terms(best)
+    unknown = [
+        t for t in weights if (is_specific(t) or t in names) and _df(index, t) == 0 and not _present(seen, t)
+    ]
+    # a flag no source names whole ('--max-slices'; its parts 'max' and 'slices' are everywhere)
+    unknown += [
+        f"--{f}"
+        for f in question_flags(question)
+        if not any(index.document_frequency(form) for form in {f, f.replace("-", "_"), f.replace("_", "-")})
+    ]
+    # a value assigned to an option that no source names in any form ('MODEL_IMPL=onnx')
+    unknown += [f"={v}" for v in assigned_values(question) if v not in unknown and _family_df(index, v) == 0]
+    # a subcommand path of common words that no source writes whole ('xpk workload migrate')
+    unknown += [p for p in command_paths(question) if not path_known(index, p)]
+    # a release named by product and number that no source writes ('MaxText 2.0', 'JAX 1.0')
+    unknown += [r for r in releases_named(question) if not release_known(index, r)]
+    return unknown
+
+
+def unknown_fault(unknown: list[str]) -> str | None:
+    """Why a question naming something no source mentions (`unknown_names`) is not covered: whatever
+    the sources say is about something else."""
+    if unknown:  # 'v9', 'tpu8': the question names something no source mentions
+        return f"the sources never mention {', '.join(unknown[:3])}"
+    return None
+
+
+def asked_for(question: str) -> str | None:
+    """The thing a 'what X / which X / how many X' question asks for (`asked_thing`), unless a value in
+    its unit names it ('900 GBps' is a bandwidth) or a name given names it ('the name of')."""
+    asked = asked_thing(question)
+    if asked in ATTRIBUTE_UNITS or asked in NAMING_WORDS:
+        return None
+    return asked
+
+
+def asked_fault(index: KnowledgeIndex, question: str, unknown: list[str]) -> str | None:
+    """Why the question is not covered when the thing it asks for ('what refund', 'how many heatsinks')
+    is in no form anywhere in the sources: no line can give it, however well its other words match one.
+    An agent noun is known through its verb: an 'installer' is what the sources' 'install with' names."""
+    asked = asked_for(question)
+    verb = asked[:-2] if asked and re.search(r"[a-z]{4}(?:er|or)$", asked) else None
+    if (
+        asked
+        and asked not in unknown
+        and _family_df(index, asked) == 0
+        and not (verb and _family_df(index, verb))
+    ):
+        return f"the sources never mention '{asked}', what the question asks for"
+    return None
+
+
+def action_fault(index: KnowledgeIndex, question: str, unknown: list[str]) -> str | None:
+    """Why a 'how do I <verb>' question is not covered when its action is in no form anywhere in the
+    sources ('encrypt'): a line giving some command for the thing acted on does not say how to do that.
+    Turning something off is said by a setting that does, whatever verb the sources use ('stop ...
+    sending' by 'send=false'), so those actions are spared."""
+    action = asked_action(question)
+    if (
+        action
+        and action not in NEGATING_ACTIONS | {"stop"}
+        and action not in unknown
+        and action != asked_for(question)
+        and _family_df(index, action) == 0
+    ):
+        return f"the sources never mention '{action}', the action the question asks how to do"
+    return None
+
+
+def elsewhere_fault(names: list[str], unknown: list[str], passages: list[Passage]) -> str | None:
+    """Why a question naming something that some source mentions but no passage retrieved for it does
+    is not covered: the question is about something else of that name ('Ironwood Ultra' is not
+    Ironwood)."""
+    retrieved = [_passage_terms(p) for p in passages]
+    elsewhere = [t for t in names if t not in unknown and not any(_present(terms, t) for terms in retrieved)]
+    if elsewhere:
+        return f"no passage about the question mentions {', '.join(elsewhere[:3])}"
+    return None
