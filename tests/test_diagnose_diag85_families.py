@@ -58,15 +58,15 @@ def test_operands_of_different_element_types_are_told_to_cast() -> None:
 
 def test_a_diagnostic_at_an_mlir_location_is_a_compile_error_as_a_last_resort() -> None:
     assert (
-        _cue("/tmp/m/program.mlir:31:7: error: the pass pipeline rejected this op\n") == "xla_compile_error"
+        _cue("export/program.mlir:31:7: error: the pass pipeline rejected this op\n") == "xla_compile_error"
     )
     assert _cue('loc("jit(step)/dot"): error: the pass pipeline rejected this op\n') == "xla_compile_error"
     # a more specific cue on the same line wins over the location
     assert (
-        _cue("/tmp/m/program.mlir:5:1: error: operands have different element types\n") == "shape_dtype_error"
+        _cue("export/program.mlir:5:1: error: operands have different element types\n") == "shape_dtype_error"
     )
     # a path to an .mlir file with no error, or a Python error, is not a compiler diagnostic
-    assert _cue("INFO: wrote /tmp/m/program.mlir:31:7 for inspection\n") is None
+    assert _cue("INFO: wrote export/program.mlir:31:7 for inspection\n") is None
 
 
 def test_a_collective_that_names_devices_wrongly_is_told_to_build_the_groups() -> None:

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tpu_runtime.diagnose.crash_facts import render_template
+from tpu_runtime.diagnose.crash_facts import clip, render_template
 from tpu_runtime.diagnose.crash_specs import FixCondition
 from tpu_runtime.diagnose.crash_suggestion import find_suggestions
 from tpu_runtime.diagnose.report import Citation, CrashDiagnosis, CrashEvidence
@@ -62,7 +62,7 @@ def error_lines(lines: Sequence[str]) -> list[str]:
     for line in reversed(lines):
         s = line.strip()
         if s and _ERRORISH.search(s):
-            picked.setdefault(s if len(s) <= 400 else s[:399] + "…", None)
+            picked.setdefault(clip(s), None)
         if len(picked) >= MAX_EVIDENCE:
             break
     return list(picked)

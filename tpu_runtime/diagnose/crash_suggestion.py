@@ -37,6 +37,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from tpu_runtime.diagnose.crash_facts import clip
+
 __all__ = [
     "DIVISIBILITY_HINT",
     "RERUN",
@@ -538,7 +540,7 @@ def _sentence(text: str) -> str:
     end = _SENTENCE_END.search(text)
     sentence = text[: end.end()] if end is not None else text
     sentence = sentence.strip().rstrip(",;:")
-    return sentence if len(sentence) <= MAX_TEXT else sentence[: MAX_TEXT - 1] + "…"
+    return clip(sentence, MAX_TEXT)
 
 
 def _named(text: str) -> tuple[str, ...]:
@@ -793,7 +795,7 @@ def _format_refused(line: str, index: int) -> Suggestion | None:
     named = (form, rebuilt) if rebuilt else (form,)
     text = m["text"].strip()  # whole: its example ("e.g. v4-128") is no sentence end
     return Suggestion(
-        text=text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…",
+        text=clip(text, MAX_TEXT),
         line=index,
         named=named,
         kind="format",
@@ -886,7 +888,7 @@ def _compared(line: str, index: int, lines: Sequence[str] = ()) -> Suggestion | 
     return Suggestion(text=text, line=index, named=tuple(pairs), kind="comparison")
 
 
-def _axis_sizes(line: str, index: int, lines: Sequence[str] = ()) -> Suggestion | None:
+def _axis_sizes(line: str, index: int, lines: Sequence[str]) -> Suggestion | None:
     """The axis names whose size differs between the arguments' named shapes an error line lists below it
     (at least two lines of `label == {'axis': size, ...}`), with each size and where it was read."""
     if not _ERRORISH.search(line) or not line.rstrip().endswith(":"):
@@ -911,7 +913,7 @@ def _axis_sizes(line: str, index: int, lines: Sequence[str] = ()) -> Suggestion 
         for axis in differing[:3]
     )
     head = _EXCEPTION_PREFIX.sub("", line.strip().rstrip(":"))
-    text = (head if len(head) <= MAX_TEXT // 2 else head[: MAX_TEXT // 2 - 1] + "…") + ": " + said
+    text = clip(head, MAX_TEXT // 2) + ": " + said
     return Suggestion(text=text, line=index, named=tuple(differing[:3]), kind="axis_sizes")
 
 
