@@ -775,23 +775,15 @@ def setting_default_fault(question: str, span: str) -> str | None:
     return None
 
 
+# The checks of what a question asks for that the first quote alone must pass (a runner-up quoted beside it
+# adds to it, so it need not)
+FIRST_QUOTE_CHECKS = (default_reason_fault, setting_default_fault, agent_fault, first_release_fault)
+
+
 def gate_faults(question: str, span: Span) -> list[str]:
     """Why the first quote cannot answer, judged on it alone: checks of what a question asks for that a
     close runner-up line quoted beside it need not pass on its own (it adds to the first line)."""
-    faults = []
-    cause = default_reason_fault(question, span.text)
-    if cause:
-        faults.append(cause)
-    sibling = setting_default_fault(question, span.text)
-    if sibling:
-        faults.append(sibling)
-    agent = agent_fault(question, span.text)
-    if agent:
-        faults.append(agent)
-    first = first_release_fault(question, span.text)
-    if first:
-        faults.append(first)
-    return faults
+    return [fault for check in FIRST_QUOTE_CHECKS if (fault := check(question, span.text))]
 
 
 def quote_faults(
