@@ -417,6 +417,22 @@ _EXPECTED = re.compile(
     r"(?P<text>(?-i:[Ee])xpected (?!one of\b)(?:[^\n]{2,240}?) to "
     r"(?:be|have|match|equal|agree|contain)\b[^\n]*?)(?:[.!?](?=\s|$)|$)"
 )
+# ... or states an order two kinds of items must keep in a list ("operand sharding at index 0 must have all
+# manual axes come before free axes", "positional arguments must come before keyword arguments", "X must
+# precede Y"): the two things it names are what to reorder, the first named first (diag86). Up to six words
+# before the verb are kept so the quote names whose list it is.
+_WORDS = r"[A-Za-z][\w-]*(?: [A-Za-z][\w-]*){0,2}?"
+_STOP = r"(?!(?:in|of|at|for|on|with|and|or|to|than|when|if|but|so|is|are|was)\b)"
+_OBJECT = r"[A-Za-z][\w-]*(?: " + _STOP + r"[A-Za-z][\w-]*){0,2}"
+_ORDERED = re.compile(
+    r"(?P<text>(?:[\w-]+ ){0,6}?(?:"
+    r"(?P<a>" + _WORDS + r") (?:must|should|needs? to|has to) (?:always )?"
+    r"(?:come|appear|go|be (?:placed|listed|ordered|specified|given)) before|"
+    r"(?P<a2>" + _WORDS + r") (?:must|should) precede|"
+    r"(?:must|should|needs? to|has to) (?:have (?:all |the )?(?P<a3>" + _WORDS + r") (?:come|appear|go)|"
+    r"(?:list|put|place) (?:all |the )?(?P<a4>" + _WORDS + r")) before"
+    r") (?:any |all |the )?(?P<b>" + _OBJECT + r")(?![\w-])[^.!?\n]*[.!?]?)"
+)
 # ... or names the likely cause in a sentence of its own ("This typically means that a jit-wrapped function
 # was called with a non-array argument ... not marked as static using static_argnums", "This can happen if
 # the body does not modify any Refs"): the people who wrote the check say what usually leads to it, and the
@@ -532,7 +548,7 @@ class Suggestion:
     # "exclusion": two named settings the check refuses together; "mode_refusal": a feature the check refuses
     # in one mode or stage of the run; "format": a value refused for how it is written, named with the form
     # expected; "refused_for": a setting refused for one case, named with it; "axis_sizes": an axis name the
-    # arguments of one call give different sizes
+    # arguments of one call give different sizes; "order": two kinds of items a check wants in a given order
     kind: str = "advice"
 
 
@@ -648,6 +664,7 @@ def find_suggestions(lines: Sequence[str], limit: int = MAX_SUGGESTIONS) -> list
                 or _axis_sizes(line, index, lines)
                 or _compared(line, index, lines)
                 or _constrained(line, index)
+                or _ordered(line, index)
                 or _expected(line, index)
                 or _stated_cause(line, index)
             )
@@ -710,6 +727,18 @@ def _expected(line: str, index: int) -> Suggestion | None:
         named = (d["name"] or d["name2"], d["dtype"] or d["dtype2"])
         return Suggestion(text=_sentence(d["text"]), line=index, named=named, kind="expectation")
     return Suggestion(text=m["text"].strip(), line=index, named=_named(m["text"]), kind="expectation")
+
+
+def _ordered(line: str, index: int) -> Suggestion | None:
+    """The order an error line says two kinds of items must keep, with the two named (first, then second)."""
+    m = _error_match(_ORDERED, line)
+    if m is None or _NOT_A_REMEDY.search(m["text"]):
+        return None
+    first = re.sub(r"^(?:the|all|any) ", "", (m["a"] or m["a2"] or m["a3"] or m["a4"]).strip(), flags=re.I)
+    second = m["b"].strip()
+    if first.lower() in _NOT_A_NAME or second.lower() in _NOT_A_NAME or first.lower() == second.lower():
+        return None
+    return Suggestion(text=_sentence(m["text"]), line=index, named=(first, second), kind="order")
 
 
 def _stated_cause(line: str, index: int) -> Suggestion | None:
@@ -1032,6 +1061,12 @@ def suggestion_fix(suggestions: Sequence[Suggestion]) -> str:
             "or, when they are different axes that happen to share a name, rename one before the call (in "
             "penzai: untag it and tag it again under another name)"
         )
+    elif kind == "order":
+        first, second = suggestions[0].named[:2]
+        head = (
+            f"The check states an order to keep: {quoted}. Reorder that list so the {first} go first, "
+            f"before the {second}"
+        )
     elif kind == "cause":
         head = (
             f"The message names the likely cause: {quoted}. Change what it names ({things}) so that no "
@@ -1053,7 +1088,7 @@ SETTING_KINDS = frozenset(
 )
 """The stated kinds that name a setting of the library's own to change (what it must be, which to drop, which
 to give): a fix that names the setting beats the library catch-all's advice to upgrade."""
-STATED_KINDS = SETTING_KINDS | {"comparison", "expectation", "axis_sizes"}
+STATED_KINDS = SETTING_KINDS | {"comparison", "expectation", "axis_sizes", "order"}
 """The kinds of Suggestion that state a condition of this very check rather than advise an action."""
 
 
@@ -1071,8 +1106,10 @@ def stated_addendum(fix: str, suggestions: Sequence[Suggestion]) -> str:
         return ""
     quoted = " and ".join(f'"{s.text}"' for s in missing)
     things = ", ".join(f"`{n}`" for n in dict.fromkeys(n for s in missing for n in s.named))
-    return f" The check itself states: {quoted}; change {things} so that it holds." + divisibility_hint(
-        missing
+    return (
+        f" The check itself states: {quoted}; change {things} so that it holds."
+        + divisibility_hint(missing)
+        + order_hint(missing)
     )
 
 
@@ -1082,6 +1119,16 @@ def divisibility_hint(suggestions: Sequence[Suggestion]) -> str:
     if any(s.kind == "comparison" and _DIVISIBILITY.search(s.text) for s in suggestions):
         return DIVISIBILITY_HINT
     return ""
+
+
+def order_hint(suggestions: Sequence[Suggestion]) -> str:
+    """How to meet an order a check states ("" for any other kind): the item it names first goes first, which
+    a fallback written for the category's other causes does not say."""
+    ordered = [s for s in suggestions if s.kind == "order"]
+    if not ordered:
+        return ""
+    first, second = ordered[0].named[:2]
+    return f" Reorder so the {first} go first, before the {second}."
 
 
 def suggestion_addendum(fix: str, suggestions: Sequence[Suggestion]) -> str:
