@@ -420,12 +420,13 @@ _EXPECTED = re.compile(
 # ... or states an order two kinds of items must keep in a list ("operand sharding at index 0 must have all
 # manual axes come before free axes", "positional arguments must come before keyword arguments", "X must
 # precede Y"): the two things it names are what to reorder, the first named first (diag86). Up to six words
-# before the verb are kept so the quote names whose list it is.
+# before the match are quoted too (_LEAD_WORDS) so the quote names whose list it is.
 _WORDS = r"[A-Za-z][\w-]*(?: [A-Za-z][\w-]*){0,2}?"
 _STOP = r"(?!(?:in|of|at|for|on|with|and|or|to|than|when|if|but|so|is|are|was)\b)"
 _OBJECT = r"[A-Za-z][\w-]*(?: " + _STOP + r"[A-Za-z][\w-]*){0,2}"
+_LEAD_WORDS = re.compile(r"(?:[\w-]+ ){1,6}$")
 _ORDERED = re.compile(
-    r"(?P<text>(?:[\w-]+ ){0,6}?(?:"
+    r"(?P<text>(?:"
     r"(?P<a>" + _WORDS + r") (?:must|should|needs? to|has to) (?:always )?"
     r"(?:come|appear|go|be (?:placed|listed|ordered|specified|given)) before|"
     r"(?P<a2>" + _WORDS + r") (?:must|should) precede|"
@@ -731,6 +732,8 @@ def _expected(line: str, index: int) -> Suggestion | None:
 
 def _ordered(line: str, index: int) -> Suggestion | None:
     """The order an error line says two kinds of items must keep, with the two named (first, then second)."""
+    if " before " not in line and " precede " not in line:  # the pattern's verbs; long lines stay fast
+        return None
     m = _error_match(_ORDERED, line)
     if m is None or _NOT_A_REMEDY.search(m["text"]):
         return None
@@ -738,7 +741,9 @@ def _ordered(line: str, index: int) -> Suggestion | None:
     second = m["b"].strip()
     if first.lower() in _NOT_A_NAME or second.lower() in _NOT_A_NAME or first.lower() == second.lower():
         return None
-    return Suggestion(text=_sentence(m["text"]), line=index, named=(first, second), kind="order")
+    lead = _LEAD_WORDS.search(line[max(0, m.start() - 200) : m.start()])
+    text = (lead.group(0) if lead else "") + m["text"]
+    return Suggestion(text=_sentence(text), line=index, named=(first, second), kind="order")
 
 
 def _stated_cause(line: str, index: int) -> Suggestion | None:
