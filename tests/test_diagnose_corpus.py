@@ -263,6 +263,18 @@ KNOWN_DEV_MISSES = {
     "init_torch_src_dynamo_invalid_backend.log": "labelled start-up; the rule calls it skew",
     # Round diag84's fold-B file whose remedy is missed, not read: no rule was written from it.
     "init_torch_src_device_mesh_bigger_than_world.log": "fold B file of round diag84, not read for a rule",
+    # Round diag88. pathwaysutils' split_by_mesh_axis check states the divisibility it needs in prose, naming
+    # no section count or boundary list; the sharding fallback's advice is about PartitionSpecs instead.
+    "shape_pathways_src_split_by_mesh_axis_sections.log": "log names no section count or boundaries to use",
+    # Brax's ES refusal says "use a single host device"; the remedy asks for a single-host slice or one
+    # worker, a wording the message does not use.
+    "unsup_brax_src_es_multihost.log": "message's own words miss the remedy's keys (single-host, one worker)",
+    # Round diag88's five fold-B files, whose failures were not read: no rule was written from them.
+    "coll_pathways_src_watchdog_timeout_abort.log": "fold B file of round diag88, not read for a rule",
+    "shape_brax_src_ppo_num_envs_devices.log": "fold B file of round diag88, not read for a rule",
+    "shape_brax_src_replay_insert_too_large.log": "fold B file of round diag88, not read for a rule",
+    "shape_praxis_src_decode_q_batch_state.log": "fold B file of round diag88, not read for a rule",
+    "shape_vit_src_accum_steps_batch.log": "fold B file of round diag88, not read for a rule",
 }
 
 
