@@ -825,6 +825,31 @@ def per_fault(question: str, span: str, passage: str = "") -> str | None:
     return None
 
 
+# "What does X cost per hour?", "is X cheaper in us-west4?": a price asked about, which a line listing
+# where or how X is offered, naming no price, cost, discount or charge, does not give ('at the cost of'
+# and 'at the price of' are idioms for a trade-off, not a price)
+_ASKS_PRICE_RE = re.compile(
+    r"\b(?:price[sd]?|pricing|costs?|cheaper|cheapest|expensive|discounts?|charged?|charges|billed|billing)\b",
+    re.I,
+)
+_PRICE_IDIOM_RE = re.compile(r"\bat\s+the\s+(?:cost|price|expense)\s+of\b", re.I)
+_GIVES_PRICE_RE = re.compile(
+    r"\$|\b(?:USD|pric\w*|cost\w*|cheap\w*|expensive|discount\w*|charg\w*|bill\w*|free|pay\w*|"
+    r"fees?|spend\w*)\b",
+    re.I,
+)
+
+
+def price_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not answer a question about a price or cost: it names no price, cost,
+    discount, charge or currency, so it says where or how the thing is offered, not what it costs."""
+    if not _ASKS_PRICE_RE.search(_PRICE_IDIOM_RE.sub(" ", question)):
+        return None
+    if _GIVES_PRICE_RE.search(_NOTE_RE.sub(" ", span)):
+        return None
+    return "the question asks about a price or cost and the quoted line names none"
+
+
 # The checks of what a question asks for that the first quote alone must pass (a runner-up quoted beside it
 # adds to it, so it need not)
 FIRST_QUOTE_CHECKS = (
@@ -832,6 +857,7 @@ FIRST_QUOTE_CHECKS = (
     setting_default_fault,
     agent_fault,
     first_release_fault,
+    price_fault,
 )
 
 
