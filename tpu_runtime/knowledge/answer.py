@@ -112,6 +112,10 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   or verb; `agent_fault`);
 - the first release: 'which version first supported X' is not answered by a line on a release that says
   nothing of a start (first, added, since, needs, at least; `first_release_fault`);
+- per a thing: 'what is the bandwidth per port' is not answered from a passage that never names ports
+  (its figure is per chip, or a total; time units and 'per-' adjectives aside; `per_fault`);
+- a price: 'what does X cost / is X cheaper in zone Z' is not answered by a line naming no price, cost,
+  discount, charge or currency ('at the cost of' is an idiom; `price_fault`);
 - a quote is checked to occur in its passage.
 
 The rules live by concern, so each is found in one place, and data flows one way: `question_reading`

@@ -775,15 +775,98 @@ def setting_default_fault(question: str, span: str) -> str | None:
     return None
 
 
+# "What is the ICI bandwidth per port?", "how much DRAM per vCPU?": an amount divided by a thing, which a
+# line giving the amount per another thing ('1200 GBps per chip') or in total ('180 vCPUs and 720 GB')
+# does not state. Time units are left out: a rate per second or hour is written in its unit ('GBps')
+_PER_RE = re.compile(r"\bper\s+((?:[A-Za-z0-9][\w.-]*\s+){0,2}[A-Za-z0-9][\w.-]*)", re.I)
+PER_TIME_UNITS = frozenset("s sec second min minute hr hour day week month year cent se".split())  # noqa: SIM905
+
+
+def _per_nouns(question: str) -> set[str]:
+    """The things a question divides by ('per port', 'per TPU chip' -> chip, 'per gigabyte of trace' ->
+    gigabyte): the last word after 'per' before a function word; time units excepted."""
+    nouns = set()
+    for m in _PER_RE.finditer(question):
+        words = []
+        for w in m.group(1).split():
+            if w.lower() in STOPWORDS:
+                break
+            words.append(w.lower().rstrip("?.,;:"))
+        last = words[-1] if words else ""
+        if last and last.removesuffix("s") not in PER_TIME_UNITS and not last[0].isdigit():
+            nouns.add(last)
+    return nouns
+
+
+# what a line may call the thing divided by: a chip is a device to JAX and the docs alike ('TPU' names the
+# product, not the unit, and a host is not a VM: a v6e host holds two 4-chip VMs)
+PER_SYNONYMS = (
+    frozenset(("chip", "device")),
+    frozenset(("core", "tensorcore")),
+)
+
+
+def _names_noun(noun: str, text: str) -> bool:
+    """Whether a line names `noun` in any form, also inside a longer word ('ports' for 'port',
+    'resources_per_worker' for 'worker', 'TensorCore' for 'core'; leniently, 'supports' for 'port'), or
+    by a word `PER_SYNONYMS` puts beside it ('device' for 'chip')."""
+    base = stem(noun)
+    forms = {base} | next((group for group in PER_SYNONYMS if {noun, base} & group), frozenset())
+    return any(re.search(rf"{re.escape(form)}\w{{0,3}}\b", text, re.I) for form in forms)
+
+
+def per_fault(question: str, span: str, passage: str = "") -> str | None:
+    """Why the quoted line does not answer 'what X per Y': neither it nor its `passage` names Y, so its
+    figure is per another thing ('1200 GBps per chip' for 'per port') or a total."""
+    stated = _NOTE_RE.sub(" ", f"{span}\n{passage}")
+    missing = sorted(n for n in _per_nouns(question) if not _names_noun(n, stated))
+    if missing:
+        return f"the question asks for an amount per {missing[0]} and the quoted passage never names it"
+    return None
+
+
+# "What does X cost per hour?", "is X cheaper in us-west4?": a price asked about, which a line listing
+# where or how X is offered, naming no price, cost, discount or charge, does not give ('at the cost of'
+# and 'at the price of' are idioms for a trade-off, not a price)
+_ASKS_PRICE_RE = re.compile(
+    r"\b(?:price[sd]?|pricing|costs?|cheaper|cheapest|expensive|discounts?|charged?|charges|billed|billing)\b",
+    re.I,
+)
+_PRICE_IDIOM_RE = re.compile(r"\bat\s+the\s+(?:cost|price|expense)\s+of\b", re.I)
+_GIVES_PRICE_RE = re.compile(
+    r"\$|\b(?:USD|pric\w*|cost\w*|cheap\w*|expensive|discount\w*|charg\w*|bill\w*|free|pay\w*|"
+    r"fees?|spend\w*)\b",
+    re.I,
+)
+
+
+def price_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not answer a question about a price or cost: it names no price, cost,
+    discount, charge or currency, so it says where or how the thing is offered, not what it costs."""
+    if not _ASKS_PRICE_RE.search(_PRICE_IDIOM_RE.sub(" ", question)):
+        return None
+    if _GIVES_PRICE_RE.search(_NOTE_RE.sub(" ", span)):
+        return None
+    return "the question asks about a price or cost and the quoted line names none"
+
+
 # The checks of what a question asks for that the first quote alone must pass (a runner-up quoted beside it
 # adds to it, so it need not)
-FIRST_QUOTE_CHECKS = (default_reason_fault, setting_default_fault, agent_fault, first_release_fault)
+FIRST_QUOTE_CHECKS = (
+    default_reason_fault,
+    setting_default_fault,
+    agent_fault,
+    first_release_fault,
+    price_fault,
+)
 
 
 def gate_faults(question: str, span: Span) -> list[str]:
     """Why the first quote cannot answer, judged on it alone: checks of what a question asks for that a
     close runner-up line quoted beside it need not pass on its own (it adds to the first line)."""
-    return [fault for check in FIRST_QUOTE_CHECKS if (fault := check(question, span.text))]
+    faults = [fault for check in FIRST_QUOTE_CHECKS if (fault := check(question, span.text))]
+    per = per_fault(question, span.text, f"{_heading(span.passage)}\n{span.passage.text}")
+    return [*faults, per] if per else faults
 
 
 def quote_faults(
