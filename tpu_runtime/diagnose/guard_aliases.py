@@ -108,11 +108,23 @@ def setting_read(expr: str) -> str:
             key = given[1].value
             return key if isinstance(key, str) and not key.startswith("_") else ""
     name = ""
-    if isinstance(node, ast.Attribute):
+    if isinstance(node, ast.Attribute) and _holder(node.value):
         name = node.attr
-    elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+    elif isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) and _holder(node.value):
         name = node.slice.value if isinstance(node.slice.value, str) else ""
     return name if name.isidentifier() and not name.startswith("_") else ""
+
+
+_NOT_HOLDERS = frozenset({"np", "numpy", "jnp", "jax", "lax", "torch", "tf", "math", "sys", "dtypes"})
+
+
+def _holder(node: ast.expr) -> bool:
+    """Whether an attribute or key is read from an object that holds settings (`self`, `config`,
+    `self.config`, `os.environ`): names and attributes only, not an element or a call's result
+    (`devices[0].platform` is a device's property) nor a module of constants (`np.float32`)."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name) and node.id not in _NOT_HOLDERS
 
 
 _PRODUCT = re.compile(r"^(?:int\()?(?:np|numpy|math|jnp)\.prod\((?P<of>[A-Za-z_][\w.]*)\)\)?$")
