@@ -27,6 +27,7 @@ from collections.abc import Sequence
 
 from tpu_runtime.diagnose.crash_locations import Location, find_location
 from tpu_runtime.diagnose.crash_suggestion import RERUN
+from tpu_runtime.diagnose.guard_aliases import alias_notes, load_aliases, renamed_ways, site_key
 from tpu_runtime.diagnose.report import Citation, CrashDiagnosis
 
 __all__ = [
@@ -243,7 +244,9 @@ def guard_fix(lines: Sequence[str]) -> tuple[str, Location, tuple[str, ...]] | N
         return None
     site = found.site
     tested = ", ".join(f"`{n}`" for n in names)
-    ways = guard_ways_out(site.guard)
+    assigned = load_aliases().get(site_key(site.repo, site.path, site.line), {}) if site.repo else {}
+    aliased, renamed = alias_notes({n: assigned[n] for n in names if n in assigned})
+    ways = renamed_ways(guard_ways_out(site.guard), renamed)
     passes = f" (it passes with {', or with '.join(ways)})" if ways else ""
     required = required_test(site.guard)
     when, goal = (
@@ -253,7 +256,7 @@ def guard_fix(lines: Sequence[str]) -> tuple[str, Location, tuple[str, ...]] | N
     )
     fix = (
         f"The check that raised this message ({site.module}, {site.function}) raises it {when}: change what "
-        f"that condition tests ({tested}: the setting, argument or value it names) {goal}{passes}"
+        f"that condition tests ({tested}: the setting, argument or value it names{aliased}) {goal}{passes}"
         f"{degree_hint(names)}, {RERUN}"
     )
     return fix, found, ways
