@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from tpu_runtime.knowledge.generation_clauses import generation_parts, generations_named
 from tpu_runtime.knowledge.lexical import STOPWORDS, is_identifier, tokenize
 from tpu_runtime.knowledge.models import Passage
-from tpu_runtime.knowledge.products import SHEET_PRODUCTS, products_named
+from tpu_runtime.knowledge.products import SHEET_PRODUCTS, names_product_of, products_named
 from tpu_runtime.knowledge.question_reading import (
     _NOTE_RE,
     _QUOTED_RE,
@@ -801,7 +801,12 @@ def quote_faults(
     heading = _heading(span.passage)
     reasons = []
     examples = example_terms(question)
-    lacking = [t for t in _missing_specific(specific, f"{heading}\n{span.text}") if t not in examples]
+    said = f"{heading}\n{span.text}"
+    # a stack asked by its code name ('torch_xla') is named by the line's prose name ('PyTorch/XLA'); in
+    # the gate only: let into ranking as well, it moved quotes of questions the sources do not answer
+    lacking = [
+        t for t in _missing_specific(specific, said) if t not in examples and not names_product_of(t, said)
+    ]
     if lacking:
         reasons.append(f"no passage line names {', '.join(lacking[:3])}")
     reasons.extend(span_faults(question, span.text, heading))
