@@ -25,9 +25,8 @@ SHEET = """\
 - `torch_xla.launch` starts one process per device and replaces `mp.spawn`. ([source](https://example.org/launch), checked 2026-12-06)
 """
 
-QUESTION = (
-    "I'm starting a torch_xla SPMD job with torchrun on GPU machines, what do I set --nproc_per_node to?"
-)
+# the stack named in the asking clause itself: named in a story before it, no line need name it at all
+QUESTION = "What do I set --nproc_per_node to for a torch_xla SPMD job that torchrun starts on GPU machines?"
 
 
 @pytest.fixture(scope="module")

@@ -44,10 +44,12 @@ from tpu_runtime.knowledge.question_reading import (
     asks_why,
     assigned_values,
     attribute_of,
+    clause_asides,
     close_forms,
     command_paths,
     example_terms,
     focus_term,
+    frame_names,
     is_specific,
     letter_names,
     model_families,
@@ -786,6 +788,14 @@ def gate_faults(question: str, span: Span) -> list[str]:
     return [fault for check in FIRST_QUOTE_CHECKS if (fault := check(question, span.text))]
 
 
+def unasked_terms(question: str) -> set[str]:
+    """Terms of the question a quoted line need not name though specific: a value given as an example of
+    the input ('a type like v6e-8') and the story told before the asking clause ('preemptible v4 VM went
+    away overnight; what status ...': the status line answers it for any generation); not a leading
+    'On X,' phrase, which sets the scene the question is asked in."""
+    return example_terms(question) | (clause_asides(question) - frame_names(question))
+
+
 def quote_faults(
     index: KnowledgeIndex,
     question: str,
@@ -800,7 +810,7 @@ def quote_faults(
     subject that another of the retrieved `passages` names and its own does not; empty when none."""
     heading = _heading(span.passage)
     reasons = []
-    examples = example_terms(question)
+    examples = unasked_terms(question)
     said = f"{heading}\n{span.text}"
     # a stack asked by its code name ('torch_xla') is named by the line's prose name ('PyTorch/XLA'); in
     # the gate only: let into ranking as well, it moved quotes of questions the sources do not answer
