@@ -95,8 +95,11 @@ def test_a_third_line_within_the_share_is_quoted_beside_the_second(serving: Know
 
 
 def test_a_near_tie_is_answered_with_both_lines_each_quoted_from_its_passage(serving: KnowledgeIndex) -> None:
-    # both lines hold every word of the question: the first quote alone is a coin toss between them
-    reply = ask(serving, "What should I set so the server accepts requests before every bucket has compiled?")
+    # both lines hold every word of the question: the first quote alone is a coin toss between them ('what
+    # should I set' would settle it: `SETTING_BONUS` favours the line assigning a value)
+    reply = ask(
+        serving, "What should I change so the server accepts requests before every bucket has compiled?"
+    )
     assert reply.covered, reply.reason
     quotes = [c.quote for c in reply.citations]
     assert len(quotes) == 2 and any("SKIP_BUCKET_WARMUP" in q for q in quotes), quotes
@@ -113,7 +116,9 @@ def test_a_question_one_line_answers_plainly_gets_one_quote(serving: KnowledgeIn
 
 
 def test_the_terminal_shows_the_runner_up_under_its_own_label(serving: KnowledgeIndex) -> None:
-    reply = ask(serving, "What should I set so the server accepts requests before every bucket has compiled?")
+    reply = ask(
+        serving, "What should I change so the server accepts requests before every bucket has compiled?"
+    )
     out, err = Console(record=True, width=200), Console(record=True, width=200)
     render_answer(reply, out, err)
     text = out.export_text()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import re
 
-__all__ = ["SHEET_PRODUCTS", "products_named"]
+__all__ = ["SHEET_PRODUCTS", "names_product_of", "products_named"]
 
 # Longer names first: 'vLLM TorchTPU' is not TorchTPU, 'sglang-jax' is not JAX.
 _PRODUCTS: tuple[tuple[str, str], ...] = (
@@ -56,3 +56,15 @@ def products_named(text: str) -> frozenset[str]:
             found.add(name)
             text = pattern.sub(" ", text)
     return frozenset(found)
+
+
+# a name written as code: an identifier or a dotted path ('torch_xla', `torch_xla.launch`, 'r2.1')
+_CODE_NAME_RE = re.compile(r"[\w/-]*[_.][\w.]*\w")
+
+
+def names_product_of(token: str, text: str) -> bool:
+    """Whether `text` names in prose the stack whose code name the question writes: a question asking
+    about `torch_xla` is answered by a line on 'PyTorch/XLA', the name the sheets mostly use. Only a code
+    spelling ('_' joined) is let off, and only by a prose name, not by an API path it begins."""
+    named = products_named(token) if "_" in token else frozenset()
+    return bool(named) and named <= products_named(_CODE_NAME_RE.sub(" ", text))

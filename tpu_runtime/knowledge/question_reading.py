@@ -459,6 +459,19 @@ def asked_action(question: str) -> str | None:
     return verb if verb and verb not in QUESTION_WORDS | INQUIRY_VERBS and verb not in STOPWORDS else None
 
 
+# "I need X to do Y, what do I set?": the user's task, then a request for the setting that does it
+_ASKS_SETTING_RE = re.compile(
+    r"\bwhat\s+(?:do|should|must|would|can)\s+(?:i|we|you)\s+(?:set|pass|turn\s+on|switch\s+on|enable)\b",
+    re.I,
+)
+
+
+def asks_setting(question: str) -> bool:
+    """Whether the question asks what to set ('I need Orbax to clean up after a crash, what do I set?'):
+    a line assigning a value answers it, where a line describing the thing may share more of its words."""
+    return bool(_ASKS_SETTING_RE.search(question))
+
+
 def procedure_terms(question: str, terms: list[str]) -> list[str]:
     """What the code of a line answering a "how do I" question names: the action ('install' in 'how do I
     install X') and the question's specific terms (`torch.compile`, `v5e`). Empty for other questions."""

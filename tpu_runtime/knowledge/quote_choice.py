@@ -38,6 +38,7 @@ from tpu_runtime.knowledge.question_reading import (
     SCOPES,
     asks_condition,
     asks_kinds,
+    asks_setting,
     asks_why,
     counts_asked,
     focus_term,
@@ -70,6 +71,7 @@ REASON_BONUS = 1.5  # span score factor of a line stating a cause when the quest
 CONDITION_BONUS = 1.5
 PROCEDURE_BONUS = 1.25  # span score factor of a line whose code names the action or term a "how do I" asks
 LIST_BONUS = 1.5  # span score factor of a line listing several items when the question asks which kinds
+SETTING_BONUS = 1.25  # span score factor of a line assigning a value when the question asks what to set
 # span score factor of a line naming no TPU generation (nor its heading) when the question names one and
 # another candidate line names it: a question saying 'Trillium' escapes `SPECIFIC_MISS`, which only
 # digit names ('v6e') trigger (`generation_unnamed`)
@@ -111,6 +113,16 @@ def gives_procedure(wanted: list[str], span: str) -> bool:
         return False
     terms = _terms(code)
     return any(_present(terms, w) for w in wanted)
+
+
+# a value given in code: `name=value`, a `--flag`, or an environment variable (`ENABLE_X`)
+_ASSIGNS_RE = re.compile(r"`[^`]*=[^`]*`|`--[\w-]+|`[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+
+
+def gives_assignment(span: str) -> bool:
+    """A line whose code assigns a value, passes a flag or names an environment variable: what a question
+    asking what to set wants, where a line about the same thing may only describe it."""
+    return bool(_ASSIGNS_RE.search(span))
 
 
 def _density(weights: dict[str, float], span: str) -> float:
@@ -294,6 +306,7 @@ def ranked_spans(
     condition = bool(question and asks_condition(question))
     procedure = procedure_terms(question, list(weights)) if question else []
     kinds = bool(question and asks_kinds(question))
+    setting = bool(question and asks_setting(question))
     weighed = passages[:SUPPORT_PASSAGES]
     # each passage's heading and candidate lines, split once for the generation check and the scoring
     split = [(passage, _heading(passage), candidate_spans(passage.text)) for passage in weighed]
@@ -351,6 +364,8 @@ def ranked_spans(
                 overlap *= PROCEDURE_BONUS
             if kinds and gives_list(span):
                 overlap *= LIST_BONUS
+            if setting and gives_assignment(span):
+                overlap *= SETTING_BONUS
             if (heading, span) in unnamed:
                 overlap *= GENERATION_MISS
             if (heading, span) in unframed:
