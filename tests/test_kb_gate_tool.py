@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer_gate import tool_fault, tools_asked
+from tpu_runtime.knowledge.answer_gate import SECTION_NEAR, Span, gate_faults, tool_fault, tools_asked
+from tpu_runtime.knowledge.models import Passage
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\
@@ -51,6 +52,31 @@ def test_a_line_not_naming_the_tool_is_a_fault() -> None:
     # the heading names it for the line
     assert tool_fault(QUESTION, "`drain NODE` drains a node.", "Draining nodes with kubectl") is None
     assert tool_fault("How do I drain a Gridchip node?", GCLOUD_LINE) is None
+
+
+def _line(text: str, line: int, section: str = "Draining nodes") -> Passage:
+    return Passage(
+        text=text,
+        source=f"x.md:{line}",
+        score=1.0,
+        kind="curated",
+        path="x.md",
+        section=section,
+        line=line,
+        chunk_id=f"x.md:{line}",
+    )
+
+
+def test_a_retrieved_line_next_to_the_quote_may_name_the_tool() -> None:
+    scene = _line("Draining a Gridchip node moves its jobs to other nodes before maintenance.", 10)
+    command = _line("Run `kubectl drain NODE` to do it.", 11)
+    first = Span(text=scene.text, passage=scene, overlap=1.0)
+    assert not [f for f in gate_faults(QUESTION, first, [scene, command]) if "kubectl" in f]
+    # not when it is too far away or under another section, nor when not retrieved
+    far = command.model_copy(update={"line": 10 + SECTION_NEAR + 1})
+    other = command.model_copy(update={"section": "Upgrading nodes"})
+    for passages in ([scene, far], [scene, other], [scene]):
+        assert [f for f in gate_faults(QUESTION, first, passages) if "kubectl" in f]
 
 
 @pytest.fixture(scope="module")

@@ -298,14 +298,19 @@ def section_support(weights: dict[str, float], passage: Passage, passages: list[
     a line, so the line answering a question and the line before it that sets its scene ('elastic
     training keeps a job running when slices fail'; 'launch it with --elastic-slices') each carry part
     of a reworded question's words."""
-    near = [
+    return _coverage(weights, "\n".join([_heading(passage), *section_lines(passage, passages)]))
+
+
+def section_lines(passage: Passage, passages: list[Passage]) -> list[str]:
+    """The texts of the `passages` from `passage`'s own section within `SECTION_NEAR` lines of it (itself
+    included when retrieved): the lines a fact sheet splits one answer over."""
+    return [
         p.text
         for p in passages
         if p.path == passage.path
         and p.section == passage.section
         and abs((p.line or 0) - (passage.line or 0)) <= SECTION_NEAR
     ]
-    return _coverage(weights, "\n".join([_heading(passage), *near]))
 
 
 # a model name with a number written in the plural ('8 H100s'): the stemmer keeps its 's', the sources
@@ -902,12 +907,15 @@ FIRST_QUOTE_CHECKS = (
 )
 
 
-def gate_faults(question: str, span: Span) -> list[str]:
+def gate_faults(question: str, span: Span, passages: list[Passage] | None = None) -> list[str]:
     """Why the first quote cannot answer, judged on it alone: checks of what a question asks for that a
-    close runner-up line quoted beside it need not pass on its own (it adds to the first line)."""
+    close runner-up line quoted beside it need not pass on its own (it adds to the first line); the tool
+    asked of may be named by a retrieved line next to it in its section (`section_lines`: 'elastic mode
+    keeps a job going' above 'turn it on with `xpk workload create-pathways`')."""
     faults = [fault for check in FIRST_QUOTE_CHECKS if (fault := check(question, span.text))]
     per = per_fault(question, span.text, f"{_heading(span.passage)}\n{span.passage.text}")
-    tool = tool_fault(question, span.text, _heading(span.passage))
+    near = section_lines(span.passage, passages or [])
+    tool = tool_fault(question, "\n".join([span.text, *near]), _heading(span.passage))
     return [*faults, *(f for f in (per, tool) if f)]
 
 
