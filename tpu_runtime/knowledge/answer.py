@@ -116,6 +116,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   (its figure is per chip, or a total; time units and 'per-' adjectives aside; `per_fault`);
 - a price: 'what does X cost / is X cheaper in zone Z' is not answered by a line naming no price, cost,
   discount, charge or currency ('at the cost of' is an idiom; `price_fault`);
+- a tool asked of: 'which tpu-tune subcommand', 'with kubectl', 'a GKE machine type' is not answered by a
+  first line that, with its heading and retrieved neighbours, never names the program or service ('on
+  GKE', 'without XPK' and a leading 'Using xpk,' aside; `tool_fault`);
 - a quote is checked to occur in its passage.
 
 The rules live by concern, so each is found in one place, and data flows one way: `question_reading`
@@ -247,7 +250,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
         reasons.append("no quotable span")
     else:
         reasons.extend(quote_faults(index, question, span, specific, list(weights), names, top))
-        reasons.extend(gate_faults(question, span))
+        reasons.extend(gate_faults(question, span, top))
     signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
     if reasons:
         page = closest_page(passages)

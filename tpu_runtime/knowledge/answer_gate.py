@@ -22,6 +22,7 @@ from tpu_runtime.knowledge.question_reading import (
     _QUOTED_RE,
     _WORD_RE,
     ATTRIBUTE_UNITS,
+    COMMAND_TOOLS,
     PLATFORMS,
     QUESTION_WORDS,
     SUPERLATIVES,
@@ -297,14 +298,19 @@ def section_support(weights: dict[str, float], passage: Passage, passages: list[
     a line, so the line answering a question and the line before it that sets its scene ('elastic
     training keeps a job running when slices fail'; 'launch it with --elastic-slices') each carry part
     of a reworded question's words."""
-    near = [
+    return _coverage(weights, "\n".join([_heading(passage), *section_lines(passage, passages)]))
+
+
+def section_lines(passage: Passage, passages: list[Passage]) -> list[str]:
+    """The texts of the `passages` from `passage`'s own section within `SECTION_NEAR` lines of it (itself
+    included when retrieved): the lines a fact sheet splits one answer over."""
+    return [
         p.text
         for p in passages
         if p.path == passage.path
         and p.section == passage.section
         and abs((p.line or 0) - (passage.line or 0)) <= SECTION_NEAR
     ]
-    return _coverage(weights, "\n".join([_heading(passage), *near]))
 
 
 # a model name with a number written in the plural ('8 H100s'): the stemmer keeps its 's', the sources
@@ -852,6 +858,44 @@ def price_fault(question: str, span: str) -> str | None:
     return "the question asks about a price or cost and the quoted line names none"
 
 
+# "Which tpu-tune subcommand ...?", "How do I pass --flag to tpu-info?", "with kubectl", "a GKE machine
+# type", "Does Pathways support v2?": a program or service the question asks of, which a line on the same
+# setting or task for another tool (a `gcloud` command for 'with kubectl', a kernel table for 'tpu-tune')
+# does not answer. A service one runs on ('on GKE', 'on Pathways') sets the scene only: a generic setting
+# answers for it. 'without X' and 'instead of X' ask for another way, so X need not be named.
+SERVICE_TOOLS = ("gke", "pathways", "xprof", "ray")
+_TOOL_RE = re.compile(
+    rf"(?<![\w./-])({'|'.join(map(re.escape, (*COMMAND_TOOLS, *SERVICE_TOOLS)))})(?![\w-])", re.I
+)
+_SCENE_RE = re.compile(r"\b(?:on|under)\s+(?:an?\s+|the\s+|my\s+)?$", re.I)
+_NOT_WITH_RE = re.compile(
+    r"\b(?:without|instead\s+of|not|no|rather\s+than)\s+(?:using\s+|an?\s+|the\s+)?$", re.I
+)
+
+
+def tools_asked(question: str) -> set[str]:
+    """The programs (`COMMAND_TOOLS`) and services (`SERVICE_TOOLS`) a question asks of, less any it asks
+    to do without ('by hand, without XPK'), a service it runs on ('on GKE') and a leading 'Using xpk,'
+    frame: quote ranking already wants a frame's names, and the line naming it may be the runner-up
+    quoted beside the first."""
+    return {
+        m.group(1).lower()
+        for m in _TOOL_RE.finditer(question)
+        if not _NOT_WITH_RE.search(question[: m.start()])
+        and not (m.group(1).lower() in SERVICE_TOOLS and _SCENE_RE.search(question[: m.start()]))
+    } - frame_names(question)
+
+
+def tool_fault(question: str, span: str, heading: str = "") -> str | None:
+    """Why the quoted line does not answer a question asked of a program or service (`tools_asked`):
+    neither it nor its heading names it, so it gives the setting or task for another tool or none."""
+    named = {m.group(1).lower() for m in _TOOL_RE.finditer(f"{heading}\n{span}")}
+    missing = sorted(tools_asked(question) - named)
+    if missing:
+        return f"the question asks about {missing[0]} and the quoted line never names it"
+    return None
+
+
 # The checks of what a question asks for that the first quote alone must pass (a runner-up quoted beside it
 # adds to it, so it need not)
 FIRST_QUOTE_CHECKS = (
@@ -863,12 +907,16 @@ FIRST_QUOTE_CHECKS = (
 )
 
 
-def gate_faults(question: str, span: Span) -> list[str]:
+def gate_faults(question: str, span: Span, passages: list[Passage] | None = None) -> list[str]:
     """Why the first quote cannot answer, judged on it alone: checks of what a question asks for that a
-    close runner-up line quoted beside it need not pass on its own (it adds to the first line)."""
+    close runner-up line quoted beside it need not pass on its own (it adds to the first line); the tool
+    asked of may be named by a retrieved line next to it in its section (`section_lines`: 'elastic mode
+    keeps a job going' above 'turn it on with `xpk workload create-pathways`')."""
     faults = [fault for check in FIRST_QUOTE_CHECKS if (fault := check(question, span.text))]
     per = per_fault(question, span.text, f"{_heading(span.passage)}\n{span.passage.text}")
-    return [*faults, per] if per else faults
+    near = section_lines(span.passage, passages or [])
+    tool = tool_fault(question, "\n".join([span.text, *near]), _heading(span.passage))
+    return [*faults, *(f for f in (per, tool) if f)]
 
 
 def unasked_terms(question: str) -> set[str]:
