@@ -103,6 +103,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   ranks higher as the quote than one sharing as many words that states none (`CONDITION_BONUS`); a
   numeric bound ('fewer than 4096 chips') counts as a condition, and for 'at what scale / when is X
   better than Y' a line giving one ranks higher again (`THRESHOLD_BONUS`, `asks_threshold`);
+- units: for a question asking an amount per a unit ('int8 ops per byte'), a line writing an amount per
+  that unit ('operations per byte', 'FLOP/byte') ranks higher as the quote (`UNIT_BONUS`, `units_asked`);
 - procedures: for a 'how do I' question, a line whose code span names the action or a specific term of
   the question ranks higher than one sharing as many words that only describes the thing
   (`PROCEDURE_BONUS`, `gives_procedure`);
