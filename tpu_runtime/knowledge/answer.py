@@ -100,7 +100,11 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - causes: for a 'why' question, a line stating a cause ('because', 'so', 'due to') ranks higher as the
   quote than one sharing as many words that only says what happens (`REASON_BONUS`);
 - conditions: for a 'when does / when is' question, a line stating a condition ('when', 'if', 'unless')
-  ranks higher as the quote than one sharing as many words that states none (`CONDITION_BONUS`);
+  ranks higher as the quote than one sharing as many words that states none (`CONDITION_BONUS`); a
+  numeric bound ('fewer than 4096 chips') counts as a condition, and for 'at what scale / when is X
+  better than Y' a line giving one ranks higher again (`THRESHOLD_BONUS`, `asks_threshold`);
+- units: for a question asking an amount per a unit ('int8 ops per byte'), a line writing an amount per
+  that unit ('operations per byte', 'FLOP/byte') ranks higher as the quote (`UNIT_BONUS`, `units_asked`);
 - procedures: for a 'how do I' question, a line whose code span names the action or a specific term of
   the question ranks higher than one sharing as many words that only describes the thing
   (`PROCEDURE_BONUS`, `gives_procedure`);

@@ -28,7 +28,7 @@ from tpu_runtime.knowledge.answer_gate import (
     subject_fault,
 )
 from tpu_runtime.knowledge.generation_clauses import generations_named
-from tpu_runtime.knowledge.lexical import defines, definition_subject, tokenize
+from tpu_runtime.knowledge.lexical import STOPWORDS, defines, definition_subject, tokenize
 from tpu_runtime.knowledge.models import Passage
 from tpu_runtime.knowledge.question_reading import (
     _NOTE_RE,
@@ -72,6 +72,13 @@ CONDITION_BONUS = 1.5
 PROCEDURE_BONUS = 1.25  # span score factor of a line whose code names the action or term a "how do I" asks
 LIST_BONUS = 1.5  # span score factor of a line listing several items when the question asks which kinds
 SETTING_BONUS = 1.25  # span score factor of a line assigning a value when the question asks what to set
+# span score factor of a line giving a numeric threshold ('more than 4096 chips', 'fewer than 4096') when the
+# question asks at what scale or point one choice beats another (`asks_threshold`, `gives_threshold`)
+THRESHOLD_BONUS = 1.5
+# span score factor of a line writing an amount per the unit the question asks it per ('int8 ops per byte'
+# met by 'operations per byte' or 'FLOP/byte'; `units_asked`, `gives_unit`): 'ops' for 'operations' had left
+# the answering line second to one sharing more words that gives a figure per another thing
+UNIT_BONUS = 1.25
 # span score factor of a line naming no TPU generation (nor its heading) when the question names one and
 # another candidate line names it: a question saying 'Trillium' escapes `SPECIFIC_MISS`, which only
 # digit names ('v6e') trigger (`generation_unnamed`)
@@ -227,8 +234,63 @@ _GIVES_CONDITION_RE = re.compile(r"\b(?:when|whenever|if|unless|once|as\s+long\s
 
 
 def gives_condition(span: str) -> bool:
-    """Whether the line states a condition ('when', 'if', 'unless', 'once'), its source note aside."""
-    return bool(_GIVES_CONDITION_RE.search(_NOTE_RE.sub(" ", span)))
+    """Whether the line states a condition ('when', 'if', 'unless', 'once') or a numeric bound
+    (`gives_threshold`: 'a job needing fewer than 4096 chips' says when as well), its source note aside."""
+    return gives_threshold(span) or bool(_GIVES_CONDITION_RE.search(_NOTE_RE.sub(" ", span)))
+
+
+# "At what scale should I switch to Multislice?", "when is Multislice better than one big slice?", "at what
+# batch size does X pay off": the answer is a size or count past which one choice wins
+_ASKS_THRESHOLD_RE = re.compile(
+    r"\bat\s+what\s+(?:scale|size|point|number|count|length|batch(?:\s+size)?)\b|"
+    r"^\s*when\s+(?:is|are|does|do|should|would)\b[^?]*\b(?:better|worse|worth|faster|slower|cheaper|"
+    r"preferable|pays?\s+off|switch|move)\b|"
+    r"\bwhen\s+should\s+(?:i|we|you)\s+(?:switch|move|use|pick|choose|prefer)\b",
+    re.I,
+)
+
+
+def asks_threshold(question: str) -> bool:
+    """Whether the question asks at what scale or point one choice beats another, which a size or count
+    past which it does answers ('a job needing fewer than 4096 chips'), where a line recommending the
+    choice in words ('when a job is too large for one slice') shares as many of the question's words."""
+    return bool(_ASKS_THRESHOLD_RE.search(question))
+
+
+# 'more than 4096', 'fewer than about 8', 'above 1,000', 'at least 64', '64 chips or more'
+_GIVES_THRESHOLD_RE = re.compile(
+    r"\b(?:more|fewer|less|greater|larger|smaller|bigger|higher|lower)\s+than\s+(?:about\s+|around\s+|roughly\s+)?"
+    r"\d|\b(?:above|below|beyond|over|under|exceeds?|exceeding|at\s+least|at\s+most|up\s+to)\s+"
+    r"(?:about\s+|around\s+|roughly\s+)?\d|\d[\d,.]*\s+(?:[A-Za-z-]+\s+)?or\s+(?:more|fewer|less|larger|smaller|above|below)\b",
+    re.I,
+)
+
+
+_ASKED_PER_RE = re.compile(r"\bper\s+([a-z]{3,})\b", re.I)
+# rates over time are read by the time checks; 'per step' and the like name no unit of the figure
+_TIME_WORDS = {"second", "minute", "hour", "day", "week", "month", "year", "step", "iteration"}
+
+
+def units_asked(question: str) -> set[str]:
+    """Stems of the units the question asks an amount per ('ops per byte' -> byte), time units and
+    function words ('per the docs') aside."""
+    words = (m.lower() for m in _ASKED_PER_RE.findall(question))
+    return {stem(w) for w in words if stem(w) not in _TIME_WORDS and w not in STOPWORDS | QUESTION_WORDS}
+
+
+_LINE_PER_RE = re.compile(r"(?:\bper\s+|[A-Za-z]/)([a-z]{3,})\b", re.I)
+
+
+def gives_unit(units: set[str], span: str) -> bool:
+    """Whether the line writes an amount per one of `units` ('per byte', 'FLOP/byte'), its source note
+    aside: the unit asked is the one thing a line giving the right figure cannot word otherwise."""
+    return any(stem(m.lower()) in units for m in _LINE_PER_RE.findall(_NOTE_RE.sub(" ", span)))
+
+
+def gives_threshold(span: str) -> bool:
+    """Whether the line gives a numeric bound ('more than 4096 chips', '64 chips or more'), its source note
+    aside."""
+    return bool(_GIVES_THRESHOLD_RE.search(_NOTE_RE.sub(" ", span)))
 
 
 # "REGULAR, DMA and BARRIER", "`a`, `b`, or `c`": three or more one-word items; items of several words
@@ -307,6 +369,8 @@ def ranked_spans(
     procedure = procedure_terms(question, list(weights)) if question else []
     kinds = bool(question and asks_kinds(question))
     setting = bool(question and asks_setting(question))
+    threshold = bool(question and asks_threshold(question))
+    per_units = units_asked(question) if question else set()
     weighed = passages[:SUPPORT_PASSAGES]
     # each passage's heading and candidate lines, split once for the generation check and the scoring
     split = [(passage, _heading(passage), candidate_spans(passage.text)) for passage in weighed]
@@ -366,6 +430,10 @@ def ranked_spans(
                 overlap *= LIST_BONUS
             if setting and gives_assignment(span):
                 overlap *= SETTING_BONUS
+            if threshold and gives_threshold(span):
+                overlap *= THRESHOLD_BONUS
+            if per_units and gives_unit(per_units, span):
+                overlap *= UNIT_BONUS
             if (heading, span) in unnamed:
                 overlap *= GENERATION_MISS
             if (heading, span) in unframed:
