@@ -26,7 +26,7 @@ def test_a_diagnostics_switch_is_no_start_up_setting() -> None:
     start_up = "runtime_init_failure"
     # an otherwise unread message under jax's note: the note alone gives no category
     assert _cue(JAX_NOTE + "ValueError: the router table holds 3 experts per rank\n") is None
-    assert _cue("RuntimeError: lowering stopped. Set XLA_DUMP_TO=/tmp/hlo to keep the modules.\n") is None
+    assert _cue("RuntimeError: lowering stopped. Set XLA_DUMP_TO=hlo_dumps to keep the modules.\n") is None
     assert _cue("error: kernel failed; pass --log_level=debug for details\n") is None
     # a jax exception raised in a shape-checking module keeps that reading under the note
     text = (
