@@ -5,7 +5,7 @@ Run by hand after tpu_runtime/data/raise_sites.json changes:
 directory holding the commit raise_sites.json names for that repository). For every snapshot site whose
 condition names something (crash_raise_guard.guard_names), the site's file is read at that commit and the last
 plain assignment to each of those names in the raising function, before the raise, is kept
-(guard_aliases.aliases_in_source). Sites of installed packages (no repository) are not read.
+(guard_aliases_build.aliases_in_source). Sites of installed packages (no repository) are not read.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ use_quiet_env()
 
 from tpu_runtime.diagnose.crash_locations import RAISE_SITES_FILE  # noqa: E402
 from tpu_runtime.diagnose.crash_raise_guard import guard_names  # noqa: E402
-from tpu_runtime.diagnose.guard_aliases import ALIASES_FILE, aliases_in_source, site_key  # noqa: E402
+from tpu_runtime.diagnose.guard_aliases import ALIASES_FILE, site_key  # noqa: E402
+from tpu_runtime.diagnose.guard_aliases_build import aliases_in_source  # noqa: E402
 
 
 def _git_dir(root: Path, repo: str) -> Path:

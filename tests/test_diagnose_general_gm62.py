@@ -14,12 +14,12 @@ from tpu_runtime.diagnose import crash_locations, crash_raise_guard
 from tpu_runtime.diagnose.crash_locations import RaiseSite
 from tpu_runtime.diagnose.guard_aliases import (
     alias_notes,
-    aliases_in_source,
     load_aliases,
     renamed_ways,
     setting_read,
     site_key,
 )
+from tpu_runtime.diagnose.guard_aliases_build import aliases_in_source
 
 SOURCE = """
 class Config:

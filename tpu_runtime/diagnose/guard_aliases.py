@@ -5,8 +5,9 @@ raise (`ici_context_parallel_size = self.ici_context_parallelism`, `required_dev
 int(np.prod(axis_shapes))`); the condition alone (crash_raise_guard) then names the local, which no user sets.
 `benchmarks/build_guard_aliases.py` reads, for each mined raise site of a repository snapshot whose condition
 names such a local, the last plain assignment to it in the same function before the raise
-(`aliases_in_source`), and writes them to `tpu_runtime/data/guard_aliases.json` (the expressions are the
-libraries' code as written, a few words each, kept with the site's repository, path and line).
+(`guard_aliases_build.aliases_in_source`), and writes them to `tpu_runtime/data/guard_aliases.json` (the
+expressions are the libraries' code as written, a few words each, kept with the site's repository, path and
+line).
 `alias_notes` turns them into the words of the raise guard's fix.
 """
 
@@ -20,68 +21,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 ALIASES_FILE = Path(__file__).resolve().parents[1] / "data" / "guard_aliases.json"
-MAX_EXPR = 100
-"""The longest assignment kept: a longer right-hand side is a computation, not a name for a setting."""
 MAX_NOTES = 3
 
 
 def site_key(repo: str, path: str, line: int) -> str:
     """The key of a snapshot site in the aliases file."""
     return f"{repo}:{path}:{line}"
-
-
-def _enclosing_function(tree: ast.AST, line: int) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The innermost function whose body holds `line`."""
-    best: ast.FunctionDef | ast.AsyncFunctionDef | None = None
-    for node in ast.walk(tree):
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            end = node.end_lineno or node.lineno
-            if node.lineno <= line <= end and (best is None or node.lineno >= best.lineno):
-                best = node
-    return best
-
-
-def _own_statements(func: ast.AST) -> list[ast.stmt]:
-    """The statements of `func`, nested blocks included, but not those of functions or classes inside it."""
-    found: list[ast.stmt] = []
-    stack = list(ast.iter_child_nodes(func))
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
-            continue
-        if isinstance(node, ast.stmt):
-            found.append(node)
-        stack.extend(ast.iter_child_nodes(node))
-    return found
-
-
-def aliases_in_source(source: str, line: int, names: Sequence[str]) -> dict[str, str]:
-    """For each of `names` the function holding `line` assigned plainly (`name = expr`, one target) before
-    that line, the last such expression as the source writes it; names it never assigned (its parameters,
-    loop variables, globals) are left out, and so is an expression longer than MAX_EXPR characters."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return {}
-    func = _enclosing_function(tree, line)
-    if func is None:
-        return {}
-    last: dict[str, tuple[int, str]] = {}
-    for stmt in _own_statements(func):
-        if stmt.lineno >= line:
-            continue
-        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
-            target, value = stmt.targets[0], stmt.value
-        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-            target, value = stmt.target, stmt.value
-        else:
-            continue
-        if not isinstance(target, ast.Name) or target.id not in names:
-            continue
-        expr = ast.unparse(value)
-        if len(expr) <= MAX_EXPR and stmt.lineno >= last.get(target.id, (0, ""))[0]:
-            last[target.id] = (stmt.lineno, expr)
-    return {name: last[name][1] for name in names if name in last}
 
 
 @functools.cache
