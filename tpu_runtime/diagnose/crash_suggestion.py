@@ -187,7 +187,9 @@ _REQUIRED = re.compile(
 # Both sides must be settings (snake_case names), so "loss_scale is greater than 1000" is no comparison. A
 # setting may carry its value in brackets or after a space ("cache_sequence_length 1000 should divide
 # paged_attention_page_size 64").
-_SETTING = r"`?(?P<{}>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?(?: \([^()\n]{{1,24}}\)| -?\d+(?:\.\d+)?\b)?"
+_SNAKE_SETTING = r"`?(?P<{}>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?"
+"""A snake_case setting name, its group named by `.format`: what a comparison or a length check names."""
+_SETTING = _SNAKE_SETTING + r"(?: \([^()\n]{{1,24}}\)| -?\d+(?:\.\d+)?\b)?"
 _COMPARED = re.compile(
     r"(?:^|(?<=[.:;!?]\s)|(?<=\w: ))(?P<text>(?:the )?"
     + _SETTING.format("a")
@@ -299,13 +301,12 @@ _COUNTS_VERSUS = re.compile(
 # The lengths of two list settings a check found unequal ("length of vocab_sizes: 26 is not equal to the
 # length of embedding_dim: 13", "len(`a_list`) != len(`b_list`)"): one entry of each per table, layer or
 # feature, so the lists are what to change (diag79). Both must be settings (snake_case), with their lengths.
-_LIST_SETTING = r"`?(?P<{}>[a-z][a-z0-9]*(?:_[a-z0-9]+)+)`?"
 _LENGTHS_COMPARED = re.compile(
     r"(?P<text>\b(?:the )?(?:length|len|number of (?:entries|elements|items)) of "
-    + _LIST_SETTING.format("a")
+    + _SNAKE_SETTING.format("a")
     + r"(?::? ?\(?(?P<va>\d+)\)?)? (?:is not equal to|does not match|doesn't match|differs from|must (?:be "
     r"equal to|equal|match)) (?:the )?(?:length|len|number of (?:entries|elements|items)) of "
-    + _LIST_SETTING.format("b")
+    + _SNAKE_SETTING.format("b")
     + r"(?::? ?\(?(?P<vb>\d+)\)?)?[^.!?\n]*[.!?]?)"
 )
 # The labelled values a mismatch line lists below it, one "label: value" a line ("worker count in
