@@ -17,9 +17,12 @@ from tpu_runtime.diagnose import category_model
 from tpu_runtime.diagnose.category_model import CategoryModel, load_category_model
 from tpu_runtime.diagnose.crash_corpus import remedy_text
 from tpu_runtime.diagnose.crashlog import diagnose_log, load_rules
+from tpu_runtime.diagnose.job import run_diagnose
 from tpu_runtime.diagnose.similar_errors import SimilarErrors
 
 REPO = Path(__file__).resolve().parents[1]
+PLACED = "NotImplementedError: gizmo offload when host memory is pinned\n"
+"""A line no rule places, which the shipped model places (its class is not the point here)."""
 # made-up wordings no crash rule knows, so only the classifier can place them
 TEXTS = [
     "step 1 loss 2.0\nFrobnicator: zorbulated the quux buffer beyond its arena",
@@ -145,12 +148,21 @@ def test_shipped_model_loads_and_diagnose_does_not_import_scikit_learn() -> None
     assert category_model.MODEL_FILE.stat().st_size < 1_000_000
     code = (
         "import sys\n"
-        "from tpu_runtime.diagnose.category_model import load_category_model\n"
         "from tpu_runtime.diagnose.crashlog import diagnose_log\n"
-        "text = 'RuntimeError: frobnicator zorbulated the quux arena\\n'\n"
-        "crash = diagnose_log(text, 'x.log', classifier=load_category_model())\n"
+        f"crash = diagnose_log({PLACED!r}, 'x.log', classifier=True)\n"
+        "assert crash.evidence.fix_rule.endswith('/category_model'), crash.evidence\n"
         "assert 'tpu_runtime.diagnose.category_model' in sys.modules  # the classifier was asked\n"
         "print([m for m in ('sklearn', 'scipy') if m in sys.modules])\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert done.stdout.strip() == "[]", done.stdout
+
+
+def test_the_diagnose_step_asks_the_shipped_model_for_a_log_a_user_gives(tmp_path: Path) -> None:
+    path = tmp_path / "run.log"
+    path.write_text(PLACED)
+    assert diagnose_log(PLACED, str(path)).category == "unknown"  # a library call asks no classifier
+    crash = run_diagnose([str(path)]).crashes[0]
+    assert crash.evidence.fix_rule.endswith(f"/{category_model.SUB_RULE}")
+    assert crash == diagnose_log(PLACED, str(path), classifier=True)
+    assert crash.facts[category_model.SUB_RULE]["probability"] >= category_model.MIN_PROBABILITY

@@ -179,16 +179,17 @@ def diagnose_log(
     rules: Sequence[CrashRule] | None = None,
     similar: SimilarErrors | None = None,
     sheets: SheetFacts | None = None,
-    classifier: CategoryModel | None = None,
+    classifier: CategoryModel | bool = False,
 ) -> CrashDiagnosis:
     """Classify one log's text, pull out its facts and choose the fix that fits them.
 
     A log neither the rules nor the weak cues place, or one whose fix is only its category's paragraph, goes
     to the similar known errors (similar_errors; `similar` is the shipped set when None, `SimilarErrors(())`
-    for none), which are loaded only then; one still unknown goes to the text classifier when one is given
-    (`classifier`, category_model; None asks none), which gives a category but not a remedy; one still left
-    with the paragraph, or unknown, goes to the facts of the team's sheets (crash_sheet_facts; `sheets` is the
-    shipped sheets when None, `SheetFacts(())` for none)."""
+    for none), which are loaded only then; one still unknown goes to the text classifier (category_model;
+    `classifier` True for the shipped model, loaded only then, or a model; False, the default, asks none: the
+    product's diagnose step asks it for the crash logs a user gives), which gives a category but not a remedy;
+    one still left with the paragraph, or unknown, goes to the facts of the team's sheets (crash_sheet_facts;
+    `sheets` is the shipped sheets when None, `SheetFacts(())` for none)."""
     from tpu_runtime.diagnose.crash_next_steps import unknown_diagnosis
 
     rules = load_rules() if rules is None else rules
@@ -211,10 +212,11 @@ def diagnose_log(
                 return crash
             weak = weak_vote(lines, final=True)  # the last word: what an uncaught check's exception means
             if weak is None or weak.category not in by_category:
-                if classifier is not None:
+                if classifier is not False:
                     from tpu_runtime.diagnose.category_model import classified_diagnosis
 
-                    placed = classified_diagnosis(crash, text, by_category, classifier)
+                    model = None if classifier is True else classifier
+                    placed = classified_diagnosis(crash, text, by_category, model)
                     if placed.category != "unknown":
                         return placed
                 return sheet_remedy(crash, lines, sheets)
