@@ -166,3 +166,14 @@ def test_the_diagnose_step_asks_the_shipped_model_for_a_log_a_user_gives(tmp_pat
     assert crash.evidence.fix_rule.endswith(f"/{category_model.SUB_RULE}")
     assert crash == diagnose_log(PLACED, str(path), classifier=True)
     assert crash.facts[category_model.SUB_RULE]["probability"] >= category_model.MIN_PROBABILITY
+
+
+def test_a_launchers_prefix_does_not_change_the_probabilities(model: CategoryModel) -> None:
+    text = "loading shards\nRuntimeError: Frobnicator zorbulated the quux arena\n"
+    prefixed = "".join(
+        f"(EngineCore pid=4242) ERROR 06-03 07:41:11 [core.py:1184] {x}\n" for x in text.splitlines()
+    )
+    assert model.probabilities(prefixed) == model.probabilities(text)
+    long = "step 1 loss 2.0\n" * 2000 + text  # only the tail is read
+    assert category_model.model_text(long).endswith(text.rstrip("\n"))
+    assert len(category_model.model_text(long)) == category_model.TAIL_CHARS

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tpu_runtime.diagnose.logtext import normalise
+from tpu_runtime.diagnose.logtext import normalise, strip_prefix
 from tpu_runtime.diagnose.report import Category, CrashDiagnosis, CrashEvidence
 
 if TYPE_CHECKING:
@@ -67,8 +67,17 @@ _TOKEN = re.compile(TOKEN)
 
 
 def model_text(text: str) -> str:
-    """What the classifier reads of a log: the last `TAIL_CHARS` characters of its normalised text."""
-    return normalise(text)[-TAIL_CHARS:]
+    """What the classifier reads of a log: the last `TAIL_CHARS` characters of its normalised text, each line
+    without the launcher's or logger's prefix (logtext.strip_prefix), so the way a log was pasted does not
+    change the words it weighs."""
+    kept: list[str] = []
+    size = 0
+    for line in reversed(normalise(text)[-4 * TAIL_CHARS :].splitlines()):
+        kept.append(strip_prefix(line))
+        size += len(kept[-1]) + 1
+        if size > TAIL_CHARS:
+            break
+    return "\n".join(reversed(kept))[-TAIL_CHARS:]
 
 
 @dataclass(frozen=True)
