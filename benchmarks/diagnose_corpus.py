@@ -43,6 +43,12 @@ for every log of a category. With `--fold`, only that fold's files
 are scored and shown (their known errors still come from every other round or from the other fold), so a
 setting is chosen on fold A's verdicts and checked on fold B's totals. In the ordinary scoring a dev file
 is never its own neighbour (crash_corpus.without_own_entry); held-back files are in no known-errors set.
+
+With `other-fold`, the text classifier (category_model) is refitted on the other fold's files too and asked
+about the logs still unknown (a third line, `+ classifier`); `--min-probability` sets its guard and
+`--classifier-features` the features it keeps. `--show` then lists every log that reached it, with its best
+class and probability. In the ordinary scoring a category the shipped classifier (fitted on every dev file)
+gives a dev file is taken back (crash_corpus.without_own_entry).
 """
 
 from __future__ import annotations
