@@ -72,7 +72,7 @@ def model_text(text: str) -> str:
     change the words it weighs."""
     kept: list[str] = []
     size = 0
-    for line in reversed(normalise(text)[-4 * TAIL_CHARS :].splitlines()):
+    for line in reversed(normalise(text[-4 * TAIL_CHARS :]).splitlines()):  # a huge log: its tail only
         kept.append(strip_prefix(line))
         size += len(kept[-1]) + 1
         if size > TAIL_CHARS:
