@@ -1,5 +1,6 @@
-"""Write tpu_runtime/data/known_errors.jsonl (the decisive error lines of every dev file of the real corpus)
-and known_errors_tfidf.json beside it (the TF-IDF weights fitted on them with scikit-learn).
+"""Write tpu_runtime/data/known_errors.jsonl (the decisive error lines of every dev file of the real corpus),
+known_errors_tfidf.json beside it (the TF-IDF weights fitted on them with scikit-learn) and
+category_model.json (the text classifier for logs the rules leave unknown, fitted on every dev file).
 
 Run by hand after the corpus or the crash rules change: `python benchmarks/build_known_errors.py`. Only the
 dev half is read (crash_corpus.entry_split); the builder refuses a held-back file, and this script checks
@@ -14,6 +15,7 @@ from bench_env import use_quiet_env
 
 use_quiet_env()
 
+from tpu_runtime.diagnose.category_model import MODEL_FILE, load_category_model  # noqa: E402
 from tpu_runtime.diagnose.crash_corpus import entry_split, load_corpus  # noqa: E402
 from tpu_runtime.diagnose.known_errors import (  # noqa: E402
     KNOWN_ERRORS_FILE,
@@ -22,7 +24,7 @@ from tpu_runtime.diagnose.known_errors import (  # noqa: E402
     load_known_weights,
     write_known_errors,
 )
-from tpu_runtime.diagnose.known_errors_build import build_known_errors  # noqa: E402
+from tpu_runtime.diagnose.known_errors_build import build_category_model, build_known_errors  # noqa: E402
 
 
 def main() -> int:
@@ -40,6 +42,11 @@ def main() -> int:
     lines = sum(len(e.lines) for e in written)
     print(f"{KNOWN_ERRORS_FILE}: {len(written)} known errors ({lines} lines) from {len(dev)} dev files")
     print(f"{KNOWN_WEIGHTS_FILE}: {len(weights.idf)} words")
+    MODEL_FILE.write_text(build_category_model(dev).to_json(), encoding="utf-8")
+    load_category_model.cache_clear()
+    model = load_category_model()
+    size = MODEL_FILE.stat().st_size
+    print(f"{MODEL_FILE}: {len(model.features)} features, {len(model.classes)} classes, {size // 1024} KiB")
     return 0
 
 

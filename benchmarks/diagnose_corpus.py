@@ -20,8 +20,8 @@ known logs: the category from the weak-evidence cues alone (every signature patt
 remedy from the error message's own suggestion and the `from_facts_*` fallbacks alone (every
 cause-specific sub-rule removed). It estimates what they do for logs in wordings nobody collected; for
 each category the cues gave it also prints how many of those verdicts are right (their precision). The
-similar known errors are left out of it (the shipped set holds every dev file); `--known-from ... --ablate`
-measures them.
+similar known errors and the text classifier are left out of it (the shipped ones hold every dev file);
+`--known-from ... --ablate` measures them.
 
 `--resaved` reads each file of the split again as people save logs (UTF-16 from a PowerShell redirect,
 NUL bytes left by a writer that died, bzip2 and xz, a notebook's stream output, a Cloud Logging export
@@ -43,11 +43,18 @@ for every log of a category. With `--fold`, only that fold's files
 are scored and shown (their known errors still come from every other round or from the other fold), so a
 setting is chosen on fold A's verdicts and checked on fold B's totals. In the ordinary scoring a dev file
 is never its own neighbour (crash_corpus.without_own_entry); held-back files are in no known-errors set.
+
+With `other-fold`, the text classifier (category_model) is refitted on the other fold's files too and asked
+about the logs still unknown (a third line, `+ classifier`); `--min-probability` sets its guard and
+`--classifier-features` the features it keeps. `--show` then lists every log that reached it, with its best
+class and probability. In the ordinary scoring a category the shipped classifier (fitted on every dev file)
+gives a dev file is taken back (crash_corpus.without_own_entry).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import tempfile
 import time
@@ -57,6 +64,7 @@ from bench_env import use_quiet_env
 
 use_quiet_env()
 
+from tpu_runtime.diagnose import category_model  # noqa: E402
 from tpu_runtime.diagnose.crash_corpus import (  # noqa: E402
     CORPUS_DIR,
     HeldOutBy,
@@ -78,7 +86,8 @@ from tpu_runtime.diagnose.crashlog import (  # noqa: E402
     without_signatures,
 )
 from tpu_runtime.diagnose.job import run_diagnose  # noqa: E402
-from tpu_runtime.diagnose.known_errors_build import build_known_errors  # noqa: E402
+from tpu_runtime.diagnose.known_errors_build import build_category_model, build_known_errors  # noqa: E402
+from tpu_runtime.diagnose.report import CrashDiagnosis  # noqa: E402
 from tpu_runtime.diagnose.similar_errors import SUB_RULE, THRESHOLD, SimilarErrors  # noqa: E402
 
 AIM_CATEGORY = 0.90
@@ -181,14 +190,15 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
     by_origin: dict[str, list[int]] = {}  # origin -> [files, category right, wrong, unknown, remedy right]
     for name, entry in sorted(corpus.items()):
         text = (CORPUS_DIR / name).read_bytes().decode("utf-8", "replace")
-        got = diagnose_log(text, name, cues_only, no_similar).category
+        got = diagnose_log(text, name, cues_only, no_similar, classifier=category_model.EMPTY).category
         if got == entry.category:
             right += 1
         elif got == "unknown":
             undecided += 1
         else:
             wrong += 1
-        scored = score_file(name, entry, diagnose_log(text, name, generic_fixes, no_similar))
+        crash = diagnose_log(text, name, generic_fixes, no_similar, classifier=category_model.EMPTY)
+        scored = score_file(name, entry, crash)
         remedies += scored.remedy_ok
         counts = by_round.setdefault(entry.added or "first", [0, 0, 0])
         counts[0] += 1
@@ -232,15 +242,19 @@ def known_from(
     show: bool = False,
     fold: str | None = None,
     guard: bool = False,
+    min_probability: float = category_model.MIN_PROBABILITY,
+    kept: int = category_model.KEPT_FEATURES,
 ) -> None:
     """Dev half only: each round (or fold) of dev files scored with the rules alone and with the similar
     known errors built from the dev files of the OTHER rounds (folds), as a log of a new round would meet
-    them. With `ablate_rules`, the rules written for known logs are removed first, both at once (no
-    signature pattern and no cause-specific sub-rule: the weak cues, the message's own remedy and the
-    `from_facts_*` fallbacks alone decide category and fix), which estimates what the fallback does for
-    wordings nobody collected. The fallback's verdicts are counted apart: logs it placed (the rules left
-    them unknown) and logs whose category paragraph it replaced by the neighbour's remedy. With `fold`, only
-    that fold's files are scored (the known errors are built as without it)."""
+    them; with `other-fold`, also with the text classifier (category_model) fitted on the other fold's files
+    (`kept` features, `min_probability` its guard) for the logs still unknown. With `ablate_rules`, the rules
+    written for known logs are removed first, both at once (no signature pattern and no cause-specific
+    sub-rule: the weak cues, the message's own remedy and the `from_facts_*` fallbacks alone decide category
+    and fix), which estimates what the fallbacks do for wordings nobody collected. The fallbacks' verdicts are
+    counted apart: logs they placed (the rules left them unknown) and logs whose category paragraph a
+    neighbour's remedy replaced. With `fold`, only that fold's files are scored (the known errors and the
+    classifier are built as without it)."""
     corpus = {n: e for n, e in load_corpus().items() if entry_split(n, e) == "dev"}
     entries = build_known_errors(corpus)  # one entry per file, independent of the others: filtered per unit
     rules: list[CrashRule] = list(load_rules())
@@ -248,19 +262,36 @@ def known_from(
         rules = without_signatures(fallback_rules())
     units = held_out_units(corpus, kind)
     none = SimilarErrors(())
+    no_model = category_model.EMPTY
     # label -> [category right, remedy right, true unknowns kept unknown, files left unknown]
-    totals = {"rules alone": [0, 0, 0, 0], "rules + similar": [0, 0, 0, 0]}
+    labels = ["rules alone", "rules + similar"] + (["+ classifier"] if kind == "other-fold" else [])
+    totals = {label: [0, 0, 0, 0] for label in labels}
     placed = [0, 0, 0]  # logs the rules left unknown that the fallback placed: category right, wrong, remedy
     remedied = [0, 0]  # logs with only the category paragraph given a neighbour's remedy: all, remedy right
+    classified = [0, 0, 0]  # logs still unknown that the classifier placed: right, wrong, true unknowns lost
     for unit, names in sorted(units.items()):
         index = SimilarErrors([e for e in entries if e.file not in names], threshold, guard=guard)
-        per_unit = {"rules alone": [0, 0], "rules + similar": [0, 0]}
-        names = [n for n in names if fold in (None, entry_fold(n, corpus[n]))]
+        scored_names = [n for n in names if fold in (None, entry_fold(n, corpus[n]))]
+        model = no_model
+        if kind == "other-fold" and scored_names:
+            fitted = build_category_model([n for n in corpus if n not in names], kept=kept)
+            model = dataclasses.replace(fitted, min_probability=min_probability)
+        per_unit = {label: [0, 0] for label in labels}
+        names = scored_names
         for name in names:
             entry = corpus[name]
             text = (CORPUS_DIR / name).read_bytes().decode("utf-8", "replace")
-            crashes = {"rules alone": diagnose_log(text, name, rules, none)}
-            crashes["rules + similar"] = diagnose_log(text, name, rules, index)
+            crashes = {"rules alone": diagnose_log(text, name, rules, none, classifier=no_model)}
+            crashes["rules + similar"] = diagnose_log(text, name, rules, index, classifier=no_model)
+            if "+ classifier" in totals:
+                crashes["+ classifier"] = crashes["rules + similar"]
+                if crashes["rules + similar"].category == "unknown":  # only such a log reaches the classifier
+                    crashes["+ classifier"] = diagnose_log(text, name, rules, index, classifier=model)
+                    _show_classified(show, name, entry.category, crashes["+ classifier"], model, text)
+                if crashes["+ classifier"].category != crashes["rules + similar"].category:
+                    ok = crashes["+ classifier"].category == entry.category
+                    classified[0 if ok else 1] += 1
+                    classified[2] += entry.category == "unknown"
             for label, crash in crashes.items():
                 scored = score_file(name, entry, crash)
                 counts = totals[label]
@@ -288,12 +319,13 @@ def known_from(
                     f"  {mark} {fix} {name}: expected {entry.category}, got {crash.category} "
                     f"from {near['file']} ({near['similarity']:.2f})"
                 )
-        alone, similar_counts = per_unit["rules alone"], per_unit["rules + similar"]
         if not names:
             continue
+        figures = ", ".join(f"{label} {per_unit[label][0]}" for label in labels)
+        remedies = " -> ".join(str(per_unit[label][1]) for label in labels)
         print(
             f"  {'round' if kind == 'other-rounds' else 'fold'} {unit}: {len(names)} files, category "
-            f"{alone[0]} -> {similar_counts[0]}, remedy {alone[1]} -> {similar_counts[1]}"
+            f"{figures}; remedy {remedies}"
         )
     scored_files = {n: e for n, e in corpus.items() if fold in (None, entry_fold(n, e))}
     n = len(scored_files)
@@ -301,16 +333,42 @@ def known_from(
     mode = ("rules ablated" if ablate_rules else "rules") + (", guard" if guard else "")
     label = f"dev fold {fold}" if fold else "dev"
     print(f"## {label}, known errors from {kind}, {mode}, threshold {threshold:.2f}: {n} files")
-    for label, (cat, rem, kept, left) in totals.items():
+    for label, (cat, rem, kept_unknown, left) in totals.items():
         print(
             f"  {label}: category {cat}/{n} ({cat / n:.0%}), remedy {rem}/{n} ({rem / n:.0%}), "
-            f"left unknown {left}, true unknowns kept {kept}/{unknowns}"
+            f"left unknown {left}, true unknowns kept {kept_unknown}/{unknowns}"
         )
     print(
         f"  placed by the fallback: category right {placed[0]}, wrong {placed[1]}, remedy right {placed[2]}"
     )
+    print(f"  category paragraph replaced by a neighbour's remedy: {remedied[0]}, remedy right {remedied[1]}")
+    if "+ classifier" in totals:
+        print(
+            f"  placed by the classifier ({kept} features, min probability {min_probability:.2f}): right "
+            f"{classified[0]}, wrong {classified[1]}, of them true unknowns {classified[2]}"
+        )
+    print()
+
+
+def _show_classified(
+    show: bool,
+    name: str,
+    expected: str,
+    crash: CrashDiagnosis,
+    model: category_model.CategoryModel,
+    text: str,
+) -> None:
+    """With `show`: a log that reached the classifier, its best class, probability and whether it has an
+    error line (what the guard reads)."""
+    if not show:
+        return
+    best = model.best(text)
+    got, probability = best if best is not None else ("-", 0.0)
+    mark = "ok " if crash.category == expected else "BAD"
+    has_error = "error line" if crash.facts.get("error_lines") else "no error line"
     print(
-        f"  category paragraph replaced by a neighbour's remedy: {remedied[0]}, remedy right {remedied[1]}\n"
+        f"  classifier {mark} {name}: expected {expected}, got {crash.category} "
+        f"(best {got} {probability:.2f}, {has_error})"
     )
 
 
@@ -337,6 +395,18 @@ def main() -> int:
         help="--known-from: refuse a neighbour met on generic wording alone (SimilarErrors.supported)",
     )
     parser.add_argument(
+        "--min-probability",
+        type=float,
+        default=category_model.MIN_PROBABILITY,
+        help="--known-from other-fold: the classifier's least probability (its guard)",
+    )
+    parser.add_argument(
+        "--classifier-features",
+        type=int,
+        default=category_model.KEPT_FEATURES,
+        help="--known-from other-fold: features the classifier keeps (pruning)",
+    )
+    parser.add_argument(
         "--no-similar",
         action="store_true",
         help="score the rules alone, without the similar-known-errors fallback (its share, on either half)",
@@ -351,7 +421,16 @@ def main() -> int:
         resaved(args.split)
         return 0
     if args.known_from:
-        known_from(args.known_from, args.ablate, args.threshold, args.show, args.fold, args.guard)
+        known_from(
+            args.known_from,
+            args.ablate,
+            args.threshold,
+            args.show,
+            args.fold,
+            args.guard,
+            args.min_probability,
+            args.classifier_features,
+        )
         return 0
     if args.ablate:
         ablate(show=args.show, fold=args.fold)
@@ -363,13 +442,16 @@ def main() -> int:
     scored: list[Scored] = []
     rounds: dict[str, str] = {}
     origins: dict[str, str] = {}
+    classified = 0  # dev files the shipped classifier placed: not credited, it was fitted on them
     start = time.perf_counter()
     for name, entry in sorted(corpus.items()):
         if entry_split(name, entry) not in splits or args.fold not in (None, entry_fold(name, entry)):
             continue
         report = run_diagnose([str(CORPUS_DIR / name)])
         crash = report.crashes[0] if report.crashes else None
-        if crash is not None:  # the shipped known errors hold every dev file: none is its own neighbour
+        if crash is not None and crash.evidence.fix_rule.endswith(f"/{category_model.SUB_RULE}"):
+            classified += entry_split(name, entry) == "dev"
+        if crash is not None:  # the shipped known errors and classifier hold every dev file: taken back
             crash = without_own_entry(name, entry, crash)
         if crash is not None and args.no_similar and crash.evidence.fix_rule.endswith(f"/{SUB_RULE}"):
             text = (CORPUS_DIR / name).read_bytes().decode("utf-8", "replace")
@@ -392,7 +474,10 @@ def main() -> int:
             f"remedy {remedy}/{len(part)} ({remedy / len(part):.0%})"
         )
         similar = sum(s.fix_rule.endswith(f"/{SUB_RULE}") for s in part)
-        print(f"similar known errors decided {similar} files\n")
+        print(f"similar known errors decided {similar} files")
+        if split == "dev":
+            print(f"the classifier placed {classified} dev files at once (taken back: it was fitted on them)")
+        print()
         print("| category | files | precision | recall | remedy right |")
         print("|---|---:|---:|---:|---:|")
         for category, (tp, predicted, actual) in per_category(part).items():

@@ -22,6 +22,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from tpu_runtime.diagnose import category_model
 from tpu_runtime.diagnose.report import Category, CrashDiagnosis
 from tpu_runtime.yaml_data import safe_load
 
@@ -169,7 +170,9 @@ def fits_the_log(fix_rule: str) -> bool:
 def remedy_text(crash: CrashDiagnosis) -> str:
     """The part of a crash's fix that claims the remedy: the whole fix, except for a similar known error
     (`<category>/similar_known_error`), whose claim is the neighbour's remedy alone, and a fact of the sheets
-    (`<category>/sheet_fact`), whose claim is the fact alone (the category's paragraph follows it).
+    (`<category>/sheet_fact`), whose claim is the fact alone (the category's paragraph follows it), and a
+    category the text classifier gave (`<category>/category_model`), whose claim is the unknown log's next
+    steps alone (the category's paragraph comes before them).
 
     The neighbour was chosen for this log by the similarity of its error lines, so its remedy counts when it
     names the entry's keys; the text after it in the fix (the next diagnostic steps of an unknown log, or
@@ -181,20 +184,26 @@ def remedy_text(crash: CrashDiagnosis) -> str:
     sheet = crash.facts.get("sheet_fact")
     if crash.evidence.fix_rule.endswith("/sheet_fact") and isinstance(sheet, dict):
         return str(sheet.get("text", ""))
+    if crash.evidence.fix_rule.endswith("/category_model"):
+        return crash.fix.partition(category_model.STEPS)[2]
     return crash.fix
 
 
 def without_own_entry(name: str, entry: CorpusEntry, crash: CrashDiagnosis) -> CrashDiagnosis:
     """A dev file's diagnosis as if it had not been collected: the shipped known errors hold every dev file
     (known_errors), so a verdict from a similar known error is made again with the file (and its job's
-    group) left out. Other verdicts are returned as they are."""
-    if not crash.evidence.fix_rule.endswith("/similar_known_error"):
+    group) left out; the shipped text classifier was fitted on every dev file, its label among them, so a
+    category it gave is taken back (the file is diagnosed without it: its honest share is measured across
+    folds, `diagnose_corpus.py --known-from other-fold`). Other verdicts are returned as they are."""
+    from_classifier = crash.evidence.fix_rule.endswith(f"/{category_model.SUB_RULE}")
+    if not crash.evidence.fix_rule.endswith("/similar_known_error") and not from_classifier:
         return crash
     from tpu_runtime.diagnose.crashlog import diagnose_log
     from tpu_runtime.diagnose.similar_errors import default_index
 
     text = (CORPUS_DIR / name).read_bytes().decode("utf-8", "replace")
-    return diagnose_log(text, name, similar=default_index().excluding({name, entry.group or name}))
+    similar = default_index().excluding({name, entry.group or name})
+    return diagnose_log(text, name, similar=similar, classifier=category_model.EMPTY)
 
 
 def score_file(name: str, entry: CorpusEntry, crash: CrashDiagnosis | None) -> Scored:

@@ -81,6 +81,7 @@ from tpu_runtime.diagnose.report import CATEGORIES, Category, Citation, CrashDia
 from tpu_runtime.yaml_data import safe_load
 
 if TYPE_CHECKING:
+    from tpu_runtime.diagnose.category_model import CategoryModel
     from tpu_runtime.diagnose.crash_sheet_facts import SheetFacts
     from tpu_runtime.diagnose.similar_errors import SimilarErrors
 
@@ -178,14 +179,17 @@ def diagnose_log(
     rules: Sequence[CrashRule] | None = None,
     similar: SimilarErrors | None = None,
     sheets: SheetFacts | None = None,
+    classifier: CategoryModel | bool = False,
 ) -> CrashDiagnosis:
     """Classify one log's text, pull out its facts and choose the fix that fits them.
 
     A log neither the rules nor the weak cues place, or one whose fix is only its category's paragraph, goes
     to the similar known errors (similar_errors; `similar` is the shipped set when None, `SimilarErrors(())`
-    for none), which are loaded only then; one still left with the paragraph, or unknown, goes to the facts
-    of the team's sheets (crash_sheet_facts; `sheets` is the shipped sheets when None, `SheetFacts(())` for
-    none)."""
+    for none), which are loaded only then; one still unknown goes to the text classifier (category_model;
+    `classifier` True for the shipped model, loaded only then, or a model; False, the default, asks none: the
+    product's diagnose step asks it for the crash logs a user gives), which gives a category but not a remedy;
+    one still left with the paragraph, or unknown, goes to the facts of the team's sheets (crash_sheet_facts;
+    `sheets` is the shipped sheets when None, `SheetFacts(())` for none)."""
     from tpu_runtime.diagnose.crash_next_steps import unknown_diagnosis
 
     rules = load_rules() if rules is None else rules
@@ -208,6 +212,13 @@ def diagnose_log(
                 return crash
             weak = weak_vote(lines, final=True)  # the last word: what an uncaught check's exception means
             if weak is None or weak.category not in by_category:
+                if classifier is not False:
+                    from tpu_runtime.diagnose.category_model import classified_diagnosis
+
+                    model = None if classifier is True else classifier
+                    placed = classified_diagnosis(crash, text, by_category, model)
+                    if placed.category != "unknown":
+                        return placed
                 return sheet_remedy(crash, lines, sheets)
         votes = [_Vote(by_category[weak.category], weak.score, weak.last_line, weak.evidence)]
     votes.sort(key=lambda v: (v.score, v.rule.priority, v.last_line), reverse=True)

@@ -82,7 +82,8 @@ def crash_logs(ctx: DiagnoseContext, step: Step, progress: ProgressFn) -> None:
     report = ctx.require_report()
     for kind in ("crash_log", "metrics_report"):
         for item in _timed(ctx, step, progress, kind):
-            crash = diagnose_log(_text(item, report.notes), item.path)
+            # a log a user gives may be placed by the text classifier when nothing else places it (crashlog)
+            crash = diagnose_log(_text(item, report.notes), item.path, classifier=kind == "crash_log")
             if kind == "crash_log" or crash.category != "unknown":
                 report.crashes.append(crash)
     report.notes.extend(job_notes(report.crashes))
