@@ -1,11 +1,13 @@
-"""Write tpu_runtime/data/guard_aliases.json: what the locals a raising check tests were assigned from.
+"""Write tpu_runtime/data/guard_aliases.json: which settings the locals a raising check tests were read from.
 
 Run by hand after tpu_runtime/data/raise_sites.json changes:
 `python benchmarks/build_guard_aliases.py --git-root DIR` (DIR/OWNER+NAME/repo or DIR/OWNER+NAME is a git
 directory holding the commit raise_sites.json names for that repository). For every snapshot site whose
-condition names something (crash_raise_guard.guard_names), the site's file is read at that commit and the last
-plain assignment to each of those names in the raising function, before the raise, is kept
-(guard_aliases_build.aliases_in_source). Sites of installed packages (no repository) are not read.
+condition names something (its `tests`, crash_raise_guard.guard_facts), the site's file is read at that
+commit, the last plain assignment to each of those names in the raising function before the raise is found
+(guard_aliases_build.aliases_in_source), and what it says in names is kept (alias_record: the setting it
+reads or the list whose product it is; the code itself is not). Sites of installed packages (no repository)
+are not read.
 """
 
 from __future__ import annotations
@@ -21,9 +23,8 @@ from bench_env import use_quiet_env
 use_quiet_env()
 
 from tpu_runtime.diagnose.crash_locations import RAISE_SITES_FILE  # noqa: E402
-from tpu_runtime.diagnose.crash_raise_guard import guard_names  # noqa: E402
 from tpu_runtime.diagnose.guard_aliases import ALIASES_FILE, site_key  # noqa: E402
-from tpu_runtime.diagnose.guard_aliases_build import aliases_in_source  # noqa: E402
+from tpu_runtime.diagnose.guard_aliases_build import alias_record, aliases_in_source  # noqa: E402
 
 
 def _git_dir(root: Path, repo: str) -> Path:
@@ -54,22 +55,20 @@ def main() -> int:
     data = json.loads(RAISE_SITES_FILE.read_text(encoding="utf-8"))
     commits: dict[str, str] = data.get("snapshots", {})
     cache: dict[tuple[str, str], str | None] = {}
-    aliases: dict[str, dict[str, str]] = {}
+    aliases: dict[str, dict[str, dict[str, str]]] = {}
     missing: set[str] = set()
     for site in data["sites"]:
-        repo, path, line, guard = site.get("repo"), site.get("path"), site.get("line"), site.get("guard")
-        if not (repo and path and line and guard) or not str(path).endswith(".py") or repo not in commits:
-            continue
-        names = guard_names(str(guard))
-        if not names:
+        repo, path, line, names = site.get("repo"), site.get("path"), site.get("line"), site.get("tests")
+        if not (repo and path and line and names) or not str(path).endswith(".py") or repo not in commits:
             continue
         source = _source(args.git_root, str(repo), commits[str(repo)], str(path), cache)
         if source is None:
             missing.add(str(repo))
             continue
-        found = aliases_in_source(source, int(line), names)
-        if found:
-            aliases[site_key(str(repo), str(path), int(line))] = found
+        found = aliases_in_source(source, int(line), [str(n) for n in names])
+        said = {name: record for name, expr in found.items() if (record := alias_record(expr))}
+        if said:
+            aliases[site_key(str(repo), str(path), int(line))] = said
     rows = ",\n".join(f"{json.dumps(k)}:{json.dumps(v, sort_keys=True)}" for k, v in sorted(aliases.items()))
     head = json.dumps({r: c for r, c in sorted(commits.items()) if r not in missing}, sort_keys=True)
     args.out.write_text(f'{{"snapshots": {head},\n"aliases": {{\n{rows}\n}}}}\n', encoding="utf-8")

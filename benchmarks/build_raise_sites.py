@@ -28,7 +28,7 @@ from tpu_runtime.diagnose.crash_locations import (  # noqa: E402
     load_locations,
     load_raise_sites,
 )
-from tpu_runtime.diagnose.raise_sites_build import mapped_first, mine, write_raise_sites  # noqa: E402
+from tpu_runtime.diagnose.raise_sites_build import SiteValue, mapped_first, mine, write_raise_sites  # noqa: E402
 from tpu_runtime.diagnose.raise_sites_snapshot import (  # noqa: E402
     load_snapshot_config,
     mine_snapshot,
@@ -48,7 +48,7 @@ def main() -> int:
     args = parser.parse_args()
     table = load_locations()
     versions, installed = mine(table)
-    sites: list[dict[str, str | int]] = [dict(site) for site in installed]
+    sites: list[dict[str, SiteValue]] = [dict(site) for site in installed]
     commits: dict[str, str] = {}
     mined_repos: set[str] = set()
     every_module: set[str] = set()  # repos whose unmapped modules' sites are kept too

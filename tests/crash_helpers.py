@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
+
+from tpu_runtime.diagnose.crash_locations import RaiseSite
+from tpu_runtime.diagnose.crash_raise_guard import guard_names, guard_ways_out
 from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules, load_rules
 from tpu_runtime.diagnose.report import CrashDiagnosis
 from tpu_runtime.diagnose.similar_errors import SimilarErrors
@@ -65,3 +69,10 @@ def maxtext_pydantic(message: str) -> str:
         "pydantic_core._pydantic_core.ValidationError: 1 validation error for MaxTextConfig\n"
         f"  Value error, {message} [type=value_error, input_value={{'run_name': 'r1'}}, input_type=dict]\n"
     )
+
+
+def guarded(site: RaiseSite, guard: str) -> RaiseSite:
+    """`site` with what the build keeps of the condition around its raise (crash_raise_guard.guard_facts):
+    the names it tests and the values that get past it."""
+    names = guard_names(guard)
+    return dataclasses.replace(site, tests=names, passes=guard_ways_out(guard) if names else ())

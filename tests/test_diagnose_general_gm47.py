@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.crash_helpers import ablated_verdict, library_trace
+from tests.crash_helpers import ablated_verdict, guarded, library_trace
 from tpu_runtime.diagnose import crash_locations
 from tpu_runtime.diagnose.crash_locations import RaiseSite
 from tpu_runtime.diagnose.crash_next_steps import unknown_diagnosis
@@ -129,13 +129,15 @@ def test_a_condition_on_computed_values_names_no_way_past_it(guard: str) -> None
 
 
 def test_the_raise_guard_fix_says_how_the_check_passes(monkeypatch: pytest.MonkeyPatch) -> None:
-    site = RaiseSite(
-        module="jax._src.lax.lax",  # a module the location table maps (a shape check)
-        function="validate_packing",
-        exception="ValueError",
-        pattern=r"sequence\ packing\ is\ required\ for\ the\ chosen\ loss",
-        anchor="sequence packing is required for the chosen loss",
-        guard="self.loss_kind == 'packed_ce' and not self.pack_sequences",
+    site = guarded(
+        RaiseSite(
+            module="jax._src.lax.lax",  # a module the location table maps (a shape check)
+            function="validate_packing",
+            exception="ValueError",
+            pattern=r"sequence\ packing\ is\ required\ for\ the\ chosen\ loss",
+            anchor="sequence packing is required for the chosen loss",
+        ),
+        "self.loss_kind == 'packed_ce' and not self.pack_sequences",
     )
     monkeypatch.setattr(crash_locations, "load_raise_sites", lambda: (site,))
     text = (
@@ -161,13 +163,15 @@ POOL_SHEETS = SheetFacts(
 
 
 def _pool_site(guard: str) -> RaiseSite:
-    return RaiseSite(
-        module="jax._src.lax.lax",
-        function="pack_widgets",
-        exception="ValueError",
-        pattern=r"widget_pool_size\ is\ too\ small\ for\ the\ packed\ widgets",
-        anchor="is too small for the packed widgets",
-        guard=guard,
+    return guarded(
+        RaiseSite(
+            module="jax._src.lax.lax",
+            function="pack_widgets",
+            exception="ValueError",
+            pattern=r"widget_pool_size\ is\ too\ small\ for\ the\ packed\ widgets",
+            anchor="is too small for the packed widgets",
+        ),
+        guard,
     )
 
 

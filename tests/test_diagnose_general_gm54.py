@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tests.crash_helpers import ablated_verdict, diagnose_rules_alone, library_trace
+from tests.crash_helpers import ablated_verdict, diagnose_rules_alone, guarded, library_trace
 from tpu_runtime.diagnose import crash_locations
 from tpu_runtime.diagnose.crash_locations import RaiseSite
 from tpu_runtime.diagnose.crash_raise_guard import guard_names
@@ -23,13 +23,15 @@ MESSAGE = "ValueError: Cannot specify both warm_restarts and a streaming loader"
 
 def _site(guard: str, module: str = "invented_trainer.config") -> RaiseSite:
     """A mined check of a module no location table maps (a library mined whole)."""
-    return RaiseSite(
-        module=module,
-        function="check",
-        exception="ValueError",
-        pattern=r"Cannot specify both warm_restarts and a streaming loader",
-        anchor="Cannot specify both warm_restarts and a streaming loader",
-        guard=guard,
+    return guarded(
+        RaiseSite(
+            module=module,
+            function="check",
+            exception="ValueError",
+            pattern=r"Cannot specify both warm_restarts and a streaming loader",
+            anchor="Cannot specify both warm_restarts and a streaming loader",
+        ),
+        guard,
     )
 
 
@@ -81,13 +83,15 @@ def test_a_condition_that_names_no_setting_keeps_the_catch_all(monkeypatch: pyte
 
 
 def test_a_site_of_another_message_keeps_the_catch_all(monkeypatch: pytest.MonkeyPatch) -> None:
-    other = RaiseSite(
-        module="invented_trainer.config",
-        function="check",
-        exception="ValueError",
-        pattern=r"Cannot specify both warm_restarts and a batch loader",
-        anchor="Cannot specify both warm_restarts and a batch loader",
-        guard="self.warm_restarts and self.batch_loader",
+    other = guarded(
+        RaiseSite(
+            module="invented_trainer.config",
+            function="check",
+            exception="ValueError",
+            pattern=r"Cannot specify both warm_restarts and a batch loader",
+            anchor="Cannot specify both warm_restarts and a batch loader",
+        ),
+        "self.warm_restarts and self.batch_loader",
     )
     _with_sites(monkeypatch, other)
     _, rule, _fix = ablated_verdict(library_trace(MESSAGE))

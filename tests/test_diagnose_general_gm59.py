@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.crash_helpers import ablated_verdict, library_trace
+from tests.crash_helpers import ablated_verdict, guarded, library_trace
 from tpu_runtime.diagnose import crash_locations
 from tpu_runtime.diagnose.crash_locations import RaiseSite
 from tpu_runtime.diagnose.crash_raise_guard import degree_hint
@@ -18,13 +18,15 @@ MESSAGE = "ValueError: Sliding window cache of 6 groups cannot be split over the
 
 def _site(guard: str) -> RaiseSite:
     """A mined check of a module no location table maps (an engine mined whole)."""
-    return RaiseSite(
-        module="invented_engine.layers.window",
-        function="split_cache",
-        exception="ValueError",
-        pattern=r"Sliding window cache of .+? groups cannot be split over the requested shards",
-        anchor="groups cannot be split over the requested shards",
-        guard=guard,
+    return guarded(
+        RaiseSite(
+            module="invented_engine.layers.window",
+            function="split_cache",
+            exception="ValueError",
+            pattern=r"Sliding window cache of .+? groups cannot be split over the requested shards",
+            anchor="groups cannot be split over the requested shards",
+        ),
+        guard,
     )
 
 

@@ -1,6 +1,7 @@
-"""A remedy read from the condition of the check that raised the message (crash_raise_guard): the `if` test
-kept with each mined raise site (raise_sites_build), and the fix that names what it tests. Sources, sites and
-log lines are written for these tests, each with a nearby case the mechanism must not claim."""
+"""A remedy read from the condition of the check that raised the message (crash_raise_guard): what the `if`
+test around each mined raise site reads (raise_sites_build keeps the names and passing values, not the test),
+and the fix that names what it tests. Sources, sites and log lines are written for these tests, each with a
+nearby case the mechanism must not claim."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import dataclasses
 
 import pytest
 
+from tests.crash_helpers import guarded
 from tpu_runtime.diagnose import crash_locations
 from tpu_runtime.diagnose.crash_locations import (
     LocationTable,
@@ -40,14 +42,22 @@ def outer(flag):
 """
 
 
-def test_mining_keeps_the_test_of_the_if_around_each_raise() -> None:
+def test_mining_keeps_what_the_test_of_the_if_around_each_raise_reads() -> None:
     sites = {str(s["anchor"]): s for s in raise_sites_of(SOURCE, "pkg.widgets")}
-    guards = {anchor: site.get("guard") for anchor, site in sites.items()}
-    assert guards[next(a for a in guards if "cannot be shared" in a)] == "cfg.use_widget_cache and hosts > 1"
-    assert guards[next(a for a in guards if "at least one host" in a)] == "not (hosts)"  # the else branch
+    tests = {anchor: (site.get("tests"), site.get("passes")) for anchor, site in sites.items()}
+    # `cfg.use_widget_cache and hosts > 1`: either one false gets past it
+    assert tests[next(a for a in tests if "cannot be shared" in a)] == (
+        ["use_widget_cache", "hosts"],
+        ["use_widget_cache=False", "hosts=1"],
+    )
+    assert tests[next(a for a in tests if "at least one host" in a)] == (
+        ["hosts"],
+        ["hosts=True"],
+    )  # else branch
     # no `if` around it, and an `if` of the enclosing function does not reach into a nested one
-    assert guards[next(a for a in guards if "nobody tested" in a)] is None
-    assert guards[next(a for a in guards if "nested widget" in a)] is None
+    assert tests[next(a for a in tests if "nobody tested" in a)] == (None, None)
+    assert tests[next(a for a in tests if "nested widget" in a)] == (None, None)
+    assert not any("guard" in site for site in sites.values())  # the condition's code is not kept
 
 
 def test_the_names_a_condition_tests_are_its_settings_not_its_calls_or_containers() -> None:
@@ -66,15 +76,17 @@ def test_the_names_a_condition_tests_are_its_settings_not_its_calls_or_container
     assert guard_names("if x:") == ()
 
 
-GUARDED = RaiseSite(
-    module="jax._src.lax.lax",
-    function="broadcast_widgets",
-    exception="ValueError",
-    pattern=r"widget\ stack\ .+?\ cannot\ hold\ the\ stacked\ widgets",
-    anchor="cannot hold the stacked widgets",
-    guard="self.widget_replicas > len(devices) and not allow_widget_overlap",
+GUARDED = guarded(
+    RaiseSite(
+        module="jax._src.lax.lax",
+        function="broadcast_widgets",
+        exception="ValueError",
+        pattern=r"widget\ stack\ .+?\ cannot\ hold\ the\ stacked\ widgets",
+        anchor="cannot hold the stacked widgets",
+    ),
+    "self.widget_replicas > len(devices) and not allow_widget_overlap",
 )
-UNGUARDED = dataclasses.replace(GUARDED, guard="")
+UNGUARDED = dataclasses.replace(GUARDED, tests=(), passes=())
 LOG = "\n".join(
     [
         "Traceback (most recent call last):",
@@ -114,23 +126,26 @@ def test_a_snapshot_site_cites_its_source_first(monkeypatch: pytest.MonkeyPatch)
     assert urls[0] == "https://github.com/owner/widgets/blob/c0/w.py#L12"
 
 
-def test_the_shipped_sites_keep_conditions_that_name_something() -> None:
-    guarded = [s for s in load_raise_sites() if s.guard]
+def test_the_shipped_sites_keep_the_names_their_conditions_test() -> None:
+    guarded = [s for s in load_raise_sites() if s.tests]
     assert guarded, "rebuild data/raise_sites.json with benchmarks/build_raise_sites.py"
-    assert all(not s.native for s in guarded)  # only Python sites: a C++ check's condition is not kept
-    assert sum(1 for s in guarded if guard_names(s.guard)) > len(guarded) // 2
+    assert all(not s.native for s in guarded)  # only Python sites: a C++ check's condition is not read
+    assert all(name.isidentifier() for s in guarded for name in s.tests)  # names, not code
+    assert sum(1 for s in guarded if s.passes) > len(guarded) // 4
 
 
 def test_a_site_of_an_unmapped_module_still_gives_its_condition_but_no_category() -> None:
     """A module mined whole for its checks (`all_modules`) names no category, yet its condition names what to
     change; the category vote still needs a mapped module."""
-    site = RaiseSite(
-        module="gizmolib.engine.scheduler",
-        function="admit",
-        exception="ValueError",
-        pattern=r"gizmo\ queue\ depth\ .+?\ exceeds\ the\ admission\ window",
-        anchor="exceeds the admission window",
-        guard="self.queue_depth > self.admission_window",
+    site = guarded(
+        RaiseSite(
+            module="gizmolib.engine.scheduler",
+            function="admit",
+            exception="ValueError",
+            pattern=r"gizmo\ queue\ depth\ .+?\ exceeds\ the\ admission\ window",
+            anchor="exceeds the admission window",
+        ),
+        "self.queue_depth > self.admission_window",
     )
     table = LocationTable(weight=0.45, categories=[])
     lines = ["ValueError: gizmo queue depth 12 exceeds the admission window"]

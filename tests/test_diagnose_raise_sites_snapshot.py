@@ -19,7 +19,7 @@ from tpu_runtime.diagnose.crash_locations import (
     load_raise_sites,
     location_vote,
 )
-from tpu_runtime.diagnose.raise_sites_build import mapped_first, write_raise_sites
+from tpu_runtime.diagnose.raise_sites_build import SiteValue, mapped_first, write_raise_sites
 from tpu_runtime.diagnose.raise_sites_cxx import cxx_sites_of
 from tpu_runtime.diagnose.raise_sites_snapshot import Snapshot, is_test_path, mine_files, module_of
 
@@ -194,7 +194,7 @@ def test_a_message_two_libraries_raise_alike_keeps_the_site_whose_module_maps() 
         categories=[CategoryLocations(category="runtime_init_failure", modules=["trainer.config"])]
     )
 
-    def site(module: str, line: int) -> dict[str, str | int]:
+    def site(module: str, line: int) -> dict[str, SiteValue]:
         return {"pattern": "Must set a mesh", "module": module, "function": "f", "line": line}
 
     unmapped, mapped, other_mapped = (

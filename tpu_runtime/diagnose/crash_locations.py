@@ -26,8 +26,9 @@ import functools
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -126,7 +127,10 @@ class RaiseSite:
     path: str = ""
     line: int = 0
     commit: str = ""
-    guard: str = ""  # the test of the `if` the raise sits in (Python sites), as the source writes it
+    # what the test of the `if` the raise sits in reads (Python sites; crash_raise_guard.guard_facts): the
+    # settings it names and the `name=value` settings that get past it; the test itself is not kept
+    tests: tuple[str, ...] = ()
+    passes: tuple[str, ...] = ()
 
     @functools.cached_property
     def compiled(self) -> re.Pattern[str]:
@@ -180,7 +184,13 @@ def load_raise_sites(path: Path = RAISE_SITES_FILE) -> tuple[RaiseSite, ...]:
         return ()
     raw = json.loads(path.read_text(encoding="utf-8"))
     commits = raw.get("snapshots", {})
-    return tuple(RaiseSite(**site, commit=commits.get(site.get("repo", ""), "")) for site in raw["sites"])
+    return tuple(_site(site, commits.get(site.get("repo", ""), "")) for site in raw["sites"])
+
+
+def _site(raw: dict[str, Any], commit: str) -> RaiseSite:
+    """One site of the file (its lists, the names and values a condition reads, as tuples)."""
+    site = RaiseSite(**{k: v for k, v in raw.items() if not isinstance(v, list)}, commit=commit)
+    return replace(site, tests=tuple(raw.get("tests", ())), passes=tuple(raw.get("passes", ())))
 
 
 def find_location(

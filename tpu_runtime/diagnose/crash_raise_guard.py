@@ -1,20 +1,23 @@
-"""A remedy read from the check that raised the message: the condition of the `if` around its raise.
+"""A remedy read from the check that raised the message: what the condition of the `if` around it reads.
 
 A library's check raises when a condition on its settings or arguments holds (`if ici_expert_parallelism > 1
 and dcn_expert_parallelism > 1: raise ValueError(...)`). The message often names neither the setting nor the
-value, but the condition does, and it does for logs nobody wrote a rule for. When a log's error line matches a
-mined raise site (crash_locations) whose test was kept (`RaiseSite.guard`, written by
-benchmarks/build_raise_sites.py), and no sub-rule, advice, fallback or stated condition chose the fix, the fix
-quotes the condition and names what it tests (sub-rule `<category>/raise_guard`), with the site's source
-first among the citations when it was mined from a repository snapshot. It comes after the similar known
-errors and the facts of the sheets, which say how the failure was fixed, not only what the check tested.
-Where the condition compares a setting with a constant, or tests a flag, the fix also says which value gets
-past the check (`not self.x` -> `x=True`, `steps > 1` -> `steps=1`), in the `name=value` form overrides take;
-such a condition is this log's own evidence and comes before the similar known errors and the sheets' facts.
-A start-up log whose fix is the library catch-all (`runtime_init_failure/from_facts_library_check`, advice
-for a probe of the chips) gets the condition too, with or without a passing value. A condition testing a
-parallelism degree under the check's own name (`tp_size`, `dp`) also says where the user sets that degree
-(the engine's launch flag, MaxText's mesh setting: degree_hint), since the name it tests is no flag.
+value, but the condition does, and it does for logs nobody wrote a rule for. benchmarks/build_raise_sites.py
+reads each condition once (`guard_facts`: the settings it names, `guard_names`, and the `name=value` settings
+that get past it, `guard_ways_out`) and keeps only those (`RaiseSite.tests`, `RaiseSite.passes`), not the
+condition's code. When a log's error line matches such a mined site (crash_locations), and no sub-rule,
+advice, fallback or stated condition chose the fix, the fix names what the check tests (sub-rule
+`<category>/raise_guard`), with the site's source first among the citations when it was mined from a
+repository snapshot, so the reader can open the condition there. It comes after the similar known errors and
+the facts of the sheets, which say how the failure was fixed, not only what the check tested. Where the
+condition compares a setting with a constant, or tests a flag, the fix also says which value gets past the
+check (`not self.x` -> `x=True`, `steps > 1` -> `steps=1`, `not (shards >= 1)` -> `shards=1`), in the
+`name=value` form overrides take; such a condition is this log's own evidence and comes before the similar
+known errors and the sheets' facts. A start-up log whose fix is the library catch-all
+(`runtime_init_failure/from_facts_library_check`, advice for a probe of the chips) gets the tested names too,
+with or without a passing value. A condition testing a parallelism degree under the check's own name
+(`tp_size`, `dp`) also says where the user sets that degree (the engine's launch flag, MaxText's mesh
+setting: degree_hint), since the name it tests is no flag.
 """
 
 from __future__ import annotations
@@ -33,11 +36,11 @@ from tpu_runtime.diagnose.report import Citation, CrashDiagnosis
 __all__ = [
     "SUB_RULE",
     "degree_hint",
+    "guard_facts",
     "guard_fix",
     "guard_names",
     "guard_remedy",
     "guard_ways_out",
-    "required_test",
 ]
 
 SUB_RULE = "raise_guard"
@@ -145,6 +148,32 @@ def _compare_ways(node: ast.Compare) -> list[str]:
     return []
 
 
+def _held_ways(node: ast.Compare) -> list[str]:
+    """The setting's value that makes `setting <op> constant` true (a check raising unless it holds): the
+    least or most integer it allows, the constant an `==` wants, None or set; a membership test named."""
+    if len(node.ops) != 1:
+        return []
+    op, left, right = node.ops[0], node.left, node.comparators[0]
+    name, value = _setting(left), _literal(right)
+    if name is None and type(op) in _FLIP:
+        name, value, op = _setting(right), _literal(left), _FLIP[type(op)]()
+    if name is None or value is ...:
+        return []
+    if isinstance(op, ast.Is | ast.IsNot) and value is None:
+        return [f"{name}=None"] if isinstance(op, ast.Is) else [f"{name} set"]
+    if isinstance(value, int) and not isinstance(value, bool):
+        bound = {ast.Gt: value + 1, ast.GtE: value, ast.Lt: value - 1, ast.LtE: value, ast.Eq: value}
+        if type(op) in bound:
+            return [f"{name}={bound[type(op)]}"]
+    if isinstance(op, ast.Eq):
+        return [f"{name}={_shown(value)}"]
+    if isinstance(op, ast.In) and isinstance(value, tuple | list) and value:
+        return [f"{name} one of {ast.unparse(right)}"]
+    if isinstance(op, ast.NotIn) and isinstance(value, tuple | list | set | frozenset):
+        return [f"{name} outside {ast.unparse(right)}"]
+    return []
+
+
 def _ways(node: ast.expr) -> list[str]:
     """Settings that make a condition false: any one for an `and`, all of them together for an `or`."""
     if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
@@ -153,6 +182,8 @@ def _ways(node: ast.expr) -> list[str]:
         parts = [_ways(value) for value in node.values]
         return [" with ".join(p[0] for p in parts)] if all(parts) else []
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        if isinstance(node.operand, ast.Compare):  # the test an assertion or an `else:` requires
+            return _held_ways(node.operand)
         name = _setting(node.operand)
         return [f"{name}=True"] if name else []
     if isinstance(node, ast.Compare):
@@ -171,16 +202,11 @@ def guard_ways_out(guard: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(_ways(tree.body)))[:MAX_WAYS]
 
 
-def required_test(guard: str) -> str:
-    """The test a check requires when its condition is a whole negation (an assertion's test, or the `if` of
-    an `else:` branch: `not (a == b)` -> `a == b`), so the fix can say what must hold; "" otherwise."""
-    try:
-        tree = ast.parse(guard, mode="eval").body
-    except SyntaxError:
-        return ""
-    if isinstance(tree, ast.UnaryOp) and isinstance(tree.op, ast.Not) and guard.startswith("not ("):
-        return ast.unparse(tree.operand)
-    return ""
+def guard_facts(guard: str) -> dict[str, list[str]]:
+    """What a mined site keeps of its condition (build time): the settings it names and the values that get
+    past it, as `tests` and `passes`; {} when it names nothing a user could change."""
+    names = guard_names(guard)
+    return {"tests": list(names), "passes": list(guard_ways_out(guard))} if names else {}
 
 
 # A check's parallelism degree under a local or argument name (`tp_size`, `dp`, `attn_tp_size`) or its config
@@ -234,38 +260,31 @@ def degree_hint(names: Sequence[str]) -> str:
 
 def guard_fix(lines: Sequence[str]) -> tuple[str, Location, tuple[str, ...]] | None:
     """The fix that names what the raising check tested, the raise site and the values that get past it
-    (guard_ways_out); None when no mined site with a kept condition matches the log's error lines, or the
-    condition names nothing to change."""
+    (`RaiseSite.passes`); None when no mined site whose condition names something matches the log's error
+    lines."""
     found = find_location(lines, any_module=True)
-    if found is None or not found.site.guard:
-        return None
-    names = guard_names(found.site.guard)
-    if not names:
+    if found is None or not found.site.tests:
         return None
     site = found.site
+    names = site.tests
     tested = ", ".join(f"`{n}`" for n in names)
     assigned = load_aliases().get(site_key(site.repo, site.path, site.line), {}) if site.repo else {}
     aliased, renamed = alias_notes({n: assigned[n] for n in names if n in assigned})
-    ways = renamed_ways(guard_ways_out(site.guard), renamed)
+    ways = renamed_ways(site.passes, renamed)
     passes = f" (it passes with {', or with '.join(ways)})" if ways else ""
-    required = required_test(site.guard)
-    when, goal = (
-        (f"unless `{required}` holds", "so it holds")
-        if required
-        else (f"when `{site.guard}`", "so it no longer holds")
-    )
     fix = (
-        f"The check that raised this message ({site.module}, {site.function}) raises it {when}: change what "
-        f"that condition tests ({tested}: the setting, argument or value it names{aliased}) {goal}{passes}"
-        f"{degree_hint(names)}, {RERUN}"
+        f"The check that raised this message ({site.module}, {site.function}) raises it on a condition over "
+        f"{tested} (the setting, argument or value it names{aliased}): change what it tests so the check "
+        f"passes{passes}{degree_hint(names)}, {RERUN}"
     )
     return fix, found, ways
 
 
 def guard_remedy(crash: CrashDiagnosis, lines: Sequence[str]) -> CrashDiagnosis:
-    """A crash whose fix is only its category's paragraph, with the raising check's condition leading the fix
-    (the paragraph after it) and `facts.raise_guard` holding the site, the condition and the values that get
-    past it (`passes`, guard_ways_out); the crash unchanged when no mined site with a condition matches."""
+    """A crash whose fix is only its category's paragraph, with what the raising check tests leading the fix
+    (the paragraph after it) and `facts.raise_guard` holding the site, the names its condition tests and the
+    values that get past it (`passes`); the crash unchanged when no mined site with such a condition
+    matches."""
     found = guard_fix(lines)
     if found is None:
         return crash
@@ -284,7 +303,7 @@ def guard_remedy(crash: CrashDiagnosis, lines: Sequence[str]) -> CrashDiagnosis:
     )
     facts = {
         **crash.facts,
-        "raise_guard": {"site": location.label, "condition": location.site.guard, "passes": list(ways)},
+        "raise_guard": {"site": location.label, "tests": list(location.site.tests), "passes": list(ways)},
     }
     return crash.model_copy(
         update={

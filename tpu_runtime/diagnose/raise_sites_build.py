@@ -19,11 +19,14 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from tpu_runtime.diagnose.crash_locations import LocationTable
+from tpu_runtime.diagnose.crash_raise_guard import guard_facts
 
-__all__ = ["PACKAGES", "mine", "raise_sites_of", "template", "write_raise_sites"]
+__all__ = ["PACKAGES", "SiteValue", "mine", "raise_sites_of", "template", "write_raise_sites"]
 
+SiteValue = str | int | list[str]
+"""A mined site's field: text, a line number, or the names and settings its condition reads."""
 MAX_GUARD = 200
-"""The longest `if` test kept as a site's guard (longer ones are whole expressions, not a setting's check)."""
+"""The longest `if` test read for a site (longer ones are whole expressions, not a setting's check)."""
 PACKAGES = ("jax", "jaxlib", "torch", "torch_tpu", "transformers", "flax", "tensorflow", "torch_xla")
 WILD = ".+?"
 MIN_LITERAL = 24  # literal characters a template needs in all
@@ -116,7 +119,7 @@ class _Visitor(ast.NodeVisitor):
         self.function = "<module>"
         self.names: dict[str, ast.expr] = {}
         self.guards: list[str] = []  # the tests of the `if` statements around the node, innermost last
-        self.sites: list[dict[str, str | int]] = []
+        self.sites: list[dict[str, SiteValue]] = []
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         outer, names, guards = self.function, self.names, self.guards
@@ -158,7 +161,7 @@ class _Visitor(ast.NodeVisitor):
                 }
             )
             if guard is not None and len(guard) <= MAX_GUARD:
-                self.sites[-1]["guard"] = guard
+                self.sites[-1].update(guard_facts(guard))
 
     def visit_Raise(self, node: ast.Raise) -> None:
         exc = node.exc
@@ -214,7 +217,7 @@ def mine(
     return versions, sorted(sites.values(), key=lambda s: (s["module"], s["function"], s["pattern"]))
 
 
-def raise_sites_of(source: str, module: str) -> list[dict[str, str | int]]:
+def raise_sites_of(source: str, module: str) -> list[dict[str, SiteValue]]:
     """The raise sites of one module's source whose message is literal enough to name them (`line` is the
     raise statement's)."""
     visitor = _Visitor(module)
@@ -225,7 +228,7 @@ def raise_sites_of(source: str, module: str) -> list[dict[str, str | int]]:
 def write_raise_sites(
     path: Path,
     versions: dict[str, str],
-    sites: Sequence[Mapping[str, str | int]],
+    sites: Sequence[Mapping[str, SiteValue]],
     snapshots: Mapping[str, str] | None = None,
 ) -> None:
     """The mined sites as JSON, one site a line (a diff shows which sites a new release changed);
@@ -237,12 +240,12 @@ def write_raise_sites(
     path.write_text(f'{head}"sites": [\n{rows}\n]}}\n', encoding="utf-8")
 
 
-def mapped_first(sites: Sequence[dict[str, str | int]], table: LocationTable) -> list[dict[str, str | int]]:
+def mapped_first(sites: Sequence[dict[str, SiteValue]], table: LocationTable) -> list[dict[str, SiteValue]]:
     """One site per message pattern: the first, unless a later one's module maps and the first's does not.
 
     Two libraries often raise the same words; the site whose module `raise_locations.yaml` maps is the one
     whose category the location vote can use."""
-    chosen: dict[str, dict[str, str | int]] = {}
+    chosen: dict[str, dict[str, SiteValue]] = {}
     for site in sites:
         pattern = str(site["pattern"])
         earlier = chosen.get(pattern)

@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from pydantic import BaseModel, Field
 
 from tpu_runtime.diagnose.crash_locations import LocationTable
-from tpu_runtime.diagnose.raise_sites_build import raise_sites_of
+from tpu_runtime.diagnose.raise_sites_build import SiteValue, raise_sites_of
 from tpu_runtime.diagnose.raise_sites_cxx import CXX_SUFFIXES, cxx_sites_of
 from tpu_runtime.yaml_data import safe_load
 
@@ -79,9 +79,9 @@ def module_of(path: str, python_base: str = "") -> str:
     return ".".join(p.with_suffix("").parts).removesuffix(".__init__")
 
 
-def mine_files(files: dict[str, str], snapshot: Snapshot, table: LocationTable) -> list[dict[str, str | int]]:
+def mine_files(files: dict[str, str], snapshot: Snapshot, table: LocationTable) -> list[dict[str, SiteValue]]:
     """The raise sites of a snapshot's files (path -> text) whose module the table maps to a category."""
-    sites: list[dict[str, str | int]] = []
+    sites: list[dict[str, SiteValue]] = []
     for path, text in sorted(files.items()):
         module = module_of(path, snapshot.python_base)
         try:
@@ -102,7 +102,7 @@ def _wanted(path: str, snapshot: Snapshot, table: LocationTable) -> bool:
     return snapshot.all_modules or table.may_map(module_of(path, snapshot.python_base))
 
 
-def mine_snapshot(git_dir: Path, snapshot: Snapshot, table: LocationTable) -> list[dict[str, str | int]]:
+def mine_snapshot(git_dir: Path, snapshot: Snapshot, table: LocationTable) -> list[dict[str, SiteValue]]:
     """The raise sites of one snapshot's mapped files, read from the git directory at its commit."""
     listed = subprocess.run(
         ["git", "-C", str(git_dir), "ls-tree", "-r", "--name-only", snapshot.commit, "--", *snapshot.roots],
