@@ -20,6 +20,7 @@ from tpu_runtime.diagnose.crash_operand_facts import (
     backend_op_facts,
     index_range_facts,
     narrow_dtype_facts,
+    size_one_stretch_facts,
     tiling_facts,
 )
 from tpu_runtime.diagnose.crash_release_facts import release_facts
@@ -550,6 +551,7 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
         narrow_dtype_facts,
         tiling_facts,
         index_range_facts,
+        size_one_stretch_facts,
         backend_op_facts,
         backend_only_facts,
         version_skew_facts,

@@ -24,6 +24,7 @@ __all__ = [
     "backend_op_facts",
     "index_range_facts",
     "narrow_dtype_facts",
+    "size_one_stretch_facts",
     "tiling_facts",
 ]
 
@@ -150,4 +151,48 @@ def backend_op_facts(lines: Sequence[str]) -> dict[str, str]:
         m = _NO_PALLAS_LOWERING.search(line)
         if m is not None:
             return {"missing_kernel_op": m["op"], "missing_kernel_backend": f"Pallas {m['backend']}"}
+    return {}
+
+
+# A shape as a check prints it: "(8, 1, 2048, 2048)", or with its sizes named as f"{name=}" writes them,
+# "(batch_size=8, num_heads=16, q_seq_len=2048, kv_seq_len=2048)".
+_SHAPE = r"\((?:\s*(?:[A-Za-z_]\w*\s*=\s*)?\d+\s*,)*\s*(?:[A-Za-z_]\w*\s*=\s*)?\d+\s*,?\s*\)"
+# "expected <shape>, got <shape>" and its variants, in either order
+_EXPECTED_GOT = (
+    re.compile(
+        rf"(?i)\bexpected\b[^\n()]{{0,60}}(?P<expected>{_SHAPE})[^\n()]{{0,40}}?"
+        rf"\b(?:got|found|received|but is|but was|instead got)\b[^\n()]{{0,20}}(?P<given>{_SHAPE})"
+    ),
+    re.compile(
+        rf"(?i)\b(?:got|found|received)\b[^\n()]{{0,20}}(?P<given>{_SHAPE})[^\n()]{{0,40}}?"
+        rf"\b(?:expected|but expected|while expecting)\b[^\n()]{{0,20}}(?P<expected>{_SHAPE})"
+    ),
+)
+_SIZE = re.compile(r"(\d+)\s*(?:,|\)$)")
+
+
+def _sizes(shape: str) -> list[int]:
+    """The sizes of a printed shape, its names dropped."""
+    return [int(s) for s in _SIZE.findall(shape.replace(" ", ""))]
+
+
+def size_one_stretch_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`stretch_expected_shape`, `stretch_given_shape` and `stretch_axes` where a check printed the shape it
+    expected and the one it got, of one rank, and every axis where they differ is of size 1 in the one it got:
+    a value left to be broadcast to a function that takes the full shape and does not broadcast it."""
+    for line in reversed(lines[-MAX_LINES:]):
+        for pattern in _EXPECTED_GOT:
+            m = pattern.search(line)
+            if m is None:
+                continue
+            expected, given = _sizes(m["expected"]), _sizes(m["given"])
+            if len(expected) != len(given) or expected == given:
+                continue
+            axes = [i for i, (e, g) in enumerate(zip(expected, given, strict=True)) if e != g]
+            if all(given[i] == 1 for i in axes):
+                return {
+                    "stretch_expected_shape": "(" + ", ".join(map(str, expected)) + ")",
+                    "stretch_given_shape": "(" + ", ".join(map(str, given)) + ")",
+                    "stretch_axes": ", ".join(map(str, axes)),
+                }
     return {}
