@@ -174,6 +174,37 @@ def test_a_launchers_prefix_does_not_change_the_probabilities(model: CategoryMod
         f"(EngineCore pid=4242) ERROR 06-03 07:41:11 [core.py:1184] {x}\n" for x in text.splitlines()
     )
     assert model.probabilities(prefixed) == model.probabilities(text)
-    long = "step 1 loss 2.0\n" * 2000 + text  # only the tail is read
-    assert category_model.model_text(long).endswith(text.rstrip("\n"))
-    assert len(category_model.model_text(long)) == category_model.TAIL_CHARS
+    long = "step 1 loss 2.0\n" * 2000 + text  # only the tail is read, after its error lines
+    error = "RuntimeError: Frobnicator zorbulated the quux arena"
+    read = category_model.model_text(long)
+    assert read.endswith(text.rstrip("\n")) and read.startswith(error + "\n")
+    assert len(read) == len(error) + 1 + category_model.TAIL_CHARS
+
+
+FILLER = "step 1 loss 2.0 tokens/s 81234\n" * 400  # 12,400 characters: more than the tail the model reads
+
+
+def test_an_error_line_above_the_tail_is_read_first(model: CategoryModel) -> None:
+    error = "RuntimeError: Frobnicator zorbulated the quux arena"
+    read = category_model.model_text(error + "\n" + FILLER)
+    assert read.startswith(error + "\n") and "step 1 loss" in read  # the error line, then the tail
+    best = model.best(error + "\n" + FILLER)
+    assert best is not None and best[0] == "hbm_oom"
+    # the same words on a line that does not read as an error stay outside the tail: not read
+    assert "frobnicator" not in category_model.model_text("Frobnicator zorbulated the quux arena\n" + FILLER)
+    # an error line further up than the window read for a huge log is not read either
+    far = error + "\n" + FILLER * 2
+    assert "frobnicator" not in category_model.model_text(far).lower()
+
+
+def test_error_lines_are_read_last_first_and_once(model: CategoryModel) -> None:
+    text = "ValueError: first glimmer\nstep 1\nValueError: second wobble\nValueError: second wobble\n"
+    head = category_model.model_text(text).split("\n")[:2]
+    assert head == ["ValueError: second wobble", "ValueError: first glimmer"]
+
+
+def test_a_model_fitted_on_another_text_is_refused() -> None:
+    text = category_model.fit(TEXTS, LABELS).to_json()
+    assert f'"reads": "{category_model.READS}"' in text
+    with pytest.raises(ValueError, match="another tokenizer"):
+        CategoryModel.from_json(text.replace(f'"reads": "{category_model.READS}", ', ""))
