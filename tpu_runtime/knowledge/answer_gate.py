@@ -384,7 +384,7 @@ def gives_command(question: str, span: str) -> bool:
 
 
 _GIVES_WHEN_RE = re.compile(
-    r"\b(?:19|20)\d\d\b|(?<![\w.])\d+\.\d+(?:\.\d+)?(?![.\d]|x\b|\s*%)|\bv\d+\.\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|"
+    r"\b(?:19|20)\d\d\b|(?<![\d.])\d+\.\d+(?:\.\d+)?(?![.\d]|x\b|\s*%)|\bv\d+\.\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|"
     r"\b(?:since|until|release[sd]?|version|preview|GA)\s+\d",
     re.I,
 )
@@ -711,8 +711,7 @@ DEFAULT_ASKED_NEAR = 2  # ... and in the question ('the default value of X', 'is
 # which a line describing the thing without naming who made or keeps it does not give
 _ASKS_WHO_RE = re.compile(
     r"^\s*who\b|\bwho\s+(?:wrote|writes|made|makes|maintains|created|designed|develops|"
-    r"developed|authored|owns|built|leads|publishe[sd])\b|"
-    r"^\s*(?:which|what)\s+(?:vendor|company|companies|manufacturer|maker|supplier|organi[sz]ation)s?\b",
+    r"developed|authored|owns|built|leads|publishe[sd])\b",
     re.I,
 )
 _GIVES_AGENT_RE = re.compile(
@@ -897,105 +896,6 @@ def tool_fault(question: str, span: str, heading: str = "") -> str | None:
     return None
 
 
-# "Which remat_policy applies when the config sets none?", "what disk size if I leave it out?": the value
-# used when nothing is given, asked without the word 'default' (`asks_default` reads 'default', 'when X is
-# not set', 'is unset'); a line listing the setting's choices with no word on which applies unset does not
-# give it
-_ASKS_UNSET_RE = re.compile(
-    r"\b(?:if|when|with)\s+(?:i|you|we|one|it|they|the\s+[\w-]+|[\w-]+)?\s*(?:"
-    r"leave\s+\S+\s+out|leaves?\s+\S+\s+(?:out|unset|empty|blank)|omit\w*|sets?\s+none|"
-    r"(?:do|does)\s*(?:not|n't)\s+(?:set|pass|give|specify|include)|"
-    r"(?:nothing|none)\s+(?:is\s+)?(?:set|given|passed|specified))\b",
-    re.I,
-)
-
-
-def unset_default_fault(question: str, span: str) -> str | None:
-    """Why the quoted line does not answer what applies when a setting is left out (asked without the
-    word 'default'): it says nothing of a default, so it lists what may be set, not what is used unset."""
-    if asks_default(question) or not _ASKS_UNSET_RE.search(question):
-        return None
-    if _GIVES_DEFAULT_RE.search(_NOTE_RE.sub(" ", span)):
-        return None
-    return "the question asks what is used when nothing is set and the quoted line gives no default"
-
-
-# "Is it recommended to raise NUM_WORKERS?", "is the default of 10 enough, or should it be raised?", "what
-# value does the guide suggest for X?": advice asked of a setting's value, which a line only defining the
-# setting and its default, with no word of advice, does not give
-_ASKS_ADVICE_RE = re.compile(
-    r"\bis\s+it\s+(?:recommended|advised|advisable|wise|worth\w*|a\s+good\s+idea)\b|"
-    r"\b(?:enough|sufficient)\b[^?]*\bor\b|\bshould\s+[^?]*\bbe\s+(?:raised|lowered|increased|decreased|"
-    r"changed|tuned)\b|\b(?:what|which)\s+(?:value|setting|size|number)\b[^?]*\b(?:recommend|suggest|advise)|"
-    r"^\s*which\b[^?]*\bshould\s+(?:i|we)\s+(?:pick|choose)\b",
-    re.I,
-)
-_GIVES_ADVICE_RE = re.compile(
-    r"\b(?:recommend\w*|suggest\w*|advi[sc]\w*|should|best|prefer\w*|better|ideal\w*|enough|sufficient|"
-    r"worth|guidance|tips?|typical\w*|usual\w*|common\w*|good|try|consider|rais\w*|increas\w*|lower\w*|"
-    r"decreas\w*|tun\w*|help\w*|speeds?\s+up|faster|slower|costs?|trade-?offs?)\b",
-    re.I,
-)
-
-
-def advice_fault(question: str, span: str) -> str | None:
-    """Why the quoted line does not answer advice asked of a setting's value ('is it recommended to
-    raise X', 'is 10 enough or should it be raised'): it defines the setting and its default with no
-    word of advice, effect or trade-off."""
-    if not _ASKS_ADVICE_RE.search(question) or _GIVES_ADVICE_RE.search(_NOTE_RE.sub(" ", span)):
-        return None
-    return "the question asks for advice on a value and the quoted line gives none"
-
-
-# "Why did JAX remove the X switch?", "which release dropped X, and why?": the cause of a removal or a
-# deprecation, which a line stating only that (and when) it went does not give; a replacement named is a
-# reason ('replaced by', 'in favour of')
-_ASKS_REMOVAL_WHY_RE = re.compile(
-    r"\bwhy\b[^?]*\b(?:remov|drop|deprecat|retir|renam|discontinu|sunset)\w*|"
-    r"\b(?:remov|drop|deprecat|retir|renam|discontinu)\w*\b[^?]*\band\s+why\b",
-    re.I,
-)
-_GIVES_REPLACEMENT_RE = re.compile(
-    r"\b(?:replac\w*|in\s+favou?r\s+of|supersed\w*|instead|successor|superfluous|obsolete|no\s+longer\s+needed)\b",
-    re.I,
-)
-
-
-def removal_reason_fault(question: str, span: str) -> str | None:
-    """Why the quoted line does not answer why something was removed, dropped or deprecated: it states
-    the removal with no cause (`gives_reason`), purpose or replacement."""
-    if not _ASKS_REMOVAL_WHY_RE.search(question):
-        return None
-    stated = _NOTE_RE.sub(" ", span)
-    if gives_reason(span) or _PURPOSE_WORDS_RE.search(stated) or _GIVES_REPLACEMENT_RE.search(stated):
-        return None
-    return "the question asks why something was removed and the quoted line gives no reason"
-
-
-# "What is the lowest --mem-fraction-static it starts with?": a lower bound, the mirror of `bound_fault`,
-# which a line stating only an upper one ('up to 8') or only a default ('default of 0.88') does not give
-_ASKS_LOWER_RE = re.compile(
-    r"^\s*what(?:'s|\s+is|\s+are|\s+was)\s+the\s+(?:smallest|minimum|min|lowest|least|shortest|fewest)\b",
-    re.I,
-)
-_GIVES_LEAST_RE = re.compile(r"\b(?:smallest|lowest|shortest|fewest|floor|from\s+\d)", re.I)
-
-
-def lower_bound_fault(question: str, span: str) -> str | None:
-    """A line giving only an upper bound or only a default for a question asking for the smallest value:
-    its number is where the range ends, or what is used when nothing is set, not where the range starts."""
-    if not _ASKS_LOWER_RE.search(question):
-        return None
-    stated = _NOTE_RE.sub(" ", span)
-    if _GIVES_LOWER_RE.search(stated) or _GIVES_LEAST_RE.search(stated):
-        return None
-    if _GIVES_UPPER_RE.search(stated):
-        return "the question asks for the smallest value and the quoted line gives only an upper bound"
-    if re.search(r"\bdefaults?\b", stated, re.I):
-        return "the question asks for the smallest value and the quoted line gives only a default"
-    return None
-
-
 # The checks of what a question asks for that the first quote alone must pass (a runner-up quoted beside it
 # adds to it, so it need not)
 FIRST_QUOTE_CHECKS = (
@@ -1004,10 +904,6 @@ FIRST_QUOTE_CHECKS = (
     agent_fault,
     first_release_fault,
     price_fault,
-    unset_default_fault,
-    advice_fault,
-    removal_reason_fault,
-    lower_bound_fault,
 )
 
 
