@@ -130,10 +130,11 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 
 The rules live by concern, so each is found in one place, and data flows one way: `question_reading`
 (what the question asks; it imports neither of the others), `answer_gate` (the checks that refuse a quote)
-and `quote_choice` (the ranking of lines and the runner-ups, held to the gate's checks). This module keeps
-`compose`, which retrieves, measures the support share, runs the gate's checks of the whole retrieval
-(`cosine_fault`, `support_fault`, `unknown_fault`, `asked_fault`, `action_fault`, `elsewhere_fault`) and
-of the quote, chooses the quotes and assembles the reply.
+and `quote_choice` (the ranking of lines and the runner-ups, held to the gate's checks); `spelling` rewrites
+misspelt words before any of them reads the question. This module keeps `compose`, which retrieves,
+measures the support share, runs the gate's checks of the whole retrieval (`cosine_fault`, `support_fault`,
+`unknown_fault`, `asked_fault`, `action_fault`, `elsewhere_fault`) and of the quote, chooses the quotes and
+assembles the reply.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
 """
