@@ -92,6 +92,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - adverbs: an '-ly' adverb of a word the sources know ('exactly', 'unexpectedly') weighs little;
 - asides: when the sentence that asks ('...?') names its subject itself, words only the sentences around
   it use ('I am new to TPUs.', 'Thanks!') weigh little (`aside_terms`);
+- misspellings: a plain lower-case word that no source writes and that is no English word ('comand',
+  'kernal') is read as the English word one edit away that the sources use most (`spelling.respelled`);
 - lead-ins: a few plain words before a colon ('Quick question:', 'I was wondering:') frame the question
   and are left out of it (`lexical.strip_preamble`); the reply still echoes the question as asked;
 - sections: the lines retrieved from the quote's own section within `SECTION_NEAR` lines of it count
@@ -107,7 +109,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   that unit ('operations per byte', 'FLOP/byte') ranks higher as the quote (`UNIT_BONUS`, `units_asked`);
 - procedures: for a 'how do I' question, a line whose code span names the action or a specific term of
   the question ranks higher than one sharing as many words that only describes the thing
-  (`PROCEDURE_BONUS`, `gives_procedure`);
+  (`PROCEDURE_BONUS`, `gives_procedure`); for 'how do I tell / make / get X ...', whose verb no code names, a
+  line assigning a value does (`SETTING_BONUS`, `asks_behaviour`);
 - why a default: 'why is X 1024 by default' is not answered by a line that lists the default and gives
   no cause, purpose or trade-off (`default_reason_fault`; judged on the first quote, `gate_faults`);
 - a sibling's default: 'what is the default of X' / 'is X on by default' is not answered by a line that
@@ -127,10 +130,11 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 
 The rules live by concern, so each is found in one place, and data flows one way: `question_reading`
 (what the question asks; it imports neither of the others), `answer_gate` (the checks that refuse a quote)
-and `quote_choice` (the ranking of lines and the runner-ups, held to the gate's checks). This module keeps
-`compose`, which retrieves, measures the support share, runs the gate's checks of the whole retrieval
-(`cosine_fault`, `support_fault`, `unknown_fault`, `asked_fault`, `action_fault`, `elsewhere_fault`) and
-of the quote, chooses the quotes and assembles the reply.
+and `quote_choice` (the ranking of lines and the runner-ups, held to the gate's checks); `spelling` rewrites
+misspelt words before any of them reads the question. This module keeps `compose`, which retrieves,
+measures the support share, runs the gate's checks of the whole retrieval (`cosine_fault`, `support_fault`,
+`unknown_fault`, `asked_fault`, `action_fault`, `elsewhere_fault`) and of the quote, chooses the quotes and
+assembles the reply.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
 """
@@ -170,6 +174,7 @@ from tpu_runtime.knowledge.question_reading import (
 )
 from tpu_runtime.knowledge.quote_choice import RUNNER_UP_SHARE, SUPPORT_PASSAGES, ranked_spans, runner_ups
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult
+from tpu_runtime.knowledge.spelling import respelled
 
 FALLBACK_PAGES = {
     "curated": "https://docs.cloud.google.com/tpu/docs",
@@ -205,6 +210,7 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     as_asked = question
     question = strip_preamble(question)  # 'Quick question: ...' is judged on what follows the colon
     question = generation_names(question)
+    question = respelled(index, question)  # 'comand', 'kernal': read as the sources' word
     passages = result.passages
     weights = _weights(index, question)
     base: dict[str, Any] = {

@@ -693,6 +693,17 @@ _PATH_END = STOPWORDS | frozenset(
 )
 
 
+# adverbs that follow a program named as a subject ('kubectl still shows ...', 'gcloud now fails'): the word
+# after the program is then no subcommand
+PATH_ADVERBS = frozenset("still now also just already always never even then again sometimes often".split())  # noqa: SIM905
+
+
+def is_adverb(word: str) -> bool:
+    """Whether a word after a program's name is an adverb ('still', 'suddenly'), not a subcommand ('apply',
+    'reply': '-ply' is a verb's ending)."""
+    return word in PATH_ADVERBS or (len(word) > 5 and word.endswith("ly") and not word.endswith("ply"))
+
+
 def command_paths(question: str) -> list[str]:
     """Subcommand paths the question writes in prose after a program's name ('gcloud compute tpus
     tpu-vm create', 'xpk workload migrate'). Each word of a path is common, so only a source writing
@@ -707,7 +718,7 @@ def command_paths(question: str) -> list[str]:
             continue
         words: list[str] = []
         for word in m.group(2).split():
-            if word in _PATH_END:
+            if word in _PATH_END or is_adverb(word):
                 break
             words.append(word)
         # 'what type does gcloud ... create use if': after an auxiliary the program is the subject, and

@@ -71,7 +71,9 @@ REASON_BONUS = 1.5  # span score factor of a line stating a cause when the quest
 CONDITION_BONUS = 1.5
 PROCEDURE_BONUS = 1.25  # span score factor of a line whose code names the action or term a "how do I" asks
 LIST_BONUS = 1.5  # span score factor of a line listing several items when the question asks which kinds
-SETTING_BONUS = 1.25  # span score factor of a line assigning a value when the question asks what to set
+# span score factor of a line assigning a value when the question asks what to set, or how to make a program
+# behave otherwise ('how do I tell JAX where to keep ...'; `asks_behaviour`)
+SETTING_BONUS = 1.25
 # span score factor of a line giving a numeric threshold ('more than 4096 chips', 'fewer than 4096') when the
 # question asks at what scale or point one choice beats another (`asks_threshold`, `gives_threshold`)
 THRESHOLD_BONUS = 1.5
@@ -130,6 +132,23 @@ def gives_assignment(span: str) -> bool:
     """A line whose code assigns a value, passes a flag or names an environment variable: what a question
     asking what to set wants, where a line about the same thing may only describe it."""
     return bool(_ASSIGNS_RE.search(span))
+
+
+# 'how do I tell JAX where to keep ...', 'how do I make jnp raise ...', 'how do I get X to explain ...': the
+# user wants a program to behave otherwise (the verb is causative, its object a program or thing, not 'a')
+_ASKS_BEHAVIOUR_RE = re.compile(
+    r"\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\s+(?:tell|make|get|let|force|have)\s+"
+    r"(?!(?:a|an|the|some|any|it|its|this|that|these|those|more|rid|whether|if|when|what|which|how|why|where)\b)"
+    r"[\w./'-]+\s+\w",
+    re.I,
+)
+
+
+def asks_behaviour(question: str) -> bool:
+    """Whether a "how do I" question asks how to make a program behave otherwise ('how do I tell JAX where
+    to keep compiled programs'): a setting answers it, but its causative verb ('tell', 'make') names no
+    action that a line's code could name, so `PROCEDURE_BONUS` finds nothing to reward."""
+    return bool(_ASKS_BEHAVIOUR_RE.search(question))
 
 
 def _density(weights: dict[str, float], span: str) -> float:
@@ -368,7 +387,7 @@ def ranked_spans(
     condition = bool(question and asks_condition(question))
     procedure = procedure_terms(question, list(weights)) if question else []
     kinds = bool(question and asks_kinds(question))
-    setting = bool(question and asks_setting(question))
+    setting = bool(question and (asks_setting(question) or asks_behaviour(question)))
     threshold = bool(question and asks_threshold(question))
     per_units = units_asked(question) if question else set()
     weighed = passages[:SUPPORT_PASSAGES]
