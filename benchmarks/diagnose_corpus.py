@@ -39,10 +39,13 @@ known logs; `--threshold` sets the similarity it needs, and `--guard` turns on t
 a neighbour met on generic wording alone (SimilarErrors.supported; off in what ships). A
 similar-known-error fix counts as the remedy when the neighbour's remedy names the entry's keys
 (crash_corpus.remedy_text): it was chosen for this log by the similarity of its error lines, not printed
-for every log of a category. With `--fold`, only that fold's files
-are scored and shown (their known errors still come from every other round or from the other fold), so a
-setting is chosen on fold A's verdicts and checked on fold B's totals. In the ordinary scoring a dev file
-is never its own neighbour (crash_corpus.without_own_entry); held-back files are in no known-errors set.
+for every log of a category. Each line also counts the logs whose category is right but whose fix is only
+the category's paragraph (crash_corpus.Scored.paragraph_only: the held-back half's largest loss of
+remedies), and `--show` lists them for the last line (run it on fold A only). With `--fold`, only that
+fold's files are scored and shown (their known errors still come from every other round or from the other
+fold), so a setting is chosen on fold A's verdicts and checked on fold B's totals. In the ordinary scoring a
+dev file is never its own neighbour (crash_corpus.without_own_entry); held-back files are in no known-errors
+set.
 
 With `other-fold`, the text classifier (category_model) is refitted on the other fold's files too and asked
 about the logs still unknown (a third line, `+ classifier`); `--min-probability` sets its guard and
@@ -263,9 +266,10 @@ def known_from(
     units = held_out_units(corpus, kind)
     none = SimilarErrors(())
     no_model = category_model.EMPTY
-    # label -> [category right, remedy right, true unknowns kept unknown, files left unknown]
+    # label -> [category right, remedy right, true unknowns kept unknown, files left unknown, category right
+    # with only the category's paragraph for a fix (Scored.paragraph_only)]
     labels = ["rules alone", "rules + similar"] + (["+ classifier"] if kind == "other-fold" else [])
-    totals = {label: [0, 0, 0, 0] for label in labels}
+    totals = {label: [0, 0, 0, 0, 0] for label in labels}
     placed = [0, 0, 0]  # logs the rules left unknown that the fallback placed: category right, wrong, remedy
     remedied = [0, 0]  # logs with only the category paragraph given a neighbour's remedy: all, remedy right
     classified = [0, 0, 0]  # logs still unknown that the classifier placed: right, wrong, true unknowns lost
@@ -299,6 +303,9 @@ def known_from(
                 counts[1] += scored.remedy_ok
                 counts[2] += entry.category == "unknown" and crash.category == "unknown"
                 counts[3] += crash.category == "unknown"
+                counts[4] += scored.paragraph_only
+                if show and scored.paragraph_only and label == labels[-1]:
+                    print(f"  paragraph only: {name} ({crash.category})")
                 per_unit[label][0] += scored.category_ok
                 per_unit[label][1] += scored.remedy_ok
             crash = crashes["rules + similar"]
@@ -333,10 +340,11 @@ def known_from(
     mode = ("rules ablated" if ablate_rules else "rules") + (", guard" if guard else "")
     label = f"dev fold {fold}" if fold else "dev"
     print(f"## {label}, known errors from {kind}, {mode}, threshold {threshold:.2f}: {n} files")
-    for label, (cat, rem, kept_unknown, left) in totals.items():
+    for label, (cat, rem, kept_unknown, left, paragraph) in totals.items():
         print(
             f"  {label}: category {cat}/{n} ({cat / n:.0%}), remedy {rem}/{n} ({rem / n:.0%}), "
-            f"left unknown {left}, true unknowns kept {kept_unknown}/{unknowns}"
+            f"left unknown {left}, true unknowns kept {kept_unknown}/{unknowns}, "
+            f"category right with the paragraph only {paragraph}"
         )
     print(
         f"  placed by the fallback: category right {placed[0]}, wrong {placed[1]}, remedy right {placed[2]}"
