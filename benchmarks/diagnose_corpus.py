@@ -19,7 +19,8 @@ temporary folder, never kept).
 known logs: the category from the weak-evidence cues alone (every signature pattern removed), and the
 remedy from the error message's own suggestion and the `from_facts_*` fallbacks alone (every
 cause-specific sub-rule removed). It estimates what they do for logs in wordings nobody collected; for
-each category the cues gave it also prints how many of those verdicts are right (their precision). The
+each category the cues gave it also prints how many of those verdicts are right (their precision), and how
+many logs of the remedy pass have the right category and only its paragraph for a fix. The
 similar known errors and the text classifier are left out of it (the shipped ones hold every dev file);
 `--known-from ... --ablate` measures them.
 
@@ -187,7 +188,7 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
         for n, e in load_corpus().items()
         if entry_split(n, e) == "dev" and fold in (None, entry_fold(n, e))
     }
-    right = wrong = undecided = remedies = 0
+    right = wrong = undecided = remedies = paragraph_only = 0
     by_round: dict[str, list[int]] = {}  # round -> [files, category right, remedy right]
     by_verdict: dict[str, list[int]] = {}  # category the cues gave -> [files, right]: their precision
     by_origin: dict[str, list[int]] = {}  # origin -> [files, category right, wrong, unknown, remedy right]
@@ -203,6 +204,7 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
         crash = diagnose_log(text, name, generic_fixes, no_similar, classifier=category_model.EMPTY)
         scored = score_file(name, entry, crash)
         remedies += scored.remedy_ok
+        paragraph_only += scored.paragraph_only
         counts = by_round.setdefault(entry.added or "first", [0, 0, 0])
         counts[0] += 1
         counts[1] += got == entry.category
@@ -226,6 +228,7 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
     print(f"## ablation (dev{f' fold {fold}' if fold else ''}, {n} files)")
     print(f"  weak cues alone: category right {right}, wrong {wrong}, left unknown {undecided}")
     print(f"  message suggestion + from_facts fallbacks alone: remedy right {remedies}/{n}")
+    print(f"  category right with the paragraph only (the remedy pass's category): {paragraph_only}")
     given_line = ", ".join(f"{c} {r}/{g}" for c, (g, r) in sorted(by_verdict.items()))
     print(f"  weak cues alone, right of each category they gave (precision): {given_line}")
     for round_name, (files, cues_right, fixed) in sorted(by_round.items()):
