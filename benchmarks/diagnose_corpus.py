@@ -19,7 +19,8 @@ temporary folder, never kept).
 known logs: the category from the weak-evidence cues alone (every signature pattern removed), and the
 remedy from the error message's own suggestion and the `from_facts_*` fallbacks alone (every
 cause-specific sub-rule removed). It estimates what they do for logs in wordings nobody collected; for
-each category the cues gave it also prints how many of those verdicts are right (their precision). The
+each category the cues gave it also prints how many of those verdicts are right (their precision), and how
+many logs of the remedy pass have the right category and only its paragraph for a fix. The
 similar known errors and the text classifier are left out of it (the shipped ones hold every dev file);
 `--known-from ... --ablate` measures them.
 
@@ -39,10 +40,13 @@ known logs; `--threshold` sets the similarity it needs, and `--guard` turns on t
 a neighbour met on generic wording alone (SimilarErrors.supported; off in what ships). A
 similar-known-error fix counts as the remedy when the neighbour's remedy names the entry's keys
 (crash_corpus.remedy_text): it was chosen for this log by the similarity of its error lines, not printed
-for every log of a category. With `--fold`, only that fold's files
-are scored and shown (their known errors still come from every other round or from the other fold), so a
-setting is chosen on fold A's verdicts and checked on fold B's totals. In the ordinary scoring a dev file
-is never its own neighbour (crash_corpus.without_own_entry); held-back files are in no known-errors set.
+for every log of a category. Each line also counts the logs whose category is right but whose fix is only
+the category's paragraph (crash_corpus.Scored.paragraph_only: the held-back half's largest loss of
+remedies), and `--show` lists them for the last line (run it on fold A only). With `--fold`, only that
+fold's files are scored and shown (their known errors still come from every other round or from the other
+fold), so a setting is chosen on fold A's verdicts and checked on fold B's totals. In the ordinary scoring a
+dev file is never its own neighbour (crash_corpus.without_own_entry); held-back files are in no known-errors
+set.
 
 With `other-fold`, the text classifier (category_model) is refitted on the other fold's files too and asked
 about the logs still unknown (a third line, `+ classifier`); `--min-probability` sets its guard and
@@ -184,7 +188,7 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
         for n, e in load_corpus().items()
         if entry_split(n, e) == "dev" and fold in (None, entry_fold(n, e))
     }
-    right = wrong = undecided = remedies = 0
+    right = wrong = undecided = remedies = paragraph_only = 0
     by_round: dict[str, list[int]] = {}  # round -> [files, category right, remedy right]
     by_verdict: dict[str, list[int]] = {}  # category the cues gave -> [files, right]: their precision
     by_origin: dict[str, list[int]] = {}  # origin -> [files, category right, wrong, unknown, remedy right]
@@ -200,6 +204,7 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
         crash = diagnose_log(text, name, generic_fixes, no_similar, classifier=category_model.EMPTY)
         scored = score_file(name, entry, crash)
         remedies += scored.remedy_ok
+        paragraph_only += scored.paragraph_only
         counts = by_round.setdefault(entry.added or "first", [0, 0, 0])
         counts[0] += 1
         counts[1] += got == entry.category
@@ -223,6 +228,7 @@ def ablate(show: bool = False, fold: str | None = None) -> None:
     print(f"## ablation (dev{f' fold {fold}' if fold else ''}, {n} files)")
     print(f"  weak cues alone: category right {right}, wrong {wrong}, left unknown {undecided}")
     print(f"  message suggestion + from_facts fallbacks alone: remedy right {remedies}/{n}")
+    print(f"  category right with the paragraph only (the remedy pass's category): {paragraph_only}")
     given_line = ", ".join(f"{c} {r}/{g}" for c, (g, r) in sorted(by_verdict.items()))
     print(f"  weak cues alone, right of each category they gave (precision): {given_line}")
     for round_name, (files, cues_right, fixed) in sorted(by_round.items()):
@@ -263,9 +269,10 @@ def known_from(
     units = held_out_units(corpus, kind)
     none = SimilarErrors(())
     no_model = category_model.EMPTY
-    # label -> [category right, remedy right, true unknowns kept unknown, files left unknown]
+    # label -> [category right, remedy right, true unknowns kept unknown, files left unknown, category right
+    # with only the category's paragraph for a fix (Scored.paragraph_only)]
     labels = ["rules alone", "rules + similar"] + (["+ classifier"] if kind == "other-fold" else [])
-    totals = {label: [0, 0, 0, 0] for label in labels}
+    totals = {label: [0, 0, 0, 0, 0] for label in labels}
     placed = [0, 0, 0]  # logs the rules left unknown that the fallback placed: category right, wrong, remedy
     remedied = [0, 0]  # logs with only the category paragraph given a neighbour's remedy: all, remedy right
     classified = [0, 0, 0]  # logs still unknown that the classifier placed: right, wrong, true unknowns lost
@@ -299,6 +306,9 @@ def known_from(
                 counts[1] += scored.remedy_ok
                 counts[2] += entry.category == "unknown" and crash.category == "unknown"
                 counts[3] += crash.category == "unknown"
+                counts[4] += scored.paragraph_only
+                if show and scored.paragraph_only and label == labels[-1]:
+                    print(f"  paragraph only: {name} ({crash.category})")
                 per_unit[label][0] += scored.category_ok
                 per_unit[label][1] += scored.remedy_ok
             crash = crashes["rules + similar"]
@@ -333,10 +343,11 @@ def known_from(
     mode = ("rules ablated" if ablate_rules else "rules") + (", guard" if guard else "")
     label = f"dev fold {fold}" if fold else "dev"
     print(f"## {label}, known errors from {kind}, {mode}, threshold {threshold:.2f}: {n} files")
-    for label, (cat, rem, kept_unknown, left) in totals.items():
+    for label, (cat, rem, kept_unknown, left, paragraph) in totals.items():
         print(
             f"  {label}: category {cat}/{n} ({cat / n:.0%}), remedy {rem}/{n} ({rem / n:.0%}), "
-            f"left unknown {left}, true unknowns kept {kept_unknown}/{unknowns}"
+            f"left unknown {left}, true unknowns kept {kept_unknown}/{unknowns}, "
+            f"category right with the paragraph only {paragraph}"
         )
     print(
         f"  placed by the fallback: category right {placed[0]}, wrong {placed[1]}, remedy right {placed[2]}"

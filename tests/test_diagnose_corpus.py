@@ -13,10 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from tpu_runtime.diagnose import category_model
 from tpu_runtime.diagnose.content import classify_text
 from tpu_runtime.diagnose.crash_corpus import (
     CORPUS_DIR,
     CorpusEntry,
+    Scored,
     entry_fold,
     entry_origin,
     entry_split,
@@ -444,6 +446,23 @@ def test_text_without_errors_is_read_by_diagnose_and_not_routed_to_it(tmp_path: 
     report = run_diagnose([str(reqs)])
     assert report.crashes[0].category == "unknown"
     assert report.crashes[0].facts["versions"]["torch"] == "2.13.0"
+
+
+def test_a_right_category_left_with_its_paragraph_is_counted_apart() -> None:
+    """What issue 12 measures: the category right and no fix chosen for the log (its paragraph, or the
+    paragraph and next steps after the text classifier); a sub-rule that missed, a wrong category or a right
+    remedy is something else."""
+
+    def scored(got: str, fix_rule: str, remedy_ok: bool = False) -> Scored:
+        return Scored("x.log", "dev", "shape_dtype_error", got, remedy_ok, fix_rule)
+
+    assert scored("shape_dtype_error", "shape_dtype_error").paragraph_only
+    assert scored("shape_dtype_error", f"shape_dtype_error/{category_model.SUB_RULE}").paragraph_only
+    assert not scored("shape_dtype_error", "shape_dtype_error/message_suggestion").paragraph_only
+    assert not scored(
+        "shape_dtype_error", "shape_dtype_error/similar_known_error", remedy_ok=True
+    ).paragraph_only
+    assert not scored("unsupported_op", "unsupported_op").paragraph_only
 
 
 def test_the_category_paragraph_never_counts_as_the_remedy() -> None:

@@ -101,6 +101,14 @@ class Scored:
     def category_ok(self) -> bool:
         return self.expected == self.got
 
+    @property
+    def paragraph_only(self) -> bool:
+        """Category right, yet the fix is only the category's paragraph (no sub-rule chose it; a category the
+        text classifier gave adds only the next diagnostic steps) and names no remedy: the held-back half's
+        largest loss of remedies, counted apart so a fallback for it can be measured (issue 12)."""
+        by_paragraph = "/" not in self.fix_rule or self.fix_rule.endswith(f"/{category_model.SUB_RULE}")
+        return self.category_ok and not self.remedy_ok and by_paragraph
+
 
 def load_corpus(folder: Path = CORPUS_DIR) -> dict[str, CorpusEntry]:
     """index.yaml, validated: file name -> entry. Every entry's file exists."""
