@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from crash_helpers import ablated_verdict, library_trace
 
+from tpu_runtime.diagnose.crash_cues import weak_vote
 from tpu_runtime.diagnose.crash_locations import RaiseSite, find_location, load_locations
 from tpu_runtime.diagnose.crash_specs import SubRule
 from tpu_runtime.diagnose.crashlog import load_rules
@@ -96,3 +97,22 @@ def test_quantization_words_without_a_refusal_are_not_claimed() -> None:
         "ValueError: the router does not support 9 experts per token",
     ):
         assert not when.holds({}, [line]), line
+
+
+def _cue(text: str) -> str | None:
+    vote = weak_vote(text.splitlines())
+    return vote.category if vote else None
+
+
+def test_an_out_of_memory_message_asking_for_a_smaller_batch_is_device_memory() -> None:
+    assert _cue("RuntimeError: OOM in the page pool; reduce the batch size or the context\n") == "hbm_oom"
+    assert _cue("RuntimeError: Out of memory. Please lower your batch_size and retry.\n") == "hbm_oom"
+
+
+def test_nearby_wordings_keep_their_reading() -> None:
+    # the kernel's OOM killer stays a host failure, batch size or not
+    assert _cue("Out of memory: Killed process 4242 (python3) total-vm:98765432kB\n") == "host_oom"
+    # advice about the batch without any out-of-memory words is no memory error
+    assert _cue("ValueError: reduce the batch size so it divides the 8 data-parallel ranks\n") != "hbm_oom"
+    # out of memory on the host's RAM keeps the host reading
+    assert _cue("MemoryError: out of memory in host RAM; lower the batch size of the loader\n") != "hbm_oom"
