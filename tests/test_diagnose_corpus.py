@@ -310,6 +310,18 @@ KNOWN_DEV_MISSES = {
         "fold B file of round diag87, not read for a rule"
     ),
     "ver_diffusers_src_raise_string_pallas_spmd.log": "fold B file of round diag87, not read for a rule",
+    # Round diag93. sglang-jax's RoPE check names the scaling type it refused (longrope) but not the model
+    # variant without it; the raise-site reader now quotes the check that ran (the last test of its if/elif
+    # chain), which names neither the 4k variant nor LongRoPE.
+    "unsup_sglangjax_src_rope_scaling_longrope.log": "log names no model variant or engine to use instead",
+    # sglang-jax's token-slot OOM asks to "lower your batch size", which names none of the engine's settings
+    # (--max-running-requests, --chunked-prefill-size, --mem-fraction-static) that size the batch or the pool.
+    "hbm_sglangjax_src_out_of_memory_token_slots.log": "log's advice names no engine setting",
+    # Round diag93's four fold-B files whose verdict or remedy is missed, not read: no rule written from them.
+    "hbm_jetstreamexp_src_prefill_eviction.log": "fold B file of round diag93, not read for a rule",
+    "hbm_sglangjax_src_prefill_out_of_memory.log": "fold B file of round diag93, not read for a rule",
+    "unsup_tpuinf_src_encoder_decoder_whisper.log": "fold B file of round diag93, not read for a rule",
+    "ver_torchax_src_float4_dtype_old_torch.log": "fold B file of round diag93, not read for a rule",
 }
 
 

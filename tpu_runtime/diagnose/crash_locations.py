@@ -55,6 +55,8 @@ RAISE_SITES_FILE = DATA / "raise_sites.json"
 MAX_READ = 200
 """Error lines read from the end of the log (each is tested against every site's anchor: a log of a
 hundred thousand error lines would otherwise take seconds)."""
+FRAMES_READ = 400
+"""Lines above the matched error line read for its traceback's frames (only when several sites match)."""
 
 # `ValueError: ...`, `jax.errors.ConcretizationTypeError: ...`: the class of the exception a line shows
 _EXCEPTION = re.compile(r"^\s*(?:\w+\.)*(?P<name>[A-Z]\w*(?:Error|Exception|Exit|Interrupt)):")
@@ -221,16 +223,53 @@ def find_location(
         if generic is not None and generic.search(line):
             continue
         shown = _EXCEPTION.match(line)
+        found: list[Location] = []
         for site in sites:
             if shown is not None and shown["name"] != site.exception and not site.native:
                 continue
             if site.anchor in line and site.compiled.search(line):
                 mapped = table.category_of_module(site.module, site.function)
                 if mapped is not None:
-                    return Location(site, mapped[0], i, clip(line.strip()))
-                if any_module:
-                    return Location(site, "unknown", i, clip(line.strip()))
+                    found.append(Location(site, mapped[0], i, clip(line.strip())))
+                elif any_module:
+                    found.append(Location(site, "unknown", i, clip(line.strip())))
+        if len(found) > 1:  # several checks raise these words: the traceback above the line says which ran
+            frames = traceback_frames(lines[max(0, i - FRAMES_READ) : i])
+            return next((f for f in found if _raised_at(f.site, frames)), found[0])
+        if found:
+            return found[0]
     return None
+
+
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>[\w<>.]+)')
+
+
+def traceback_frames(lines: Sequence[str]) -> tuple[tuple[str, int, str], ...]:
+    """The (path, line, function) of every Python traceback frame the log shows."""
+    frames = []
+    for line in lines:
+        m = _FRAME.match(line)
+        if m is not None:
+            frames.append((m["path"].replace("\\", "/"), int(m["line"]), m["function"]))
+    return tuple(frames)
+
+
+def _raised_at(site: RaiseSite, frames: Sequence[tuple[str, int, str]]) -> bool:
+    """A frame of the log's traceback is the site's own line: its file ends with the site's module path
+    (or the repository path it was mined from) and its line and function are the site's. Two checks of one
+    function can raise the same words ("Unknown RoPE scaling type" with and without the value, diag93), and
+    the traceback says which of them ran, so its condition is the one to read."""
+    if site.line <= 0 or site.native:
+        return False
+    tails = {site.module.replace(".", "/") + ".py", site.module.replace(".", "/") + "/__init__.py"}
+    if site.path:
+        tails.add(site.path)
+    return any(
+        line == site.line
+        and function == site.function
+        and any(path == tail or path.endswith("/" + tail) for tail in tails)
+        for path, line, function in frames
+    )
 
 
 def location_vote(
