@@ -311,7 +311,7 @@ KNOWN_DEV_MISSES = {
     ),
     "ver_diffusers_src_raise_string_pallas_spmd.log": "fold B file of round diag87, not read for a rule",
     # Round diag93. sglang-jax's RoPE check names the scaling type it refused (longrope) but not the model
-    # variant without it; the raise-site reader now quotes the check that ran (the last test of its if/elif
+    # variant without it; the raise-site reader now reads the check that ran (the last test of its if/elif
     # chain), which names neither the 4k variant nor LongRoPE.
     "unsup_sglangjax_src_rope_scaling_longrope.log": "log names no model variant or engine to use instead",
     # sglang-jax's token-slot OOM asks to "lower your batch size", which names none of the engine's settings
