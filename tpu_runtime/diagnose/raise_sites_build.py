@@ -187,10 +187,10 @@ class _Visitor(ast.NodeVisitor):
 
 def mine(
     table: LocationTable, packages: tuple[str, ...] = PACKAGES
-) -> tuple[dict[str, str], list[dict[str, str]]]:
+) -> tuple[dict[str, str], list[dict[str, SiteValue]]]:
     """The versions of the packages found and the raise sites of their mapped modules."""
     versions: dict[str, str] = {}
-    sites: dict[str, dict[str, str]] = {}
+    sites: dict[str, dict[str, SiteValue]] = {}
     for package in packages:
         spec = importlib.util.find_spec(package) if package.isidentifier() else None
         if spec is None or not spec.submodule_search_locations:
@@ -212,9 +212,13 @@ def mine(
             for found_site in found:
                 if table.category_of_module(module, str(found_site["function"])) is not None:
                     # an installed package's line has no source to open: not kept
-                    site = {k: str(v) for k, v in found_site.items() if k != "line"}
-                    sites.setdefault(site["pattern"], site)
-    return versions, sorted(sites.values(), key=lambda s: (s["module"], s["function"], s["pattern"]))
+                    site: dict[str, SiteValue] = {
+                        k: v if isinstance(v, list) else str(v) for k, v in found_site.items() if k != "line"
+                    }
+                    sites.setdefault(str(site["pattern"]), site)
+    return versions, sorted(
+        sites.values(), key=lambda s: (str(s["module"]), str(s["function"]), str(s["pattern"]))
+    )
 
 
 def raise_sites_of(source: str, module: str) -> list[dict[str, SiteValue]]:
