@@ -1,12 +1,12 @@
 """Round diag93's general mechanisms, with wordings written here (not the corpus files) and nearby wordings
 they must not claim: when several mined raise sites match one message, the site whose line a traceback frame
-shows is the check that ran (its condition is the one to quote); and a serving engine's refusal of a
+shows is the check that ran (its condition is the one to read); and a serving engine's refusal of a
 checkpoint's quantization scheme gets the fallback `unsupported_op/from_facts_quant_scheme`
 (docs/diagnose-accuracy.md, "Round diag93")."""
 
 from __future__ import annotations
 
-from crash_helpers import ablated_verdict, library_trace
+from crash_helpers import ablated_verdict, guarded, library_trace
 
 from tpu_runtime.diagnose.crash_cues import weak_vote
 from tpu_runtime.diagnose.crash_locations import RaiseSite, find_location, load_locations
@@ -18,15 +18,17 @@ SITE_PACKAGES = "/opt/venv/lib/python3.12/site-packages/invented_engine/layers"
 
 
 def _site(line: int, pattern: str, guard: str) -> RaiseSite:
-    return RaiseSite(
-        module=MODULE,
-        function="make_position_table",
-        exception="ValueError",
-        pattern=pattern,
-        anchor="Unknown position scaling",
-        path="src/invented_engine/layers/position.py",
-        line=line,
-        guard=guard,
+    return guarded(
+        RaiseSite(
+            module=MODULE,
+            function="make_position_table",
+            exception="ValueError",
+            pattern=pattern,
+            anchor="Unknown position scaling",
+            path="src/invented_engine/layers/position.py",
+            line=line,
+        ),
+        guard,
     )
 
 
@@ -49,7 +51,7 @@ def _lines(frame_line: int | None) -> list[str]:
 def test_the_traceback_frame_picks_the_raise_site_that_ran() -> None:
     found = find_location(_lines(88), load_locations(), SITES, any_module=True)
     assert found is not None and found.site.line == 88
-    assert found.site.guard == "not (kind == 'linear')"
+    assert found.site.passes == ("kind=linear",)  # what that check's condition reads, not the other's
 
 
 def test_without_a_frame_of_either_site_the_first_match_stays() -> None:
