@@ -322,6 +322,17 @@ KNOWN_DEV_MISSES = {
     "hbm_sglangjax_src_prefill_out_of_memory.log": "fold B file of round diag93, not read for a rule",
     "unsup_tpuinf_src_encoder_decoder_whisper.log": "fold B file of round diag93, not read for a rule",
     "ver_torchax_src_float4_dtype_old_torch.log": "fold B file of round diag93, not read for a rule",
+    # Round diag94. Keras's flash-attention check says only "update it by following the official guide" (a
+    # URL), so the message's own advice names neither the jax[tpu] extra nor turning flash attention off.
+    "ver_keras_src_flash_attention_old_jax.log": "log's advice names no package extra or switch",
+    # Keras's DataParallel meant to warn about a 2-D mesh and its warnings.warn call failed: the TypeError
+    # names only the warning's bad category, and the warning's own words never reach the log.
+    "init_keras_src_data_parallel_2d_mesh_warn_category.log": "log names only the failed warning call",
+    # TPUEmbeddingV2's weight check is read as a shape error (the new cue), but only the category's paragraph
+    # answers it: nothing says each weight must share its feature's sparse type and indices.
+    "shape_tf_src_tpu_embedding_v2_dense_weight_sparse_feature.log": "no rule for a feature's weights type",
+    # Round diag94's fold-B file whose remedy is missed, not read: no rule written from it.
+    "unsup_tf_src_tpu_embedding_v2_weight_decay.log": "fold B file of round diag94, not read for a rule",
 }
 
 
