@@ -1,7 +1,7 @@
-"""Round diag95's general mechanism, with wordings written here (not the corpus files) and nearby wordings it
-must not claim: `jaxlib` as the module of the exception class jax raises (jaxlib.xla_extension.XlaRuntimeError)
-is no package named next to an incompatibility, so an "incompatible shape" in such an error keeps its
-shape reading (docs/diagnose-accuracy.md, "Round diag95")."""
+"""Round diag95's general mechanism, with wordings written here (not the corpus files) and nearby
+wordings it must not claim: `jaxlib` as the module of the exception class jax raises
+(jaxlib.xla_extension.XlaRuntimeError) is no package named next to an incompatibility, so an "incompatible
+shape" in such an error keeps its shape reading (docs/diagnose-accuracy.md, "Round diag95")."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ def _cue(text: str) -> str | None:
 
 def test_the_exception_class_module_is_not_a_package_version() -> None:
     for module in ("jaxlib.xla_extension", "jaxlib._jax"):
-        line = f"{module}.XlaRuntimeError: INVALID_ARGUMENT: argument 2 got incompatible shape f32[16,128], expected f32[32,128]"
+        message = "argument 2 got incompatible shape f32[16,128], expected f32[32,128]"
+        line = f"{module}.XlaRuntimeError: INVALID_ARGUMENT: {message}"
         assert _cue(line) == "shape_dtype_error", module
 
 
