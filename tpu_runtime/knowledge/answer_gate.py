@@ -21,6 +21,7 @@ from tpu_runtime.knowledge.question_reading import (
     _NOTE_RE,
     _QUOTED_RE,
     _WORD_RE,
+    ASIDE_WEIGHT,
     ATTRIBUTE_UNITS,
     COMMAND_TOOLS,
     PLATFORMS,
@@ -63,7 +64,7 @@ from tpu_runtime.knowledge.question_reading import (
     value_units,
 )
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
-from tpu_runtime.knowledge.words import family, stem
+from tpu_runtime.knowledge.words import EVERYDAY_WORDS, family, stem
 from tpu_runtime.knowledge.words import unprefixed as _unprefixed
 
 # lines of the quote's section at most this many lines away count together for the gate's support
@@ -287,9 +288,15 @@ def _heading(passage: Passage) -> str:
     return " ".join(x for x in (passage.section, passage.symbol, passage.path) if x)
 
 
+def share_weights(weights: dict[str, float]) -> dict[str, float]:
+    """The weights the support share counts: everyday words of time, degree and negation
+    (`words.EVERYDAY_WORDS`: 'now', 'too', "isn't") weigh `ASIDE_WEIGHT`, as a story's words do."""
+    return {t: w * ASIDE_WEIGHT if t in EVERYDAY_WORDS else w for t, w in weights.items()}
+
+
 def support(weights: dict[str, float], passage: Passage) -> float:
     """How much of the question one passage (text and heading) supports."""
-    return _coverage(weights, f"{_heading(passage)}\n{passage.text}")
+    return _coverage(share_weights(weights), f"{_heading(passage)}\n{passage.text}")
 
 
 def section_support(weights: dict[str, float], passage: Passage, passages: list[Passage]) -> float:
@@ -298,7 +305,9 @@ def section_support(weights: dict[str, float], passage: Passage, passages: list[
     a line, so the line answering a question and the line before it that sets its scene ('elastic
     training keeps a job running when slices fail'; 'launch it with --elastic-slices') each carry part
     of a reworded question's words."""
-    return _coverage(weights, "\n".join([_heading(passage), *section_lines(passage, passages)]))
+    return _coverage(
+        share_weights(weights), "\n".join([_heading(passage), *section_lines(passage, passages)])
+    )
 
 
 def section_lines(passage: Passage, passages: list[Passage]) -> list[str]:

@@ -56,6 +56,13 @@ _SHORT_E_RE = re.compile(r"^([b-df-hj-np-tv-z][aeiouy][b-df-hj-np-tvz])(?:ing|ed
 # 'padding' 'pad', 'embedded' 'embed' (but 'installed' stays 'install', 'passed' 'pass')
 _DOUBLED_RE = re.compile(r"([b-df-hj-km-np-rtv-y])\1$")
 
+# Everyday English words of time, degree and negation ('now', 'too', 'yet', the 'isn' of "isn't") that
+# frame a user's story and name nothing a source would repeat
+EVERYDAY_WORDS = frozenset(
+    "now too yet already ever even anyway aren isn doesn didn don won wasn weren hasn haven couldn "  # noqa: SIM905
+    "shouldn wouldn".split()
+)
+
 # Words that name the same thing in TPU documentation and in users' questions. Each family is matched
 # through the stems of its words, so every form of a member belongs to it ('picks', 'picked').
 FAMILIES: tuple[tuple[str, ...], ...] = (
