@@ -1,7 +1,8 @@
 # ruff: noqa: E501  (fact-sheet lines are long by design)
 """Everyday words of time, degree and negation in a user's story ('and now every kernel fails too', "the
 slice isn't ready yet") name nothing a source repeats: the support share weighs them as it weighs a story's
-words, so they no longer count against a covered question. A question lacking a content word of its own
+words, so they no longer count against a covered question; a clipped word meets the word it clips in the
+share (a line's 'ops' for 'operations'). A question lacking a content word of its own
 is still refused. Hand-made sheet on a tiny lexical index."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from tests.kb_helpers import ask, assert_quoted, lexical_index
 from tpu_runtime.knowledge import answer_gate
 from tpu_runtime.knowledge.answer_gate import share_weights
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
+from tpu_runtime.knowledge.words import spelled_out
 
 SHEET = """\
 # Tiny Frobton kernels
@@ -19,6 +21,7 @@ SHEET = """\
 ## Interpret mode
 
 - After one Frobton kernel raises in interpret mode, every later kernel fails until you call `frob.reset_interpreter()`. ([source](https://example.org/reset), checked 2026-12-07)
+- The Frobton mover pass sinks reshapes below elementwise ops so that fusion sees them. ([source](https://example.org/mover), checked 2026-12-07)
 - A Frobton slice reports the PROVISIONING state while its chips are being handed out. ([source](https://example.org/state), checked 2026-12-07)
 """
 QUESTION = (
@@ -55,4 +58,27 @@ def test_the_story_question_is_answered_and_refused_without_the_rule(
 )
 def test_a_missing_content_word_is_still_refused(index: KnowledgeIndex, question: str) -> None:
     reply = ask(index, question)
+    assert not reply.covered and "best passage supports" in reply.reason, reply.reason
+
+
+def test_clipped_words_are_spelled_out() -> None:
+    assert spelled_out("sinks reshapes below elementwise ops") == "operations"
+    assert spelled_out("elementwise operations") == "ops"
+    assert spelled_out("topology options") == ""  # no clipped word, and 'options' is none
+
+
+CLIPPED_QUESTION = "Which Frobton pass moves reshapes past elementwise operations?"
+
+
+def test_operations_meet_the_lines_ops_and_refused_without(
+    index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_quoted(index, CLIPPED_QUESTION, "mover pass")
+    monkeypatch.setattr(answer_gate, "spelled_out", lambda text: "")
+    reply = ask(index, CLIPPED_QUESTION)
+    assert not reply.covered and "operations" in reply.reason, reply.reason
+
+
+def test_operations_alone_do_not_cover_other_missing_words(index: KnowledgeIndex) -> None:
+    reply = ask(index, "Which Frobton pass splits transposes across reduction operations?")
     assert not reply.covered and "best passage supports" in reply.reason, reply.reason

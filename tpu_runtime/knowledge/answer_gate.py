@@ -64,7 +64,7 @@ from tpu_runtime.knowledge.question_reading import (
     value_units,
 )
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
-from tpu_runtime.knowledge.words import EVERYDAY_WORDS, family, stem
+from tpu_runtime.knowledge.words import EVERYDAY_WORDS, family, spelled_out, stem
 from tpu_runtime.knowledge.words import unprefixed as _unprefixed
 
 # lines of the quote's section at most this many lines away count together for the gate's support
@@ -294,9 +294,15 @@ def share_weights(weights: dict[str, float]) -> dict[str, float]:
     return {t: w * ASIDE_WEIGHT if t in EVERYDAY_WORDS else w for t, w in weights.items()}
 
 
+def _share(weights: dict[str, float], text: str) -> float:
+    """The support share of `text`: everyday words weigh little (`share_weights`) and a clipped word meets
+    the word it clips ('ops', 'operations': `words.spelled_out`)."""
+    return _coverage(share_weights(weights), f"{text}\n{spelled_out(text)}")
+
+
 def support(weights: dict[str, float], passage: Passage) -> float:
     """How much of the question one passage (text and heading) supports."""
-    return _coverage(share_weights(weights), f"{_heading(passage)}\n{passage.text}")
+    return _share(weights, f"{_heading(passage)}\n{passage.text}")
 
 
 def section_support(weights: dict[str, float], passage: Passage, passages: list[Passage]) -> float:
@@ -305,9 +311,7 @@ def section_support(weights: dict[str, float], passage: Passage, passages: list[
     a line, so the line answering a question and the line before it that sets its scene ('elastic
     training keeps a job running when slices fail'; 'launch it with --elastic-slices') each carry part
     of a reworded question's words."""
-    return _coverage(
-        share_weights(weights), "\n".join([_heading(passage), *section_lines(passage, passages)])
-    )
+    return _share(weights, "\n".join([_heading(passage), *section_lines(passage, passages)]))
 
 
 def section_lines(passage: Passage, passages: list[Passage]) -> list[str]:
