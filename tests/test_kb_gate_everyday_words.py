@@ -23,6 +23,10 @@ SHEET = """\
 - After one Frobton kernel raises in interpret mode, every later kernel fails until you call `frob.reset_interpreter()`. ([source](https://example.org/reset), checked 2026-12-07)
 - The Frobton mover pass sinks reshapes below elementwise ops so that fusion sees them. ([source](https://example.org/mover), checked 2026-12-07)
 - A Frobton slice reports the PROVISIONING state while its chips are being handed out. ([source](https://example.org/state), checked 2026-12-07)
+
+## Roofline
+
+- The Frobton roofline keeps the 1000 costliest operations unless `--top_n` is passed. ([source](https://example.org/roofline), checked 2026-12-07)
 """
 QUESTION = (
     "My Frobton slice isn't ready yet, chips are still being handed out: which state does it report now?"
@@ -82,3 +86,18 @@ def test_operations_meet_the_lines_ops_and_refused_without(
 def test_operations_alone_do_not_cover_other_missing_words(index: KnowledgeIndex) -> None:
     reply = ask(index, "Which Frobton pass splits transposes across reduction operations?")
     assert not reply.covered and "best passage supports" in reply.reason, reply.reason
+
+
+def test_a_lines_operations_name_the_ops_asked_for(
+    index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    question = "How many ops does the Frobton roofline keep unless I pass --top_n?"
+    assert_quoted(index, question, "1000 costliest")
+    monkeypatch.setattr(answer_gate, "spelled_out", lambda text: "")
+    reply = ask(index, question)
+    assert not reply.covered and "'ops'" in reply.reason, reply.reason
+
+
+def test_another_attribute_is_still_refused(index: KnowledgeIndex) -> None:
+    reply = ask(index, "How many threads does the Frobton roofline keep unless I pass --top_n?")
+    assert not reply.covered and "'threads'" in reply.reason, reply.reason

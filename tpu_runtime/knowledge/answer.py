@@ -94,7 +94,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   it use ('I am new to TPUs.', 'Thanks!') weigh little (`aside_terms`);
 - everyday words: words of time, degree and negation a story uses ('and now every kernel fails too',
   "isn't ready yet"; `words.EVERYDAY_WORDS`) weigh little in the support share (`share_weights`);
-- clipped words: in the support share only, 'ops' meets 'operations' (`words.spelled_out`);
+- clipped words: in the support share and the attribute check, 'ops' meets 'operations'
+  (`words.spelled_out`);
 - misspellings: a plain lower-case word that no source writes and that is no English word ('comand',
   'kernal') is read as the English word one edit away that the sources use most (`spelling.respelled`);
 - lead-ins: a few plain words before a colon ('Quick question:', 'I was wondering:') frame the question

@@ -264,7 +264,8 @@ def names_attribute(attribute: str, text: str) -> bool:
     """Whether `text` names the attribute, as a word, as the head of a compound written as one word
     ('RAM disk' asks about a disk, and a 'ramdisk' is one), or as a value in the attribute's unit."""
     unit = ATTRIBUTE_UNITS.get(attribute)
-    return _present(_terms(text), attribute) or headed_by(attribute, text) or bool(unit and unit.search(text))
+    said = _terms(f"{text}\n{spelled_out(text)}")  # a line's 'operations' names the 'ops' asked about
+    return _present(said, attribute) or headed_by(attribute, text) or bool(unit and unit.search(text))
 
 
 COMPOUND_HEAD_MIN = 4  # a shorter head ('map', 'op') ends too many unrelated words
