@@ -129,7 +129,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   discount, charge or currency ('at the cost of' is an idiom; `price_fault`);
 - a tool asked of: 'which tpu-tune subcommand', 'with kubectl', 'a GKE machine type' is not answered by a
   first line that, with its heading and retrieved neighbours, never names the program or service ('on
-  GKE', 'without XPK' and a leading 'Using xpk,' aside; `tool_fault`);
+  GKE', 'without XPK', a leading 'Using xpk,' and a tool named only in the story before the asking clause
+  aside; `tool_fault`);
 - a quote is checked to occur in its passage.
 
 The rules live by concern, so each is found in one place, and data flows one way: `question_reading`

@@ -904,7 +904,9 @@ def tool_fault(question: str, span: str, heading: str = "") -> str | None:
     """Why the quoted line does not answer a question asked of a program or service (`tools_asked`):
     neither it nor its heading names it, so it gives the setting or task for another tool or none."""
     named = {m.group(1).lower() for m in _TOOL_RE.finditer(f"{heading}\n{span}")}
-    missing = sorted(tools_asked(question) - named)
+    # a tool only the story before the asking clause names ('... with gcloud and passed --x, but it isn't
+    # accepted; which flag goes in its place?') is where it happened, not what is asked of
+    missing = sorted(tools_asked(question) - named - clause_asides(question))
     if missing:
         return f"the question asks about {missing[0]} and the quoted line never names it"
     return None
