@@ -63,8 +63,9 @@ EVERYDAY_WORDS = frozenset(
     "shouldn wouldn".split()
 )
 
-# Clipped words and the words they clip ('ops' for 'operations'), joined in the gate's support share only:
-# as a family they also moved quotes and weights, and a covered question of the unread fold lost its answer
+# Clipped words and the words they clip ('ops' for 'operations'), joined only in the gate's support share and
+# attribute check: as a family they also moved quotes and weights, and a covered question of the unread fold
+# lost its answer
 CLIPPED: tuple[tuple[str, str], ...] = (("ops", "operations"), ("op", "operation"))
 _WORDS_RE = re.compile(r"[a-z]+")
 
