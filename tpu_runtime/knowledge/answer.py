@@ -92,6 +92,10 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - adverbs: an '-ly' adverb of a word the sources know ('exactly', 'unexpectedly') weighs little;
 - asides: when the sentence that asks ('...?') names its subject itself, words only the sentences around
   it use ('I am new to TPUs.', 'Thanks!') weigh little (`aside_terms`);
+- everyday words: words of time, degree and negation a story uses ('and now every kernel fails too',
+  "isn't ready yet"; `words.EVERYDAY_WORDS`) weigh little in the support share (`share_weights`);
+- clipped words: in the support share and the attribute check, 'ops' meets 'operations'
+  (`words.spelled_out`);
 - misspellings: a plain lower-case word that no source writes and that is no English word ('comand',
   'kernal') is read as the English word one edit away that the sources use most (`spelling.respelled`);
 - lead-ins: a few plain words before a colon ('Quick question:', 'I was wondering:') frame the question
@@ -125,7 +129,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   discount, charge or currency ('at the cost of' is an idiom; `price_fault`);
 - a tool asked of: 'which tpu-tune subcommand', 'with kubectl', 'a GKE machine type' is not answered by a
   first line that, with its heading and retrieved neighbours, never names the program or service ('on
-  GKE', 'without XPK' and a leading 'Using xpk,' aside; `tool_fault`);
+  GKE', 'without XPK', a leading 'Using xpk,' and a tool named only in the story before the asking clause
+  aside; `tool_fault`);
 - a quote is checked to occur in its passage.
 
 The rules live by concern, so each is found in one place, and data flows one way: `question_reading`

@@ -21,6 +21,7 @@ from tpu_runtime.knowledge.question_reading import (
     _NOTE_RE,
     _QUOTED_RE,
     _WORD_RE,
+    ASIDE_WEIGHT,
     ATTRIBUTE_UNITS,
     COMMAND_TOOLS,
     PLATFORMS,
@@ -63,7 +64,7 @@ from tpu_runtime.knowledge.question_reading import (
     value_units,
 )
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
-from tpu_runtime.knowledge.words import family, stem
+from tpu_runtime.knowledge.words import EVERYDAY_WORDS, family, spelled_out, stem
 from tpu_runtime.knowledge.words import unprefixed as _unprefixed
 
 # lines of the quote's section at most this many lines away count together for the gate's support
@@ -263,7 +264,8 @@ def names_attribute(attribute: str, text: str) -> bool:
     """Whether `text` names the attribute, as a word, as the head of a compound written as one word
     ('RAM disk' asks about a disk, and a 'ramdisk' is one), or as a value in the attribute's unit."""
     unit = ATTRIBUTE_UNITS.get(attribute)
-    return _present(_terms(text), attribute) or headed_by(attribute, text) or bool(unit and unit.search(text))
+    said = _terms(f"{text}\n{spelled_out(text)}")  # a line's 'operations' names the 'ops' asked about
+    return _present(said, attribute) or headed_by(attribute, text) or bool(unit and unit.search(text))
 
 
 COMPOUND_HEAD_MIN = 4  # a shorter head ('map', 'op') ends too many unrelated words
@@ -287,9 +289,21 @@ def _heading(passage: Passage) -> str:
     return " ".join(x for x in (passage.section, passage.symbol, passage.path) if x)
 
 
+def share_weights(weights: dict[str, float]) -> dict[str, float]:
+    """The weights the support share counts: everyday words of time, degree and negation
+    (`words.EVERYDAY_WORDS`: 'now', 'too', "isn't") weigh `ASIDE_WEIGHT`, as a story's words do."""
+    return {t: w * ASIDE_WEIGHT if t in EVERYDAY_WORDS else w for t, w in weights.items()}
+
+
+def _share(weights: dict[str, float], text: str) -> float:
+    """The support share of `text`: everyday words weigh little (`share_weights`) and a clipped word meets
+    the word it clips ('ops', 'operations': `words.spelled_out`)."""
+    return _coverage(share_weights(weights), f"{text}\n{spelled_out(text)}")
+
+
 def support(weights: dict[str, float], passage: Passage) -> float:
     """How much of the question one passage (text and heading) supports."""
-    return _coverage(weights, f"{_heading(passage)}\n{passage.text}")
+    return _share(weights, f"{_heading(passage)}\n{passage.text}")
 
 
 def section_support(weights: dict[str, float], passage: Passage, passages: list[Passage]) -> float:
@@ -298,7 +312,7 @@ def section_support(weights: dict[str, float], passage: Passage, passages: list[
     a line, so the line answering a question and the line before it that sets its scene ('elastic
     training keeps a job running when slices fail'; 'launch it with --elastic-slices') each carry part
     of a reworded question's words."""
-    return _coverage(weights, "\n".join([_heading(passage), *section_lines(passage, passages)]))
+    return _share(weights, "\n".join([_heading(passage), *section_lines(passage, passages)]))
 
 
 def section_lines(passage: Passage, passages: list[Passage]) -> list[str]:
@@ -890,7 +904,9 @@ def tool_fault(question: str, span: str, heading: str = "") -> str | None:
     """Why the quoted line does not answer a question asked of a program or service (`tools_asked`):
     neither it nor its heading names it, so it gives the setting or task for another tool or none."""
     named = {m.group(1).lower() for m in _TOOL_RE.finditer(f"{heading}\n{span}")}
-    missing = sorted(tools_asked(question) - named)
+    # a tool only the story before the asking clause names ('... with gcloud and passed --x, but it isn't
+    # accepted; which flag goes in its place?') is where it happened, not what is asked of
+    missing = sorted(tools_asked(question) - named - clause_asides(question))
     if missing:
         return f"the question asks about {missing[0]} and the quoted line never names it"
     return None

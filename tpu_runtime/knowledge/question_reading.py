@@ -352,6 +352,10 @@ def _lead_words(phrase: str) -> list[str]:
     return words
 
 
+# 'what is the metric called / named': the words ask the name of the thing before them, which is the focus
+NAMING_WORDS = frozenset({"called", "named"})
+
+
 def focus_term(question: str) -> str | None:
     """The head word of the quantity or attribute a 'how many / what is the' question asks for; for a
     'which X / what X' question only when X is an attribute with a unit ('which Windows version', 'which
@@ -379,7 +383,7 @@ def focus_term(question: str) -> str | None:
     words = _lead_words(match.group(1))
     # the last word that is not a generic quantity ('clock' in 'clock speed'); none for 'maximum number';
     # after 'how many' the first plural ('chips' in 'how many v5e chips share one host')
-    heads = [w for w in words if w not in QUANTITY_WORDS and not is_specific(w)]
+    heads = [w for w in words if w not in QUANTITY_WORDS and w not in NAMING_WORDS and not is_specific(w)]
     if heads and _NAME_KIND_RE.match(heads[-1]) and asks_name(question):
         # 'what's the pip command to ...': a line giving a command answers it (`asks_name`) without the word
         return None

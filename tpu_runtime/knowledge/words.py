@@ -56,6 +56,27 @@ _SHORT_E_RE = re.compile(r"^([b-df-hj-np-tv-z][aeiouy][b-df-hj-np-tvz])(?:ing|ed
 # 'padding' 'pad', 'embedded' 'embed' (but 'installed' stays 'install', 'passed' 'pass')
 _DOUBLED_RE = re.compile(r"([b-df-hj-km-np-rtv-y])\1$")
 
+# Everyday English words of time, degree and negation ('now', 'too', 'yet', the 'isn' of "isn't") that
+# frame a user's story and name nothing a source would repeat
+EVERYDAY_WORDS = frozenset(
+    "now too yet already ever even anyway aren isn doesn didn don won wasn weren hasn haven couldn "  # noqa: SIM905
+    "shouldn wouldn".split()
+)
+
+# Clipped words and the words they clip ('ops' for 'operations'), joined only in the gate's support share and
+# attribute check: as a family they also moved quotes and weights, and a covered question of the unread fold
+# lost its answer
+CLIPPED: tuple[tuple[str, str], ...] = (("ops", "operations"), ("op", "operation"))
+_WORDS_RE = re.compile(r"[a-z]+")
+
+
+def spelled_out(text: str) -> str:
+    """The other form of each clipped word or word it clips that `text` writes ('ops' -> 'operations',
+    'operations' -> 'ops'), space-separated: added to a passage's text, the share counts either form."""
+    said = set(_WORDS_RE.findall(text.lower()))
+    return " ".join(b if a in said else a for a, b in CLIPPED if a in said or b in said)
+
+
 # Words that name the same thing in TPU documentation and in users' questions. Each family is matched
 # through the stems of its words, so every form of a member belongs to it ('picks', 'picked').
 FAMILIES: tuple[tuple[str, ...], ...] = (
