@@ -120,17 +120,27 @@ _FLIP = {
 }
 
 
-def _compare_ways(node: ast.Compare) -> list[str]:
-    """The setting's value that makes `setting <op> constant` false: a bound for integers, the other boolean,
-    None or set, the value a `!=` wants; a membership test named as such."""
+def _operands(node: ast.Compare) -> tuple[str, object, ast.cmpop, ast.expr] | None:
+    """A one-operator comparison of a setting with a constant, read with the setting on the left (`1 < n`
+    as `n > 1`): the setting, the constant, the operator and the constant's expression; None otherwise."""
     if len(node.ops) != 1:
-        return []
+        return None
     op, left, right = node.ops[0], node.left, node.comparators[0]
     name, value = _setting(left), _literal(right)
     if name is None and type(op) in _FLIP:
         name, value, op = _setting(right), _literal(left), _FLIP[type(op)]()
     if name is None or value is ...:
+        return None
+    return name, value, op, right
+
+
+def _compare_ways(node: ast.Compare) -> list[str]:
+    """The setting's value that makes `setting <op> constant` false: a bound for integers, the other boolean,
+    None or set, the value a `!=` wants; a membership test named as such."""
+    read = _operands(node)
+    if read is None:
         return []
+    name, value, op, right = read
     if isinstance(op, ast.Is | ast.IsNot) and value is None:
         return [f"{name} set"] if isinstance(op, ast.Is) else [f"{name}=None"]
     if isinstance(value, bool) and isinstance(op, ast.Eq | ast.NotEq):
@@ -151,14 +161,10 @@ def _compare_ways(node: ast.Compare) -> list[str]:
 def _held_ways(node: ast.Compare) -> list[str]:
     """The setting's value that makes `setting <op> constant` true (a check raising unless it holds): the
     least or most integer it allows, the constant an `==` wants, None or set; a membership test named."""
-    if len(node.ops) != 1:
+    read = _operands(node)
+    if read is None:
         return []
-    op, left, right = node.ops[0], node.left, node.comparators[0]
-    name, value = _setting(left), _literal(right)
-    if name is None and type(op) in _FLIP:
-        name, value, op = _setting(right), _literal(left), _FLIP[type(op)]()
-    if name is None or value is ...:
-        return []
+    name, value, op, right = read
     if isinstance(op, ast.Is | ast.IsNot) and value is None:
         return [f"{name}=None"] if isinstance(op, ast.Is) else [f"{name} set"]
     if isinstance(value, int) and not isinstance(value, bool):
