@@ -66,7 +66,7 @@ def test_scope_words_without_a_strategy_are_not_claimed() -> None:
     when = _scope_fix().when
     for line in (
         "RuntimeError: TPU system not initialized; call initialize_tpu_system first",
-        "INFO created under /tmp/checkpoints/run-3",
+        "INFO created under checkpoints/run-3",
         "ValueError: the variable scope 'encoder' is reused",
     ):
         assert not when.holds({}, [line]), line
