@@ -11,7 +11,7 @@ import pytest
 
 from tests.kb_helpers import assert_quoted, lexical_index
 from tpu_runtime.knowledge import quote_choice
-from tpu_runtime.knowledge.quote_choice import asks_behaviour
+from tpu_runtime.knowledge.question_reading import asks_behaviour
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\

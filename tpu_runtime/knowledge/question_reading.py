@@ -476,6 +476,23 @@ def asks_setting(question: str) -> bool:
     return bool(_ASKS_SETTING_RE.search(question))
 
 
+# 'how do I tell JAX where to keep ...', 'how do I make jnp raise ...', 'how do I get X to explain ...': the
+# user wants a program to behave otherwise (the verb is causative, its object a program or thing, not 'a')
+_ASKS_BEHAVIOUR_RE = re.compile(
+    r"\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\s+(?:tell|make|get|let|force|have)\s+"
+    r"(?!(?:a|an|the|some|any|it|its|this|that|these|those|more|rid|whether|if|when|what|which|how|why|where)\b)"
+    r"[\w./'-]+\s+\w",
+    re.I,
+)
+
+
+def asks_behaviour(question: str) -> bool:
+    """Whether a "how do I" question asks how to make a program behave otherwise ('how do I tell JAX where
+    to keep compiled programs'): a setting answers it, but its causative verb ('tell', 'make') names no
+    action that a line's code could name, so `PROCEDURE_BONUS` finds nothing to reward."""
+    return bool(_ASKS_BEHAVIOUR_RE.search(question))
+
+
 def procedure_terms(question: str, terms: list[str]) -> list[str]:
     """What the code of a line answering a "how do I" question names: the action ('install' in 'how do I
     install X') and the question's specific terms (`torch.compile`, `v5e`). Empty for other questions."""

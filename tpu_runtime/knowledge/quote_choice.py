@@ -36,6 +36,7 @@ from tpu_runtime.knowledge.question_reading import (
     _WORD_RE,
     QUESTION_WORDS,
     SCOPES,
+    asks_behaviour,
     asks_condition,
     asks_kinds,
     asks_setting,
@@ -132,23 +133,6 @@ def gives_assignment(span: str) -> bool:
     """A line whose code assigns a value, passes a flag or names an environment variable: what a question
     asking what to set wants, where a line about the same thing may only describe it."""
     return bool(_ASSIGNS_RE.search(span))
-
-
-# 'how do I tell JAX where to keep ...', 'how do I make jnp raise ...', 'how do I get X to explain ...': the
-# user wants a program to behave otherwise (the verb is causative, its object a program or thing, not 'a')
-_ASKS_BEHAVIOUR_RE = re.compile(
-    r"\bhow\s+(?:do|can|should|would)\s+(?:i|we|you)\s+(?:tell|make|get|let|force|have)\s+"
-    r"(?!(?:a|an|the|some|any|it|its|this|that|these|those|more|rid|whether|if|when|what|which|how|why|where)\b)"
-    r"[\w./'-]+\s+\w",
-    re.I,
-)
-
-
-def asks_behaviour(question: str) -> bool:
-    """Whether a "how do I" question asks how to make a program behave otherwise ('how do I tell JAX where
-    to keep compiled programs'): a setting answers it, but its causative verb ('tell', 'make') names no
-    action that a line's code could name, so `PROCEDURE_BONUS` finds nothing to reward."""
-    return bool(_ASKS_BEHAVIOUR_RE.search(question))
 
 
 def _density(weights: dict[str, float], span: str) -> float:
