@@ -40,6 +40,7 @@ __all__ = [
     "render_summary",
     "render_template",
     "split_hlo_shape",
+    "traceback_frames",
     "user_frame",
     "version_skew_facts",
 ]
@@ -170,6 +171,19 @@ def fmt_size(n: int) -> str:
 
 _FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)(?:,? in (?P<func>.+?))?\s*$')
 _TRACEBACK = re.compile(r"Traceback \(most recent call last\):")
+
+
+def traceback_frames(lines: Sequence[str]) -> tuple[tuple[str, int, str], ...]:
+    """The (path, line, function) of every Python traceback frame the lines show that names its function,
+    paths with '/' separators."""
+    frames = []
+    for line in lines:
+        m = _FRAME.search(line.strip())
+        if m is not None and m["func"]:
+            frames.append((m["file"].replace("\\", "/"), int(m["line"]), m["func"]))
+    return tuple(frames)
+
+
 _STACK_FIRST = re.compile(r"\(most recent call first\):")
 _FATAL = re.compile(
     r"Fatal Python error: (?P<fatal>.+)"

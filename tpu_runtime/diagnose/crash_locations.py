@@ -33,7 +33,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from tpu_runtime.diagnose.crash_cues import WeakVote, is_error_line
-from tpu_runtime.diagnose.crash_facts import clip
+from tpu_runtime.diagnose.crash_facts import clip, traceback_frames
 from tpu_runtime.diagnose.report import Category
 from tpu_runtime.yaml_data import safe_load
 
@@ -239,19 +239,6 @@ def find_location(
         if found:
             return found[0]
     return None
-
-
-_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>[\w<>.]+)')
-
-
-def traceback_frames(lines: Sequence[str]) -> tuple[tuple[str, int, str], ...]:
-    """The (path, line, function) of every Python traceback frame the log shows."""
-    frames = []
-    for line in lines:
-        m = _FRAME.match(line)
-        if m is not None:
-            frames.append((m["path"].replace("\\", "/"), int(m["line"]), m["function"]))
-    return tuple(frames)
 
 
 def _raised_at(site: RaiseSite, frames: Sequence[tuple[str, int, str]]) -> bool:

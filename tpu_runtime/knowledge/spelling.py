@@ -18,9 +18,8 @@ import json
 import re
 import string
 
-from tpu_runtime.knowledge.embedder import ModelUnavailable
 from tpu_runtime.knowledge.lexical import STOPWORDS
-from tpu_runtime.knowledge.model_files import locate_model
+from tpu_runtime.knowledge.model_files import ModelUnavailable, locate_model
 from tpu_runtime.knowledge.question_reading import QUESTION_WORDS, _family_df
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
