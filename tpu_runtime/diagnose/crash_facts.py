@@ -25,7 +25,6 @@ from tpu_runtime.diagnose.crash_operand_facts import (
 )
 from tpu_runtime.diagnose.crash_release_facts import release_facts
 from tpu_runtime.diagnose.crash_setting_facts import SETTING_EXTRACTORS
-from tpu_runtime.diagnose.crash_value_facts import VALUE_EXTRACTORS
 from tpu_runtime.diagnose.crash_versions import package_versions
 from tpu_runtime.diagnose.units import parse_size
 
@@ -573,7 +572,6 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
         release_facts,
         *NAMED_FIX_EXTRACTORS,  # before the settings: a mesh line those read wins over a generic count
         *SETTING_EXTRACTORS,
-        *VALUE_EXTRACTORS,
     )
     for found in (extract(lines) for extract in extractors):
         out.update({k: v for k, v in found.items() if k not in facts})

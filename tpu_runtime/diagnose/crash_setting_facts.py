@@ -88,32 +88,15 @@ _ADVISED = re.compile(
 )
 
 
-# A setting a launcher chose for the user: "Default `max_batch_prefill_tokens` to 4096" (Text Generation
-# Inference's launcher), "Defaulting max_model_len to 2048", "batch_size not set, defaulting to 8"
-_DEFAULTED = re.compile(
-    rf"\bDefault(?:ing|ed)?\s+(?:the\s+)?[`'\"]?(?P<name>{_SIZE_NAME})[`'\"]?\s+(?:to|=)\s+(?P<value>{_SIZE_VALUE})\b"
-    rf"|[`'\"]?(?P<name2>{_SIZE_NAME})[`'\"]?\s+(?:is\s+)?not\s+(?:set|given|specified|provided)[,;]?\s+"
-    rf"defaulting\s+to\s+(?P<value2>{_SIZE_VALUE})\b",
-    re.IGNORECASE,
-)
-
-
 def size_setting_facts(lines: Sequence[str]) -> dict[str, str]:
     """`size_settings`: the memory-sizing settings the log prints with their values, last value of each name
-    first seen (`tokens per device = 1048576, max_model_len = 8192`), those a launcher says it chose by
-    default (`max_batch_prefill_tokens = 4096 (chosen by default)`), and those a warning of the log advises
+    first seen (`tokens per device = 1048576, max_model_len = 8192`), and those a warning of the log advises
     changing (`--max-model-len (a warning advises a smaller value)`); {} when the log names none."""
     found: dict[str, str] = {}
     for line in _not_source(lines):
         advised = _ADVISED.search(line)
         if advised is not None and _SIZE_NAME_ONLY.match(advised["name"].lstrip("-").replace("-", "_")):
             found.setdefault(advised["name"], f"(a warning advises {advised['to'] or 'changing it'})")
-        defaulted = _DEFAULTED.search(line)
-        if defaulted is not None:
-            # a value the launcher picked, not one the user set: the first thing to set explicitly
-            name, value = defaulted["name"] or defaulted["name2"], defaulted["value"] or defaulted["value2"]
-            found[name] = f"{value.rstrip('.')} (chosen by default)"
-            continue
         for m in _TUPLE_SETTING.finditer(line):
             names = [n.strip() for n in m["names"].split(",")]
             values = [v.strip() for v in m["values"].split(",")]
