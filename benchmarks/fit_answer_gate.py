@@ -185,8 +185,12 @@ class Model:
         return 1.0 / (1.0 + np.exp(-z))
 
 
-def fit(x: np.ndarray, y: np.ndarray, ridge: float = RIDGE, steps: int = 50) -> Model:
-    """Newton's method on the L2-penalised log loss (the bias unpenalised)."""
+def fit(
+    x: np.ndarray, y: np.ndarray, ridge: float = RIDGE, steps: int = 50, weight: np.ndarray | None = None
+) -> Model:
+    """Newton's method on the L2-penalised log loss (the bias unpenalised), each row counted `weight`
+    times (default once)."""
+    weight = np.ones(len(x)) if weight is None else weight
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale == 0] = 1.0
@@ -196,13 +200,23 @@ def fit(x: np.ndarray, y: np.ndarray, ridge: float = RIDGE, steps: int = 50) -> 
     penalty[0, 0] = 0.0
     for _ in range(steps):
         p = 1.0 / (1.0 + np.exp(-(z @ w)))
-        grad = z.T @ (p - y) + penalty @ w
-        hess = (z.T * (p * (1 - p))) @ z + penalty
+        grad = z.T @ (weight * (p - y)) + penalty @ w
+        hess = (z.T * (weight * p * (1 - p))) @ z + penalty
         step = np.linalg.solve(hess, grad)
         w -= step
         if np.abs(step).max() < 1e-8:
             break
     return Model(mean=mean, scale=scale, weights=w[1:], bias=float(w[0]))
+
+
+def balance(rows: list[dict[str, Any]]) -> np.ndarray:
+    """Row weights as the figures count them: each set's covered questions together weigh as much as its
+    uncovered ones, and every set as much as another (mean weight 1)."""
+    counts: dict[tuple[str, bool], int] = {}
+    for r in rows:
+        counts[(r["set"], r["covered"])] = counts.get((r["set"], r["covered"]), 0) + 1
+    weight = np.array([1.0 / counts[(r["set"], r["covered"])] for r in rows])
+    return weight * len(rows) / weight.sum()
 
 
 def figures(rows: list[dict[str, Any]], answers: list[bool]) -> tuple[float, float]:
@@ -297,6 +311,9 @@ def main() -> int:
     parser.add_argument("--index", type=Path, required=True)
     parser.add_argument("--measures", type=Path, default=None, help="JSON file the measures are kept in")
     parser.add_argument("--reuse", action="store_true", help="read --measures instead of measuring again")
+    parser.add_argument(
+        "--balanced", action="store_true", help="weigh rows as the figures do (`balance`) in the fit"
+    )
     args = parser.parse_args()
     if args.reuse and args.measures:
         rows = json.loads(args.measures.read_text())
@@ -308,9 +325,9 @@ def main() -> int:
     x = np.array([feature_vector(r) for r in rows])
     y = np.array([1.0 if r["right"] else 0.0 for r in rows])
     train = np.array([r["fold"] == "A" for r in rows])
-    model = fit(x[train], y[train])
-    p = model.prob(x)
     fold_a = [r for r, t in zip(rows, train, strict=True) if t]
+    model = fit(x[train], y[train], weight=balance(fold_a) if args.balanced else None)
+    p = model.prob(x)
     pa = p[train]
     candidates = sorted({round(float(v), 4) for v in pa} | {0.5})
     threshold = max(candidates, key=lambda t: (total(fold_a, [bool(v >= t) for v in pa]), -abs(t - 0.5)))
