@@ -2,7 +2,7 @@
 KB sets, the gate's measures of its top quote and whether answering would be right, fit a small logistic
 model on fold A, and compare the gates on fold B at the threshold chosen on fold A.
 
-Run by hand: `python benchmarks/fit_answer_gate.py --index DIR [--measures FILE] [--reuse]`.
+Run by hand: `python benchmarks/fit_answer_gate.py --index DIR [--measures FILE] [--reuse] [--balanced]`.
 Only the dev half of each set is read (`evaluate.half`), split by `evaluate.fold`; the held-back half is
 never scored. Per question it records the support share of the best passage and the share needed
 (`answer_gate.needed_support`), the best cosine, the quoted passage's cosine and its rank in the fused,
