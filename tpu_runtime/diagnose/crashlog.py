@@ -23,7 +23,8 @@ A citation's `kb` names the fact of the team's knowledge base it stands on (a `t
 section of knowledge/errors.md), read from that file when a log is diagnosed.
 
 This module only runs the rules: the category with the strongest match wins (ties: the rule's
-`priority`, then the match nearest the end of the log, where the fatal error usually is). Lines are
+`priority`, then the match nearest the end of the log, where the fatal error usually is), except that a
+matching pattern's `overrides` first drops the categories whose wrapper wording it explains. Lines are
 matched without the prefixes launchers add (logtext.strip_prefix), after ANSI codes and carriage
 returns are gone. A log no rule matches goes to the weak-evidence tier (crash_cues): generic cues may
 still decide its category, at a confidence of at most 0.6 and saying so in the cause, and where no cue
