@@ -30,10 +30,11 @@ __all__ = [
 
 # the element type at the end of an MLIR vector or memref type: vector<8x128x4xi8>, memref<1x1024xf16, ...>
 _MLIR_ELEMENT = re.compile(r"\b(?:vector|memref)<(?:[\d?]+x)*(?P<dtype>[a-z]+\d*(?:E\d+M\d+\w*)?)[,>\s]")
-# a line of an MLIR operation or of an error that talks about types
+# a line of an MLIR operation or of an error that talks about types; an operation with no result (a store,
+# a DMA start) is printed in generic form without the `%N = ` before its quoted name (diag96)
 _TYPE_CONTEXT = re.compile(
-    r'%\S+ = "|unsupported|not implemented|failed to legalize|only 32-bit|invalid vector type|'
-    r"does not support|unsupported .*type|type in",
+    r'%\S+ = "|^\s*"[a-z_]+\.[\w.]+"\(|unsupported|not implemented|failed to legalize|only 32-bit|'
+    r"invalid vector type|does not support|unsupported .*type|type in",
     re.IGNORECASE,
 )
 # (MLIR element type, name in jax.numpy, the type to cast to)

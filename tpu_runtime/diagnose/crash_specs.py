@@ -43,6 +43,11 @@ class PatternSpec(BaseModel):
         "lines with the same key (one function compiled again, not several compiled once each)",
     )
     ignore_case: bool = False
+    overrides: list[Category] = Field(
+        default_factory=list,
+        description="categories whose broader wrapper wording this pattern explains (a chip's refusal inside "
+        "Mosaic's compile failure): when it matches, their votes are dropped, whatever their score",
+    )
 
     @functools.cached_property
     def compiled(self) -> re.Pattern[str]:

@@ -23,7 +23,8 @@ A citation's `kb` names the fact of the team's knowledge base it stands on (a `t
 section of knowledge/errors.md), read from that file when a log is diagnosed.
 
 This module only runs the rules: the category with the strongest match wins (ties: the rule's
-`priority`, then the match nearest the end of the log, where the fatal error usually is). Lines are
+`priority`, then the match nearest the end of the log, where the fatal error usually is), except that a
+matching pattern's `overrides` first drops the categories whose wrapper wording it explains. Lines are
 matched without the prefixes launchers add (logtext.strip_prefix), after ANSI codes and carriage
 returns are gone. A log no rule matches goes to the weak-evidence tier (crash_cues): generic cues may
 still decide its category, at a confidence of at most 0.6 and saying so in the cause, and where no cue
@@ -153,6 +154,7 @@ class _Vote:
     score: float
     last_line: int
     evidence: list[str]
+    overrides: frozenset[str] = frozenset()  # categories its patterns explain (PatternSpec.overrides)
 
 
 def log_lines(text: str) -> tuple[list[str], list[str]]:
@@ -166,7 +168,9 @@ def signature(text: str, rules: Sequence[CrashRule] | None = None) -> tuple[Cate
     lines, _ = log_lines(text)
     rules = load_rules() if rules is None else rules
     code = find_xla_error_code(lines)
-    votes = _with_code_vote([v for v in (_vote(rule, lines) for rule in rules) if v], rules, lines, code)
+    votes = _without_overridden(
+        _with_code_vote([v for v in (_vote(rule, lines) for rule in rules) if v], rules, lines, code)
+    )
     if not votes:
         return None
     best = max(votes, key=lambda v: (v.score, v.rule.priority, v.last_line))
@@ -195,7 +199,9 @@ def diagnose_log(
     rules = load_rules() if rules is None else rules
     lines, notes = log_lines(text)
     code = find_xla_error_code(lines)  # read once: it votes, and may give or cite the fix
-    votes = _with_code_vote([v for v in (_vote(rule, lines) for rule in rules) if v], rules, lines, code)
+    votes = _without_overridden(
+        _with_code_vote([v for v in (_vote(rule, lines) for rule in rules) if v], rules, lines, code)
+    )
     facts = generic_facts(lines)
     if notes:
         facts["read_note"] = notes[0]
@@ -456,16 +462,27 @@ def _with_code_vote(
     return [*votes, _Vote(rule, CODE_WEIGHT, hit.line, [line])]
 
 
+def _without_overridden(votes: list[_Vote]) -> list[_Vote]:
+    """The votes less those of a category another vote's matching pattern explains (`overrides`): a cause
+    stated inside a broader wrapper, such as an operation a chip generation lacks inside Mosaic's compile
+    failure, whose own patterns reach the same capped score and would win the tie on priority (diag96)."""
+    dropped = {c for v in votes for c in v.overrides if c != v.rule.category}
+    kept = [v for v in votes if v.rule.category not in dropped]
+    return kept or votes
+
+
 def _vote(rule: CrashRule, lines: Sequence[str]) -> _Vote | None:
     score = 0.0
     hits = 0
     last = -1
     evidence: dict[str, None] = {}
+    overrides: set[str] = set()
     for pattern in rule.patterns:
         matched = _matching_lines(pattern, lines)
         if len(matched) < pattern.min_count:
             continue
         hits += 1
+        overrides.update(pattern.overrides)
         score = max(score, pattern.weight)
         last = max(last, matched[-1])
         for i in matched[:3] + matched[-1:]:
@@ -485,7 +502,7 @@ def _vote(rule: CrashRule, lines: Sequence[str]) -> _Vote | None:
         return None
     # Each further pattern that agrees adds a little certainty, never past 0.99.
     score = min(0.99, score + 0.03 * (hits - 1))
-    return _Vote(rule, score, last, list(evidence)[:MAX_EVIDENCE])
+    return _Vote(rule, score, last, list(evidence)[:MAX_EVIDENCE], frozenset(overrides))
 
 
 def _derived_fact_lines(facts: dict[str, Any], when: FixCondition) -> list[str]:
