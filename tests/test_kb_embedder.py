@@ -7,7 +7,6 @@ import importlib.util
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -228,35 +227,3 @@ def test_duplicate_texts_are_encoded_once(monkeypatch: pytest.MonkeyPatch) -> No
     vectors = embedder.embed_many([TEXTS[0], TEXTS[1], TEXTS[0]])
     assert seen == [[TEXTS[0], TEXTS[1]]]
     assert vectors.shape == (3, DIMENSION) and np.array_equal(vectors[0], vectors[2])
-
-
-def test_bulk_encoder_runs_small_length_sorted_batches() -> None:
-    """The build's encoder runs batches of at most BATCH texts (4: less CPU than 32 with int8 matmuls),
-    each padded only to its own longest text, and the vectors do not depend on how texts are batched
-    (float32 graph). A larger batch, or padding to the longest text of all, fails this."""
-    pytest.importorskip("onnxruntime")
-    from tpu_runtime.knowledge import onnx_encoder
-    from tpu_runtime.knowledge.onnx_encoder import OnnxEncoder
-
-    embedder = load_embedder()
-    encoder = OnnxEncoder(embedder.weights, embedder.tokenizer, int8=False)
-    encoder._workers = 1
-    texts = [*TEXTS, *(("TPU slice " * n).strip() for n in range(1, 12))]
-    shapes: list[tuple[int, int]] = []
-    real = encoder._session
-
-    class Recorder:
-        def run(self, names: Any, feeds: dict[str, np.ndarray]) -> Any:
-            shapes.append(feeds["ids"].shape)
-            return real.run(names, feeds)
-
-    encoder._session = Recorder()
-    vectors = encoder.encode(texts)
-    assert onnx_encoder.BATCH <= 8 and max(rows for rows, _ in shapes) == onnx_encoder.BATCH
-    assert sum(rows for rows, _ in shapes) == len(texts)
-    lengths = sorted(len(e.ids) for e in embedder.tokenizer.encode_batch(texts))
-    groups = [lengths[i : i + onnx_encoder.BATCH] for i in range(0, len(lengths), onnx_encoder.BATCH)]
-    # padded word pieces: 532 here, against 389 unpadded and 1,792 in one batch of all 14 texts
-    assert sum(rows * width for rows, width in shapes) == sum(len(g) * g[-1] for g in groups)
-    alone = np.stack([encoder.encode([text])[0] for text in texts[:3]])
-    assert float((alone * vectors[:3]).sum(1).min()) > 0.99999

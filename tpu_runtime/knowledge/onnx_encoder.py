@@ -37,13 +37,7 @@ import numpy as np
 from tpu_runtime.knowledge import onnx_proto
 from tpu_runtime.knowledge.model_files import DIMENSION, ModelUnavailable, padded_batches
 
-# Texts per run. Why 4, not 32: smaller batches keep each run's activations (32 x 113 word pieces x 1,536
-# floats is 22 MB) closer to the core's caches and pad less, and the int8 graph took less CPU with them
-# (770 anchor passages, one thread, three interleaved runs each at load 7-9: 32 texts 15.7 / 15.6 / 14.8 s
-# of CPU, 12 14.7 / 14.6 / 14.9 s, 8 14.4 / 14.5 / 13.7 s, 4 14.0 / 14.0 / 13.4 s). The activations are
-# quantised per batch, so the vectors move slightly: cosine to batches of 32 mean 0.99915, min 0.9971
-# (docs/kb-accuracy.md, "The build's batches").
-BATCH = 4
+BATCH = 32
 OPSET = 17
 HEADS = 12
 LAYER_NORM_EPS = 1e-12  # BERT's
