@@ -11,8 +11,11 @@ from __future__ import annotations
 import re
 import shutil
 import time
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -23,8 +26,11 @@ from tpu_runtime.knowledge.folders import FolderError, discover_folder
 from tpu_runtime.knowledge.models import BuildReport, SourceState
 from tpu_runtime.knowledge.packages import discover_packages, load_package_configs
 from tpu_runtime.knowledge.store import KbIndexError, Manifest, Store, index_dir
-from tpu_runtime.knowledge.vector_cache import VectorCache
+from tpu_runtime.knowledge.vector_cache import VectorCache, text_key
 from tpu_runtime.progress import ProgressFn
+
+if TYPE_CHECKING:
+    import numpy as np
 
 # Units are encoded in groups of at least this many passages: one sentence-transformers call sorts the
 # whole group by length (little padding), and a build stopped mid-way loses at most one group's work.
@@ -248,6 +254,56 @@ def _open_or_repair(store: Store, manifest: Manifest, report: BuildReport) -> An
         return store.open_collection(create=True)
 
 
+@dataclass
+class _Encoding:
+    """A group of units whose new passages are being encoded: `fresh` are the keys it encodes."""
+
+    group: list[tuple[SourceState, list[ChunkRecord]]]
+    keys: list[str]
+    fresh: list[str]
+    vectors: Future[np.ndarray] | None  # None: every text of the group is cached or in flight
+
+
+def _store_group(
+    encoding: _Encoding,
+    cache: VectorCache,
+    in_flight: set[str],
+    collection: Any,
+    store: Store,
+    manifest: Manifest,
+    report: BuildReport,
+) -> int | None:
+    """Store one encoded group's vectors unit by unit; the passages stored, or None when it failed."""
+    try:
+        if encoding.vectors is not None:
+            cache.put(encoding.fresh, encoding.vectors.result())
+        in_flight.difference_update(encoding.fresh)
+        vectors = cache.stack(encoding.keys)
+        offset = 0
+        for state, chunks in encoding.group:
+            collection.delete(where={"unit": state.unit})
+            for start in range(0, len(chunks), STORE_BATCH):
+                batch = chunks[start : start + STORE_BATCH]
+                collection.add(
+                    ids=[c.id for c in batch],
+                    embeddings=vectors[offset + start : offset + start + len(batch)],
+                    metadatas=[{"unit": state.unit} for _ in batch],
+                )
+            offset += len(chunks)
+            state.dense_done = True
+            store.write_manifest(manifest)
+            report.embedded.append(state.unit)
+        cache.save()
+    except Exception as exc:  # chromadb/disk/model failure: keep what is done, the next build resumes
+        report.problems.append(
+            f"could not store vectors of {', '.join(s.label for s, _ in encoding.group)} "
+            f"({type(exc).__name__}: {str(exc)[:120]}); their passages answer lexically until "
+            "`tpu-agent kb build` succeeds"
+        )
+        return None
+    return len(encoding.keys)
+
+
 def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: ProgressFn) -> None:
     try:
         embedder = load_embedder(store.folder)
@@ -276,45 +332,56 @@ def _embed_units(store: Store, manifest: Manifest, report: BuildReport, notify: 
     seen: dict[str, list[str]] = {}  # embed texts by unit, for pruning the cache without re-reading
     done = 0
     group: list[tuple[SourceState, list[ChunkRecord]]] = []
-    for number, state in enumerate(todo):
-        try:
-            group.append((state, store.read_chunks(state.unit)))
-        except KbIndexError as exc:
-            report.problems.append(f"{exc}; its passages answer lexically until `tpu-agent kb build`")
-        if sum(len(c) for _, c in group) < EMBED_GROUP and number + 1 < len(todo):
-            continue
-        texts = embed_texts([c for _, chunks in group for c in chunks], embedder.tokenizer)
-        offset = 0
-        for state_, chunks in group:
-            seen[state_.unit] = texts[offset : offset + len(chunks)]
-            offset += len(chunks)
-        notify("embed", f"embedding {len(texts)} passages ({done}/{total} done)", 0.1 + 0.9 * done / total)
-        try:
-            vectors = cache.embed(texts, embedder.embed_many)
+    in_flight: set[str] = set()  # keys of texts an earlier, unstored group is encoding
+    pending: deque[_Encoding] = deque()
+    # Two groups at a time: while one is stored (chromadb, manifest, cache file), the next is encoded,
+    # and its first batches take the core the last batch of the group before leaves idle. Batches are
+    # the same as one group at a time (a group's texts are those not cached and not in flight), so are
+    # the vectors.
+
+    def store_oldest() -> bool:
+        nonlocal done
+        stored = _store_group(pending.popleft(), cache, in_flight, collection, store, manifest, report)
+        if stored is None:
+            return False
+        done += stored
+        notify("embed", f"embedded {done}/{total} passages", 0.1 + 0.9 * done / total)
+        return True
+
+    with ThreadPoolExecutor(2, thread_name_prefix="kb-embed") as driver:
+        for number, state in enumerate(todo):
+            try:
+                group.append((state, store.read_chunks(state.unit)))
+            except KbIndexError as exc:
+                report.problems.append(f"{exc}; its passages answer lexically until `tpu-agent kb build`")
+            if sum(len(c) for _, c in group) < EMBED_GROUP and number + 1 < len(todo):
+                continue
+            texts = embed_texts([c for _, chunks in group for c in chunks], embedder.tokenizer)
             offset = 0
             for state_, chunks in group:
-                collection.delete(where={"unit": state_.unit})
-                for start in range(0, len(chunks), STORE_BATCH):
-                    batch = chunks[start : start + STORE_BATCH]
-                    collection.add(
-                        ids=[c.id for c in batch],
-                        embeddings=vectors[offset + start : offset + start + len(batch)],
-                        metadatas=[{"unit": state_.unit} for _ in batch],
-                    )
+                seen[state_.unit] = texts[offset : offset + len(chunks)]
                 offset += len(chunks)
-                state_.dense_done = True
-                store.write_manifest(manifest)
-                report.embedded.append(state_.unit)
-            cache.save()
-        except Exception as exc:  # chromadb/disk/model failure: keep what is done, the next build resumes
-            report.problems.append(
-                f"could not store vectors of {', '.join(s.label for s, _ in group)} ({type(exc).__name__}: "
-                f"{str(exc)[:120]}); their passages answer lexically until `tpu-agent kb build` succeeds"
-            )
-            break
-        done += len(texts)
-        notify("embed", f"embedded {done}/{total} passages", 0.1 + 0.9 * done / total)
-        group = []
+            keys = [text_key(t) for t in texts]
+            missing = cache.missing(keys, in_flight)
+            fresh = [keys[i] for i in missing]
+            in_flight.update(fresh)
+            cache.hits += len(texts) - len(missing)
+            share = 0.1 + 0.9 * done / total
+            notify("embed", f"embedding {len(texts)} passages ({done}/{total} done)", share)
+            before = pending[-1].vectors if pending else None
+            if before is not None and not embedder.bulk_open:
+                wait([before])  # the encoder this group gets is decided by the one before
+            vectors = driver.submit(embedder.embed_many, [texts[i] for i in missing]) if missing else None
+            pending.append(_Encoding(group, keys, fresh, vectors))
+            group = []
+            if len(pending) == 2 and not store_oldest():
+                break
+        else:
+            while pending and store_oldest():
+                pass
+        for left in pending:  # after a failure: the next build resumes from the manifest
+            if left.vectors is not None:
+                left.vectors.cancel()
     store.write_manifest(manifest)
     report.reused_vectors = cache.hits
     if todo:

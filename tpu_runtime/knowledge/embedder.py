@@ -172,11 +172,17 @@ class Embedder:
             with self._lock:
                 if _bulk is None:
                     _bulk = self._bulk_encoder()
-                vectors = _bulk.encode(unique)
+            vectors = _bulk.encode(unique)  # outside the lock: a build overlaps one group with the next
         if len(unique) == len(texts):
             return vectors
         row = {text: i for i, text in enumerate(unique)}
         return vectors[[row[t] for t in texts]]
+
+    @property
+    def bulk_open(self) -> bool:
+        """Whether `embed_many` now uses the bulk encoder whatever the count (a build overlaps groups
+        only then, so which encoder a group gets never depends on which thread ran first)."""
+        return _bulk is not None
 
     def _bulk_encoder(self) -> BulkEncoder | Any:
         from tpu_runtime.knowledge.onnx_encoder import OnnxEncoder
@@ -231,9 +237,10 @@ class BulkEncoder:
             model = model.to(torch.bfloat16)
         self._model = model
         self._torch = torch
+        self._lock = threading.Lock()  # torch already spreads one call over every core
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        with self._torch.inference_mode():
+        with self._lock, self._torch.inference_mode():
             raw = self._model.encode(
                 texts, batch_size=BULK_BATCH, convert_to_numpy=True, show_progress_bar=False
             )

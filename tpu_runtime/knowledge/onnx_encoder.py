@@ -319,10 +319,14 @@ class OnnxEncoder:
             raise ModelUnavailable(f"ONNX Runtime cannot run the encoder: {str(exc)[:160]}") from exc
         self._tokenizer = tokenizer
         self._workers = max(len(os.sched_getaffinity(0)), 1)
+        # One pool for every call: batches of calls made together queue in order, so a build's next group
+        # starts on a core the last batch of the group before leaves idle.
+        self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="onnx-encode")
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit vectors, shape (len(texts), 384); each batch is padded only to its longest text, and
-        one batch per core runs at a time (ONNX Runtime releases the GIL while it runs)."""
+        one batch per core runs at a time (ONNX Runtime releases the GIL while it runs). Safe to call
+        from several threads: their batches share the pool."""
         result = np.zeros((len(texts), DIMENSION), dtype=np.float32)
 
         def run(batch: tuple[list[int], np.ndarray, np.ndarray]) -> None:
@@ -334,6 +338,5 @@ class OnnxEncoder:
             for batch in batches:
                 run(batch)
             return result
-        with ThreadPoolExecutor(self._workers) as pool:
-            list(pool.map(run, batches))  # list(): re-raises a failed batch's error here
+        list(self._pool.map(run, batches))  # list(): re-raises a failed batch's error here
         return result

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -45,13 +45,23 @@ class VectorCache:
     def embed(self, texts: list[str], encode: Callable[[list[str]], np.ndarray]) -> np.ndarray:
         """Vectors for `texts`: cached rows as they are, the rest from `encode` (then cached)."""
         keys = [text_key(t) for t in texts]
-        missing = [i for i, k in enumerate(keys) if k not in self._rows]
+        missing = self.missing(keys)
         if missing:
-            fresh = encode([texts[i] for i in missing])
-            for i, vector in zip(missing, fresh, strict=True):
-                self._rows[keys[i]] = vector
+            self.put([keys[i] for i in missing], encode([texts[i] for i in missing]))
         self.hits += len(texts) - len(missing)
-        if not texts:
+        return self.stack(keys)
+
+    def missing(self, keys: list[str], in_flight: Collection[str] = ()) -> list[int]:
+        """Positions of `keys` with no cached vector, leaving out those `in_flight` (being encoded for
+        an earlier group, so they are cached before this group's vectors are read)."""
+        return [i for i, k in enumerate(keys) if k not in self._rows and k not in in_flight]
+
+    def put(self, keys: list[str], vectors: np.ndarray) -> None:
+        for key, vector in zip(keys, vectors, strict=True):
+            self._rows[key] = vector
+
+    def stack(self, keys: list[str]) -> np.ndarray:
+        if not keys:
             return np.zeros((0, DIMENSION), dtype=np.float32)
         return np.stack([self._rows[k] for k in keys]).astype(np.float32, copy=False)
 
