@@ -144,6 +144,7 @@ def test_corpus_keeps_pasted_forms_byte_for_byte() -> None:
     assert any(len(_text(name).splitlines()) <= 2 for name in CORPUS)  # fragments of one or two lines
 
 
+_DIAG101_FOLD_B = "fold B file of round diag101, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -353,6 +354,12 @@ KNOWN_DEV_MISSES = {
     "shape_levanter_engine_stop_tokens_exceed_capacity.log": (
         "fold B file of round diag98, not read for a rule"
     ),
+    # Round diag101's fold-B files, whose failures were not read: no rule was written from them.
+    "init_jax_src_mesh_host_local_not_subcube_v4_32.log": _DIAG101_FOLD_B,
+    "shape_jax_src_shard_map_out_specs_unreplicated_v4_32.log": _DIAG101_FOLD_B,
+    "shape_jax_src_sharding_impls_reshard_auto_axis.log": _DIAG101_FOLD_B,
+    "unsup_jax_src_mesh_utils_contiguous_submeshes_v4_32.log": _DIAG101_FOLD_B,
+    "unsup_jax_src_multihost_allgather_untiled_global.log": _DIAG101_FOLD_B,
 }
 
 
