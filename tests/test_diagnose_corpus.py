@@ -117,8 +117,10 @@ def test_a_file_taken_from_a_library_source_is_told_from_a_thread() -> None:
         origin("https://github.com/jonathan1920/torch_tpu/blob/0123abc/docs/html/error_glossary.html")
         == "thread or page"
     )
+    # Both kinds are in the corpus and scored apart (the benchmark prints each origin's line); since the
+    # raise-site rounds (diag74 on) they are about as many, so neither outnumbering the other is asserted.
     kinds = Counter(entry_origin(entry) for entry in CORPUS.values())
-    assert kinds["thread or page"] > kinds["source file"] > 0, kinds
+    assert kinds["thread or page"] > 500 and kinds["source file"] > 500, kinds
 
 
 def test_held_out_units_cover_each_dev_file_once() -> None:
@@ -144,6 +146,7 @@ def test_corpus_keeps_pasted_forms_byte_for_byte() -> None:
     assert any(len(_text(name).splitlines()) <= 2 for name in CORPUS)  # fragments of one or two lines
 
 
+_DIAG101_FOLD_B = "fold B file of round diag101, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -366,6 +369,12 @@ KNOWN_DEV_MISSES = {
         "fold B file of round diag99, not read for a rule"
     ),
     "init_torchxla_auto_spmd_mesh_device_count.log": "fold B file of round diag99, not read for a rule",
+    # Round diag101's fold-B files, whose failures were not read: no rule was written from them.
+    "init_jax_src_mesh_host_local_not_subcube_v4_32.log": _DIAG101_FOLD_B,
+    "shape_jax_src_shard_map_out_specs_unreplicated_v4_32.log": _DIAG101_FOLD_B,
+    "shape_jax_src_sharding_impls_reshard_auto_axis.log": _DIAG101_FOLD_B,
+    "unsup_jax_src_mesh_utils_contiguous_submeshes_v4_32.log": _DIAG101_FOLD_B,
+    "unsup_jax_src_multihost_allgather_untiled_global.log": _DIAG101_FOLD_B,
 }
 
 
