@@ -117,8 +117,10 @@ def test_a_file_taken_from_a_library_source_is_told_from_a_thread() -> None:
         origin("https://github.com/jonathan1920/torch_tpu/blob/0123abc/docs/html/error_glossary.html")
         == "thread or page"
     )
+    # Both kinds are in the corpus and scored apart (the benchmark prints each origin's line); since the
+    # raise-site rounds (diag74 on) they are about as many, so neither outnumbering the other is asserted.
     kinds = Counter(entry_origin(entry) for entry in CORPUS.values())
-    assert kinds["thread or page"] > kinds["source file"] > 0, kinds
+    assert kinds["thread or page"] > 500 and kinds["source file"] > 500, kinds
 
 
 def test_held_out_units_cover_each_dev_file_once() -> None:
@@ -144,6 +146,7 @@ def test_corpus_keeps_pasted_forms_byte_for_byte() -> None:
     assert any(len(_text(name).splitlines()) <= 2 for name in CORPUS)  # fragments of one or two lines
 
 
+_DIAG101_FOLD_B = "fold B file of round diag101, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -253,11 +256,11 @@ KNOWN_DEV_MISSES = {
     "unsup_jte_src_laprop_rms_clip_threshold.log": "log does not say to leave rms_clip_threshold unset",
     # Round diag83's fold-B file whose remedy is missed, not read: no rule was written from it.
     "shape_jte_src_sdmm_embedding_table_bf16.log": "fold B file of round diag83, not read for a rule",
-    # Round diag82's six fold-B files, whose failures were not read: no rule was written from them.
+    # Round diag82's fold-B files, whose failures were not read: no rule was written from them (a sixth, the
+    # CLU mask's leading dimension, now gets its remedy from a fallback of round diag99, not read).
     "shape_aqt_src_quantized_input_dtype.log": "fold B file of round diag82, not read for a rule",
     "xla_clu_src_collecting_metric_jit.log": "fold B file of round diag82, not read for a rule",
     "shape_clu_src_collection_still_replicated.log": "fold B file of round diag82, not read for a rule",
-    "shape_clu_src_mask_leading_dimension.log": "fold B file of round diag82, not read for a rule",
     "init_jmp_src_unknown_dtype_name.log": "fold B file of round diag82, not read for a rule",
     "shape_flaxformer_src_partition_activation_rank.log": "fold B file of round diag82, not read for a rule",
     # Round diag84. An unregistered torch.compile backend is labelled a start-up failure; the compile-backend
@@ -352,6 +355,38 @@ KNOWN_DEV_MISSES = {
     # Round diag98's fold-B file, whose failure was not read: no rule was written from it.
     "shape_levanter_engine_stop_tokens_exceed_capacity.log": (
         "fold B file of round diag98, not read for a rule"
+    ),
+    # Round diag99. paged_attention's refusal of a megacore_mode outside the values it lists, and scan_layers'
+    # refusal of layers whose parameter names differ (LoRA on some layers only), are labelled unsupported ops;
+    # a similar known error reads the first as a shape error, the start-up cues the second (its torch_xla
+    # frames). FSDPv2's check that the mesh names an 'fsdp' axis is labelled a start-up failure; the sharding
+    # words make it a shape error. No rule was built for these three.
+    "unsup_torchxla_paged_attention_megacore_mode_value.log": "argument-value refusal read as a shape error",
+    "unsup_torchxla_scan_layers_lora_subset_mismatched_keys.log": "scan_layers key refusal read as start-up",
+    "init_torchxla_fsdpv2_mesh_without_fsdp_axis.log": "mesh axis-name check read as a sharding shape error",
+    # Round diag99's two fold-B files, whose failures were not read: no rule was written from them.
+    "shape_torchxla_mark_sharding_existing_annotation.log": (
+        "fold B file of round diag99, not read for a rule"
+    ),
+    "init_torchxla_auto_spmd_mesh_device_count.log": "fold B file of round diag99, not read for a rule",
+    # Round diag101's fold-B files, whose failures were not read: no rule was written from them.
+    "init_jax_src_mesh_host_local_not_subcube_v4_32.log": _DIAG101_FOLD_B,
+    "shape_jax_src_shard_map_out_specs_unreplicated_v4_32.log": _DIAG101_FOLD_B,
+    "shape_jax_src_sharding_impls_reshard_auto_axis.log": _DIAG101_FOLD_B,
+    "unsup_jax_src_mesh_utils_contiguous_submeshes_v4_32.log": _DIAG101_FOLD_B,
+    "unsup_jax_src_multihost_allgather_untiled_global.log": _DIAG101_FOLD_B,
+    # Round diag100. TorchTPU's single-trace trainer refusing a sparse embedding gradient scaled by frequency
+    # ("X not supported with sparse gradients") is read as a start-up refusal of two settings, the corpus's
+    # reading of "<setting> not supported with <other setting>"; no cue was bent for the one file.
+    "unsup_torch_tpu_src_single_trace_sparse_embedding_scale_grad_by_freq.log": (
+        "two options refused together, read as a start-up refusal"
+    ),
+    # Round diag100's two fold-B files whose remedy is missed, not read: no rule written from them.
+    "shape_torch_tpu_src_splash_sdpa_enable_gqa_mismatch.log": (
+        "fold B file of round diag100, not read for a rule"
+    ),
+    "unsup_vllm_torchtpu_src_block_major_kv_attention_sinks.log": (
+        "fold B file of round diag100, not read for a rule"
     ),
 }
 

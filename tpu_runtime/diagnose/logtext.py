@@ -71,6 +71,8 @@ _PREFIXES = (
     ),
 )
 
+_MAX_PREFIX_PASSES = 4  # nested prefixes seen in pasted logs are two deep; the bound keeps a pass cheap
+
 
 @dataclass(frozen=True)
 class LogText:
@@ -91,11 +93,19 @@ def normalise(text: str) -> str:
 
 
 def strip_prefix(line: str) -> str:
-    """The line without the launcher's or logger's prefix, so rules see the message itself."""
-    for prefix in _PREFIXES:
-        m = prefix.match(line)
-        if m is not None:
-            line = line[m.end() :]
+    """The line without the launcher's or logger's prefixes, so rules see the message itself.
+
+    Passes repeat while one removes something: a launcher's prefix can sit on a line that already carries
+    the program's own (a pod launcher's or a second engine's prefix before vLLM's `(EngineCore_DP0 pid=..)
+    ERROR .. [core.py:866] `), in either order."""
+    for _ in range(_MAX_PREFIX_PASSES):
+        before = line
+        for prefix in _PREFIXES:
+            m = prefix.match(line)
+            if m is not None:
+                line = line[m.end() :]
+        if line == before:
+            break
     return line
 
 
