@@ -17,8 +17,13 @@ from tests.kb_helpers import ask, lexical_index
 from tpu_runtime.knowledge.quote_choice import SUPPORT_PASSAGES
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
+# The script imports `bench_env` beside it; the folder leaves sys.path again at once, since its module names
+# (`kernels`, `mcp`) would shadow installed packages of the same names for every later test.
 sys.path.insert(0, str(REPO / "benchmarks"))
-import fit_answer_gate as gate
+try:
+    import fit_answer_gate as gate
+finally:
+    sys.path.remove(str(REPO / "benchmarks"))
 
 SHEET = """\
 # Tiny Quillon chips
