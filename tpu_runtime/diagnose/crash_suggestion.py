@@ -350,6 +350,17 @@ _FORMAT_REFUSED = re.compile(
     r"(?i:expected|required|valid|correct) (?i:format|form)(?: is)?:? [`'\"]?(?P<form>[^\s`'\"]{1,80}?)"
     r"[`'\"]?(?: \((?i:e\.g\.|for example|such as|like),? (?P<example>[^()\n]{1,60})\))?[.!?]?(?=\s|$))"
 )
+# The same refusal with the value quoted after "in" and the form quoted before the word "format" ("Invalid
+# profile option format in 'host_tracer_level=3'. Expected 'key:value' format.", tpu-inference's profiler
+# options; round diag104, fold A).
+_FORMAT_REFUSED_QUOTED = re.compile(
+    r"(?P<text>\b(?i:invalid|malformed|bad|unrecogni[sz]ed) [\w ]{0,40}?format (?:in|of|for) "
+    r"[`'\"](?P<value>[^`'\"\n]{1,80})[`'\"][.,;]? (?i:expected|required) (?:the )?"
+    r"[`'\"](?P<form>[^`'\"\s]{1,40})[`'\"] (?i:format|form)[.!?]?(?=\s|$))"
+)
+# a literal form of two words and one separator ("key:value", "name=value") and a value written as such a pair
+_PAIR_FORM = re.compile(r"[A-Za-z]+(?P<sep>[:=])[A-Za-z]+")
+_PAIR_VALUE = re.compile(r"(?P<name>[A-Za-z_][\w.-]*)\s*(?P<sep>[:=])\s*(?P<value>[^\s:=]+)")
 # a form spelt as placeholders and the literal separators between them ("<type>-<size>", "{x}x{y}")
 _PLACEHOLDER = re.compile(r"<\w+>|\{\w+\}")
 # A setting a check refuses for one case ("Cannot specify instance type (got 'n2-standard-8') for TPU VM",
@@ -806,6 +817,8 @@ def reformatted_value(value: str, form: str) -> str:
     """`value` rewritten in a placeholder form ("v6e_8" in "<type>-<size>" is "v6e-8"), or "" when its parts
     do not line up one to one with the form's placeholders or it is already in that form."""
     holders = list(_PLACEHOLDER.finditer(form))
+    if not holders:
+        return _pair_reformatted(value, form)
     if len(holders) < 2 or holders[0].start() != 0 or holders[-1].end() != len(form):
         return ""
     separators = [form[a.end() : b.start()] for a, b in itertools.pairwise(holders)]
@@ -818,11 +831,21 @@ def reformatted_value(value: str, form: str) -> str:
     return "" if rebuilt == value else rebuilt
 
 
+def _pair_reformatted(value: str, form: str) -> str:
+    """A `name<sep>value` pair rewritten with the separator of a literal two-word form ("host_tracer_level=3"
+    in "key:value" is "host_tracer_level:3"), or "" when either is no such pair or the separators agree."""
+    shape = _PAIR_FORM.fullmatch(form)
+    parts = _PAIR_VALUE.fullmatch(value)
+    if shape is None or parts is None or parts["sep"] == shape["sep"]:
+        return ""
+    return parts["name"] + shape["sep"] + parts["value"]
+
+
 def _format_refused(line: str, index: int) -> Suggestion | None:
     """A value an error line refuses for its format, with the form it expects (and that value in it)."""
     if _INFO_LEVEL.match(line):
         return None
-    m = _FORMAT_REFUSED.search(line)
+    m = _FORMAT_REFUSED.search(line) or _FORMAT_REFUSED_QUOTED.search(line)
     if m is None:
         return None
     form = m["form"].rstrip(".,;")
