@@ -388,6 +388,9 @@ KNOWN_DEV_MISSES = {
     "unsup_vllm_torchtpu_src_block_major_kv_attention_sinks.log": (
         "fold B file of round diag100, not read for a rule"
     ),
+    # Round diag105's two fold-B files that miss, not read (their names came from this test's pass or fail).
+    "init_jax_gke_coordinator_address_unresolved.log": "fold B file of round diag105, not read for a rule",
+    "unsup_torchxla_checkpoint_use_reentrant_false.log": "fold B file of round diag105, not read for a rule",
 }
 
 
