@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.kb_helpers import write_corpus, write_docs
+from tpu_runtime.knowledge import build as build_module
 from tpu_runtime.knowledge import embedder as embedder_module
 from tpu_runtime.knowledge.api import answer, search, status
 from tpu_runtime.knowledge.build import (
@@ -268,6 +269,29 @@ def test_rebuild_reuses_the_vectors_of_unchanged_passages(
     (corpus.folder / "vector-cache.npz").write_bytes(b"not a zip file")
     third = run_kb_build(corpus.model_copy(update={"rebuild": True}))
     assert third.reused_vectors == 0 and len(encoded) == first.chunks and third.dense_ready
+
+
+@pytest.mark.slow
+def test_groups_in_flight_encode_each_text_once_and_store_every_vector(
+    corpus: BuildRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With groups of one unit, a group is encoded while the one before is stored: no text is encoded
+    for two groups, and every unit's vectors are stored, the last groups' too."""
+    monkeypatch.setattr(build_module, "EMBED_GROUP", 1)
+    calls: list[list[str]] = []
+    real = embedder_module.Embedder.embed_many
+
+    def counting(self: embedder_module.Embedder, texts: list[str]) -> object:
+        calls.append(list(texts))
+        return real(self, texts)
+
+    monkeypatch.setattr(embedder_module.Embedder, "embed_many", counting)
+    report = run_kb_build(corpus)
+    assert report.dense_ready and not report.problems and len(calls) > 1
+    seen = [set(texts) for texts in calls]
+    assert all(not (a & b) for i, a in enumerate(seen) for b in seen[i + 1 :])
+    store = Store(corpus.folder or Path())
+    assert store.open_collection(create=False).count() == report.chunks
 
 
 def _record(kind: str, text: str) -> ChunkRecord:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -41,15 +41,6 @@ class VectorCache:
                         self._rows = dict(zip(saved["keys"].tolist(), saved["vectors"], strict=True))
             except (OSError, ValueError, KeyError):
                 self._rows = {}  # an unreadable cache only means those passages are embedded again
-
-    def embed(self, texts: list[str], encode: Callable[[list[str]], np.ndarray]) -> np.ndarray:
-        """Vectors for `texts`: cached rows as they are, the rest from `encode` (then cached)."""
-        keys = [text_key(t) for t in texts]
-        missing = self.missing(keys)
-        if missing:
-            self.put([keys[i] for i in missing], encode([texts[i] for i in missing]))
-        self.hits += len(texts) - len(missing)
-        return self.stack(keys)
 
     def missing(self, keys: list[str], in_flight: Collection[str] = ()) -> list[int]:
         """Positions of `keys` with no cached vector, leaving out those `in_flight` (being encoded for
