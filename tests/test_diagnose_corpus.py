@@ -148,6 +148,7 @@ def test_corpus_keeps_pasted_forms_byte_for_byte() -> None:
 
 _DIAG101_FOLD_B = "fold B file of round diag101, not read for a rule"
 _DIAG104_FOLD_B = "fold B file of round diag104, not read for a rule"
+_DIAG109_FOLD_B = "fold B file of round diag109, not read for a rule"
 _DIAG102_FOLD_B = "fold B file of round diag102, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
@@ -401,6 +402,11 @@ KNOWN_DEV_MISSES = {
     # Round diag105's two fold-B files that miss, not read (their names came from this test's pass or fail).
     "init_jax_gke_coordinator_address_unresolved.log": "fold B file of round diag105, not read for a rule",
     "unsup_torchxla_checkpoint_use_reentrant_false.log": "fold B file of round diag105, not read for a rule",
+    # Round diag109's three fold-B files, which miss (the round's fold-B line: 1 category, 0 remedies), not
+    # read: no rule written from them.
+    "hbm_jetstream_prefix_cache_value_larger_than_hbm.log": _DIAG109_FOLD_B,
+    "hbm_maxtext_estimator_oom_even_full_remat.log": _DIAG109_FOLD_B,
+    "vmem_tpuinf_fused_rs_smem_oom_size_m.log": _DIAG109_FOLD_B,
 }
 
 
@@ -517,8 +523,12 @@ def test_remedy_matching_is_by_named_key() -> None:
 
 # Dev files that hold warnings only (no error line): the detector finds no error in them, so the router does
 # not send them to diagnostics; `tpu-agent diagnose` still reads them when asked. Round diag97's fold-B file
-# is a paste of XLA's involuntary-rematerialization warnings alone.
-WARNINGS_ONLY = {"shape_xla_spmd_involuntary_remat_moe_scan_warning.log"}
+# is a paste of XLA's involuntary-rematerialization warnings alone; round diag109's fold-B JetStream file is
+# one prefix-cache warning (we wrote it from the raise site, so its form is known without reading a verdict).
+WARNINGS_ONLY = {
+    "shape_xla_spmd_involuntary_remat_moe_scan_warning.log",
+    "hbm_jetstream_prefix_cache_value_larger_than_hbm.log",
+}
 
 
 @pytest.mark.parametrize("name", DEV)
