@@ -48,7 +48,9 @@ TASK_BACK_ALONE = (
     "E1201 08:00:00.100000  12 service.cc:400] ABORTED: /job:jax_worker/replica:0/task:5 tried to connect"
     " with a different incarnation (old 17, new 91)\n"
 )
-POD_RESTARTED = "JaxRuntimeError: DEADLINE_EXCEEDED: all-reduce abandoned, peer pod trainer-0-3 has restarted\n"
+POD_RESTARTED = (
+    "JaxRuntimeError: DEADLINE_EXCEEDED: all-reduce abandoned, peer pod trainer-0-3 has restarted\n"
+)
 
 
 def test_a_task_back_alone_restarts_the_whole_job() -> None:
