@@ -26,6 +26,7 @@ from tpu_runtime.knowledge.answer_gate import (
     quote_faults,
     span_faults,
     subject_fault,
+    unasked_terms,
 )
 from tpu_runtime.knowledge.generation_clauses import generations_named
 from tpu_runtime.knowledge.lexical import STOPWORDS, defines, definition_subject, tokenize
@@ -352,6 +353,15 @@ def gives_count(counted: set[tuple[int, str]], span: str) -> bool:
     return any((int(n), stem(w.lower())) in counted for n, w in _DIGIT_COUNT_RE.findall(text))
 
 
+def asked_specific(question: str, specific: list[str]) -> list[str]:
+    """The specific terms a line is discounted for lacking (`SPECIFIC_MISS`): those the gate wants a quote
+    to name, not those it lets a quote lack (`unasked_terms`: an example of the input, a name told only in
+    the story before the asking clause), else a line restating the story's name outranks the line that
+    answers ('my preemptible v4 VM went away overnight; what status ...': the status line names no v4)."""
+    unasked = unasked_terms(question)
+    return [t for t in specific if t not in unasked]
+
+
 def ranked_spans(
     weights: dict[str, float],
     passages: list[Passage],
@@ -375,6 +385,8 @@ def ranked_spans(
     threshold = bool(question and asks_threshold(question))
     per_units = units_asked(question) if question else set()
     weighed = passages[:SUPPORT_PASSAGES]
+    if specific and question:
+        specific = asked_specific(question, specific)
     # each passage's heading and candidate lines, split once for the generation check and the scoring
     split = [(passage, _heading(passage), candidate_spans(passage.text)) for passage in weighed]
     numbers = question_numbers(question) if question else set()
