@@ -9,7 +9,7 @@ cache set up after the first computation (`from_facts_cache_initialized_late`) (
 
 from __future__ import annotations
 
-from crash_helpers import ablated_verdict
+from crash_helpers import ablated_verdict, assert_fixed_by, diagnose_rules_alone
 
 from tpu_runtime.diagnose.crash_cues import weak_vote
 
@@ -107,3 +107,9 @@ def test_a_runtime_initialised_too_early_is_no_cache_set_up() -> None:
     text = "RuntimeError: Runtime is already initialized. Do not use the XLA device before xmp.spawn.\n"
     assert _cue(text) != "recompilation"
     assert ablated_verdict(text)[1] != "recompilation/from_facts_cache_initialized_late"
+
+
+def test_the_shipped_rules_leave_a_sharding_change_and_a_recompile_error_to_these_answers() -> None:
+    # the generic retrace sub-rule steps aside for a new sharding; RecompileError is no shape error
+    assert_fixed_by(RESHARDED, "recompilation", "from_facts_jax_sharding_changed", "in_shardings")
+    assert diagnose_rules_alone(SIZE_GUARD).category == "recompilation"
