@@ -79,6 +79,11 @@ class Cue(BaseModel):
     weight: float = Field(gt=0.0, le=0.6)
     line_also: str | None = Field(default=None, description="a regex the same line must also match")
     context: str | None = Field(default=None, description="a regex some line of the log must match")
+    min_repeats: int = Field(
+        default=1,
+        ge=1,
+        description="the least number of hit lines sharing the regex's `key` group (one function again)",
+    )
     scope: Literal["error", "any"] = Field(default="error", description="error lines only, or every line")
     ignore_case: bool = True
     overrides: list[Category] = Field(
@@ -247,6 +252,18 @@ def weak_vote(lines: Sequence[str], config: CueConfig | None = None, final: bool
     )
 
 
+def _repeated(hits: list[int], lines: Sequence[str], regex: re.Pattern[str], least: int) -> list[int]:
+    """The hit lines whose `key` group is shared by at least `least` hits: a log that compiles many
+    functions once each (every program's start-up) is no function compiled again and again."""
+    by_key: dict[str, list[int]] = {}
+    for i in hits:
+        found = regex.search(lines[i])
+        key = found.groupdict().get("key") if found else None
+        if key:
+            by_key.setdefault(key, []).append(i)
+    return sorted(i for group in by_key.values() if len(group) >= least for i in group)
+
+
 # (score, last line, category, labels, evidence lines, the first firing cue with its own cause or title)
 _Scored = tuple[float, int, Category, list[str], list[str], Cue | None]
 
@@ -283,6 +300,8 @@ def _scores(
                 continue
             candidates = list(enumerate(lines)) if cue.scope == "any" else sorted(masked.items())
             hits = [i for i, line in candidates if regex.search(line) and (also is None or also.search(line))]
+            if cue.min_repeats > 1:
+                hits = _repeated(hits, lines, regex, cue.min_repeats)
             if not hits:
                 continue
             weights.append(cue.weight)

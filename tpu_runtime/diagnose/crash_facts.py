@@ -595,7 +595,28 @@ def _compile_facts(facts: dict[str, Any]) -> dict[str, Any]:
                 shapes.setdefault(str(call["shapes"]), None)
         if len(shapes) > 1:
             out["changing_shapes"] = _changing_arguments(list(shapes))
+        own = [c for c in calls if isinstance(c, dict) and c.get("function") == name]
+        shardings = _changing_shardings(own)
+        if shardings:
+            out["changing_shardings"] = shardings
     return out
+
+
+_SPEC = re.compile(r"\bspec=(P\([^()]*\))")
+
+
+def _changing_shardings(calls: list[dict[str, Any]]) -> str:
+    """The partition specs of one function compiled again for the same input shapes with another argument
+    mapping (JAX's compile log): the inputs arrived with a new sharding, so the shapes alone were no cause."""
+    by_shapes: dict[str, dict[str, None]] = {}
+    for call in calls:
+        if call.get("shapes") and call.get("mapping"):
+            by_shapes.setdefault(str(call["shapes"]), {}).setdefault(str(call["mapping"]), None)
+    for mappings in by_shapes.values():
+        if len(mappings) > 1:
+            specs = [", ".join(_SPEC.findall(m)) or m[:120] for m in mappings]
+            return " then ".join(dict.fromkeys(specs))
+    return ""
 
 
 _AVAL = re.compile(r"ShapedArray\(([^()]*(?:\([^()]*\))?[^()]*)\)|([^,\s][^,]*)")
