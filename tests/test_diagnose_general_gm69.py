@@ -51,6 +51,8 @@ def test_a_batch_that_does_not_split_over_the_devices_names_the_global_batch(lin
         # dimension 0 of a weight, split over the model axis, with no batch or device count in the message
         "ValueError: sharding P('rows', None) of a value of shape (7, 4): its dimension 0 of size 7 "
         "is not divisible by the mesh axis 'rows' of size 2",
+        # a batch cut into accumulation steps: the divisor is the step count, not the devices
+        "ValueError: global batch size 64 must be divisible by the number of accumulation steps (3)",
         # a spec that names one axis twice: no batch to resize
         "ValueError: A single NamedSharding spec specification can map every mesh axis to at most one "
         "positional dimension, but P('rows', 'rows') has duplicate entries for `rows`",
