@@ -293,7 +293,6 @@ KNOWN_DEV_MISSES = {
     "coll_pathways_src_watchdog_timeout_abort.log": "fold B file of round diag88, not read for a rule",
     "shape_brax_src_ppo_num_envs_devices.log": "fold B file of round diag88, not read for a rule",
     "shape_brax_src_replay_insert_too_large.log": "fold B file of round diag88, not read for a rule",
-    "shape_praxis_src_decode_q_batch_state.log": "fold B file of round diag88, not read for a rule",
     "shape_vit_src_accum_steps_batch.log": "fold B file of round diag88, not read for a rule",
     # Round diag92's fold-B file, whose failure was not read: no rule was written from it.
     "unsup_torchxla_dataloader_collate_model_tensor_without_storage.log": (
