@@ -38,6 +38,9 @@ def test_the_plain_words_of_what_is_asked() -> None:
     assert how_much_words("How much HBM does a G3 chip have?") == []
     assert how_much_words("How much memory size does a G3 chip have?") == ["memory"]
     assert how_much_words("What host DRAM does a G3 VM have?") == []
+    # 'what X size' asks an amount of X too; 'what tile shape' asks a property, left to the focus check
+    assert how_much_words("What object store size should a G3 cluster get?") == ["object", "store"]
+    assert how_much_words("What tile shape does G3 use for scalars?") == []
 
 
 def test_a_passage_naming_none_of_the_words_is_a_fault() -> None:
@@ -48,6 +51,12 @@ def test_a_passage_naming_none_of_the_words_is_a_fault() -> None:
     assert how_much_fault(QUESTION, "A G3 host has 384 GiB of DRAM.") is None
     assert how_much_fault(QUESTION, line, "Gridchip G3 VMs\nEach host runs one VM.") is None
     assert how_much_fault("How much disk space does a G3 dump take?", "A G3 dump takes 2 GB of disk.") is None
+    deploy = "A G3 cluster is deployed with `./deploy.sh -H IP0 -W IP1,IP2`."
+    assert how_much_fault("What object store size should a G3 cluster get?", deploy)
+    assert (
+        how_much_fault("What object store size should a G3 cluster get?", "Give the object store 40 GB.")
+        is None
+    )
 
 
 def test_questions_not_asking_how_much_of_a_compound_are_not_judged() -> None:

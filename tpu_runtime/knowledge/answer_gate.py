@@ -914,12 +914,13 @@ def tool_fault(question: str, span: str, heading: str = "") -> str | None:
     return None
 
 
-# "How much host DRAM does a v2-8 VM have?", "how much disk space does a dump take?": the amount asked
-# for is of a thing named by a compound, and a passage on the same subject that names none of its plain
-# words ('TPU memory' for host DRAM) gives another amount. Capitalised names ('DRAM'), specific terms and
-# generic quantity words ('size') are left to the checks of names and values (`span_faults`' focus).
+# "How much host DRAM does a v2-8 VM have?", "how much disk space does a dump take?", "what object store
+# size should the cluster get?": the amount asked for is of a thing named by a compound, and a passage
+# on the same subject that names none of its plain words ('TPU memory' for host DRAM) gives another
+# amount. Capitalised names ('DRAM'), specific terms and generic quantity words ('size') are left to the
+# checks of names and values (`span_faults`' focus); 'what tile shape' asks a property, not an amount.
 _HOW_MUCH_RE = re.compile(
-    r"(?:^|[.;:]\s+)how\s+much\s+((?:[^\s?]+\s+){2,4}?)"
+    r"(?:^|[.;:]\s+)(how\s+much|what)\s+((?:[^\s?]+\s+){2,4}?)"
     r"(?:does|do|did|is|are|was|were|can|could|will|would|should|has|have|had|must)\b",
     re.I,
 )
@@ -928,18 +929,20 @@ PHRASE_ENDS = frozenset("between across over under into after before during with
 
 
 def how_much_words(question: str) -> list[str]:
-    """The plain words of what a 'how much X Y <auxiliary>' question asks an amount of, when it is named
-    by two words or more ('host' of 'how much host DRAM does'); empty for one word ('how much HBM')."""
+    """The plain words of what a 'how much X Y <auxiliary>' or 'what X Y size <auxiliary>' question asks
+    an amount of, when it is named by two words or more ('host' of 'how much host DRAM does'); empty for
+    one word ('how much HBM')."""
     match = _HOW_MUCH_RE.search(question)
     if not match:
         return []
     lead: list[str] = []
-    for raw in match.group(1).split():
+    for raw in match.group(2).split():
         word = raw.strip(",.;:()'\"")
         if not word or word.lower() in _FOCUS_STOP | PHRASE_ENDS:
             break
         lead.append(word)
-    if len(lead) < 2:
+    # 'what object store size does': an amount of the thing as well ('what tile shape' is not)
+    if len(lead) < 2 or (match.group(1).lower() == "what" and lead[-1].lower() not in QUANTITY_WORDS):
         return []
     return [w for w in lead if w.isalpha() and w.islower() and w not in QUANTITY_WORDS and not is_specific(w)]
 
