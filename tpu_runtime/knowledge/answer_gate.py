@@ -18,6 +18,7 @@ from tpu_runtime.knowledge.lexical import STOPWORDS, is_identifier, tokenize
 from tpu_runtime.knowledge.models import Passage
 from tpu_runtime.knowledge.products import SHEET_PRODUCTS, names_product_of, products_named
 from tpu_runtime.knowledge.question_reading import (
+    _FOCUS_STOP,
     _NOTE_RE,
     _QUOTED_RE,
     _WORD_RE,
@@ -25,6 +26,7 @@ from tpu_runtime.knowledge.question_reading import (
     ATTRIBUTE_UNITS,
     COMMAND_TOOLS,
     PLATFORMS,
+    QUANTITY_WORDS,
     QUESTION_WORDS,
     SUPERLATIVES,
     _df,
@@ -912,6 +914,50 @@ def tool_fault(question: str, span: str, heading: str = "") -> str | None:
     return None
 
 
+# "How much host DRAM does a v2-8 VM have?", "how much disk space does a dump take?", "what object store
+# size should the cluster get?": the amount asked for is of a thing named by a compound, and a passage
+# on the same subject that names none of its plain words ('TPU memory' for host DRAM) gives another
+# amount. Capitalised names ('DRAM'), specific terms and generic quantity words ('size') are left to the
+# checks of names and values (`span_faults`' focus); 'what tile shape' asks a property, not an amount.
+_HOW_MUCH_RE = re.compile(
+    r"(?:^|[.;:]\s+)(how\s+much|what)\s+((?:[^\s?]+\s+){2,4}?)"
+    r"(?:does|do|did|is|are|was|were|can|could|will|would|should|has|have|had|must)\b",
+    re.I,
+)
+# prepositions `_FOCUS_STOP` lacks that end the noun phrase too ('how much slack between rank launches')
+PHRASE_ENDS = frozenset("between across over under into after before during within without".split())  # noqa: SIM905
+
+
+def how_much_words(question: str) -> list[str]:
+    """The plain words of what a 'how much X Y <auxiliary>' or 'what X Y size <auxiliary>' question asks
+    an amount of, when it is named by two words or more ('host' of 'how much host DRAM does'); empty for
+    one word ('how much HBM')."""
+    match = _HOW_MUCH_RE.search(question)
+    if not match:
+        return []
+    lead: list[str] = []
+    for raw in match.group(2).split():
+        word = raw.strip(",.;:()'\"")
+        if not word or word.lower() in _FOCUS_STOP | PHRASE_ENDS:
+            break
+        lead.append(word)
+    # 'what object store size does': an amount of the thing as well ('what tile shape' is not)
+    if len(lead) < 2 or (match.group(1).lower() == "what" and lead[-1].lower() not in QUANTITY_WORDS):
+        return []
+    return [w for w in lead if w.isalpha() and w.islower() and w not in QUANTITY_WORDS and not is_specific(w)]
+
+
+def how_much_fault(question: str, span: str, passage: str = "") -> str | None:
+    """Why the quoted line does not give the amount a 'how much X Y' question asks (`how_much_words`):
+    neither it nor its `passage` names any plain word of X Y, so its figure is of another thing. Any one
+    word will do: a paraphrase seldom keeps every word of the docs' name for a thing."""
+    words = how_much_words(question)
+    named = _NOTE_RE.sub(" ", f"{span}\n{passage}")
+    if words and not any(names_attribute(w, named) for w in words):
+        return f"the question asks how much {' '.join(words)} and the quoted passage never names it"
+    return None
+
+
 # The checks of what a question asks for that the first quote alone must pass (a runner-up quoted beside it
 # adds to it, so it need not)
 FIRST_QUOTE_CHECKS = (
@@ -932,7 +978,8 @@ def gate_faults(question: str, span: Span, passages: list[Passage] | None = None
     per = per_fault(question, span.text, f"{_heading(span.passage)}\n{span.passage.text}")
     near = section_lines(span.passage, passages or [])
     tool = tool_fault(question, "\n".join([span.text, *near]), _heading(span.passage))
-    return [*faults, *(f for f in (per, tool) if f)]
+    much = how_much_fault(question, span.text, f"{_heading(span.passage)}\n{span.passage.text}")
+    return [*faults, *(f for f in (per, tool, much) if f)]
 
 
 def unasked_terms(question: str) -> set[str]:
