@@ -39,7 +39,6 @@ __all__ = [
     "CueConfig",
     "WeakVote",
     "is_error_line",
-    "is_warning_line",
     "load_cues",
     "merge_cue_files",
     "vetoed",
@@ -68,12 +67,6 @@ _ERRORISH = re.compile(
 # Source-file paths in an error line ("tensorflow/compiler/xla/xla_client/mesh_service.cc:294") name where the
 # message was raised, not what failed, so error-scope cues read the line with them blanked out.
 _SOURCE_PATH = re.compile(r"(?:[\w.+-]*/)+[\w.+-]+\.(?:cc|cpp|c|h|hpp|inc|py|pyx|so)\b(?::\d+)?")
-# A logger's or the warnings module's warning marker (the launcher's prefixes are already stripped): Rust's
-# tracing "WARN target:", Python logging "WARNING:root:" / "- WARNING -" / "[WARNING]", glog "W0325 09:41",
-# and "file.py:12: UserWarning: ...".
-_WARNING_LINE = re.compile(
-    r"^\s*(?:WARN(?:ING)?\b|W\d{4} \d\d:\d\d|\[WARN(?:ING)?\])|\s-\sWARN(?:ING)?\s-\s|\b[A-Z]\w*Warning: "
-)
 # Two scores this close count as a tie (floating-point sums such as 0.5 - 0.4 are not exactly 0.1).
 _EPSILON = 1e-9
 
@@ -86,9 +79,6 @@ class Cue(BaseModel):
     weight: float = Field(gt=0.0, le=0.6)
     line_also: str | None = Field(default=None, description="a regex the same line must also match")
     context: str | None = Field(default=None, description="a regex some line of the log must match")
-    not_context: str | None = Field(
-        default=None, description="a regex no line of the log may match (where the check ran, gm70)"
-    )
     min_repeats: int = Field(
         default=1,
         ge=1,
@@ -125,14 +115,6 @@ class Cue(BaseModel):
         also = re.compile(self.line_also, flags) if self.line_also else None
         context = re.compile(self.context, flags) if self.context else None
         return re.compile(self.regex, flags), also, context
-
-    @functools.cached_property
-    def compiled_not_context(self) -> re.Pattern[str] | None:
-        return (
-            re.compile(self.not_context, re.IGNORECASE if self.ignore_case else 0)
-            if self.not_context
-            else None
-        )
 
 
 class CategoryCues(BaseModel):
@@ -210,13 +192,6 @@ def is_error_line(line: str) -> bool:
     return _ERRORISH.search(line) is not None
 
 
-def is_warning_line(line: str) -> bool:
-    """Whether a logger marked the line as a warning: what it reports was caught and the program went on, so
-    an exception it quotes ("WARN ...: AssertionError: Torch not compiled with CUDA enabled") did not stop it
-    and is not the raising line the final tier and the raise sites read (gm70)."""
-    return _WARNING_LINE.search(line) is not None
-
-
 def _error_indexes(lines: Sequence[str]) -> set[int]:
     """The error lines and the line after each (an exception's message often continues there)."""
     found: set[int] = set()
@@ -252,8 +227,7 @@ def weak_vote(lines: Sequence[str], config: CueConfig | None = None, final: bool
     if final:  # only for a log no cue spoke about: a tie between cues is evidence, not silence
         if fired:
             return None
-        raised = {i: text for i, text in masked.items() if not is_warning_line(lines[i])}
-        fired, overridden = _scores(config, lines, raised, tier="final")
+        fired, overridden = _scores(config, lines, masked, tier="final")
     scored = [s for s in fired if s[2] not in overridden]
     present = {s[2] for s in scored}
     dropped = {c for g in config.categories if g.category in present for c in g.suppresses}
@@ -297,12 +271,6 @@ _Scored = tuple[float, int, Category, list[str], list[str], Cue | None]
 Tier = Literal["ordinary", "last_resort", "final"]
 
 
-def _ran_in(where: re.Pattern[str] | None, lines: Sequence[str]) -> bool:
-    """Whether some line of the log shows the place a cue's reading does not fit (a frame of the model's
-    step for a start-up reading): the wording may be the same, where the check ran is not."""
-    return where is not None and any(where.search(line) for line in lines)
-
-
 def _tier(cue: Cue) -> Tier:
     return "final" if cue.final else "last_resort" if cue.last_resort else "ordinary"
 
@@ -329,8 +297,6 @@ def _scores(
                 continue
             regex, also, context = cue.compiled
             if context is not None and not any(context.search(line) for line in lines):
-                continue
-            if _ran_in(cue.compiled_not_context, lines):
                 continue
             candidates = list(enumerate(lines)) if cue.scope == "any" else sorted(masked.items())
             hits = [i for i, line in candidates if regex.search(line) and (also is None or also.search(line))]

@@ -32,7 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from tpu_runtime.diagnose.crash_cues import WeakVote, is_error_line, is_warning_line
+from tpu_runtime.diagnose.crash_cues import WeakVote, is_error_line
 from tpu_runtime.diagnose.crash_facts import clip, traceback_frames
 from tpu_runtime.diagnose.report import Category
 from tpu_runtime.yaml_data import safe_load
@@ -263,10 +263,9 @@ def location_vote(
     lines: Sequence[str], table: LocationTable | None = None, sites: Sequence[RaiseSite] | None = None
 ) -> WeakVote | None:
     """The category of the module that raised the log's message, as a weak vote; None when no line matches
-    a raise site of a mapped module. A logger's warning line is read as blank: the exception it quotes was
-    caught, so the module that raised it did not stop the program (gm70)."""
+    a raise site of a mapped module."""
     table = load_locations() if table is None else table
-    found = find_location(["" if is_warning_line(line) else line for line in lines], table, sites)
+    found = find_location(lines, table, sites)
     if found is None:
         return None
     return WeakVote(
