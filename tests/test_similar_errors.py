@@ -24,7 +24,7 @@ from tpu_runtime.diagnose.known_errors import (
     normalise_line,
 )
 from tpu_runtime.diagnose.known_errors_build import build_known_errors
-from tpu_runtime.diagnose.similar_errors import SUB_RULE, SimilarErrors
+from tpu_runtime.diagnose.similar_errors import SUB_RULE, SimilarError, SimilarErrors
 
 CORPUS = load_corpus()
 HBM_LOG = Path(__file__).parent / "data" / "crash_logs" / "hbm_oom" / "torch_tpu_program_load.log"
@@ -263,3 +263,13 @@ def test_the_guard_keeps_a_neighbour_that_shares_an_identifier() -> None:
     assert index.nearest(renamed) is None and not index.supported(renamed, RATIO_ENTRY)
     exception_only = ["ValueError: the flush ratio" + tail]  # ValueError is no identifier of the subject
     assert not index.supported(exception_only, RATIO_ENTRY)
+
+
+def test_the_threshold_is_met_by_the_unrounded_similarity() -> None:
+    # a cosine of 0.4997 shows as 0.5 but stays below a threshold of 0.5; 0.5 itself reaches it
+    below = SimilarError(
+        known=ODD_ENTRY, similarity=round(0.4997, 3), line="a", known_line="b", cosine=0.4997
+    )
+    assert below.similarity == 0.5 and not below.reaches(0.5)
+    at = SimilarError(known=ODD_ENTRY, similarity=0.5, line="a", known_line="b", cosine=0.5)
+    assert at.reaches(0.5)

@@ -67,12 +67,19 @@ PLACEHOLDERS = frozenset({"path", "url", "hex"})
 
 @dataclass(frozen=True)
 class SimilarError:
-    """The closest known error to a log: the entry, the cosine similarity and the two lines that met."""
+    """The closest known error to a log: the entry, the cosine similarity (rounded for display) and the two
+    lines that met; `cosine` keeps the unrounded value that the threshold is compared with, so a neighbour at
+    0.4997 does not pass a threshold of 0.5 by rounding (diag111)."""
 
     known: KnownError
     similarity: float
     line: str
     known_line: str
+    cosine: float = 0.0
+
+    def reaches(self, threshold: float) -> bool:
+        """Whether the unrounded similarity reaches the threshold."""
+        return self.cosine >= threshold
 
 
 class SimilarErrors:
@@ -142,6 +149,7 @@ class SimilarErrors:
             similarity=round(sims[best], 3),
             line=picked[row][0],
             known_line=entry.lines[col],
+            cosine=sims[best],
         )
 
     def supported(self, raw_lines: Sequence[str], entry: KnownError) -> bool:
@@ -196,7 +204,7 @@ def similar_diagnosis(
     The next diagnostic steps of the unknown diagnosis follow the neighbour's remedy in the fix."""
     index = default_index() if index is None else index
     found = index.nearest(lines)
-    if found is None or found.similarity < index.threshold or found.known.category not in rules:
+    if found is None or not found.reaches(index.threshold) or found.known.category not in rules:
         return unknown
     rule = rules[found.known.category]
     cause = (
@@ -223,7 +231,7 @@ def similar_remedy(
     error of the same category, when similar enough, names its remedy first; otherwise the crash unchanged."""
     index = default_index() if index is None else index
     found = index.nearest(lines)
-    if found is None or found.similarity < index.threshold or found.known.category != crash.category:
+    if found is None or not found.reaches(index.threshold) or found.known.category != crash.category:
         return crash
     return _with_neighbour(
         crash,
