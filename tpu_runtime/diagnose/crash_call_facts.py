@@ -185,15 +185,23 @@ _RUNTIME_REPORT = re.compile(
     r"tensorflow(?:_core)?/python/tpu/(?P<file>topology|tpu_system_metadata|device_assignment)\.py"
 )
 
+# The module's own check saying that the master it asked has no TPU device at all ("Cannot find any TPU cores
+# in the system (master address ...)", tpu_system_metadata.py): the TPU was not reached, which is not a
+# report of another release's format (round diag113).
+_NO_TPU_FOUND = re.compile(
+    r"(?i)\bCannot find any TPU (?:cores|devices)\b|\bTPUs? (?:were )?not found in the cluster\b"
+)
+
 
 def runtime_report_facts(lines: Sequence[str]) -> dict[str, str | list[str]]:
     """`runtime_report_parse`: the exception was raised inside the TensorFlow code that parses what the TPU
-    runtime reported (its topology, its system metadata), not in the user's model."""
+    runtime reported (its topology, its system metadata), not in the user's model; a check there saying the
+    master has no TPU device at all is a TPU not reached, not a report it could not parse."""
     frame = last_frame(list(lines[-MAX_LINES:]))
     if frame is None:
         return {}
     found = _RUNTIME_REPORT.search(frame.path)
-    if found is None:
+    if found is None or any(_NO_TPU_FOUND.search(line) for line in lines[-40:]):
         return {}
     return {
         "runtime_report_parse": f"{found['file']}.py in {frame.func}",
