@@ -1,0 +1,69 @@
+# ruff: noqa: E501  (fact-sheet lines are long by design)
+"""A call written in a code span ('`frob.ceil_div(a, b)`') is how a fact sheet names a function, so a question's
+'Frobton function for ...' meets it in the support share; a code span that calls nothing (a variable, a flag)
+names no function, and a question lacking another content word is still refused. Hand-made sheet on a tiny
+lexical index."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.kb_helpers import ask, assert_quoted, lexical_index
+from tpu_runtime.knowledge import words
+from tpu_runtime.knowledge.retrieve import KnowledgeIndex
+from tpu_runtime.knowledge.words import spelled_out
+
+SHEET = """\
+# Tiny Frobton kernels
+
+## Grid helpers
+
+- `frob.ceil_div(a, b)` is Frobton's ceiling division, for grid sizes that cover a ragged last block. ([source](https://example.org/cdiv), checked 2026-12-07)
+- `FROB_GRID_LIMIT` caps the grid steps a Frobton kernel may launch. ([source](https://example.org/limit), checked 2026-12-07)
+
+## Tracing
+
+- A Frobton kernel body is a Python function traced once per block shape. ([source](https://example.org/body), checked 2026-12-07)
+"""
+QUESTION = "Which Frobton function gives ceiling division when computing grid sizes?"
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("call-names"), {"frobton.md": SHEET})
+
+
+def test_a_call_in_a_code_span_names_a_function() -> None:
+    assert words.CALL_NAMES in spelled_out("`pl.cdiv(a, b)` is Pallas's ceiling division").split()
+    assert (
+        words.CALL_NAMES
+        in spelled_out("Inside `jax.jit`, `jax.lax.with_sharding_constraint(x, s)` pins it").split()
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "`FROB_GRID_LIMIT` caps the grid steps",
+        "pass `--top_n` to keep more",
+        "call it (once) with no code span",
+    ],
+)
+def test_a_code_span_calling_nothing_names_no_function(text: str) -> None:
+    assert words.CALL_NAMES not in spelled_out(text).split()
+
+
+def test_the_function_question_is_answered_and_refused_without_the_rule(
+    index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_quoted(index, QUESTION, "frob.ceil_div")
+    monkeypatch.setattr(words, "_CALL_RE", re.compile(r"(?!)"))
+    reply = ask(index, QUESTION)
+    assert not reply.covered and "function" in reply.reason, reply.reason
+
+
+def test_a_missing_content_word_is_still_refused(index: KnowledgeIndex) -> None:
+    reply = ask(index, "Which Frobton function gives ceiling division when computing tensor sizes?")
+    assert not reply.covered and "best passage supports" in reply.reason, reply.reason
