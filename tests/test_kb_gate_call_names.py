@@ -67,3 +67,42 @@ def test_the_function_question_is_answered_and_refused_without_the_rule(
 def test_a_missing_content_word_is_still_refused(index: KnowledgeIndex) -> None:
     reply = ask(index, "Which Frobton function gives ceiling division when computing tensor sizes?")
     assert not reply.covered and "best passage supports" in reply.reason, reply.reason
+
+
+NEED_SHEET = """\
+# Tiny Frobton hosts
+
+## Host maintenance
+
+- Frobton hosts need maintenance handling by their owner only where the machine type cannot live migrate. ([source](https://example.org/maint), checked 2026-12-07)
+
+## Images
+
+- The Frobton image builder makes one boot disk per host. ([source](https://example.org/image), checked 2026-12-07)
+"""
+NEED_QUESTION = "What makes active maintenance handling necessary for Frobton hosts?"
+
+
+@pytest.fixture(scope="module")
+def need_index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("said-as"), {"frobton.md": NEED_SHEET})
+
+
+def test_a_lines_need_is_what_the_question_calls_necessary() -> None:
+    assert "necessary" in spelled_out("Frobton hosts need active handling").split()
+    assert "necessary" in spelled_out("a restart is required first").split()
+    assert "necessary" not in spelled_out("Frobton hosts live migrate").split()
+
+
+def test_the_necessary_question_is_answered_and_refused_without_the_join(
+    need_index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_quoted(need_index, NEED_QUESTION, "live migrate")
+    monkeypatch.setattr(words, "SAID_AS", ())
+    reply = ask(need_index, NEED_QUESTION)
+    assert not reply.covered and "necessary" in reply.reason, reply.reason
+
+
+def test_necessary_alone_does_not_cover_another_missing_word(need_index: KnowledgeIndex) -> None:
+    reply = ask(need_index, "What makes active cooling upgrades necessary for Frobton hosts?")
+    assert not reply.covered and "best passage supports" in reply.reason, reply.reason

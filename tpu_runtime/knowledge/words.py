@@ -67,6 +67,11 @@ EVERYDAY_WORDS = frozenset(
 # attribute check: as a family they also moved quotes and weights, and a covered question of the unread fold
 # lost its answer
 CLIPPED: tuple[tuple[str, str], ...] = (("ops", "operations"), ("op", "operation"))
+# A word users write for one the sources use: 'what makes X necessary' where a line says X 'needs' or is
+# 'required' ('necessary' is in one line of the sheets, 'need' in hundreds); joined as the clipped words are
+SAID_AS: tuple[tuple[str, str], ...] = tuple(
+    ("necessary", w) for w in ("need", "needs", "needed", "required", "requires", "require")
+)
 _WORDS_RE = re.compile(r"[a-z]+")
 
 
@@ -80,10 +85,11 @@ _CALL_RE = re.compile(r"`[A-Za-z_][\w.]*\(")
 
 def spelled_out(text: str) -> str:
     """The other form of each clipped word or word it clips that `text` writes ('ops' -> 'operations',
-    'operations' -> 'ops'), and `CALL_NAMES` when it writes a call in a code span, space-separated: added
-    to a passage's text, the share counts either form."""
+    'operations' -> 'ops'), the users' word for a sources' word (`SAID_AS`: 'needs' -> 'necessary') and
+    `CALL_NAMES` when it writes a call in a code span, space-separated: added to a passage's text, the
+    share counts either form."""
     said = set(_WORDS_RE.findall(text.lower()))
-    other = [b if a in said else a for a, b in CLIPPED if a in said or b in said]
+    other = [b if a in said else a for a, b in CLIPPED + SAID_AS if a in said or b in said]
     if _CALL_RE.search(text):
         other.append(CALL_NAMES)
     return " ".join(other)
