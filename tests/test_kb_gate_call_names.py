@@ -1,8 +1,9 @@
 # ruff: noqa: E501  (fact-sheet lines are long by design)
 """A call written in a code span ('`frob.ceil_div(a, b)`') is how a fact sheet names a function, so a question's
 'Frobton function for ...' meets it in the support share; a code span that calls nothing (a variable, a flag)
-names no function, and a question lacking another content word is still refused. Hand-made sheet on a tiny
-lexical index."""
+names no function, and a question lacking another content word is still refused. A users' word for a sources'
+word (`words.SAID_AS`: 'necessary' for a line's 'needs', a cache 'directory' for its `..._PATH`) counts the
+same way. Hand-made sheets on tiny lexical indexes."""
 
 from __future__ import annotations
 
@@ -105,4 +106,42 @@ def test_the_necessary_question_is_answered_and_refused_without_the_join(
 
 def test_necessary_alone_does_not_cover_another_missing_word(need_index: KnowledgeIndex) -> None:
     reply = ask(need_index, "What makes active cooling upgrades necessary for Frobton hosts?")
+    assert not reply.covered and "best passage supports" in reply.reason, reply.reason
+
+
+PATH_SHEET = """\
+# Tiny Frobton serving
+
+## Compilation cache
+
+- Frobton serving writes its compiled-graph cache where `FROB_CACHE_PATH` points, so new replicas skip the warm-up. ([source](https://example.org/cache), checked 2026-12-07)
+
+## Logs
+
+- A Frobton replica rotates its log directory every hour. ([source](https://example.org/logs), checked 2026-12-07)
+"""
+PATH_QUESTION = "frobton serving cache directory change"
+
+
+@pytest.fixture(scope="module")
+def path_index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("said-as-path"), {"frobton.md": PATH_SHEET})
+
+
+def test_a_lines_path_is_the_directory_asked_about() -> None:
+    assert "directory" in spelled_out("set `FROB_CACHE_PATH` to shared storage").split()
+    assert "directory" not in spelled_out("set `FROB_CACHE_DIR` to shared storage").split()
+
+
+def test_the_directory_question_is_answered_and_refused_without_the_join(
+    path_index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_quoted(path_index, PATH_QUESTION, "FROB_CACHE_PATH")
+    monkeypatch.setattr(words, "SAID_AS", ())
+    reply = ask(path_index, PATH_QUESTION)
+    assert not reply.covered and "directory" in reply.reason, reply.reason
+
+
+def test_the_directory_alone_does_not_cover_another_missing_word(path_index: KnowledgeIndex) -> None:
+    reply = ask(path_index, "frobton cache directory owner change")
     assert not reply.covered and "best passage supports" in reply.reason, reply.reason

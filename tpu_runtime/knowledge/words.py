@@ -67,10 +67,12 @@ EVERYDAY_WORDS = frozenset(
 # attribute check: as a family they also moved quotes and weights, and a covered question of the unread fold
 # lost its answer
 CLIPPED: tuple[tuple[str, str], ...] = (("ops", "operations"), ("op", "operation"))
-# A word users write for one the sources use: 'what makes X necessary' where a line says X 'needs' or is
-# 'required' ('necessary' is in one line of the sheets, 'need' in hundreds); joined as the clipped words are
-SAID_AS: tuple[tuple[str, str], ...] = tuple(
-    ("necessary", w) for w in ("need", "needs", "needed", "required", "requires", "require")
+# A word users write for one the sources use, joined as the clipped words are: 'what makes X necessary' where
+# a line says X 'needs' or is 'required' ('necessary' is in one line of the sheets, 'need' in hundreds); the
+# cache 'directory' a line names by its variable's `..._PATH` or by a path
+SAID_AS: tuple[tuple[str, str], ...] = (
+    *(("necessary", w) for w in ("need", "needs", "needed", "required", "requires", "require")),
+    ("directory", "path"),
 )
 _WORDS_RE = re.compile(r"[a-z]+")
 
