@@ -67,14 +67,34 @@ EVERYDAY_WORDS = frozenset(
 # attribute check: as a family they also moved quotes and weights, and a covered question of the unread fold
 # lost its answer
 CLIPPED: tuple[tuple[str, str], ...] = (("ops", "operations"), ("op", "operation"))
+# A word users write for one the sources use, joined as the clipped words are: 'what makes X necessary' where
+# a line says X 'needs' or is 'required' ('necessary' is in one line of the sheets, 'need' in hundreds); the
+# cache 'directory' a line names by its variable's `..._PATH` or by a path
+SAID_AS: tuple[tuple[str, str], ...] = (
+    *(("necessary", w) for w in ("need", "needs", "needed", "required", "requires", "require")),
+    ("directory", "path"),
+)
 _WORDS_RE = re.compile(r"[a-z]+")
+
+
+# A call written in a code span ('`pl.cdiv(a, b)`', '`jax.lax.with_sharding_constraint(x, s)`') is how the
+# sources name a function: a question's 'Pallas function for ...' or 'inside a jitted function' meets it in
+# the support share. Only a call: every code span counted as naming a function, flag, call or option cost main
+# dev fold A a refusal (docs/kb-accuracy.md)
+CALL_NAMES = "function"
+_CALL_RE = re.compile(r"`[A-Za-z_][\w.]*\(")
 
 
 def spelled_out(text: str) -> str:
     """The other form of each clipped word or word it clips that `text` writes ('ops' -> 'operations',
-    'operations' -> 'ops'), space-separated: added to a passage's text, the share counts either form."""
+    'operations' -> 'ops'), the users' word for a sources' word (`SAID_AS`: 'needs' -> 'necessary') and
+    `CALL_NAMES` when it writes a call in a code span, space-separated: added to a passage's text, the
+    share counts either form."""
     said = set(_WORDS_RE.findall(text.lower()))
-    return " ".join(b if a in said else a for a, b in CLIPPED if a in said or b in said)
+    other = [b if a in said else a for a, b in CLIPPED + SAID_AS if a in said or b in said]
+    if _CALL_RE.search(text):
+        other.append(CALL_NAMES)
+    return " ".join(other)
 
 
 # Words that name the same thing in TPU documentation and in users' questions. Each family is matched

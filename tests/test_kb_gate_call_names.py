@@ -1,0 +1,147 @@
+# ruff: noqa: E501  (fact-sheet lines are long by design)
+"""A call written in a code span ('`frob.ceil_div(a, b)`') is how a fact sheet names a function, so a question's
+'Frobton function for ...' meets it in the support share; a code span that calls nothing (a variable, a flag)
+names no function, and a question lacking another content word is still refused. A users' word for a sources'
+word (`words.SAID_AS`: 'necessary' for a line's 'needs', a cache 'directory' for its `..._PATH`) counts the
+same way. Hand-made sheets on tiny lexical indexes."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tests.kb_helpers import ask, assert_quoted, lexical_index
+from tpu_runtime.knowledge import words
+from tpu_runtime.knowledge.retrieve import KnowledgeIndex
+from tpu_runtime.knowledge.words import spelled_out
+
+SHEET = """\
+# Tiny Frobton kernels
+
+## Grid helpers
+
+- `frob.ceil_div(a, b)` is Frobton's ceiling division, for grid sizes that cover a ragged last block. ([source](https://example.org/cdiv), checked 2026-12-07)
+- `FROB_GRID_LIMIT` caps the grid steps a Frobton kernel may launch. ([source](https://example.org/limit), checked 2026-12-07)
+
+## Tracing
+
+- A Frobton kernel body is a Python function traced once per block shape. ([source](https://example.org/body), checked 2026-12-07)
+"""
+QUESTION = "Which Frobton function gives ceiling division when computing grid sizes?"
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("call-names"), {"frobton.md": SHEET})
+
+
+def test_a_call_in_a_code_span_names_a_function() -> None:
+    assert words.CALL_NAMES in spelled_out("`pl.cdiv(a, b)` is Pallas's ceiling division").split()
+    assert (
+        words.CALL_NAMES
+        in spelled_out("Inside `jax.jit`, `jax.lax.with_sharding_constraint(x, s)` pins it").split()
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "`FROB_GRID_LIMIT` caps the grid steps",
+        "pass `--top_n` to keep more",
+        "call it (once) with no code span",
+    ],
+)
+def test_a_code_span_calling_nothing_names_no_function(text: str) -> None:
+    assert words.CALL_NAMES not in spelled_out(text).split()
+
+
+def test_the_function_question_is_answered_and_refused_without_the_rule(
+    index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_quoted(index, QUESTION, "frob.ceil_div")
+    monkeypatch.setattr(words, "_CALL_RE", re.compile(r"(?!)"))
+    reply = ask(index, QUESTION)
+    assert not reply.covered and "function" in reply.reason, reply.reason
+
+
+def test_a_missing_content_word_is_still_refused(index: KnowledgeIndex) -> None:
+    reply = ask(index, "Which Frobton function gives ceiling division when computing tensor sizes?")
+    assert not reply.covered and "best passage supports" in reply.reason, reply.reason
+
+
+NEED_SHEET = """\
+# Tiny Frobton hosts
+
+## Host maintenance
+
+- Frobton hosts need maintenance handling by their owner only where the machine type cannot live migrate. ([source](https://example.org/maint), checked 2026-12-07)
+
+## Images
+
+- The Frobton image builder makes one boot disk per host. ([source](https://example.org/image), checked 2026-12-07)
+"""
+NEED_QUESTION = "What makes active maintenance handling necessary for Frobton hosts?"
+
+
+@pytest.fixture(scope="module")
+def need_index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("said-as"), {"frobton.md": NEED_SHEET})
+
+
+def test_a_lines_need_is_what_the_question_calls_necessary() -> None:
+    assert "necessary" in spelled_out("Frobton hosts need active handling").split()
+    assert "necessary" in spelled_out("a restart is required first").split()
+    assert "necessary" not in spelled_out("Frobton hosts live migrate").split()
+
+
+def test_the_necessary_question_is_answered_and_refused_without_the_join(
+    need_index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_quoted(need_index, NEED_QUESTION, "live migrate")
+    monkeypatch.setattr(words, "SAID_AS", ())
+    reply = ask(need_index, NEED_QUESTION)
+    assert not reply.covered and "necessary" in reply.reason, reply.reason
+
+
+def test_necessary_alone_does_not_cover_another_missing_word(need_index: KnowledgeIndex) -> None:
+    reply = ask(need_index, "What makes active cooling upgrades necessary for Frobton hosts?")
+    assert not reply.covered and "best passage supports" in reply.reason, reply.reason
+
+
+PATH_SHEET = """\
+# Tiny Frobton serving
+
+## Compilation cache
+
+- Frobton serving writes its compiled-graph cache where `FROB_CACHE_PATH` points, so new replicas skip the warm-up. ([source](https://example.org/cache), checked 2026-12-07)
+
+## Logs
+
+- A Frobton replica rotates its log directory every hour. ([source](https://example.org/logs), checked 2026-12-07)
+"""
+PATH_QUESTION = "frobton serving cache directory change"
+
+
+@pytest.fixture(scope="module")
+def path_index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("said-as-path"), {"frobton.md": PATH_SHEET})
+
+
+def test_a_lines_path_is_the_directory_asked_about() -> None:
+    assert "directory" in spelled_out("set `FROB_CACHE_PATH` to shared storage").split()
+    assert "directory" not in spelled_out("set `FROB_CACHE_DIR` to shared storage").split()
+
+
+def test_the_directory_question_is_answered_and_refused_without_the_join(
+    path_index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_quoted(path_index, PATH_QUESTION, "FROB_CACHE_PATH")
+    monkeypatch.setattr(words, "SAID_AS", ())
+    reply = ask(path_index, PATH_QUESTION)
+    assert not reply.covered and "directory" in reply.reason, reply.reason
+
+
+def test_the_directory_alone_does_not_cover_another_missing_word(path_index: KnowledgeIndex) -> None:
+    reply = ask(path_index, "frobton cache directory owner change")
+    assert not reply.covered and "best passage supports" in reply.reason, reply.reason
