@@ -1,9 +1,11 @@
 """Facts about sizes and releases a crash log states in any wording, for fixes that name them.
 
-Three families that rules cannot compute from one regex group: a vocabulary-sized dimension padded to a
+Four families that rules cannot compute from one regex group: a vocabulary-sized dimension padded to a
 multiple of 128 on one side only (`vocab_*`), the Python a refused wheel was built for (`wheel_*`, from its
-cp tag) and the jax config flag the installed jax lacks, with the release before the installed one
-(`config_flag`, `jax_installed`, `jax_previous`).
+cp tag), the jax config flag the installed jax lacks, with the release before the installed one
+(`config_flag`, `jax_installed`, `jax_previous`), and an API a library's deprecation message names with its
+replacement and the release that removed it (`deprecated_api`, `api_replacement`, `api_removed_in`,
+`api_deprecated_in`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,13 @@ from collections.abc import Sequence
 
 from tpu_runtime.diagnose.crash_versions import package_versions
 
-__all__ = ["jax_config_flag_facts", "release_facts", "vocab_padding_facts", "wheel_tag_facts"]
+__all__ = [
+    "deprecated_api_facts",
+    "jax_config_flag_facts",
+    "release_facts",
+    "vocab_padding_facts",
+    "wheel_tag_facts",
+]
 
 MAX_LINES = 4000
 
@@ -84,9 +92,44 @@ def jax_config_flag_facts(lines: Sequence[str]) -> dict[str, str]:
     return out
 
 
+# A library's own deprecation message (jax's `deprecation_getattr` in jax/_src/deprecations.py and the
+# `_deprecations` tables of its public modules; the same shape in other libraries): the API's dotted name,
+# "was deprecated" or "has been removed", the releases when given, and the name to use instead.
+_NAME = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
+_DEPRECATED_API = re.compile(
+    rf"`?(?P<old>{_NAME})`?(?:\(\))?\s+(?:"
+    r"(?:was|has been|is) deprecated(?: (?:in|as of|since) (?:[A-Za-z]+ )?v?(?P<dep>\d+\.\d+(?:\.\d+)?))?"
+    r"(?:,? and (?:has been |was )?removed in (?:[A-Za-z]+ )?v?(?P<rem>\d+\.\d+(?:\.\d+)?))?"
+    r"|(?:was|has been) removed in (?:[A-Za-z]+ )?v?(?P<rem2>\d+\.\d+(?:\.\d+)?))"
+    # the replacement: a dotted name, or any name in backquotes (not "use the JAX FFI", a phrase)
+    rf"[.;,]?\s+(?:[Pp]lease )?(?:[Uu]sed?|[Ss]witch to|[Mm]igrate to)\s+"
+    rf"(?:`(?P<quoted>{_NAME})`|(?P<new>[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+))"
+)
+
+
+def deprecated_api_facts(lines: Sequence[str]) -> dict[str, str]:
+    """`deprecated_api` and `api_replacement`: an API the library's message calls deprecated or removed, and
+    the one it says to use; `api_removed_in` / `api_deprecated_in` when it names those releases. The last
+    such message wins (the one the program died on)."""
+    found = None
+    for line in lines[-MAX_LINES:]:
+        m = _DEPRECATED_API.search(line)
+        if m is not None and (m["new"] or m["quoted"]) != m["old"]:
+            found = m
+    if found is None:
+        return {}
+    out = {"deprecated_api": found["old"], "api_replacement": found["new"] or found["quoted"]}
+    removed = found["rem"] or found["rem2"]
+    if removed:
+        out["api_removed_in"] = removed
+    if found["dep"]:
+        out["api_deprecated_in"] = found["dep"]
+    return out
+
+
 def release_facts(lines: Sequence[str]) -> dict[str, object]:
     """All of this module's facts that the log supports."""
     out: dict[str, object] = {}
-    for extract in (vocab_padding_facts, wheel_tag_facts, jax_config_flag_facts):
+    for extract in (vocab_padding_facts, wheel_tag_facts, jax_config_flag_facts, deprecated_api_facts):
         out.update(extract(lines))
     return out

@@ -63,6 +63,8 @@ ERROR_TAIL = 3
 # A log this short is the error message itself (a fragment pasted into a thread): every line of it is the
 # error, even one that words its failure without an error word ("XLA compilation requires ...").
 WHOLE_MESSAGE_LINES = 3
+# Python's warnings line ("/path/x.py:23: DeprecationWarning: ..."), the message of a log without errors.
+_WARNING_LINE = re.compile(r"\b[A-Z]\w*Warning: ")
 _ERRORISH = re.compile(
     r"\b(?:error|fatal|failed|failure|exception|abort(?:ed)?|unable|cannot|could not|not supported|"
     r"unsupported|not implemented|unimplemented|invalid|incompatible|exceed\w*|exhausted|timed out|"
@@ -623,6 +625,12 @@ def _near_errors(lines: Sequence[str]) -> set[int]:
     for i, line in enumerate(lines):
         if _ERRORISH.search(line):
             near.update(range(i, min(len(lines), i + 1 + ERROR_TAIL)))
+    if not near:
+        # a log of warnings only (a paste of Python's "file:line: XWarning: ..." lines, diag110): each warning
+        # is the message, with its advice, whatever else (progress output) surrounds it
+        for i, line in enumerate(lines):
+            if _WARNING_LINE.search(line):
+                near.update(range(i, min(len(lines), i + 1 + ERROR_TAIL)))
     return near
 
 
