@@ -34,36 +34,10 @@ from bench_env import use_quiet_env
 
 use_quiet_env()
 
-from tpu_runtime.knowledge.answer import compose  # noqa: E402
-from tpu_runtime.knowledge.answer_gate import (  # noqa: E402
-    action_fault,
-    asked_fault,
-    cosine_fault,
-    elsewhere_fault,
-    gate_faults,
-    needed_support,
-    quote_faults,
-    section_support,
-    support,
-    unknown_fault,
-    unknown_names,
-)
+from tpu_runtime.knowledge.answer import compose, prepared, read_gate  # noqa: E402
 from tpu_runtime.knowledge.evaluate import MRR_DEPTH, EvalCase, load_cases  # noqa: E402
-from tpu_runtime.knowledge.lexical import strip_preamble  # noqa: E402
-from tpu_runtime.knowledge.question_reading import (  # noqa: E402
-    ASIDE_WEIGHT,
-    _df,
-    _weights,
-    clause_asides,
-    generation_names,
-    is_specific,
-    name_terms,
-    target_weights,
-    value_units,
-)
-from tpu_runtime.knowledge.quote_choice import SUPPORT_PASSAGES, ranked_spans, runner_ups  # noqa: E402
+from tpu_runtime.knowledge.quote_choice import SUPPORT_PASSAGES  # noqa: E402
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult  # noqa: E402
-from tpu_runtime.knowledge.spelling import respelled  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
 SETS = {
@@ -79,50 +53,27 @@ RIDGE = 1.0  # L2 penalty of the logistic fit (standardised features)
 
 
 def measures(question: str, index: KnowledgeIndex, result: SearchResult) -> dict[str, Any]:
-    """The gate's measures of the top quote, computed as `answer.compose` computes them (its reasons must
-    agree with compose's verdict: `main` checks), and the lines answering would quote."""
-    question = respelled(index, generation_names(strip_preamble(question)))
+    """The gate's measures of the top quote, as `answer.compose` reads them (`answer.read_gate`; its
+    reasons must agree with compose's verdict: `main` checks), and the lines answering would quote."""
     passages = result.passages
-    weights = _weights(index, question)
     failed = dict.fromkeys(CHECKS, False)
     row: dict[str, Any] = {"support": 0.0, "need": 0.0, "cos_best": 0.0, "quotes": []}
     if not passages:
         failed["no_span"] = True
         row["failed"] = failed
         return row
-    cos_best = max((p.cosine for p in passages if p.cosine is not None), default=None)
-    top = passages[:SUPPORT_PASSAGES]
-    told = clause_asides(question)
-    shares = [weights] + (
-        [{t: w * ASIDE_WEIGHT if t in told else w for t, w in weights.items()}] if told else []
-    )
-    supports = [max(support(w, p) for w in shares) for p in top]
-    best_at = max(range(len(top)), key=lambda i: supports[i])
-    best_support = supports[best_at]
-    specific = [t for t in weights if is_specific(t) and _df(index, t) > 0]
-    ranked = ranked_spans(
-        target_weights(question, weights), passages, specific, value_units(question), question
-    )
-    span = ranked[0] if ranked else None
-    if span is not None:
-        best_support = max(best_support, *(section_support(w, span.passage, top) for w in shares))
-    need = needed_support(result.mode, cos_best, span)
-    names = [t for t in name_terms(question) if t in weights]
-    unknown = unknown_names(index, question, weights, names, top[best_at])
-    failed["cosine"] = cosine_fault(cos_best) is not None
-    failed["support"] = best_support < need
-    failed["unknown"] = unknown_fault(unknown) is not None
-    failed["asked"] = asked_fault(index, question, unknown) is not None
-    failed["action"] = action_fault(index, question, unknown) is not None
-    failed["elsewhere"] = elsewhere_fault(names, unknown, top) is not None
-    row.update(support=best_support, need=need, cos_best=cos_best or 0.0)
-    if span is None or span.text not in span.passage.text:
+    reading = read_gate(prepared(question, index), index, result)
+    failed.update({check: fault is not None for check, fault in reading.faults.items()})
+    row.update(support=reading.best_support, need=reading.need, cos_best=reading.cos_best or 0.0)
+    span = reading.span
+    if span is None or not reading.quotable:
         failed["no_span"] = True
         row["failed"] = failed
         return row
-    failed["quote"] = bool(quote_faults(index, question, span, specific, list(weights), names, top))
-    failed["first_quote"] = bool(gate_faults(question, span, top))
-    also = runner_ups(index, question, ranked, specific, list(weights), names, top)
+    failed["quote"] = bool(reading.quote_reasons)
+    failed["first_quote"] = bool(reading.first_quote_reasons)
+    also = reading.runner_ups(index)
+    ranked = reading.ranked
     at = next(i for i, p in enumerate(passages) if p.chunk_id == span.passage.chunk_id)
     second = ranked[1].overlap / span.overlap if len(ranked) > 1 and span.overlap > 0 else 0.0
     row.update(

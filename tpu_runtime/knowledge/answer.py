@@ -136,16 +136,17 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 The rules live by concern, so each is found in one place, and data flows one way: `question_reading`
 (what the question asks; it imports neither of the others), `answer_gate` (the checks that refuse a quote)
 and `quote_choice` (the ranking of lines and the runner-ups, held to the gate's checks); `spelling` rewrites
-misspelt words before any of them reads the question. This module keeps `compose`, which retrieves,
-measures the support share, runs the gate's checks of the whole retrieval (`cosine_fault`, `support_fault`,
-`unknown_fault`, `asked_fault`, `action_fault`, `elsewhere_fault`) and of the quote, chooses the quotes and
-assembles the reply.
+misspelt words before any of them reads the question. This module keeps `read_gate`, which measures the
+support share and runs the gate's checks of the whole retrieval (`cosine_fault`, `support_fault`,
+`unknown_fault`, `asked_fault`, `action_fault`, `elsewhere_fault`) and of the quote into one `GateReading`,
+and `compose`, which judges from that reading, chooses the quotes and assembles the reply.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from tpu_runtime.knowledge.answer_gate import (
@@ -210,29 +211,58 @@ def listed_passages(reply: Answer, k: int) -> list[Passage]:
     return reply.passages[:k] + [p for p in reply.passages[k:] if p.chunk_id in cited]
 
 
-def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answer:
-    """Judge coverage from the ranked passages and, when covered, quote and cite the best span."""
-    as_asked = question
-    question = strip_preamble(question)  # 'Quick question: ...' is judged on what follows the colon
-    question = generation_names(question)
-    question = respelled(index, question)  # 'comand', 'kernal': read as the sources' word
+def prepared(question: str, index: KnowledgeIndex) -> str:
+    """The question as the gate reads it: after a preamble's colon, generations by their names, misspelt
+    words as the sources write them ('comand', 'kernal')."""
+    return respelled(index, generation_names(strip_preamble(question)))
+
+
+@dataclass
+class GateReading:
+    """The measures `compose` judges coverage by, kept whole so that a benchmark can record them
+    (benchmarks/fit_answer_gate.py) instead of computing them a second time."""
+
+    question: str
+    weights: dict[str, float]
+    cos_best: float | None
+    top: list[Passage]
+    best: Passage
+    best_support: float
+    need: float
+    specific: list[str]
+    ranked: list[Span]
+    names: list[str]
+    # the checks of the whole retrieval by name, in the order their reasons are given
+    faults: dict[str, str | None]
+    quote_reasons: list[str] = field(default_factory=list)
+    first_quote_reasons: list[str] = field(default_factory=list)
+
+    @property
+    def span(self) -> Span | None:
+        return self.ranked[0] if self.ranked else None
+
+    @property
+    def quotable(self) -> bool:
+        return self.span is not None and self.span.text in self.span.passage.text
+
+    def reasons(self) -> list[str]:
+        """Why the question is not covered; empty when every check passes."""
+        found = [fault for fault in self.faults.values() if fault]
+        if not self.quotable:
+            return [*found, "no quotable span"]
+        return [*found, *self.quote_reasons, *self.first_quote_reasons]
+
+    def runner_ups(self, index: KnowledgeIndex) -> list[Span]:
+        """Lines scored close to the quote, quoted too when they pass the quote's checks."""
+        return runner_ups(
+            index, self.question, self.ranked, self.specific, list(self.weights), self.names, self.top
+        )
+
+
+def read_gate(question: str, index: KnowledgeIndex, result: SearchResult) -> GateReading:
+    """Measure the retrieval for a prepared question (`prepared`) with at least one passage."""
     passages = result.passages
     weights = _weights(index, question)
-    base: dict[str, Any] = {
-        "question": as_asked,
-        "passages": passages,
-        "mode": result.mode,
-        "notes": result.notes,
-    }
-    if not passages:
-        page = FALLBACK_PAGES["curated"]
-        return Answer(
-            covered=False,
-            answer=f"Not covered: no indexed passage matches this question. Closest page to read: {page}",
-            closest=page,
-            reason="no passage retrieved",
-            **base,
-        )
     cos_best = max((p.cosine for p in passages if p.cosine is not None), default=None)
     top = passages[:SUPPORT_PASSAGES]
     # the story before the asking clause counts when a passage holds it and is let off when it does not
@@ -250,23 +280,57 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
     span = ranked[0] if ranked else None
     if span is not None:  # the quote's own section, its retrieved lines taken together
         best_support = max(best_support, *(section_support(w, span.passage, top) for w in shares))
+    need = needed_support(result.mode, cos_best, span)
     names = [t for t in name_terms(question) if t in weights]
     unknown = unknown_names(index, question, weights, names, top[best_at])
-    faults = [
-        cosine_fault(cos_best),
-        support_fault(weights, top[best_at], best_support, needed_support(result.mode, cos_best, span)),
-        unknown_fault(unknown),
-        asked_fault(index, question, unknown),
-        action_fault(index, question, unknown),
-        elsewhere_fault(names, unknown, top),
-    ]
-    reasons = [fault for fault in faults if fault]
-    if span is None or span.text not in span.passage.text:
-        reasons.append("no quotable span")
-    else:
-        reasons.extend(quote_faults(index, question, span, specific, list(weights), names, top))
-        reasons.extend(gate_faults(question, span, top))
-    signal = f"best cosine {cos_best:.2f}, " if cos_best is not None else ""
+    reading = GateReading(
+        question=question,
+        weights=weights,
+        cos_best=cos_best,
+        top=top,
+        best=top[best_at],
+        best_support=best_support,
+        need=need,
+        specific=specific,
+        ranked=ranked,
+        names=names,
+        faults={
+            "cosine": cosine_fault(cos_best),
+            "support": support_fault(weights, top[best_at], best_support, need),
+            "unknown": unknown_fault(unknown),
+            "asked": asked_fault(index, question, unknown),
+            "action": action_fault(index, question, unknown),
+            "elsewhere": elsewhere_fault(names, unknown, top),
+        },
+    )
+    if span is not None and reading.quotable:
+        reading.quote_reasons = quote_faults(index, question, span, specific, list(weights), names, top)
+        reading.first_quote_reasons = gate_faults(question, span, top)
+    return reading
+
+
+def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answer:
+    """Judge coverage from the ranked passages and, when covered, quote and cite the best span."""
+    as_asked = question
+    question = prepared(question, index)
+    passages = result.passages
+    base: dict[str, Any] = {
+        "question": as_asked,
+        "passages": passages,
+        "mode": result.mode,
+        "notes": result.notes,
+    }
+    if not passages:
+        page = FALLBACK_PAGES["curated"]
+        return Answer(
+            covered=False,
+            answer=f"Not covered: no indexed passage matches this question. Closest page to read: {page}",
+            closest=page,
+            reason="no passage retrieved",
+            **base,
+        )
+    reading = read_gate(question, index, result)
+    reasons = reading.reasons()
     if reasons:
         page = closest_page(passages)
         return Answer(
@@ -276,11 +340,15 @@ def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answe
             reason="; ".join(reasons),
             **base,
         )
+    span = reading.span
     assert span is not None
-    also = runner_ups(index, question, ranked, specific, list(weights), names, top)
+    also = reading.runner_ups(index)
     quoted = [span, *also]
     answer = f"{span.text} [{span.passage.source}]"
-    reason = f"{signal}best passage supports {best_support:.2f}, quote checked in {span.passage.source}"
+    signal = f"best cosine {reading.cos_best:.2f}, " if reading.cos_best is not None else ""
+    reason = (
+        f"{signal}best passage supports {reading.best_support:.2f}, quote checked in {span.passage.source}"
+    )
     for close in also:
         answer += f" Also close: {close.text} [{close.passage.source}]"
     if also:
