@@ -153,6 +153,7 @@ _DIAG109_FOLD_B = "fold B file of round diag109, not read for a rule"
 _DIAG110_FOLD_B = "fold B file of round diag110, not read for a rule"
 _DIAG102_FOLD_B = "fold B file of round diag102, not read for a rule"
 _DIAG111_FOLD_B = "fold B file of round diag111, not read for a rule"
+_DIAG115_FOLD_B = "fold B file of round diag115, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -442,6 +443,8 @@ KNOWN_DEV_MISSES = {
     "unsup_pallas_src_per_operand_dot_precision.log": _DIAG111_FOLD_B,
     "unsup_torchxla_src_clip_grad_norm_foreach.log": _DIAG111_FOLD_B,
     "unsup_tpuinf_src_speculative_draft_model_method.log": _DIAG111_FOLD_B,
+    "mosaic_pallas_lowering_int_indexing_vector_index.log": _DIAG115_FOLD_B,
+    "mosaic_pallas_lowering_stochastic_round_bf16_input.log": _DIAG115_FOLD_B,
     # Round diag112's one fold-B file that misses, not read (its name came from this test's pass or fail).
     "shape_torch_load_state_dict_embed_tokens_vocab_mismatch.log": (
         "fold B file of round diag112, not read for a rule"
