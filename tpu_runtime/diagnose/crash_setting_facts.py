@@ -352,38 +352,7 @@ _MESH_DEVICES = (
     # its log line and its error: "logical_shape=[128] physical_shape=[2, 2, 2]", either order.
     re.compile(r"\blogical_shape=\[(?P<want_shape>[\d, ]+)\],? physical_shape=\[(?P<have_shape>[\d, ]+)\]"),
     re.compile(r"\bphysical_shape=\[(?P<have_shape>[\d, ]+)\],? logical_shape=\[(?P<want_shape>[\d, ]+)\]"),
-    # gm71: Keras' DeviceMesh ("Shape does not match the number of devices. Received: shape=(2, 8);
-    # devices.shape=(8,)"), MaxText's per-slice check ("Number of devices per slice 8 does not match the product
-    # of the ICI parallelism 16") and torchprime's ("The environment has 8 devices. Mesh requested:
-    # ICI={'fsdp': 4, ...}, DCN={...}"): each names its own settings (_MESH_SETTINGS).
-    re.compile(
-        r"\bShape does not match the number of devices\. Received: shape=\((?P<shape>[\d, ]+)\);? "
-        r"devices\.shape=\((?P<devices_shape>[\d, ]+)\)"
-    ),
-    re.compile(
-        r"\bNumber of devices per slice (?P<have>\d+) does not match the product of the (?P<ici>ICI) parallelism "
-        r"(?P<want>\d+)"
-    ),
-    re.compile(
-        r"\bThe environment has (?P<have>\d+) devices\.\s+Mesh requested: ICI=\{(?P<ici_mesh>[^}]*)\}"
-        r"(?:, DCN=\{(?P<dcn_mesh>[^}]*)\})?"
-    ),
 )
-
-# Where the axes of a mesh that does not fit its devices are set, by the group of _MESH_DEVICES that matched
-# (MaxText: https://github.com/AI-Hypercomputer/maxtext, its base config and sharding docs set
-# ici_fsdp_parallelism to -1, filled in with the chips left; torchprime:
-# https://github.com/AI-Hypercomputer/torchprime, its ici_mesh and dcn_mesh settings; Keras:
-# https://keras.io/api/distribution/).
-_MESH_SETTINGS = {
-    "devices_shape": "Keras' DeviceMesh needs a shape whose product is the number of devices in "
-    "keras.distribution.list_devices()",
-    "ici": "in MaxText the axes within a slice are the ici_*_parallelism settings (dcn_*_parallelism across "
-    "slices), and one of them at -1 (ici_fsdp_parallelism=-1, as in its base config) is filled in with the chips "
-    "left",
-    "ici_mesh": "in torchprime the axes within a slice are the ici_mesh settings (ici_mesh.fsdp, ici_mesh.tensor, "
-    "...) and across slices the dcn_mesh settings, whose product times theirs must be the device count",
-}
 
 
 def _product(dims: str) -> int:
@@ -391,36 +360,6 @@ def _product(dims: str) -> int:
     for dim in re.findall(r"\d+", dims):
         total *= int(dim)
     return total
-
-
-def _mesh_counts(groups: dict[str, str | None]) -> dict[str, int]:
-    """The devices visible and the devices the mesh asks for, from whichever groups the pattern has."""
-    shape, devices_shape, ici_mesh = groups.get("shape"), groups.get("devices_shape"), groups.get("ici_mesh")
-    have = _product(devices_shape) if devices_shape else int(groups["have"] or 0)
-    if shape:
-        want = _product(shape)
-    elif ici_mesh is not None:
-        want = _product_of_values(ici_mesh) * _product_of_values(groups.get("dcn_mesh") or "")
-    else:
-        want = int(groups["want"] or 0)
-    return {"visible_devices": have, "mesh_devices": want}
-
-
-def _product_of_values(mapping: str) -> int:
-    """The product of a printed dict's integer values (`'data': 1, 'fsdp': 4` -> 4); 1 for an empty one."""
-    total = 1
-    for value in re.findall(r":\s*(\d+)", mapping):
-        total *= int(value)
-    return total
-
-
-def _mesh_settings(groups: dict[str, str | None]) -> dict[str, str]:
-    """`mesh_settings`: where the framework whose wording matched sets the mesh's axes (gm71), so the fix names
-    the setting to change, not only the count."""
-    for group, hint in _MESH_SETTINGS.items():
-        if groups.get(group) is not None:
-            return {"mesh_settings": hint}
-    return {}
 
 
 def mesh_device_facts(lines: Sequence[str]) -> dict[str, int | str | list[str]]:
@@ -438,7 +377,8 @@ def mesh_device_facts(lines: Sequence[str]) -> dict[str, int | str | list[str]]:
                 "mesh_layout": f"logical [{groups['want_shape']}] on physical [{groups['have_shape']}]",
                 "mesh_layout_lines": [m.string.strip()],
             }
-        return {**_mesh_counts(groups), **_mesh_settings(groups)}
+        want = _product(groups["shape"]) if groups.get("shape") else int(groups["want"])
+        return {"visible_devices": int(m["have"]), "mesh_devices": want}
     return {}
 
 
