@@ -67,15 +67,19 @@ PLACEHOLDERS = frozenset({"path", "url", "hex"})
 
 @dataclass(frozen=True)
 class SimilarError:
-    """The closest known error to a log: the entry, the cosine similarity (rounded for display) and the two
-    lines that met; `cosine` keeps the unrounded value that the threshold is compared with, so a neighbour at
-    0.4997 does not pass a threshold of 0.5 by rounding (diag111)."""
+    """The closest known error to a log: the entry, the cosine similarity and the two lines that met. The
+    threshold is compared with the cosine itself, so a neighbour at 0.4997 does not pass a threshold of 0.5
+    by the rounding the report shows (diag111)."""
 
     known: KnownError
-    similarity: float
+    cosine: float
     line: str
     known_line: str
-    cosine: float = 0.0
+
+    @property
+    def similarity(self) -> float:
+        """The cosine as reports show it (three decimals)."""
+        return round(self.cosine, 3)
 
     def reaches(self, threshold: float) -> bool:
         """Whether the unrounded similarity reaches the threshold."""
@@ -146,10 +150,9 @@ class SimilarErrors:
         )
         return SimilarError(
             known=entry,
-            similarity=round(sims[best], 3),
+            cosine=sims[best],
             line=picked[row][0],
             known_line=entry.lines[col],
-            cosine=sims[best],
         )
 
     def supported(self, raw_lines: Sequence[str], entry: KnownError) -> bool:

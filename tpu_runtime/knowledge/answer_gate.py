@@ -975,10 +975,12 @@ def gate_faults(question: str, span: Span, passages: list[Passage] | None = None
     asked of may be named by a retrieved line next to it in its section (`section_lines`: 'elastic mode
     keeps a job going' above 'turn it on with `xpk workload create-pathways`')."""
     faults = [fault for check in FIRST_QUOTE_CHECKS if (fault := check(question, span.text))]
-    per = per_fault(question, span.text, f"{_heading(span.passage)}\n{span.passage.text}")
+    heading = _heading(span.passage)
+    whole = f"{heading}\n{span.passage.text}"  # the quoted passage with its heading
+    per = per_fault(question, span.text, whole)
     near = section_lines(span.passage, passages or [])
-    tool = tool_fault(question, "\n".join([span.text, *near]), _heading(span.passage))
-    much = how_much_fault(question, span.text, f"{_heading(span.passage)}\n{span.passage.text}")
+    tool = tool_fault(question, "\n".join([span.text, *near]), heading)
+    much = how_much_fault(question, span.text, whole)
     return [*faults, *(f for f in (per, tool, much) if f)]
 
 
