@@ -154,6 +154,7 @@ _DIAG110_FOLD_B = "fold B file of round diag110, not read for a rule"
 _DIAG102_FOLD_B = "fold B file of round diag102, not read for a rule"
 _DIAG111_FOLD_B = "fold B file of round diag111, not read for a rule"
 _DIAG115_FOLD_B = "fold B file of round diag115, not read for a rule"
+_DIAG120_FOLD_B = "fold B file of round diag120, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -455,6 +456,10 @@ KNOWN_DEV_MISSES = {
     "shape_torch_load_state_dict_embed_tokens_vocab_mismatch.log": (
         "fold B file of round diag112, not read for a rule"
     ),
+    # Round diag120's three fold-B files, which miss (the round's fold-B remedy count was 0), not read.
+    "xla_hlo_verifier_unbounded_dynamism_parameter.log": _DIAG120_FOLD_B,
+    "xla_spmd_manual_sharding_num_tiles_check.log": _DIAG120_FOLD_B,
+    "xla_jax_custom_partitioning_tpu_emitter_not_found.log": _DIAG120_FOLD_B,
 }
 
 

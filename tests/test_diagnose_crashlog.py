@@ -709,6 +709,13 @@ SUB_RULE_CASES = [
         id="side-effect-without-sharding-that-is-not-rng-asks-for-a-sharding",
     ),
     pytest.param(
+        "jax.errors.JaxRuntimeError: INTERNAL: RET_CHECK failure (external/xla/xla/service/spmd/"
+        "custom_call_handler.cc:1278) hlo->sharding().IsManual() || hlo->sharding().IsManualSubgroup()\n",
+        "xla_compile_error/spmd_manual_sharding_entered_twice",
+        ("shard_map", "xs.disable_manual_sharding", "IsManualSubgroup"),
+        id="full-to-shard-on-a-manual-value-asks-to-enter-manual-mode-once",
+    ),
+    pytest.param(
         "AssertionError: sync_global_devices name mismatch ('step_120'). Expected: [1 2]; got: 1.\n",
         "collective_timeout/named_barrier_mismatch",
         ("'step_120'",),
