@@ -2,12 +2,13 @@
 """A call written in a code span ('`frob.ceil_div(a, b)`') is how a fact sheet names a function, so a question's
 'Frobton function for ...' meets it in the support share; a code span that calls nothing (a variable, a flag)
 names no function, and a question lacking another content word is still refused. A users' word for a sources'
-word (`words.SAID_AS`: 'necessary' for a line's 'needs', a cache 'directory' for its `..._PATH`) counts the
-same way. Hand-made sheets on tiny lexical indexes."""
+word (`words.SAID_AS`: 'necessary' for a line's 'needs', a cache 'directory' for its `..._PATH`, a 'mean' for
+its 'average' or 'avg') counts the same way. Hand-made sheets on tiny lexical indexes."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -145,3 +146,45 @@ def test_the_directory_question_is_answered_and_refused_without_the_join(
 def test_the_directory_alone_does_not_cover_another_missing_word(path_index: KnowledgeIndex) -> None:
     reply = ask(path_index, "frobton cache directory owner change")
     assert not reply.covered and "best passage supports" in reply.reason, reply.reason
+
+
+MEAN_SHEET = """\
+# Tiny Frobton profiler
+
+## Step report
+
+- `frob step_report` prints the average step time of a Frobton run next to the slowest step. ([source](https://example.org/steps), checked 2026-12-07)
+
+## Capture
+
+- A Frobton capture keeps one trace file per host. ([source](https://example.org/capture), checked 2026-12-07)
+"""
+MEAN_QUESTION = "frobton capture mean step time"
+
+
+@pytest.fixture(scope="module")
+def mean_index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("said-as-mean"), {"frobton.md": MEAN_SHEET})
+
+
+def test_a_lines_average_is_the_mean_asked_about() -> None:
+    assert "mean" in spelled_out("prints the average step time").split()
+    assert "mean" in spelled_out("`frob get_avg_step_time` returns it").split()
+    assert "mean" not in spelled_out("prints the slowest step time").split()
+
+
+def test_the_mean_question_is_answered_and_refused_without_the_join(
+    mean_index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_quoted(mean_index, MEAN_QUESTION, "step_report")
+    monkeypatch.setattr(words, "SAID_AS", ())
+    reply = ask(mean_index, MEAN_QUESTION)
+    assert not reply.covered and "mean" in reply.reason, reply.reason
+
+
+def test_a_line_giving_no_average_does_not_meet_the_mean(tmp_path: Path) -> None:
+    sheet = MEAN_SHEET.replace(
+        "the average step time of a Frobton run next to", "the step time of a Frobton run and"
+    )
+    reply = ask(lexical_index(tmp_path, {"frobton.md": sheet}), MEAN_QUESTION)
+    assert not reply.covered and "mean" in reply.reason, reply.reason
