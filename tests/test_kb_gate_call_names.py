@@ -3,7 +3,7 @@
 'Frobton function for ...' meets it in the support share; a code span that calls nothing (a variable, a flag)
 names no function, and a question lacking another content word is still refused. A users' word for a sources'
 word (`words.SAID_AS`: 'necessary' for a line's 'needs', a cache 'directory' for its `..._PATH`, a 'mean' for
-its 'average' or 'avg') counts the same way. Hand-made sheets on tiny lexical indexes."""
+its 'average' or 'avg', 'inference' for its 'serving') counts the same way. Hand-made sheets on tiny lexical indexes."""
 
 from __future__ import annotations
 
@@ -188,3 +188,42 @@ def test_a_line_giving_no_average_does_not_meet_the_mean(tmp_path: Path) -> None
     )
     reply = ask(lexical_index(tmp_path, {"frobton.md": sheet}), MEAN_QUESTION)
     assert not reply.covered and "mean" in reply.reason, reply.reason
+
+
+SERVING_SHEET = """\
+# Tiny Frobton pools
+
+## Pool kinds
+
+- Frobton pools come in two kinds, serving pools tuned for latency and training pools tuned for throughput, chosen by `--pool-kind`. ([source](https://example.org/pools), checked 2026-12-07)
+
+## Capture
+
+- A Frobton capture keeps one trace file per host. ([source](https://example.org/capture), checked 2026-12-07)
+"""
+SERVING_QUESTION = "frobton pool kind for inference"
+
+
+@pytest.fixture(scope="module")
+def serving_index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("said-as-serving"), {"frobton.md": SERVING_SHEET})
+
+
+def test_a_lines_serving_is_the_inference_asked_about() -> None:
+    assert "inference" in spelled_out("serving pools tuned for latency").split()
+    assert "inference" not in spelled_out("training pools tuned for throughput").split()
+
+
+def test_the_inference_question_is_answered_and_refused_without_the_join(
+    serving_index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_quoted(serving_index, SERVING_QUESTION, "--pool-kind")
+    monkeypatch.setattr(words, "SAID_AS", ())
+    reply = ask(serving_index, SERVING_QUESTION)
+    assert not reply.covered and "inference" in reply.reason, reply.reason
+
+
+def test_a_line_naming_no_serving_does_not_meet_inference(tmp_path: Path) -> None:
+    sheet = SERVING_SHEET.replace("serving pools tuned for latency", "batch pools tuned for latency")
+    reply = ask(lexical_index(tmp_path, {"frobton.md": sheet}), SERVING_QUESTION)
+    assert not reply.covered and "inference" in reply.reason, reply.reason
