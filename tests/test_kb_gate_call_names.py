@@ -3,7 +3,8 @@
 'Frobton function for ...' meets it in the support share; a code span that calls nothing (a variable, a flag)
 names no function, and a question lacking another content word is still refused. A users' word for a sources'
 word (`words.SAID_AS`: 'necessary' for a line's 'needs', a cache 'directory' for its `..._PATH`, a 'mean' for
-its 'average' or 'avg', 'inference' for its 'serving') counts the same way. Hand-made sheets on tiny lexical indexes."""
+its 'average' or 'avg', 'inference' for its 'serving',
+'machines' for the 'hosts' it counts) counts the same way. Hand-made sheets on tiny lexical indexes."""
 
 from __future__ import annotations
 
@@ -227,3 +228,46 @@ def test_a_line_naming_no_serving_does_not_meet_inference(tmp_path: Path) -> Non
     sheet = SERVING_SHEET.replace("serving pools tuned for latency", "batch pools tuned for latency")
     reply = ask(lexical_index(tmp_path, {"frobton.md": sheet}), SERVING_QUESTION)
     assert not reply.covered and "inference" in reply.reason, reply.reason
+
+
+HOSTS_SHEET = """\
+# Tiny Frobton pods
+
+## Pod shape
+
+- A full Frobton pod is 64 chips on 16 hosts, four chips per host. ([source](https://example.org/pod), checked 2026-12-07)
+
+## Capture
+
+- A Frobton capture keeps one trace file per chip. ([source](https://example.org/capture), checked 2026-12-07)
+
+## Images
+
+- One boot image serves all machines of a project. ([source](https://example.org/images), checked 2026-12-07)
+"""
+HOSTS_QUESTION = "How many host machines does a full Frobton pod have?"
+
+
+@pytest.fixture(scope="module")
+def hosts_index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("said-as-hosts"), {"frobton.md": HOSTS_SHEET})
+
+
+def test_a_lines_hosts_are_the_machines_asked_about() -> None:
+    assert "machines" in spelled_out("64 chips on 16 hosts").split()
+    assert "machines" not in spelled_out("64 chips on one host board").split()
+
+
+def test_the_machines_question_is_answered_and_refused_without_the_join(
+    hosts_index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_quoted(hosts_index, HOSTS_QUESTION, "16 hosts")
+    monkeypatch.setattr(words, "SAID_AS", ())
+    reply = ask(hosts_index, HOSTS_QUESTION)
+    assert not reply.covered, reply.reason
+
+
+def test_a_line_counting_no_hosts_does_not_meet_the_machines(tmp_path: Path) -> None:
+    sheet = HOSTS_SHEET.replace("64 chips on 16 hosts, four chips per host", "64 chips on 16 boards")
+    reply = ask(lexical_index(tmp_path, {"frobton.md": sheet}), HOSTS_QUESTION)
+    assert not reply.covered, reply.reason
