@@ -2,12 +2,14 @@
 """A call written in a code span ('`frob.ceil_div(a, b)`') is how a fact sheet names a function, so a question's
 'Frobton function for ...' meets it in the support share; a code span that calls nothing (a variable, a flag)
 names no function, and a question lacking another content word is still refused. A users' word for a sources'
-word (`words.SAID_AS`: 'necessary' for a line's 'needs', a cache 'directory' for its `..._PATH`) counts the
-same way. Hand-made sheets on tiny lexical indexes."""
+word (`words.SAID_AS`: 'necessary' for a line's 'needs', a cache 'directory' for its `..._PATH`, a 'mean' for
+its 'average' or 'avg', 'inference' for its 'serving',
+'machines' for the 'hosts' it counts) counts the same way. Hand-made sheets on tiny lexical indexes."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -145,3 +147,127 @@ def test_the_directory_question_is_answered_and_refused_without_the_join(
 def test_the_directory_alone_does_not_cover_another_missing_word(path_index: KnowledgeIndex) -> None:
     reply = ask(path_index, "frobton cache directory owner change")
     assert not reply.covered and "best passage supports" in reply.reason, reply.reason
+
+
+MEAN_SHEET = """\
+# Tiny Frobton profiler
+
+## Step report
+
+- `frob step_report` prints the average step time of a Frobton run next to the slowest step. ([source](https://example.org/steps), checked 2026-12-07)
+
+## Capture
+
+- A Frobton capture keeps one trace file per host. ([source](https://example.org/capture), checked 2026-12-07)
+"""
+MEAN_QUESTION = "frobton capture mean step time"
+
+
+@pytest.fixture(scope="module")
+def mean_index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("said-as-mean"), {"frobton.md": MEAN_SHEET})
+
+
+def test_a_lines_average_is_the_mean_asked_about() -> None:
+    assert "mean" in spelled_out("prints the average step time").split()
+    assert "mean" in spelled_out("`frob get_avg_step_time` returns it").split()
+    assert "mean" not in spelled_out("prints the slowest step time").split()
+
+
+def test_the_mean_question_is_answered_and_refused_without_the_join(
+    mean_index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_quoted(mean_index, MEAN_QUESTION, "step_report")
+    monkeypatch.setattr(words, "SAID_AS", ())
+    reply = ask(mean_index, MEAN_QUESTION)
+    assert not reply.covered and "mean" in reply.reason, reply.reason
+
+
+def test_a_line_giving_no_average_does_not_meet_the_mean(tmp_path: Path) -> None:
+    sheet = MEAN_SHEET.replace(
+        "the average step time of a Frobton run next to", "the step time of a Frobton run and"
+    )
+    reply = ask(lexical_index(tmp_path, {"frobton.md": sheet}), MEAN_QUESTION)
+    assert not reply.covered and "mean" in reply.reason, reply.reason
+
+
+SERVING_SHEET = """\
+# Tiny Frobton pools
+
+## Pool kinds
+
+- Frobton pools come in two kinds, serving pools tuned for latency and training pools tuned for throughput, chosen by `--pool-kind`. ([source](https://example.org/pools), checked 2026-12-07)
+
+## Capture
+
+- A Frobton capture keeps one trace file per host. ([source](https://example.org/capture), checked 2026-12-07)
+"""
+SERVING_QUESTION = "frobton pool kind for inference"
+
+
+@pytest.fixture(scope="module")
+def serving_index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("said-as-serving"), {"frobton.md": SERVING_SHEET})
+
+
+def test_a_lines_serving_is_the_inference_asked_about() -> None:
+    assert "inference" in spelled_out("serving pools tuned for latency").split()
+    assert "inference" not in spelled_out("training pools tuned for throughput").split()
+
+
+def test_the_inference_question_is_answered_and_refused_without_the_join(
+    serving_index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_quoted(serving_index, SERVING_QUESTION, "--pool-kind")
+    monkeypatch.setattr(words, "SAID_AS", ())
+    reply = ask(serving_index, SERVING_QUESTION)
+    assert not reply.covered and "inference" in reply.reason, reply.reason
+
+
+def test_a_line_naming_no_serving_does_not_meet_inference(tmp_path: Path) -> None:
+    sheet = SERVING_SHEET.replace("serving pools tuned for latency", "batch pools tuned for latency")
+    reply = ask(lexical_index(tmp_path, {"frobton.md": sheet}), SERVING_QUESTION)
+    assert not reply.covered and "inference" in reply.reason, reply.reason
+
+
+HOSTS_SHEET = """\
+# Tiny Frobton pods
+
+## Pod shape
+
+- A full Frobton pod is 64 chips on 16 hosts, four chips per host. ([source](https://example.org/pod), checked 2026-12-07)
+
+## Capture
+
+- A Frobton capture keeps one trace file per chip. ([source](https://example.org/capture), checked 2026-12-07)
+
+## Images
+
+- One boot image serves all machines of a project. ([source](https://example.org/images), checked 2026-12-07)
+"""
+HOSTS_QUESTION = "How many host machines does a full Frobton pod have?"
+
+
+@pytest.fixture(scope="module")
+def hosts_index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("said-as-hosts"), {"frobton.md": HOSTS_SHEET})
+
+
+def test_a_lines_hosts_are_the_machines_asked_about() -> None:
+    assert "machines" in spelled_out("64 chips on 16 hosts").split()
+    assert "machines" not in spelled_out("64 chips on one host board").split()
+
+
+def test_the_machines_question_is_answered_and_refused_without_the_join(
+    hosts_index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_quoted(hosts_index, HOSTS_QUESTION, "16 hosts")
+    monkeypatch.setattr(words, "SAID_AS", ())
+    reply = ask(hosts_index, HOSTS_QUESTION)
+    assert not reply.covered, reply.reason
+
+
+def test_a_line_counting_no_hosts_does_not_meet_the_machines(tmp_path: Path) -> None:
+    sheet = HOSTS_SHEET.replace("64 chips on 16 hosts, four chips per host", "64 chips on 16 boards")
+    reply = ask(lexical_index(tmp_path, {"frobton.md": sheet}), HOSTS_QUESTION)
+    assert not reply.covered, reply.reason

@@ -60,6 +60,7 @@ from tpu_runtime.knowledge.question_reading import (
     platforms_asked,
     question_flags,
     question_subject,
+    rate_forms,
     release_owner,
     releases_named,
     superlatives_asked,
@@ -366,6 +367,7 @@ def _missing_specific(specific: list[str], text: str) -> list[str]:
             if is_identifier(t)
             else _present(terms, t) or bool(_NUMBERED_PLURAL_RE.match(t) and _present(terms, t[:-1]))
         )
+        and not any(form in terms for form in rate_forms(t))
     ]
 
 

@@ -321,6 +321,15 @@ def _df(index: KnowledgeIndex, token: str) -> int:
 
 
 _NUMBER_UNIT_RE = re.compile(r"^(\d+(?:\.\d+)?)([a-z]{1,5})$")
+# a rate of bytes per second written either way: the sheets write 'GB/s' and 'GBps' (also 'TB/s', 'TBps',
+# 'GiB/s'), each in dozens of lines, from the pages they restate
+_RATE_RE = re.compile(r"^([kmgtp]i?b)(?:/s|ps)$")
+
+
+def rate_forms(token: str) -> set[str]:
+    """The other spelling of a byte rate ('gb/s' -> 'gbps', 'tbps' -> 'tb/s'), or nothing."""
+    rate = _RATE_RE.match(token)
+    return {f"{rate.group(1)}/s", f"{rate.group(1)}ps"} - {token} if rate else set()
 
 
 def close_forms(tokens: list[str]) -> set[str]:

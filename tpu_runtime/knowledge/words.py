@@ -69,10 +69,16 @@ EVERYDAY_WORDS = frozenset(
 CLIPPED: tuple[tuple[str, str], ...] = (("ops", "operations"), ("op", "operation"))
 # A word users write for one the sources use, joined as the clipped words are: 'what makes X necessary' where
 # a line says X 'needs' or is 'required' ('necessary' is in one line of the sheets, 'need' in hundreds); the
-# cache 'directory' a line names by its variable's `..._PATH` or by a path
+# cache 'directory' a line names by its variable's `..._PATH` or by a path; the 'mean' of a figure a line
+# gives as its 'average' or names in code by 'avg' (`get_avg_step_time`); 'inference' where Cloud TPU's pages
+# write 'serving' (v5e's serving and training capacity); 'how many host machines' where a line counts 'hosts'
 SAID_AS: tuple[tuple[str, str], ...] = (
     *(("necessary", w) for w in ("need", "needs", "needed", "required", "requires", "require")),
     ("directory", "path"),
+    ("mean", "average"),
+    ("mean", "avg"),
+    ("inference", "serving"),
+    ("machines", "hosts"),
 )
 _WORDS_RE = re.compile(r"[a-z]+")
 
