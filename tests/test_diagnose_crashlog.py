@@ -701,6 +701,37 @@ SUB_RULE_CASES = [
         id="one-sided-receive-on-tpu-asks-for-ppermute",
     ),
     pytest.param(
+        "NotImplementedError: MLIR translation rule for primitive 'pbroadcast' not found for platform tpu\n",
+        "unsupported_op/collective_broadcast_on_tpu",
+        ("lax.psum(", "lax.all_gather("),
+        id="collective-broadcast-on-tpu-asks-for-psum-or-all-gather",
+    ),
+    pytest.param(
+        "ValueError: `buffer_callback` not supported on tpu backend.\n",
+        "unsupported_op/buffer_callback_on_tpu",
+        ("jax.pure_callback",),
+        id="buffer-callback-on-tpu-asks-for-pure-callback",
+    ),
+    pytest.param(
+        "NotImplementedError: Shape polymorphism for native lowering for eigh is implemented only for "
+        "the batch dimensions: (b, m, m)\n",
+        "unsupported_op/tpu_native_lowering_symbolic_matrix",
+        ("eigh", "(b, m, m)", "fixed"),
+        id="symbolic-matrix-size-on-tpu-names-the-op-and-shape",
+    ),
+    pytest.param(
+        "[rank0]: NotImplementedError: scatter from root rank is not yet implemented for TorchCommTPU.\n",
+        "unsupported_op/torchcomm_tpu_missing_collective",
+        ("scatter from root rank", "broadcast"),
+        id="missing-torchcomms-collective-names-it-and-the-all-ranks-form",
+    ),
+    pytest.param(
+        "RuntimeError: cuDNN is not detected.\n",
+        "unsupported_op/cudnn_attention_without_cudnn",
+        ('implementation="cudnn"', "implementation=None"),
+        id="cudnn-attention-without-cudnn-asks-for-the-xla-implementation",
+    ),
+    pytest.param(
         "INTERNAL: RET_CHECK failure (external/xla/xla/service/spmd/spmd_partitioner.cc:4120) "
         "hlo->has_sharding() Side-effect HLO must have sharding: %infeed.3 = ((f32[8]{0}), token[]) "
         "infeed(token[] %after-all.2)\n",
@@ -728,6 +759,47 @@ SUB_RULE_CASES = [
 def test_sub_rule_fix_names_this_logs_evidence(text: str, fix_rule: str, quoted: tuple[str, ...]) -> None:
     crash = diagnosed_as(text, fix_rule.split("/")[0], fix_rule)
     assert all(part in crash.fix for part in quoted), crash.fix
+
+
+@pytest.mark.parametrize(
+    ("text", "not_rule"),
+    [
+        (
+            "NotImplementedError: MLIR translation rule for primitive 'psum_invariant' not found "
+            "for platform tpu\n",
+            "unsupported_op/collective_broadcast_on_tpu",
+        ),
+        (
+            "NotImplementedError: multi-platform lowering for buffer_callback\n",
+            "unsupported_op/buffer_callback_on_tpu",
+        ),
+        (
+            "NotImplementedError: Shape polymorphism for FFT with non-constant fft_length is not "
+            "implemented for TPU\n",
+            "unsupported_op/tpu_native_lowering_symbolic_matrix",
+        ),
+        (
+            "NotImplementedError: P2P send is not supported on this TPU backend.\n",
+            "unsupported_op/torchcomm_tpu_missing_collective",
+        ),
+        (
+            "NotImplementedError: cuDNN fused attention is not supported on this platform.\n",
+            "unsupported_op/cudnn_attention_without_cudnn",
+        ),
+    ],
+    ids=[
+        "other-primitive",
+        "multi-platform-buffer-callback",
+        "fft-length",
+        "p2p-send",
+        "cudnn-other-refusal",
+    ],
+)
+def test_round_diag118_sub_rules_leave_nearby_wordings(text: str, not_rule: str) -> None:
+    """Each round-diag118 sub-rule is for its own refusal, not for a neighbouring one with another remedy."""
+    crash = diagnose_log(text, "-")
+    assert crash.category == "unsupported_op"
+    assert crash.evidence.fix_rule != not_rule
 
 
 # --- round diag30 sub-rules: wordings no corpus file holds ----------------------------------------------
