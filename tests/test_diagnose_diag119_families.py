@@ -1,10 +1,10 @@
 """Families of version skew that round diag119 added to the rules (docs/diagnose-accuracy.md).
 
-Two families: jax's pmap-era placement helpers (jax.device_put_replicated / device_put_sharded), which jax 0.10
-refuses and whose replacement is jax.device_put with a NamedSharding, and pip's resolver finding no installable
-jax[tpu] release (libtpu, which every jax[tpu] pins, has Linux wheels only). Each case is worded apart from the
-collected log (the other helper, other releases and packages), and each family has a nearby wording it must not
-claim, so a rule matching only the collected text would fail here.
+Two families: jax's pmap-era placement helpers (jax.device_put_replicated / device_put_sharded), which
+jax 0.10 refuses and whose replacement is jax.device_put with a NamedSharding, and pip's resolver finding
+no installable jax[tpu] release (libtpu, which every jax[tpu] pins, has Linux wheels only). Each case is
+worded apart from the collected log (the other helper, other releases and packages), and each family has
+a nearby wording it must not claim, so a rule matching only the collected text would fail here.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from tests.crash_helpers import diagnose_rules_alone as _diagnose
     ("text", "kind"),
     [
         (
-            "AttributeError: jax.device_put_sharded is deprecated; use jax.device_put instead. See "
-            "https://docs.jax.dev/en/latest/migrate_pmap.html#drop-in-replacements for a drop-in replacement.",
+            "AttributeError: jax.device_put_sharded is deprecated; use jax.device_put instead. See https://"
+            "docs.jax.dev/en/latest/migrate_pmap.html#drop-in-replacements for a drop-in replacement.",
             "sharded",
         ),
         (
