@@ -442,8 +442,10 @@ def gives_command(question: str, span: str) -> bool:
     return False
 
 
+# a year, a dotted version or a date; a dotted number glued to a name ('Qwen2.5-3B') is a model's size or
+# generation, no release
 _GIVES_WHEN_RE = re.compile(
-    r"\b(?:19|20)\d\d\b|(?<![\d.])\d+\.\d+(?:\.\d+)?(?![.\d]|x\b|\s*%)|\bv\d+\.\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|"
+    r"\b(?:19|20)\d\d\b|(?<![\w.])\d+\.\d+(?:\.\d+)?(?![.\d]|x\b|\s*%)|\bv\d+\.\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|"
     r"\b(?:since|until|release[sd]?|version|preview|GA)\s+\d",
     re.I,
 )
