@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
+from tpu_runtime.knowledge.answer_gate import span_faults
 from tpu_runtime.knowledge.question_reading import asks_when
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
@@ -52,3 +53,17 @@ def test_a_line_promising_a_version_is_refused(bare: KnowledgeIndex) -> None:
 
 def test_a_line_giving_the_version_answers(full: KnowledgeIndex) -> None:
     assert_quoted(full, QUESTION, "version 1.31.2")
+
+
+def test_a_model_name_gives_no_release() -> None:
+    when = "When will Gridlet support adapters for mixture-of-experts models?"
+    fault = "gives no date or version"
+    # 'Grid2.5-3B' names a model: its dotted number is no release of Gridlet
+    modelled = "Gridlet's adapter example serves `Grid2.5-3B-Instruct` with `enable_adapters=True`."
+    assert any(fault in f for f in span_faults(when, modelled, "Gridlet adapters"))
+    for released in (
+        "Gridlet 2.5 added adapters for mixture-of-experts models.",
+        "Gridlet v2.5 serves adapters for mixture-of-experts models.",
+        "Adapters for mixture-of-experts models arrive in Gridlet 2026.",
+    ):
+        assert not any(fault in f for f in span_faults(when, released, "Gridlet adapters")), released

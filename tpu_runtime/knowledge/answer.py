@@ -131,6 +131,13 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   first line that, with its heading and retrieved neighbours, never names the program or service ('on
   GKE', 'without XPK', a leading 'Using xpk,' and a tool named only in the story before the asking clause
   aside; `tool_fault`);
+- a flag asked about: a `--flag` the question asks about (not one only its story writes) must be named by
+  the quoted passage in some spelling ('--spare-slices', `spare_slices`, `spareSlices`): a flags overview
+  of one tool does not answer for a flag another tool's sheet names (`flag_passage_fault`);
+- the smallest value: 'what is the lowest X' is not answered by a line giving only X's default, as 'what
+  is the largest X' is not (`lower_bound_fault`, beside `bound_fault`);
+- advice: 'is it recommended to raise X' is not answered by a line giving no advice word or way, only what
+  X does (`recommended_fault`; judged on the first quote);
 - a quote is checked to occur in its passage.
 
 The rules live by concern, so each is found in one place, and data flows one way: `question_reading`

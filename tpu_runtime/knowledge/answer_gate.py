@@ -246,6 +246,49 @@ _GIVES_UPPER_RE = re.compile(
 )
 
 
+# "What is the lowest --mem-fraction-static X will start with": a lower bound, which a line giving only the
+# default ('default of 0.88') does not give: what is used when nothing is set is not where the range starts
+_ASKS_LOWER_RE = re.compile(
+    r"^\s*what(?:'s|\s+is|\s+are|\s+was)\s+the\s+(?:smallest|minimum|min|lowest|fewest|shortest)\b", re.I
+)
+_GIVES_LOWEST_RE = re.compile(
+    r"\bat\s+least\b|\bmin(?:imum)?\b|\blowest\b|\bsmallest\b|\bor\s+(?:more|higher|greater|larger|above)\b|"
+    r"\bno\s+(?:less|fewer|lower)\s+than\b|>=?|\b(?:above|over|exceeds?|exceeding)\b",
+    re.I,
+)
+
+
+def lower_bound_fault(question: str, span: str) -> str | None:
+    """A line giving only a default ('`mem_fraction_static` default of 0.88') for a question asking for the
+    smallest value: the mirror of `bound_fault`, whose 'largest' a default does not give either."""
+    if not _ASKS_LOWER_RE.search(question):
+        return None
+    stated = _NOTE_RE.sub(" ", span)
+    if _GIVES_LOWEST_RE.search(stated) or not re.search(r"\bdefaults?\b", stated, re.I):
+        return None
+    return "the question asks for the smallest value and the quoted line gives only a default"
+
+
+def _flag_form(text: str) -> str:
+    """Text with its names written as dashed flags: 'mem_fraction_static' and 'maxTopologyDistance' read as
+    'mem-fraction-static' and 'max-topology-distance'."""
+    return re.sub(r"([a-z0-9])([A-Z])", r"\1-\2", text).lower().replace("_", "-")
+
+
+def flag_passage_fault(question: str, passage: Passage) -> str | None:
+    """A `--flag` the question asks about that the quoted passage, heading included, never names in any
+    spelling ('--elastic-slices' of SGL-JAX met by SGL-JAX's flags reference: the flag is XPK's, named in
+    another sheet, so the unknown-flag check passes). A flag only the story before the asking clause
+    writes is where it happened, not what is asked (`unasked_terms`)."""
+    told = unasked_terms(question)
+    text = _flag_form(f"{_heading(passage)}\n{passage.text}")
+    for flag in question_flags(question):
+        name = flag.replace("_", "-")
+        if flag not in told and not re.search(rf"(?<![\w-])-{{0,2}}{re.escape(name)}(?![\w-])", text):
+            return f"the quoted passage never names --{flag}, a flag the question asks about"
+    return None
+
+
 def bound_fault(question: str, span: str) -> str | None:
     """A line giving only a lower bound ('is 0 or more') or only a default ('(default 5)') for a question
     asking for the largest value: the number it gives is where the range starts, or what is used when
@@ -401,8 +444,10 @@ def gives_command(question: str, span: str) -> bool:
     return False
 
 
+# a year, a dotted version or a date; a dotted number glued to a name ('Qwen2.5-3B') is a model's size or
+# generation, no release
 _GIVES_WHEN_RE = re.compile(
-    r"\b(?:19|20)\d\d\b|(?<![\d.])\d+\.\d+(?:\.\d+)?(?![.\d]|x\b|\s*%)|\bv\d+\.\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|"
+    r"\b(?:19|20)\d\d\b|(?<![\w.])\d+\.\d+(?:\.\d+)?(?![.\d]|x\b|\s*%)|\bv\d+\.\d|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d|"
     r"\b(?:since|until|release[sd]?|version|preview|GA)\s+\d",
     re.I,
 )
@@ -960,6 +1005,29 @@ def how_much_fault(question: str, span: str, passage: str = "") -> str | None:
     return None
 
 
+# "Is it recommended to raise X above 1?", "is X advisable ...": a yes/no question on advice, which a line
+# stating what X is and its default does not answer; a line advising gives a verdict or a way ('should',
+# 'best', 'avoid', 'use', 'set', 'start with')
+_ASKS_RECOMMENDED_RE = re.compile(
+    r"^\s*(?:is|are)\s+(?:it|\S+)\s+(?:\w+\s+)?(?:recommended|advised|advisable|suggested|a\s+good\s+idea)\b",
+    re.I,
+)
+_GIVES_ADVICE_RE = re.compile(
+    r"\b(?:recommend\w*|suggest\w*|advi[sc]\w*|should|best|prefer\w*|guidance|tips?|avoid\w*|instead|"
+    r"rather|ideal\w*|better|good|start\s+(?:with|from)|try|use|set|pick|choose)\b",
+    re.I,
+)
+
+
+def recommended_fault(question: str, span: str) -> str | None:
+    """Why the quoted line does not answer 'is it recommended to X': it gives no advice word or way ('use',
+    'set'), only what the setting does ('`NUM_PRECOMPILE_WORKERS` (default 1) sets how many threads ...'),
+    so it leaves the verdict asked for unsaid."""
+    if not _ASKS_RECOMMENDED_RE.search(question) or _GIVES_ADVICE_RE.search(_NOTE_RE.sub(" ", span)):
+        return None
+    return "the question asks whether something is recommended and the quoted line gives no advice"
+
+
 # The checks of what a question asks for that the first quote alone must pass (a runner-up quoted beside it
 # adds to it, so it need not)
 FIRST_QUOTE_CHECKS = (
@@ -968,6 +1036,7 @@ FIRST_QUOTE_CHECKS = (
     agent_fault,
     first_release_fault,
     price_fault,
+    recommended_fault,
 )
 
 
@@ -1047,6 +1116,12 @@ def quote_faults(
     bound = bound_fault(question, span.text)
     if bound:
         reasons.append(bound)
+    flags = flag_passage_fault(question, span.passage)
+    if flags:
+        reasons.append(flags)
+    lower = lower_bound_fault(question, span.text)
+    if lower:
+        reasons.append(lower)
     amount = amount_fault(question, span.text)
     if amount:
         reasons.append(amount)
