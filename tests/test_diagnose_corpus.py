@@ -35,7 +35,6 @@ from tpu_runtime.diagnose.detect import detect_input
 from tpu_runtime.diagnose.job import run_diagnose
 from tpu_runtime.diagnose.logtext import normalise
 from tpu_runtime.diagnose.report import CATEGORIES
-from tpu_runtime.diagnose.similar_errors import SimilarErrors
 from tpu_runtime.router import FileKind, classify_path
 
 CORPUS = load_corpus()
@@ -575,11 +574,10 @@ def test_unknown_says_what_it_saw_and_what_to_run_next() -> None:
         "    run()\n"
         "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: something nobody has seen before\n"
     )
-    # What the rules leave unknown and report (no known errors asked): with the shipped known errors this
-    # made-up line meets a start-up entry at 0.50 on the exception's dotted class alone, which even the
-    # precision guard accepts as a shared identifier (similar_errors.supported); a known weakness of that
-    # fallback, see docs/diagnose-accuracy.md.
-    crash = diagnose_log(text, "-", similar=SimilarErrors(()))
+    # with the shipped known errors: the made-up line meets a start-up entry at 0.50 on the exception's
+    # dotted class alone, a neighbour the similar known errors refuse
+    # (similar_errors.meets_beyond_the_exception)
+    crash = diagnose_log(text, "-")
     assert crash.category == "unknown"
     assert crash.facts["versions"] == {"jax": "0.4.30", "jaxlib": "0.4.30"}
     assert "jax" in crash.facts["frameworks"]

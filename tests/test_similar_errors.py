@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tpu_runtime.diagnose import tfidf
 from tpu_runtime.diagnose.crash_corpus import (
     CORPUS_DIR,
     entry_split,
@@ -24,7 +25,12 @@ from tpu_runtime.diagnose.known_errors import (
     normalise_line,
 )
 from tpu_runtime.diagnose.known_errors_build import build_known_errors
-from tpu_runtime.diagnose.similar_errors import SUB_RULE, SimilarError, SimilarErrors
+from tpu_runtime.diagnose.similar_errors import (
+    SUB_RULE,
+    SimilarError,
+    SimilarErrors,
+    meets_beyond_the_exception,
+)
 
 CORPUS = load_corpus()
 HBM_LOG = Path(__file__).parent / "data" / "crash_logs" / "hbm_oom" / "torch_tpu_program_load.log"
@@ -271,3 +277,49 @@ def test_the_threshold_is_met_by_the_unrounded_similarity() -> None:
     assert below.similarity == 0.5 and not below.reaches(0.5)
     at = SimilarError(known=ODD_ENTRY, cosine=0.5, line="a", known_line="b")
     assert at.reaches(0.5)
+
+
+# An entry of our own wording raised by a dotted exception class with a status code, as XLA's errors are.
+WIDGET_ENTRY = ODD_ENTRY.model_copy(
+    update={
+        "file": "widget.log",
+        "category": "runtime_init_failure",
+        "lines": [
+            normalise_line(
+                "frobnic.runtime_ext.WidgetRuntimeError: NOT_FOUND: no zyzzyva device in spindle_pool."
+            )
+        ],
+        "remedy": "Attach the zyzzyva device to the node before the job starts.",
+        "remedy_keys": ["zyzzyva device"],
+    }
+)
+WIDGET_ENTRIES = [*GUARD_ENTRIES, WIDGET_ENTRY]
+MADE_UP = "frobnic.runtime_ext.WidgetRuntimeError: INTERNAL: something nobody has seen before\n"
+
+
+def test_a_neighbour_met_on_the_exception_class_alone_is_refused() -> None:
+    """The made-up line's other words are in no entry and weigh nothing, so its cosine with the entry of
+    the same dotted class reaches the threshold on the class alone; the index refuses that neighbour, with
+    or without the guard, and keeps one that shares the failure's own words."""
+    index = SimilarErrors(WIDGET_ENTRIES)
+    weights = tfidf.fit([e.document for e in WIDGET_ENTRIES])
+    made_up = normalise_line(MADE_UP)
+    query = weights.vector(made_up)
+    assert tfidf.cosine(query, weights.vector(WIDGET_ENTRY.document)) >= index.threshold
+    assert not meets_beyond_the_exception(made_up, query, weights.vector(WIDGET_ENTRY.document))
+    assert index.nearest(log_lines(MADE_UP)[0]) is None
+    assert SimilarErrors(WIDGET_ENTRIES, guard=True).nearest(log_lines(MADE_UP)[0]) is None
+    crash = diagnose_log("starting\n" + MADE_UP, "-", similar=index)
+    assert not crash.evidence.fix_rule.endswith(SUB_RULE) and WIDGET_ENTRY.remedy not in crash.fix
+    real = "frobnic.runtime_ext.WidgetRuntimeError: NOT_FOUND: no zyzzyva device in spindle_pool 3.\n"
+    found = index.nearest(log_lines(real)[0])
+    assert found is not None and found.known.file == "widget.log" and found.reaches(index.threshold)
+
+
+def test_the_guard_does_not_count_an_exception_class_as_a_shared_identifier() -> None:
+    """Words no entry has pull the guarded cosine below the threshold; the dotted class both name is no
+    identifier of the failure, while the setting both name still is."""
+    index = SimilarErrors(WIDGET_ENTRIES, guard=True)
+    tail = " while the quux spindle warmed its cache for the second replica"
+    assert not index.supported(["frobnic.runtime_ext.WidgetRuntimeError: INTERNAL:" + tail], WIDGET_ENTRY)
+    assert index.supported(["frobnic.runtime_ext.WidgetRuntimeError: spindle_pool" + tail], WIDGET_ENTRY)

@@ -49,6 +49,8 @@ _STATUS_CODES = (
     "resource_exhausted failed_precondition aborted out_of_range unimplemented internal unavailable "
     "data_loss unauthenticated"
 )
+STATUS_CODES = frozenset(_STATUS_CODES.split())
+"""The status codes every XLA and absl error carries (`INTERNAL`, `NOT_FOUND`), lower-cased."""
 GENERIC = frozenset(
     {
         token
@@ -56,7 +58,7 @@ GENERIC = frozenset(
         if isinstance(value, type) and issubclass(value, BaseException)
         for token in tokenize(name)
     }
-    | set(_STATUS_CODES.split())
+    | STATUS_CODES
 )
 """Tokens that name no particular failure however rarely the sheets use them: Python's built-in exception
 classes (and their parts: 'RuntimeError' is 'runtimeerror', 'runtime', 'error') and the status codes every

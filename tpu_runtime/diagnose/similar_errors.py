@@ -18,7 +18,8 @@ leave-one-fold-out (`benchmarks/diagnose_corpus.py --known-from`).
 
 Words of the log that no known error has are outside the fitted vocabulary and weigh nothing, so a log
 that shares only generic wording with a known error can pass ("learning rate must be positive" against
-"hicache_ratio must be positive"). `SimilarErrors(guard=True)` refuses such a neighbour; it is off by
+"hicache_ratio must be positive"). A neighbour met on the exception's class and status code alone is always
+refused (`meets_beyond_the_exception`); `SimilarErrors(guard=True)` refuses such a neighbour; it is off by
 default, as it lost right placements on dev fold B (docs/diagnose-accuracy.md, "A precision guard for the
 similar known errors").
 """
@@ -28,12 +29,13 @@ from __future__ import annotations
 import copy
 import functools
 import math
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from tpu_runtime.diagnose import tfidf
-from tpu_runtime.diagnose.crash_sheet_facts import GENERIC
+from tpu_runtime.diagnose.crash_sheet_facts import GENERIC, STATUS_CODES
 from tpu_runtime.diagnose.known_errors import (
     KnownError,
     decisive_lines,
@@ -63,6 +65,9 @@ MAX_CONFIDENCE = 0.6
 MAX_EVIDENCE = 8
 PLACEHOLDERS = frozenset({"path", "url", "hex"})
 """What normalise_line writes for a path, URL or hex value: a shared placeholder is no shared identifier."""
+EXCEPTION_CLASS = re.compile(r"(?<![\w.])(?:[a-z_][a-z0-9_]*\.)*[a-z_][a-z0-9_]*(?:error|exception)\b")
+"""An exception's class in a normalised line, with its dotted module (`jaxlib.xla_extension.xlaruntimeerror`):
+it says which library raised, not which failure it was, so a neighbour met on it alone is no neighbour."""
 
 
 @dataclass(frozen=True)
@@ -119,14 +124,16 @@ class SimilarErrors:
         return view
 
     def nearest(self, lines: Sequence[str]) -> SimilarError | None:
-        """The most similar known error, or None (no error line, no known errors, no shared word, or, with
-        the guard, a neighbour that `supported` refuses)."""
+        """The most similar known error, or None (no error line, no known errors, no shared word, only the
+        exception's class and status code shared (`meets_beyond_the_exception`), or, with the guard, a
+        neighbour that `supported` refuses)."""
         if not self.known:
             return None
         picked = decisive_lines(lines)
         if not picked:
             return None
-        query = self._weights.vector(" \n ".join(norm for _, norm in picked))
+        text = " \n ".join(norm for _, norm in picked)
+        query = self._weights.vector(text)
         sims = [tfidf.cosine(query, vector) for vector in self._vectors]
         kept = [i for i, entry in enumerate(self.known) if not self._excluded(entry)]
         if not kept:
@@ -135,6 +142,8 @@ class SimilarErrors:
         if sims[best] <= 0.0:
             return None
         entry = self.known[best]
+        if not meets_beyond_the_exception(text, query, self._vectors[best]):
+            return None
         if self.guard and not self.supported([raw for raw, _ in picked], entry):
             return None
         # the pair of lines that met: the log's line and the entry's line with the highest similarity
@@ -159,8 +168,9 @@ class SimilarErrors:
         """Whether the log's decisive lines meet the entry on more than generic wording: their cosine still
         reaches the threshold when the log's words that no known error has count in its length (at the IDF
         of a word no entry holds), or the two share a whole identifier (a flag, a CamelCase class, a
-        snake_case setting or a dotted API: knowledge.lexical.identifiers) other than Python's built-in
-        exception names and the status codes (crash_sheet_facts.GENERIC). Without it, "learning rate must be
+        snake_case setting or a dotted API: knowledge.lexical.identifiers) other than an exception's class
+        (Python's built-in ones and any `...Error` or `...Exception`, dotted or not) and the status codes
+        (crash_sheet_facts.GENERIC). Without it, "learning rate must be
         positive" met "hicache_ratio must be positive" at 0.54 on `valueerror` and `positive` alone."""
         stop = self._stop_words()
         unseen = math.log(1.0 + len(self.known)) + 1.0  # scikit-learn's smoothed IDF of a word no entry has
@@ -173,7 +183,8 @@ class SimilarErrors:
         for line in raw_lines:
             for name in identifiers(line):
                 parts = tfidf.words(normalise_line(name)) - PLACEHOLDERS
-                if name not in GENERIC and parts and parts <= known_words:
+                exception = name in GENERIC or EXCEPTION_CLASS.fullmatch(name) is not None
+                if not exception and parts and parts <= known_words:
                     return True
         return False
 
@@ -187,6 +198,15 @@ class SimilarErrors:
 
     def _excluded(self, entry: KnownError) -> bool:
         return entry.file in self.exclude or entry.group in self.exclude
+
+
+def meets_beyond_the_exception(text: str, query: tfidf.Vector, known: tfidf.Vector) -> bool:
+    """Whether a log's normalised decisive lines (`text`, weighed as `query`) share a weighed word with a
+    known error's vector other than the words of their exception classes and the status codes. A log whose
+    other words no known error has meets every entry of the same exception on those alone: a made-up
+    `jaxlib.xla_extension.XlaRuntimeError: INTERNAL: ...` met a start-up entry at 0.50 on its class."""
+    generic = STATUS_CODES.union(*(tfidf.words(m.group(0)) for m in EXCEPTION_CLASS.finditer(text)))
+    return any(word in known and word not in generic for word in query)
 
 
 @functools.cache
