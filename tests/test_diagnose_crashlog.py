@@ -258,6 +258,23 @@ def test_a_fusion_that_only_consumes_random_bits_is_not_a_random_bits_allocation
     assert not crash.evidence.fix_rule.endswith("random_bits_allocations")
 
 
+def test_tile_padding_fallback_reads_size_one_dimensions_not_the_layout() -> None:
+    report = "\n".join(
+        [
+            "  Largest program allocations in hbm:",
+            "  1. Size: 5.72G",
+            "     Shape: {shape}",
+            "     Allocation type: HLO temp",
+        ]
+    )
+    # a 1 in the {2,1,0} layout after the dimensions is no size-1 dimension
+    plain = diagnose_log(report.format(shape="f32[512,100,30000]{2,1,0:T(8,128)}") + "\n", "oom.log")
+    assert plain.category == "hbm_oom"
+    assert plain.evidence.fix_rule.endswith("from_facts_largest_allocation")
+    padded = diagnose_log(report.format(shape="f32[512,1,30000]{2,1,0:T(8,128)}") + "\n", "oom.log")
+    assert padded.evidence.fix_rule.endswith("from_facts_tile_padding")
+
+
 def test_allocation_failure_while_moving_to_the_host_asks_for_one_shard_at_a_time() -> None:
     text = (
         '  File "serve.py", line 88, in save_blocks\n    host = jax.device_get(shards)\n'
