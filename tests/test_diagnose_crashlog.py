@@ -223,7 +223,8 @@ def _allocation_report(label: str, shape: str = "u8[128,512,1024]{2,1,0:T(8,128)
     return "\n".join(
         [
             "Program hbm requirement 20.00G:",
-            "    HLO temp         19.50G (100.0% utilization: Unpadded (19.50G) Padded (19.50G), 0.0% fragmentation (0B))",
+            "    HLO temp         19.50G (100.0% utilization: Unpadded (19.50G) Padded (19.50G), "
+            "0.0% fragmentation (0B))",
             "  Largest program allocations in hbm:",
             "  1. Size: 300.00M",
             "     XLA label: overlays",
@@ -240,7 +241,8 @@ def _allocation_report(label: str, shape: str = "u8[128,512,1024]{2,1,0:T(8,128)
 
 
 def test_random_bits_among_largest_allocations_point_at_dropout() -> None:
-    text = _allocation_report("rng-bit-generator.12 = rng-bit-generator(custom-call.3), algorithm=rng_default")
+    label = "rng-bit-generator.12 = rng-bit-generator(custom-call.3), algorithm=rng_default"
+    text = _allocation_report(label)
     crash = diagnose_log(text + "\n", "spmd.log")
     assert crash.category == "hbm_oom"
     assert crash.evidence.fix_rule.endswith("random_bits_allocations")

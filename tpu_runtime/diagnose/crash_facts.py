@@ -474,7 +474,6 @@ def _generation(lines: Sequence[str]) -> str | None:
 _TASK = re.compile(r"(/job:[\w-]+/replica:\d+/task:\d+)")
 
 
-
 _RNG_BITS_LABEL = re.compile(r"^\S+ = rng-bit-generator\(")
 
 
@@ -495,6 +494,7 @@ def _rng_bits_facts(records: Sequence[Any]) -> dict[str, Any]:
     if isinstance(rng[0].get("size_bytes"), int):
         out["rng_bits_size_bytes"] = rng[0]["size_bytes"]
     return out
+
 
 def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
     """Numbers the fix sub-rules reason on, computed from the extracted facts (never from guesses).
