@@ -157,6 +157,7 @@ _DIAG120_FOLD_B = "fold B file of round diag120, not read for a rule"
 _DIAG117_FOLD_B = "fold B file of round diag117, not read for a rule"
 _DIAG116_FOLD_B = "fold B file of round diag116, not read for a rule"
 _DIAG119_FOLD_B = "fold B file of round diag119, not read for a rule"
+_DIAG122_FOLD_B = "fold B file of round diag122, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -474,6 +475,9 @@ KNOWN_DEV_MISSES = {
     # Round diag119's two fold-B files that miss, not read (their remedies miss on the fold's totals).
     "ver_transformers_tpu_num_cores_removed_v5.log": _DIAG119_FOLD_B,
     "ver_transformers_evaluation_strategy_removed.log": _DIAG119_FOLD_B,
+    # Round diag122's two fold-B files, which miss (the round's fold-B remedy count was 0), not read.
+    "hbm_mtj_gptj6b_device_sample_v2_8_cores.log": _DIAG122_FOLD_B,
+    "hbm_hf_trainer_xla_fsdp_xlmr_xl_reserve_program.log": _DIAG122_FOLD_B,
 }
 
 

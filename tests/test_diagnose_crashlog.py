@@ -218,6 +218,65 @@ def test_largest_allocation_that_is_a_copy_points_at_placement_layout() -> None:
     assert not plain.evidence.fix_rule.endswith("layout_change_copy")
 
 
+def _allocation_report(label: str, shape: str = "u8[128,512,1024]{2,1,0:T(8,128)(4,1)}") -> str:
+    """An XLA OOM report whose first entry is the program's code ("overlays"), then one tensor."""
+    return "\n".join(
+        [
+            "Program hbm requirement 20.00G:",
+            "    HLO temp         19.50G (100.0% utilization: Unpadded (19.50G) Padded (19.50G), "
+            "0.0% fragmentation (0B))",
+            "  Largest program allocations in hbm:",
+            "  1. Size: 300.00M",
+            "     XLA label: overlays",
+            "     Allocation type: overlays",
+            "     ==========================",
+            "  2. Size: 64.00M",
+            f"     Shape: {shape}",
+            "     Unpadded size: 64.00M",
+            f"     XLA label: {label}",
+            "     Allocation type: HLO temp",
+            "     ==========================",
+        ]
+    )
+
+
+def test_random_bits_among_largest_allocations_point_at_dropout() -> None:
+    label = "rng-bit-generator.12 = rng-bit-generator(custom-call.3), algorithm=rng_default"
+    text = _allocation_report(label)
+    crash = diagnose_log(text + "\n", "spmd.log")
+    assert crash.category == "hbm_oom"
+    assert crash.evidence.fix_rule.endswith("random_bits_allocations")
+    assert "u8[128,512,1024]" in crash.fix and "64.00 MiB each" in crash.fix
+    assert "dropout" in crash.fix and "mark_sharding" in crash.fix
+    # the largest tensor is read past the "overlays" entry (program code, no shape)
+    assert crash.facts["top_shape"].startswith("u8[128,512,1024]")
+
+
+def test_a_fusion_that_only_consumes_random_bits_is_not_a_random_bits_allocation() -> None:
+    label = "fusion.7 = fusion(rng-bit-generator.12), kind=kLoop, calls=fused_computation.7"
+    crash = diagnose_log(_allocation_report(label, "f32[128,512,1024]{2,1,0:T(8,128)}") + "\n", "spmd.log")
+    assert crash.category == "hbm_oom"
+    assert "rng_bits_shape" not in crash.facts
+    assert not crash.evidence.fix_rule.endswith("random_bits_allocations")
+
+
+def test_tile_padding_fallback_reads_size_one_dimensions_not_the_layout() -> None:
+    report = "\n".join(
+        [
+            "  Largest program allocations in hbm:",
+            "  1. Size: 5.72G",
+            "     Shape: {shape}",
+            "     Allocation type: HLO temp",
+        ]
+    )
+    # a 1 in the {2,1,0} layout after the dimensions is no size-1 dimension
+    plain = diagnose_log(report.format(shape="f32[512,100,30000]{2,1,0:T(8,128)}") + "\n", "oom.log")
+    assert plain.category == "hbm_oom"
+    assert plain.evidence.fix_rule.endswith("from_facts_largest_allocation")
+    padded = diagnose_log(report.format(shape="f32[512,1,30000]{2,1,0:T(8,128)}") + "\n", "oom.log")
+    assert padded.evidence.fix_rule.endswith("from_facts_tile_padding")
+
+
 def test_allocation_failure_while_moving_to_the_host_asks_for_one_shard_at_a_time() -> None:
     text = (
         '  File "serve.py", line 88, in save_blocks\n    host = jax.device_get(shards)\n'

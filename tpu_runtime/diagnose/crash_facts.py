@@ -474,17 +474,44 @@ def _generation(lines: Sequence[str]) -> str | None:
 _TASK = re.compile(r"(/job:[\w-]+/replica:\d+/task:\d+)")
 
 
+_RNG_BITS_LABEL = re.compile(r"^\S+ = rng-bit-generator\(")
+
+
+def _rng_bits_facts(records: Sequence[Any]) -> dict[str, Any]:
+    """The largest allocations that are the output of XLA's `rng-bit-generator` op.
+
+    Random bits are drawn for a whole tensor at once (a dropout mask, a random init); when they are
+    among the largest buffers, the random op's size, not the model's, is what to cut.
+    """
+    rng = [
+        r
+        for r in records
+        if isinstance(r, dict) and r.get("shape") and _RNG_BITS_LABEL.search(str(r.get("xla_label", "")))
+    ]
+    if not rng:
+        return {}
+    out: dict[str, Any] = {"rng_bits_shape": rng[0]["shape"], "rng_bits_count": len(rng)}
+    if isinstance(rng[0].get("size_bytes"), int):
+        out["rng_bits_size_bytes"] = rng[0]["size_bytes"]
+    return out
+
+
 def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
     """Numbers the fix sub-rules reason on, computed from the extracted facts (never from guesses).
 
     `top_*`: the largest allocation of an OOM report (size, unpadded size, shape, op, source) and
-    `top_padding_ratio` (size over unpadded size: how much tile padding costs); `over_ratio`: needed
-    over available; `missing_tasks`: the tasks a barrier or heartbeat named as absent.
+    `top_padding_ratio` (size over unpadded size: how much tile padding costs); `rng_bits_*`: the
+    largest allocations that are random bits (see _rng_bits_facts); `over_ratio`: needed over
+    available; `missing_tasks`: the tasks a barrier or heartbeat named as absent.
     """
     out: dict[str, Any] = {}
     records = facts.get("largest_allocations")
     if isinstance(records, list) and records and isinstance(records[0], dict):
-        top = records[0]
+        # XLA lists the program's code ("overlays", no shape) among the allocations: the largest
+        # tensor is the first entry with a shape.
+        shaped = [r for r in records if isinstance(r, dict) and r.get("shape")]
+        top = shaped[0] if shaped else records[0]
+        out.update(_rng_bits_facts(records))
         for key in (
             "size_bytes",
             "unpadded_bytes",
