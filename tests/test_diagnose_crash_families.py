@@ -458,6 +458,18 @@ FORMS: list[tuple[str, str, str, str]] = [
         "two separate compiled functions",
     ),
     (
+        # A global-state guard on grad mode: a training step also called under torch.no_grad() to evaluate.
+        "V0101 10:00:00.000000 7 torch/_dynamo/guards.py:5396] [1/1] [__recompiles] Recompiling function "
+        "train_step in /home/u/fit.py:12\n"
+        "V0101 10:00:00.000000 7 torch/_dynamo/guards.py:5396] [1/1] [__recompiles]     triggered by the "
+        "following guard failure(s):\n"
+        "V0101 10:00:00.000000 7 torch/_dynamo/guards.py:5396] [1/1] [__recompiles]     - 1/0: GLOBAL_STATE "
+        "changed: grad_mode \n",
+        "recompilation",
+        "recompilation/dynamo_grad_mode_guard",
+        "eval_step = torch.compile",
+    ),
+    (
         # The guard on the line after "triggered by the following guard failure(s):" is a Python int.
         "".join(
             f"[2024-01-01 10:00:0{i},000] torch._dynamo.guards.__recompiles: [DEBUG] Recompiling function "
@@ -1004,6 +1016,18 @@ WITHOUT_EVIDENCE = [
         "hbm_oom",
         "hbm_oom/hbm_fragmented",
         id="fragmentation_only_when_the_free_memory_would_have_sufficed",
+    ),
+    pytest.param(
+        # Another global state changed (deterministic algorithms switched on): not a grad-mode switch.
+        "V0101 10:00:00.000000 7 torch/_dynamo/guards.py:5396] [1/1] [__recompiles] Recompiling function "
+        "train_step in /home/u/fit.py:12\n"
+        "V0101 10:00:00.000000 7 torch/_dynamo/guards.py:5396] [1/1] [__recompiles]     triggered by the "
+        "following guard failure(s):\n"
+        "V0101 10:00:00.000000 7 torch/_dynamo/guards.py:5396] [1/1] [__recompiles]     - 1/0: GLOBAL_STATE "
+        "changed: deterministic_algorithms \n",
+        "recompilation",
+        "recompilation/dynamo_grad_mode_guard",
+        id="grad_mode_fix_only_when_grad_mode_is_the_changed_state",
     ),
 ]
 
