@@ -74,7 +74,8 @@ def test_a_clear_winner_a_repeated_line_or_a_runner_up_lacking_a_named_term_is_q
     assert runner_ups(serving, f"{question} on v6e", [FIRST, SECOND], ["v6e"], [], []) == []
 
 
-THIRD = _span("Requests wait while the server compiles each bucket before it accepts them.", 0.92, 5)
+# says something the first line does not (`restates`: a close line made of the first line's words is passed over)
+THIRD = _span("Requests that arrive during warm-up wait in a queue until the server is ready.", 0.92, 5)
 FOURTH = _span("Every bucket the server compiles before it accepts requests costs start-up time.", 0.91, 6)
 
 
