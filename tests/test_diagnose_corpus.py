@@ -154,6 +154,7 @@ _DIAG102_FOLD_B = "fold B file of round diag102, not read for a rule"
 _DIAG111_FOLD_B = "fold B file of round diag111, not read for a rule"
 _DIAG115_FOLD_B = "fold B file of round diag115, not read for a rule"
 _DIAG120_FOLD_B = "fold B file of round diag120, not read for a rule"
+_DIAG121_FOLD_B = "fold B file of round diag121, not read for a rule"
 _DIAG117_FOLD_B = "fold B file of round diag117, not read for a rule"
 _DIAG116_FOLD_B = "fold B file of round diag116, not read for a rule"
 _DIAG119_FOLD_B = "fold B file of round diag119, not read for a rule"
@@ -478,6 +479,10 @@ KNOWN_DEV_MISSES = {
     # Round diag122's two fold-B files, which miss (the round's fold-B remedy count was 0), not read.
     "hbm_mtj_gptj6b_device_sample_v2_8_cores.log": _DIAG122_FOLD_B,
     "hbm_hf_trainer_xla_fsdp_xlmr_xl_reserve_program.log": _DIAG122_FOLD_B,
+    # Round diag121's three fold-B files, which miss (the round's fold-B remedy count was 0), not read.
+    "coll_jax_kv_store_blocking_get_key_never_set.log": _DIAG121_FOLD_B,
+    "coll_jax_cpu_backend_local_topology_peer_absent.log": _DIAG121_FOLD_B,
+    "coll_levanter_megascale_iris_tasks_missing.log": _DIAG121_FOLD_B,
 }
 
 

@@ -811,6 +811,21 @@ SUB_RULE_CASES = [
         ("'step_120'",),
         id="named-barrier-mismatch-quotes-this-process-name",
     ),
+    pytest.param(
+        "terminate called after throwing an instance of 'gloo::EnforceNotMet'\n  what():  [enforce fail at "
+        "gloo/transport/tcp/pair.cc:446] op.preamble.length <= op.nbytes. 4096 vs 2048. Received data size "
+        "doesn't match expected size. Is there a distributed collective mismatch in your code?\n",
+        "collective_timeout/gloo_collective_size_mismatch",
+        ("4096 bytes", "2048", "same shape"),
+        id="gloo-size-mismatch-names-both-sizes-and-asks-for-one-shape",
+    ),
+    pytest.param(
+        "jax.errors.JaxRuntimeError: UNKNOWN: Gloo context initialization failed: DEADLINE_EXCEEDED: "
+        "GetKeyValue() timed out with key: cpu:gloo/0,1024,2048,3072/3 and duration: 30s\n",
+        "collective_timeout/gloo_context_rank_never_joined",
+        ("rank 3", "cpu:gloo/0,1024,2048,3072/3", "every process"),
+        id="gloo-context-timeout-names-the-rank-that-never-joined",
+    ),
 ]
 
 
@@ -901,3 +916,25 @@ def test_local_mesh_master_wait_yields_to_an_error_of_its_own() -> None:
         "Exceeded hbm capacity by 2.7G.\n"
     )
     assert diagnose_log(text, "-").category == "hbm_oom"
+
+
+def test_gloo_sub_rules_leave_neighbouring_wordings_alone() -> None:
+    """A gloo peer that closed its connection is a lost process, not a size mismatch; a key-value read that
+    timed out outside a gloo context set-up names no rank that skipped a collective."""
+    closed = (
+        "jax.errors.JaxRuntimeError: UNKNOWN: Gloo AllGather failed: [gloo/transport/tcp/pair.cc:547] "
+        "Connection closed by peer [10.0.0.3]:4021\n"
+    )
+    assert diagnose_log(closed, "-").evidence.fix_rule != "collective_timeout/gloo_collective_size_mismatch"
+    plain_get = (
+        "jax.errors.JaxRuntimeError: DEADLINE_EXCEEDED: GetKeyValue() timed out with key: ckpt/manifest "
+        "and duration: 10s\n"
+    )
+    crash = diagnose_log(plain_get, "-")
+    assert crash.evidence.fix_rule != "collective_timeout/gloo_context_rank_never_joined"
+    assert "gloo_missing_rank" not in crash.facts
+    buffer_size = (
+        "XlaRuntimeError: INVALID_ARGUMENT: Executable expected parameter 0 of size 8192 but got buffer "
+        "with incompatible size 4096\n"
+    )
+    assert diagnose_log(buffer_size, "-").category != "collective_timeout"
