@@ -716,7 +716,10 @@ SUB_RULE_CASES = [
         id="full-to-shard-on-a-manual-value-asks-to-enter-manual-mode-once",
     ),
     pytest.param(
-        '  File "kernels.py", line 12, in _kernel\nValueError: Only one vector input to debug_print is supported.\n',
+        (
+            '  File "kernels.py", line 12, in _kernel\n'
+            "ValueError: Only one vector input to debug_print is supported.\n"
+        ),
         "mosaic_compile_error/debug_print_one_vector_per_call",
         ("its own call",),
         id="pallas-debug-print-of-several-vectors-asks-for-one-call-per-vector",
@@ -740,8 +743,8 @@ def test_pallas_debug_print_rule_quotes_the_values_and_leaves_other_print_checks
     """The one-vector-per-call fix names what was printed; a keyword-argument print check is another cause."""
     text = (
         '  File "/usr/local/lib/python3.11/site-packages/jax/_src/pallas/mosaic/lowering.py", line 5032, in '
-        "_debug_print_rule\nValueError: All inputs to debug_print must be all scalars or a single vector, but got "
-        "(ShapedArray(bfloat16[16,256]), ShapedArray(int32[16,256]))\n"
+        "_debug_print_rule\nValueError: All inputs to debug_print must be all scalars or a single vector, "
+        "but got (ShapedArray(bfloat16[16,256]), ShapedArray(int32[16,256]))\n"
     )
     crash = diagnosed_as(text, "mosaic_compile_error", "mosaic_compile_error/debug_print_one_vector_per_call")
     assert "bfloat16[16,256]" in crash.fix and "int32[16,256]" in crash.fix
