@@ -806,6 +806,15 @@ SUB_RULE_CASES = [
         id="full-to-shard-on-a-manual-value-asks-to-enter-manual-mode-once",
     ),
     pytest.param(
+        (
+            '  File "kernels.py", line 12, in _kernel\n'
+            "ValueError: Only one vector input to debug_print is supported.\n"
+        ),
+        "mosaic_compile_error/debug_print_one_vector_per_call",
+        ("its own call",),
+        id="pallas-debug-print-of-several-vectors-asks-for-one-call-per-vector",
+    ),
+    pytest.param(
         "AssertionError: sync_global_devices name mismatch ('step_120'). Expected: [1 2]; got: 1.\n",
         "collective_timeout/named_barrier_mismatch",
         ("'step_120'",),
@@ -874,6 +883,20 @@ def test_round_diag118_sub_rules_leave_nearby_wordings(text: str, not_rule: str)
     crash = diagnose_log(text, "-")
     assert crash.category == "unsupported_op"
     assert crash.evidence.fix_rule != not_rule
+def test_pallas_debug_print_rule_quotes_the_values_and_leaves_other_print_checks() -> None:
+    """The one-vector-per-call fix names what was printed; a keyword-argument print check is another cause."""
+    text = (
+        '  File "/usr/local/lib/python3.11/site-packages/jax/_src/pallas/mosaic/lowering.py", line 5032, in '
+        "_debug_print_rule\nValueError: All inputs to debug_print must be all scalars or a single vector, "
+        "but got (ShapedArray(bfloat16[16,256]), ShapedArray(int32[16,256]))\n"
+    )
+    crash = diagnosed_as(text, "mosaic_compile_error", "mosaic_compile_error/debug_print_one_vector_per_call")
+    assert "bfloat16[16,256]" in crash.fix and "int32[16,256]" in crash.fix
+    keyword = text.split("ValueError: ")[0] + (
+        "ValueError: Only positional arguments are supported by debug_print on Pallas.\n"
+    )
+    other = diagnose_log(keyword, "-")
+    assert not other.evidence.fix_rule.endswith("debug_print_one_vector_per_call")
 
 
 # --- round diag30 sub-rules: wordings no corpus file holds ----------------------------------------------
