@@ -158,6 +158,7 @@ _DIAG120_FOLD_B = "fold B file of round diag120, not read for a rule"
 _DIAG117_FOLD_B = "fold B file of round diag117, not read for a rule"
 _DIAG116_FOLD_B = "fold B file of round diag116, not read for a rule"
 _DIAG119_FOLD_B = "fold B file of round diag119, not read for a rule"
+_DIAG125_FOLD_B = "fold B file of round diag125, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -475,6 +476,9 @@ KNOWN_DEV_MISSES = {
     # Round diag119's two fold-B files that miss, not read (their remedies miss on the fold's totals).
     "ver_transformers_tpu_num_cores_removed_v5.log": _DIAG119_FOLD_B,
     "ver_transformers_evaluation_strategy_removed.log": _DIAG119_FOLD_B,
+    # Round diag125's two fold-B files that miss, not read (their names came from this test's pass or fail).
+    "init_skypilot_v5p_insufficient_reserved_capacity.log": _DIAG125_FOLD_B,
+    "ver_xpk_jobset_v1alpha2_unknown_field_ttl.log": _DIAG125_FOLD_B,
 }
 
 
