@@ -146,3 +146,65 @@ def test_scaling_a_job_with_partial_admission_is_refused() -> None:
     crash = diagnosed_as(text, "unsupported_op", "unsupported_op/kueue_partial_admission_blocks_scaling")
     assert "partial admission" in crash.fix
     assert "suspend" in crash.fix
+
+
+def test_an_accelerator_type_the_zone_lacks_points_at_the_zones_list() -> None:
+    text = (
+        "W 03-02 10:11:12 instance_utils.py:112] Got return code 'CREATION_FAILED' in europe-west9-c: "
+        "'Cloud TPU received a bad request. the accelerator v3-2048 was not found in zone europe-west9-c'"
+    )
+    crash = diagnosed_as(
+        text, "runtime_init_failure", "runtime_init_failure/cloud_tpu_accelerator_not_in_zone"
+    )
+    assert "v3-2048" in crash.fix
+    assert "europe-west9-c" in crash.fix
+    assert "accelerator-types list" in crash.fix
+
+
+def test_a_gpu_type_compute_engine_did_not_find_is_not_a_tpu_zone_refusal() -> None:
+    text = (
+        "ERROR: (gcloud.compute.instances.create) Could not fetch resource:\n"
+        " - The resource 'projects/p/zones/us-west9-b/acceleratorTypes/nvidia-gizmo' was not found"
+    )
+    crash = diagnose_log(text, "gce.log")
+    assert crash.evidence.fix_rule != "runtime_init_failure/cloud_tpu_accelerator_not_in_zone"
+
+
+def test_a_refused_tpu_software_version_quotes_the_value_and_the_versions_list() -> None:
+    text = (
+        "googleapi: Error 400: Cloud TPU received an invalid argument. "
+        'The field "RuntimeVersion" cannot be "tpu-vm-gizmo". [EID: 0x1], badRequest'
+    )
+    crash = diagnosed_as(
+        text, "runtime_init_failure", "runtime_init_failure/cloud_tpu_software_version_refused"
+    )
+    assert '"tpu-vm-gizmo"' in crash.fix
+    assert "RuntimeVersion" in crash.fix
+    assert "versions list" in crash.fix
+
+
+def test_another_refused_tpu_field_is_a_start_up_failure_without_the_version_fix() -> None:
+    text = (
+        "googleapi: Error 400: Cloud TPU received an invalid argument. "
+        'The field "AcceleratorType" cannot be "v9-3". [EID: 0x2], badRequest'
+    )
+    crash = diagnose_log(text, "ctpu.log")
+    assert crash.category == "runtime_init_failure"
+    assert crash.evidence.fix_rule != "runtime_init_failure/cloud_tpu_software_version_refused"
+
+
+def test_a_container_without_an_ipv6_loopback_is_a_start_up_failure_not_a_compiler_check() -> None:
+    text = (
+        "F0101 01:02:03.000004      12 enforce_kernel_ipv6_support.cc:80] Check failed: loopback6_ok || "
+        "!loopback4_ok This machine (gizmo-box) does not have an IPv6 loopback (::1) interface.\n"
+        "*** Check failure stack trace: ***"
+    )
+    crash = diagnosed_as(text, "runtime_init_failure", "runtime_init_failure/libtpu_ipv6_loopback_missing")
+    assert "gizmo-box" in crash.fix
+    assert "--net=host" in crash.fix
+
+
+def test_another_check_failure_is_left_to_its_own_family() -> None:
+    text = "F0101 01:02:03.000004      12 hlo_instruction.cc:99] Check failed: operand_count() == 2 (3 vs. 2)"
+    crash = diagnose_log(text, "xla.log")
+    assert crash.evidence.fix_rule != "runtime_init_failure/libtpu_ipv6_loopback_missing"

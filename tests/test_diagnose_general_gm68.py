@@ -17,6 +17,7 @@ NO_NEIGHBOURS = SimilarErrors(())
 CAPACITY = "a cloud quota or a zone's capacity"
 ADMISSION = "a Kueue queue that will not admit"
 POD = "a Kubernetes pod that never started its program"
+CLOUD_TPU_REFUSAL = "the Cloud TPU API refusing a create request"
 
 
 def _labels(lines: list[str]) -> list[str]:
@@ -37,6 +38,14 @@ def _labels(lines: list[str]) -> list[str]:
         (['  Warning  FailedMount  12s  kubelet  MountVolume.SetUp failed for volume "widgets"'], POD),
         (["    state:", "      waiting:", "        reason: ImagePullBackOff"], POD),
         (["  Reason:  CreateContainerConfigError"], POD),
+        (
+            ['Error 400: Cloud TPU received an invalid argument. The field "Gadget" cannot be "x".'],
+            CLOUD_TPU_REFUSAL,
+        ),
+        (
+            ["Cloud TPU received a bad request. the accelerator v9-16 was not found in zone xx-east9-z"],
+            CLOUD_TPU_REFUSAL,
+        ),
     ],
 )
 def test_a_job_the_cloud_or_queue_will_not_place_is_a_start_up_failure(lines: list[str], label: str) -> None:
@@ -58,7 +67,11 @@ def test_a_job_the_cloud_or_queue_will_not_place_is_a_start_up_failure(lines: li
         # a container that ran and exited is left to its own log's lines
         "        reason: CrashLoopBackOff",
         "  Warning  BackOff  12s  kubelet  Back-off restarting failed container widget",
+        # a bad request to another service is no Cloud TPU refusal
+        "googleapi: Error 400: Invalid value for field 'resource.name': 'Widget_1', badRequest",
     ],
 )
 def test_nearby_capacity_and_queue_wordings_are_not_claimed(line: str) -> None:
-    assert not any(label in got for label in (CAPACITY, ADMISSION, POD) for got in _labels([line]))
+    assert not any(
+        label in got for label in (CAPACITY, ADMISSION, POD, CLOUD_TPU_REFUSAL) for got in _labels([line])
+    )
