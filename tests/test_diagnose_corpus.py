@@ -158,6 +158,7 @@ _DIAG120_FOLD_B = "fold B file of round diag120, not read for a rule"
 _DIAG117_FOLD_B = "fold B file of round diag117, not read for a rule"
 _DIAG116_FOLD_B = "fold B file of round diag116, not read for a rule"
 _DIAG119_FOLD_B = "fold B file of round diag119, not read for a rule"
+_DIAG126_FOLD_B = "fold B file of round diag126, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -475,6 +476,9 @@ KNOWN_DEV_MISSES = {
     # Round diag119's two fold-B files that miss, not read (their remedies miss on the fold's totals).
     "ver_transformers_tpu_num_cores_removed_v5.log": _DIAG119_FOLD_B,
     "ver_transformers_evaluation_strategy_removed.log": _DIAG119_FOLD_B,
+    # Round diag126's two fold-B files, which miss (the round's fold-B remedy count was 0), not read.
+    "shape_diffusers_dreambooth_flax_sample_batch_below_devices.log": _DIAG126_FOLD_B,
+    "shape_scenic_clip_float16_params_tpu_bitcast.log": _DIAG126_FOLD_B,
 }
 
 
