@@ -883,6 +883,8 @@ def test_round_diag118_sub_rules_leave_nearby_wordings(text: str, not_rule: str)
     crash = diagnose_log(text, "-")
     assert crash.category == "unsupported_op"
     assert crash.evidence.fix_rule != not_rule
+
+
 def test_pallas_debug_print_rule_quotes_the_values_and_leaves_other_print_checks() -> None:
     """The one-vector-per-call fix names what was printed; a keyword-argument print check is another cause."""
     text = (
