@@ -163,6 +163,7 @@ _DIAG122_FOLD_B = "fold B file of round diag122, not read for a rule"
 _DIAG124_FOLD_B = "fold B file of round diag124, not read for a rule"
 _DIAG125_FOLD_B = "fold B file of round diag125, not read for a rule"
 _DIAG126_FOLD_B = "fold B file of round diag126, not read for a rule"
+_DIAG127_FOLD_B = "fold B file of round diag127, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -498,6 +499,9 @@ KNOWN_DEV_MISSES = {
     # Round diag126's two fold-B files, which miss (the round's fold-B remedy count was 0), not read.
     "shape_diffusers_dreambooth_flax_sample_batch_below_devices.log": _DIAG126_FOLD_B,
     "shape_scenic_clip_float16_params_tpu_bitcast.log": _DIAG126_FOLD_B,
+    # Round diag127's two fold-B files, which miss (the round's fold-B remedy count was 0), not read.
+    "unsup_torchxla_randn_complex_type_not_supported.log": _DIAG127_FOLD_B,
+    "unsup_torchxla_as_strided_window_slice_size.log": _DIAG127_FOLD_B,
 }
 
 

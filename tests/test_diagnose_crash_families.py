@@ -257,6 +257,21 @@ FORMS: list[tuple[str, str, str, str]] = [
         "forward@model.py:12",
     ),
     (
+        "RuntimeError: Error while lowering: f32[8,16]{1,0} aten::add\n"
+        "Error: torch_xla/csrc/convert_ops.cpp:49 : Unsupported XLA type 12\n",
+        "unsupported_op",
+        "unsupported_op/float64_on_tpu",
+        "float32",
+    ),
+    (
+        "RuntimeError: Error while lowering: f32[64,64]{1,0} xla::cast, type=f32, dtype=Float, "
+        "stype=ComplexDouble\n"
+        "Error: torch_xla/csrc/convert_ops.cpp:83 : Unsupported XLA type 18\n",
+        "unsupported_op",
+        "unsupported_op/complex_on_tpu",
+        "view_as_real",
+    ),
+    (
         # jaxlib's bundled copy of TensorFlow's loader (external/org_tensorflow/...); TensorFlow's own loader
         # goes to libtpu_lacks_function_tensorflow_loader (test_diagnose_evidence_ranking.py)
         "2022-01-01 00:00:00.000000: F "
@@ -1028,6 +1043,22 @@ WITHOUT_EVIDENCE = [
         "recompilation",
         "recompilation/dynamo_grad_mode_guard",
         id="grad_mode_fix_only_when_grad_mode_is_the_changed_state",
+    ),
+    pytest.param(
+        # XLA type 10 is F16: the float16 rule, not the complex one, although both read convert_ops' number.
+        "RuntimeError: Error while lowering: f32[4,4]{1,0} xla::cast, type=f32, dtype=Float, stype=Half\n"
+        "Error: torch_xla/csrc/convert_ops.cpp:83 : Unsupported XLA type 10\n",
+        "unsupported_op",
+        "unsupported_op/complex_on_tpu",
+        id="half_cast_is_not_a_complex_cast",
+    ),
+    pytest.param(
+        # XLA type 120 is no F64: the number must match whole.
+        "RuntimeError: Error while lowering: f32[4,4]{1,0} aten::mul\n"
+        "Error: torch_xla/csrc/convert_ops.cpp:49 : Unsupported XLA type 120\n",
+        "unsupported_op",
+        "unsupported_op/float64_on_tpu",
+        id="only_type_12_is_float64",
     ),
 ]
 
