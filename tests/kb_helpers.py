@@ -8,8 +8,9 @@ import textwrap
 from pathlib import Path
 
 from tpu_runtime.knowledge.answer import compose
+from tpu_runtime.knowledge.answer_gate import Span
 from tpu_runtime.knowledge.build import BuildRequest, run_kb_build
-from tpu_runtime.knowledge.models import Answer
+from tpu_runtime.knowledge.models import Answer, Passage
 from tpu_runtime.knowledge.quote_choice import SUPPORT_PASSAGES
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
@@ -114,3 +115,19 @@ def assert_refused(index: KnowledgeIndex, question: str, because: str) -> Answer
     assert not reply.covered and reply.citations == [], reply.answer
     assert because in reply.reason and "best passage supports" not in reply.reason, reply.reason
     return reply
+
+
+def quote_span(text: str, overlap: float, line: int, section: str, path: str) -> Span:
+    """A candidate quote line of a sheet, as quote_choice ranks them, for tests of the runner-up choice
+    that set each line's overlap by hand instead of through retrieval."""
+    passage = Passage(
+        text=text,
+        source=f"{path}:{line}",
+        score=1.0,
+        kind="curated",
+        path=path,
+        section=section,
+        line=line,
+        chunk_id=f"{path}:{line}",  # type: ignore[arg-type]
+    )
+    return Span(text, passage, overlap)

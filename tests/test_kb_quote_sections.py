@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.kb_helpers import lexical_index
+from tests.kb_helpers import lexical_index, quote_span
 from tpu_runtime.knowledge.answer_gate import Span
-from tpu_runtime.knowledge.models import Passage
 from tpu_runtime.knowledge.quote_choice import RUNNER_UP_SHARE, other_sections_first, runner_ups
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
@@ -33,17 +32,7 @@ def sheet(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
 
 
 def _span(text: str, overlap: float, line: int, section: str, path: str = "units.md") -> Span:
-    passage = Passage(
-        text=text,
-        source=f"{path}:{line}",
-        score=1.0,
-        kind="curated",
-        path=path,
-        section=section,
-        line=line,
-        chunk_id=f"{path}:{line}",  # type: ignore[arg-type]
-    )
-    return Span(text, passage, overlap)
+    return quote_span(text, overlap, line, section, path)
 
 
 FIRST = _span("Sparse units suit irregular work with random memory access.", 1.0, 3, "Sparse units")

@@ -11,10 +11,9 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from tests.kb_helpers import ask, lexical_index
+from tests.kb_helpers import ask, lexical_index, quote_span
 from tpu_runtime.cli.render.ask.terminal import render_answer
 from tpu_runtime.knowledge.answer_gate import Span
-from tpu_runtime.knowledge.models import Passage
 from tpu_runtime.knowledge.quote_choice import RUNNER_UP_SHARE, RUNNER_UPS, runner_ups
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
@@ -39,17 +38,7 @@ def serving(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
 
 
 def _span(text: str, overlap: float, line: int) -> Span:
-    passage = Passage(
-        text=text,
-        source=f"s.md:{line}",
-        score=1.0,
-        kind="curated",
-        path="s.md",
-        section="Warm-up",
-        line=line,
-        chunk_id=f"s.md:{line}",  # type: ignore[arg-type]
-    )
-    return Span(text, passage, overlap)
+    return quote_span(text, overlap, line, "Warm-up", "s.md")
 
 
 FIRST = _span("The server compiles every bucket before it accepts requests.", 1.0, 3)
