@@ -21,7 +21,7 @@ from tpu_runtime.diagnose.job import run_diagnose
 from tpu_runtime.diagnose.similar_errors import SimilarErrors
 
 REPO = Path(__file__).resolve().parents[1]
-PLACED = "NotImplementedError: gizmo offload when host memory is pinned\n"
+PLACED = "NotImplementedError: gizmo offload support when host memory is pinned\n"
 """A line no rule places, which the shipped model places (its class is not the point here)."""
 # made-up wordings no crash rule knows, so only the classifier can place them
 TEXTS = [

@@ -7,10 +7,11 @@ import asyncio
 import sqlite3
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.remote_support import person
-from tests.remote_support.sshd import start_farm
+from tests.remote_support.sshd import FarmUnavailable, start_farm
 from tests.security.conftest import make_engine, run
 from tpu_runtime.remote import audit
 from tpu_runtime.remote.engine import RemoteEngine
@@ -127,7 +128,10 @@ def test_a_dropped_trigger_is_recorded_before_it_is_recreated(engine: RemoteEngi
 
 
 def test_a_clean_log_verifies_everywhere(tmp_path: Path) -> None:
-    farm = start_farm(2, tmp_path / "own-farm")  # workers whose ledgers hold only this log's runs
+    try:
+        farm = start_farm(2, tmp_path / "own-farm")  # workers whose ledgers hold only this log's runs
+    except FarmUnavailable as exc:
+        pytest.skip(f"no sshd for the security tests: {exc}")
     try:
         home = tmp_path / "home"
         home.mkdir()
