@@ -117,10 +117,9 @@ def assert_refused(index: KnowledgeIndex, question: str, because: str) -> Answer
     return reply
 
 
-def quote_span(text: str, overlap: float, line: int, section: str, path: str) -> Span:
-    """A candidate quote line of a sheet, as quote_choice ranks them, for tests of the runner-up choice
-    that set each line's overlap by hand instead of through retrieval."""
-    passage = Passage(
+def sheet_line(text: str, line: int, section: str, path: str) -> Passage:
+    """One line of a sheet as a retrieved passage, for tests that score lines without retrieval."""
+    return Passage(
         text=text,
         source=f"{path}:{line}",
         score=1.0,
@@ -130,4 +129,9 @@ def quote_span(text: str, overlap: float, line: int, section: str, path: str) ->
         line=line,
         chunk_id=f"{path}:{line}",  # type: ignore[arg-type]
     )
-    return Span(text, passage, overlap)
+
+
+def quote_span(text: str, overlap: float, line: int, section: str, path: str) -> Span:
+    """A candidate quote line of a sheet, as quote_choice ranks them, for tests of the runner-up choice
+    that set each line's overlap by hand instead of through retrieval."""
+    return Span(text, sheet_line(text, line, section, path), overlap)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.kb_helpers import ask, lexical_index
+from tests.kb_helpers import ask, lexical_index, sheet_line
 from tpu_runtime.knowledge.answer_gate import SECTION_NEAR, gives_reason, section_support, support
 from tpu_runtime.knowledge.models import Passage
 from tpu_runtime.knowledge.question_reading import asks_why
@@ -17,16 +17,7 @@ from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 
 def _line(text: str, line: int, section: str = "Elastic training", path: str = "x.md") -> Passage:
-    return Passage(
-        text=text,
-        source=f"{path}:{line}",
-        score=1.0,
-        kind="curated",
-        path=path,
-        section=section,
-        line=line,
-        chunk_id=f"{path}:{line}",  # type: ignore[arg-type]
-    )
+    return sheet_line(text, line, section, path)
 
 
 WEIGHTS = {"survive": 5.0, "losing": 5.0, "slice": 2.0, "option": 3.0, "enables": 3.0}
