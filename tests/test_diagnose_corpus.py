@@ -167,6 +167,7 @@ _DIAG127_FOLD_B = "fold B file of round diag127, not read for a rule"
 _DIAG134_FOLD_B = "fold B file of round diag134, not read for a rule"
 _diag133_FOLD_B = "fold B file of round diag133, not read for a rule"
 _DIAG131_FOLD_B = "fold B file of round diag131, not read for a rule"
+_DIAG132_FOLD_B = "fold B file of round diag132, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -515,6 +516,9 @@ KNOWN_DEV_MISSES = {
     "shape_jax_vmap_in_axes_length_args.log": _DIAG131_FOLD_B,
     "shape_torch_index_put_bf16_cache_float_source.log": _DIAG131_FOLD_B,
     "shape_torch_one_hot_float_labels.log": _DIAG131_FOLD_B,
+    # Round diag132's two fold-B files, which miss (the round's fold-B remedy count was 0), not read.
+    "ver_mesh_transformer_tpu_vm_numpy_api_0xe_over_0xd.log": _DIAG132_FOLD_B,
+    "ver_accelerate_tpu_pod_launcher_xla_dist_import_removed.log": _DIAG132_FOLD_B,
 }
 
 

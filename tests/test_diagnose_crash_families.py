@@ -288,6 +288,14 @@ FORMS: list[tuple[str, str, str, str]] = [
         "numpy<2",
     ),
     (
+        # NumPy's guard wraps its line after "cannot be run in"; a launcher prefix on each line (SkyPilot's)
+        "(train, pid=7) A module that was compiled using NumPy 1.x cannot be run in\n"
+        "(train, pid=7) NumPy 2.1.0 as it may crash. To support both 1.x and 2.x\n",
+        "version_mismatch",
+        "version_mismatch/numpy_abi",
+        "numpy<2",
+    ),
+    (
         "KeyError: 'TPU_WORKER_HOSTNAMES'\n",
         "runtime_init_failure",
         "runtime_init_failure/tpu_env_var_missing",
@@ -1068,6 +1076,14 @@ def test_a_sub_rule_without_its_evidence_stays_out(text: str, category: str, abs
     crash = diagnose_log(text, "-")
     assert crash.category == category
     assert crash.evidence.fix_rule != absent_rule
+
+
+def test_a_line_cut_after_run_in_is_numpy_s_guard_only_at_the_line_end() -> None:
+    # Invented wording that goes on after "run in": not NumPy's wrapped guard, so not its fix.
+    crash = diagnose_log(
+        "A module that was compiled using NumPy 1.x cannot be run in a subinterpreter\n", "-"
+    )
+    assert crash.evidence.fix_rule != "version_mismatch/numpy_abi"
 
 
 def test_a_pathways_refusal_names_the_ocdbt_switch_only_for_ocdbt() -> None:

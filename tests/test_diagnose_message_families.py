@@ -46,6 +46,13 @@ def test_family_cues_join_the_base_categories() -> None:
         (["XLA compilation requires that shape arguments be fixed."], "xla_compile_error"),
         (["Some_Op is not supported by XLA on this device."], "xla_compile_error"),
         (["Megascale detects a hang that is likely caused by slow hosts."], "collective_timeout"),
+        (["A module that was compiled using NumPy 1.x cannot be run in"], "version_mismatch"),
+        (
+            ["RuntimeError: module compiled against API version 0x10 but this version of numpy is 0xf"],
+            "version_mismatch",
+        ),
+        (["TypeError: Descriptors cannot be created directly."], "version_mismatch"),
+        (["W0101 train_step was compiled again because an argument's shape changed"], "recompilation"),
     ],
 )
 def test_family_cues_give_the_category(lines: list[str], category: str) -> None:
@@ -126,3 +133,9 @@ def test_advice_that_names_a_limit_in_words_counts() -> None:
     (found,) = find_suggestions([error, "Consider setting a longer registration timeout if needed."])
     assert found.named == ("registration timeout",)
     assert find_suggestions([error, "Consider waiting a little longer."]) == []
+
+
+def test_a_module_that_merely_failed_to_load_is_no_release_skew() -> None:
+    # Near the NumPy/protobuf cue but naming no other release: no version_mismatch vote from it.
+    vote = weak_vote(["RuntimeError: module compiled with debug symbols cannot be loaded"])
+    assert vote is None or vote.category != "version_mismatch"
