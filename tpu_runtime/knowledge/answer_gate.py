@@ -64,6 +64,7 @@ from tpu_runtime.knowledge.question_reading import (
     release_owner,
     releases_named,
     superlatives_asked,
+    title_names,
     value_units,
 )
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
@@ -467,6 +468,18 @@ def gives_setting(span: str) -> bool:
     """Whether the span gives a command, call or setting in a code span, not only a name in backticks:
     a line listing `v5e` and `v6e` does not say how to move from one to the other."""
     return any(_COMMAND_LIKE_RE.search(m.group(0)) for m in _CODE_RE.finditer(span))
+
+
+def title_known(index: KnowledgeIndex, name: str) -> bool:
+    """Whether some passage writes a name of capitalised words (`title_names`) whole: as asked, with its
+    last word in the singular or the plural, or its words joined by a hyphen or written as one word
+    ('PowerViewer' for 'Power Viewer')."""
+    words = name.split()
+    last = words[-1]
+    lasts = {last, last.removesuffix("s"), last.removesuffix("es"), f"{last}s"}
+    forms = {" ".join([*words[:-1], w]) for w in lasts if w}
+    forms |= {"-".join(words), "".join(words)}
+    return any(index.writes(form) for form in forms)
 
 
 def release_known(index: KnowledgeIndex, release: str) -> bool:
@@ -1201,6 +1214,8 @@ def unknown_names(
     unknown += [p for p in command_paths(question) if not path_known(index, p)]
     # a release named by product and number that no source writes ('MaxText 2.0', 'JAX 1.0')
     unknown += [r for r in releases_named(question) if not release_known(index, r)]
+    # a name of several capitalised words that no source writes whole ('Power Viewer', 'Azure Blob Storage')
+    unknown += [n for n in title_names(question) if not title_known(index, n)]
     return unknown
 
 
