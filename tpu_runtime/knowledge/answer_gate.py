@@ -10,6 +10,7 @@ Kept apart from ranking so a refusal rule is found in one place; it reads the qu
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -1076,6 +1077,49 @@ def unasked_terms(question: str) -> set[str]:
     return example_terms(question) | (clause_asides(question) - frame_names(question))
 
 
+# a word written as a name: an acronym ('SMEM') or a capitalised word ('Viewer')
+_NAME_WORD_RE = re.compile(r"[A-Z]{3,}|[A-Z][a-z]+")
+
+
+def _word_pairs(text: str) -> list[tuple[str, str]]:
+    """Neighbouring words of `text`, as written, with no punctuation between them."""
+    pairs = []
+    for chunk in re.split(r"[^\w\s/-]+", text):
+        words = chunk.split()
+        pairs += list(itertools.pairwise(words))
+    return pairs
+
+
+def swap_fault(question: str, span: str, heading: str) -> str | None:
+    """A line naming a sibling of the question's name after the same plain word: the question writes
+    'scoped SMEM' and the line, never naming SMEM, 'scoped VMEM' (an acronym for an acronym, a capitalised
+    word for a capitalised word, one the question never writes). The plain word matched, so the line is
+    about the neighbour it qualifies there, not the thing asked."""
+    prose = _QUOTED_RE.sub(" , ", question)
+    asked = {w.lower() for w in re.findall(r"[\w-]+", prose)}
+    said = f"{heading}\n{_NOTE_RE.sub(' ', span)}"
+    written = set(re.findall(r"[\w-]+", said))
+    line_pairs = _word_pairs(said)
+    for word, name in _word_pairs(prose):
+        if (
+            not _NAME_WORD_RE.fullmatch(name)
+            or name in written
+            or not (word.isalpha() and word.islower())
+            or word in STOPWORDS
+            or word in QUESTION_WORDS
+        ):
+            continue
+        for before, other in line_pairs:
+            if (
+                before.lower() == word
+                and _NAME_WORD_RE.fullmatch(other)
+                and other.isupper() == name.isupper()
+                and other.lower() not in asked
+            ):
+                return f"the quoted line names {other} where the question names {name}"
+    return None
+
+
 def quote_faults(
     index: KnowledgeIndex,
     question: str,
@@ -1103,6 +1147,9 @@ def quote_faults(
     other = product_fault(question, span.text, span.passage)
     if other:
         reasons.append(other)
+    swap = swap_fault(question, span.text, heading)
+    if swap:
+        reasons.append(swap)
     fmt = format_fault(question, span.text, heading)
     if fmt:
         reasons.append(fmt)
