@@ -1,5 +1,5 @@
 # ruff: noqa: E501  (fact-sheet lines are long by design)
-"""A line naming a sibling of the question's name after the same plain word ('scoped FMEM' for 'scoped
+"""A line naming a sibling of the question's name beside the same plain word ('scoped FMEM' for 'scoped
 GMEM') is about the sibling: every other word of the question matched it. Hand-made sheets on a tiny
 lexical index."""
 
@@ -43,6 +43,11 @@ def test_a_sibling_after_the_same_plain_word_is_a_swap() -> None:
     line = "Giving a Frobton kernel more FMEM raises the scoped FMEM limit."
     assert swap_fault(QUESTION, line, "") == "the quoted line names FMEM where the question names GMEM"
     assert swap_fault("How do I give a Frobton kernel more scoped FMEM?", line, "") is None
+    # the plain word after the name as well; not a sentence's first word
+    assert swap_fault("How do I raise the GMEM limit of a Frobton kernel?", line, "") == (
+        "the quoted line names FMEM where the question names GMEM"
+    )
+    assert swap_fault("Scope limit: how do I raise it?", "It raises the Fmem limit.", "") is None
     # a plain word, a name of another shape or a name the question writes is no sibling
     assert swap_fault(QUESTION, "It raises the scoped memory limit.", "") is None
     assert swap_fault(QUESTION, "It raises the scoped Fmem limit.", "") is None

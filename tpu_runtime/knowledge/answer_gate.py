@@ -1091,32 +1091,37 @@ def _word_pairs(text: str) -> list[tuple[str, str]]:
 
 
 def swap_fault(question: str, span: str, heading: str) -> str | None:
-    """A line naming a sibling of the question's name after the same plain word: the question writes
-    'scoped SMEM' and the line, never naming SMEM, 'scoped VMEM' (an acronym for an acronym, a capitalised
-    word for a capitalised word, one the question never writes). The plain word matched, so the line is
-    about the neighbour it qualifies there, not the thing asked."""
+    """A line naming a sibling of the question's name beside the same plain word: the question writes
+    'scoped SMEM' and the line, never naming SMEM, 'scoped VMEM', or 'SMEM limit' and 'VMEM limit' (an
+    acronym for an acronym, a capitalised word for a capitalised word, one the question never writes; a
+    sentence's first word is no name). The plain word matched, so the line is about the neighbour it goes
+    with there, not the thing asked."""
     prose = _QUOTED_RE.sub(" , ", question)
     asked = {w.lower() for w in re.findall(r"[\w-]+", prose)}
     said = f"{heading}\n{_NOTE_RE.sub(' ', span)}"
     written = set(re.findall(r"[\w-]+", said))
     line_pairs = _word_pairs(said)
-    for word, name in _word_pairs(prose):
-        if (
-            not _NAME_WORD_RE.fullmatch(name)
-            or name in written
-            or not (word.isalpha() and word.islower())
-            or word in STOPWORDS
-            or word in QUESTION_WORDS
-        ):
-            continue
-        for before, other in line_pairs:
+    starts = {m.group(0) for m in re.finditer(r"(?:^|(?<=[.?!:;]\s))\S+", prose)}
+    for a, b in _word_pairs(prose):
+        for word, name, at in ((a, b, 1), (b, a, 0)):
             if (
-                before.lower() == word
-                and _NAME_WORD_RE.fullmatch(other)
-                and other.isupper() == name.isupper()
-                and other.lower() not in asked
+                not _NAME_WORD_RE.fullmatch(name)
+                or (at == 0 and name in starts)
+                or name in written
+                or not (word.isalpha() and word.islower())
+                or word in STOPWORDS
+                or word in QUESTION_WORDS
             ):
-                return f"the quoted line names {other} where the question names {name}"
+                continue
+            for pair in line_pairs:
+                other = pair[at]
+                if (
+                    pair[1 - at].lower() == word
+                    and _NAME_WORD_RE.fullmatch(other)
+                    and other.isupper() == name.isupper()
+                    and other.lower() not in asked
+                ):
+                    return f"the quoted line names {other} where the question names {name}"
     return None
 
 
