@@ -10,6 +10,7 @@ Kept apart from ranking so a refusal rule is found in one place; it reads the qu
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -64,6 +65,7 @@ from tpu_runtime.knowledge.question_reading import (
     release_owner,
     releases_named,
     superlatives_asked,
+    title_names,
     value_units,
 )
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
@@ -467,6 +469,18 @@ def gives_setting(span: str) -> bool:
     """Whether the span gives a command, call or setting in a code span, not only a name in backticks:
     a line listing `v5e` and `v6e` does not say how to move from one to the other."""
     return any(_COMMAND_LIKE_RE.search(m.group(0)) for m in _CODE_RE.finditer(span))
+
+
+def title_known(index: KnowledgeIndex, name: str) -> bool:
+    """Whether some passage writes a name of capitalised words (`title_names`) whole: as asked, with its
+    last word in the singular or the plural, or its words joined by a hyphen or written as one word
+    ('PowerViewer' for 'Power Viewer')."""
+    words = name.split()
+    last = words[-1]
+    lasts = {last, last.removesuffix("s"), last.removesuffix("es"), f"{last}s"}
+    forms = {" ".join([*words[:-1], w]) for w in lasts if w}
+    forms |= {"-".join(words), "".join(words)}
+    return any(index.writes(form) for form in forms)
 
 
 def release_known(index: KnowledgeIndex, release: str) -> bool:
@@ -1063,6 +1077,54 @@ def unasked_terms(question: str) -> set[str]:
     return example_terms(question) | (clause_asides(question) - frame_names(question))
 
 
+# a word written as a name: an acronym ('SMEM') or a capitalised word ('Viewer')
+_NAME_WORD_RE = re.compile(r"[A-Z]{3,}|[A-Z][a-z]+")
+
+
+def _word_pairs(text: str) -> list[tuple[str, str]]:
+    """Neighbouring words of `text`, as written, with no punctuation between them."""
+    pairs = []
+    for chunk in re.split(r"[^\w\s/-]+", text):
+        words = chunk.split()
+        pairs += list(itertools.pairwise(words))
+    return pairs
+
+
+def swap_fault(question: str, span: str, heading: str) -> str | None:
+    """A line naming a sibling of the question's name beside the same plain word: the question writes
+    'scoped SMEM' and the line, never naming SMEM, 'scoped VMEM', or 'SMEM limit' and 'VMEM limit' (an
+    acronym for an acronym, a capitalised word for a capitalised word, one the question never writes; a
+    sentence's first word is no name). The plain word matched, so the line is about the neighbour it goes
+    with there, not the thing asked."""
+    prose = _QUOTED_RE.sub(" , ", question)
+    asked = {w.lower() for w in re.findall(r"[\w-]+", prose)}
+    said = f"{heading}\n{_NOTE_RE.sub(' ', span)}"
+    written = set(re.findall(r"[\w-]+", said))
+    line_pairs = _word_pairs(said)
+    starts = {m.group(0) for m in re.finditer(r"(?:^|(?<=[.?!:;]\s))\S+", prose)}
+    for a, b in _word_pairs(prose):
+        for word, name, at in ((a, b, 1), (b, a, 0)):
+            if (
+                not _NAME_WORD_RE.fullmatch(name)
+                or (at == 0 and name in starts)
+                or name in written
+                or not (word.isalpha() and word.islower())
+                or word in STOPWORDS
+                or word in QUESTION_WORDS
+            ):
+                continue
+            for pair in line_pairs:
+                other = pair[at]
+                if (
+                    pair[1 - at].lower() == word
+                    and _NAME_WORD_RE.fullmatch(other)
+                    and other.isupper() == name.isupper()
+                    and other.lower() not in asked
+                ):
+                    return f"the quoted line names {other} where the question names {name}"
+    return None
+
+
 def quote_faults(
     index: KnowledgeIndex,
     question: str,
@@ -1090,6 +1152,9 @@ def quote_faults(
     other = product_fault(question, span.text, span.passage)
     if other:
         reasons.append(other)
+    swap = swap_fault(question, span.text, heading)
+    if swap:
+        reasons.append(swap)
     fmt = format_fault(question, span.text, heading)
     if fmt:
         reasons.append(fmt)
@@ -1201,6 +1266,8 @@ def unknown_names(
     unknown += [p for p in command_paths(question) if not path_known(index, p)]
     # a release named by product and number that no source writes ('MaxText 2.0', 'JAX 1.0')
     unknown += [r for r in releases_named(question) if not release_known(index, r)]
+    # a name of several capitalised words that no source writes whole ('Power Viewer', 'Azure Blob Storage')
+    unknown += [n for n in title_names(question) if not title_known(index, n)]
     return unknown
 
 

@@ -205,6 +205,38 @@ def name_terms(question: str) -> list[str]:
     return names
 
 
+# a plain word written as a name: one capital, then lower case ('Power', 'Viewer'); not a product's own
+# spelling ('MaxText', 'XProf': a product before a thing names two things), an acronym ('TPUs') nor a word
+# with a digit ('Qwen3'), which other checks read
+_TITLE_WORD_RE = re.compile(r"[A-Z][a-z]+")
+
+
+def title_names(question: str) -> list[str]:
+    """Names the question writes as two or more capitalised words in a row after a sentence's first word
+    ('the Power Viewer tool', 'Azure Blob Storage'): such a name is known only whole, as a release or a
+    subcommand path is, since each of its words may be common on its own ('power', 'viewer')."""
+    found: list[str] = []
+    prose = _QUOTED_RE.sub(" , ", question)
+    for sentence in re.split(r"(?<=[.?!:;])\s+", prose):
+        run: list[str] = []
+        for i, raw in enumerate(sentence.split()):
+            word = raw.strip("(),;:.?!")
+            opens, closes = raw != raw.lstrip("("), raw != raw.rstrip("),;:.?!")
+            if opens or i == 0 or not _TITLE_WORD_RE.fullmatch(word):
+                if len(run) >= 2:
+                    found.append(" ".join(run))
+                run = [word] if opens and i and _TITLE_WORD_RE.fullmatch(word) else []
+            else:
+                run.append(word)
+            if closes:
+                if len(run) >= 2:
+                    found.append(" ".join(run))
+                run = []
+        if len(run) >= 2:
+            found.append(" ".join(run))
+    return list(dict.fromkeys(found))
+
+
 def aside_terms(question: str) -> set[str]:
     """Words only the sentences around the asking one (the last ending in '?') use: those after it
     ('Thanks!', 'Any pointer helps.') always, those before it ('I am new to TPUs.') when the asking
