@@ -165,7 +165,7 @@ _DIAG125_FOLD_B = "fold B file of round diag125, not read for a rule"
 _DIAG126_FOLD_B = "fold B file of round diag126, not read for a rule"
 _DIAG127_FOLD_B = "fold B file of round diag127, not read for a rule"
 _DIAG134_FOLD_B = "fold B file of round diag134, not read for a rule"
-_diag133_FOLD_B = "fold B file of round diag133, not read for a rule"
+_DIAG133_FOLD_B = "fold B file of round diag133, not read for a rule"
 _DIAG131_FOLD_B = "fold B file of round diag131, not read for a rule"
 _DIAG132_FOLD_B = "fold B file of round diag132, not read for a rule"
 _DIAG135_FOLD_B = "fold B file of round diag135, not read for a rule"
@@ -510,8 +510,8 @@ KNOWN_DEV_MISSES = {
     # Round diag134's one fold-B remedy miss, not read (its name came from this test's fail).
     "mosaic_jax_qwix_roundeven_bf16_v5p.log": _DIAG134_FOLD_B,
     # Round diag133's two fold-B files that miss, not read (their names came from this test's pass or fail).
-    "unsup_pallas_print_rsqrt_accuracy_not_implemented.log": _diag133_FOLD_B,
-    "unsup_torchxla_inference_mode_version_counter.log": _diag133_FOLD_B,
+    "unsup_pallas_print_rsqrt_accuracy_not_implemented.log": _DIAG133_FOLD_B,
+    "unsup_torchxla_inference_mode_version_counter.log": _DIAG133_FOLD_B,
     # Round diag131's four fold-B files that miss, not read (their names came from this test's pass or fail).
     "shape_jax_shard_map_in_specs_tuple_length_prefix.log": _DIAG131_FOLD_B,
     "shape_jax_vmap_in_axes_length_args.log": _DIAG131_FOLD_B,
