@@ -63,6 +63,16 @@ def test_a_clear_winner_a_repeated_line_or_a_runner_up_lacking_a_named_term_is_q
     assert runner_ups(serving, f"{question} on v6e", [FIRST, SECOND], ["v6e"], [], []) == []
 
 
+def test_a_runner_up_at_0_87_of_the_first_is_quoted_one_at_0_8_is_not(serving: KnowledgeIndex) -> None:
+    # a line restating a quoted one gives up its place (`restates`), so the share reaches a close line that
+    # says something else and scores a little lower than a tie
+    question = "Why does the server take so long to accept requests?"
+    close = Span(SECOND.text, SECOND.passage, 0.87 * FIRST.overlap)
+    assert runner_ups(serving, question, [FIRST, close], [], [], []) == [close]
+    lower = Span(SECOND.text, SECOND.passage, 0.8 * FIRST.overlap)
+    assert runner_ups(serving, question, [FIRST, lower], [], [], []) == []
+
+
 # says something the first line does not (`restates`: a close line made of the first line's words is passed over)
 THIRD = _span("Requests that arrive during warm-up wait in a queue until the server is ready.", 0.92, 5)
 FOURTH = _span("Every bucket the server compiles before it accepts requests costs start-up time.", 0.91, 6)
