@@ -16,7 +16,7 @@ from tpu_runtime.knowledge.question_reading import _df, name_terms
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 _SOURCE = "([source](https://example.org/frob), checked 2026-12-07)"
-# 'CPU' in 12 of 133 lines (a common word of these sources), 'Zorblat' in one
+# 'CPU' in 12 of 413 lines (a common word of these sources), 'Zorblat' in one
 SHEET = (
     "# Tiny Frobton hosts\n\n## Hosts\n\n"
     + "".join(
@@ -24,7 +24,7 @@ SHEET = (
         for i in range(1, 13)
     )
     + f"- The Zorblat board sits beside the Frobton host. {_SOURCE}\n\n## Firmware\n\n"
-    + "".join(f"- Frobton board revision {i} ships with firmware {i}.0. {_SOURCE}\n" for i in range(1, 121))
+    + "".join(f"- Frobton board revision {i} ships with firmware {i}.0. {_SOURCE}\n" for i in range(1, 401))
 )
 
 LINK = "- Each Frobton chip connects to its host over a Glimmer Gen9 link. ([source](https://example.org/link), checked 2026-12-07)"

@@ -1342,9 +1342,9 @@ def elsewhere_fault(
 
 
 # A name written in this share of the indexed passages or more is a common word of the sources, not a thing
-# of its own: 'VM' and 'CPU' are each in about 4.6% of them, 'HBM' in 4.4%, the 'Ultra' of 'Ironwood Ultra'
-# in one passage
-COMMON_NAME_SHARE = 0.03
+# of its own: 'VM' and 'CPU' are each in about 4.6% of them, 'HBM' in 4.4%, 'GPU' in 3.9%, 'PCIe' in 0.3%,
+# the 'Ultra' of 'Ironwood Ultra' in one passage (0.03 gave the same fold-A answers, docs/kb-accuracy.md)
+COMMON_NAME_SHARE = 0.01
 
 
 def common_name_led(index: KnowledgeIndex, question: str, name: str, retrieved: list[frozenset[str]]) -> bool:
