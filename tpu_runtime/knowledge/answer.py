@@ -307,7 +307,7 @@ def read_gate(question: str, index: KnowledgeIndex, result: SearchResult) -> Gat
             "unknown": unknown_fault(unknown),
             "asked": asked_fault(index, question, unknown),
             "action": action_fault(index, question, unknown),
-            "elsewhere": elsewhere_fault(names, unknown, top),
+            "elsewhere": elsewhere_fault(names, unknown, top, index, question),
         },
     )
     if span is not None and reading.quotable:
