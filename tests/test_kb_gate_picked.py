@@ -87,3 +87,18 @@ def test_a_line_sharing_the_words_but_not_the_value_is_refused(
     bare: KnowledgeIndex, question: str, expected: str, attribute: str
 ) -> None:
     assert_refused(bare, question, f"anything about '{attribute}'")
+
+
+def test_a_score_is_a_share_or_a_fraction_not_a_setting() -> None:
+    question = "What GridBench pass@1 score does the nightly Gridlet baseline hold for the coder model?"
+    assert focus_term(question) == "score"
+    recipe = "The nightly Gridlet recipe serves the coder model with `--max-len=16384 --utilization=0.9`."
+    assert any("'score'" in f for f in span_faults(question, recipe, "Gridlet recipes"))
+    for answered in (
+        "The nightly Gridlet baseline holds pass@1 of 0.87 for the coder model.",
+        "The coder model reaches 87.2% pass@1 on GridBench.",
+        "GridBench scores the coder model's baseline nightly.",  # the word itself names it
+    ):
+        assert not any("'score'" in f for f in span_faults(question, answered, "Gridlet baselines")), answered
+    # a version is no score
+    assert any("'score'" in f for f in span_faults(question, "Gridlet 2.4.1 serves it.", "Gridlet"))

@@ -64,3 +64,13 @@ def test_the_setting_line_is_refused(bare: KnowledgeIndex) -> None:
 
 def test_a_line_giving_advice_answers(full: KnowledgeIndex) -> None:
     assert_quoted(full, QUESTION, "is recommended on hosts")
+
+
+def test_a_choice_asked_for_advice_needs_advice() -> None:
+    listing = "`gridlet store create` takes `--tier` (BASIC, ZONAL, REGIONAL) and `--size` (GB)."
+    question = "Which Gridlet store tier should I pick for training data?"
+    assert recommended_fault(question, listing)
+    assert recommended_fault(question, "Pick ZONAL for training data; BASIC is too slow.") is None
+    # a 'which' question that asks no advice is left to the other checks
+    assert recommended_fault("Which tiers does gridlet store create take?", listing) is None
+    assert recommended_fault("Which tier do I pass to gridlet store create?", listing) is None

@@ -62,3 +62,17 @@ def test_a_line_naming_no_one_is_refused(bare: KnowledgeIndex) -> None:
 
 def test_a_line_naming_the_maintainer_answers(full: KnowledgeIndex) -> None:
     assert_quoted(full, QUESTION, "maintained by the Gridworks")
+
+
+def test_a_vendor_or_maker_picked_is_asked_who() -> None:
+    line = "Each Gridbox host has four 100 Gbps NICs, 400 Gbps per host."
+    assert agent_fault("Which vendor makes the 100 Gbps NICs of a Gridbox host?", line)
+    assert agent_fault("What company manufactures the Gridbox NICs?", line)
+    assert agent_fault("Which manufacturer builds Gridbox hosts?", line)
+    assert (
+        agent_fault("Which vendor makes the Gridbox NICs?", "Gridbox hosts carry NICs made by Nicworks.")
+        is None
+    )
+    # 'which' picking another thing, or a word merely starting with 'vendor', is no question of who
+    assert agent_fault("Which NICs does a Gridbox host have?", line) is None
+    assert agent_fault("Which vendor-neutral format does gridctl export?", line) is None

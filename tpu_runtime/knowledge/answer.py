@@ -119,8 +119,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   no cause, purpose or trade-off (`default_reason_fault`; judged on the first quote, `gate_faults`);
 - a sibling's default: 'what is the default of X' / 'is X on by default' is not answered by a line that
   names X among settings whose defaults it gives, none beside X (`setting_default_fault`);
-- who: 'who maintains / wrote X' is not answered by a line naming no one ('by X', 'X's', a maker's noun
-  or verb; `agent_fault`);
+- who: 'who maintains / wrote X', 'which vendor makes X' is not answered by a line naming no one ('by X',
+  'X's', a maker's noun or verb; `agent_fault`);
 - the first release: 'which version first supported X' is not answered by a line on a release that says
   nothing of a start (first, added, since, needs, at least; `first_release_fault`);
 - per a thing: 'what is the bandwidth per port' is not answered from a passage that never names ports
@@ -136,8 +136,14 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   of one tool does not answer for a flag another tool's sheet names (`flag_passage_fault`);
 - the smallest value: 'what is the lowest X' is not answered by a line giving only X's default, as 'what
   is the largest X' is not (`lower_bound_fault`, beside `bound_fault`);
-- advice: 'is it recommended to raise X' is not answered by a line giving no advice word or way, only what
-  X does (`recommended_fault`; judged on the first quote);
+- advice: 'is it recommended to raise X', 'which tier should I pick' is not answered by a line giving no
+  advice word or way, only what X does or which tiers there are (`recommended_fault`; judged on the first
+  quote);
+- a size of storage: 'how much disk space does X take', 'what boot disk size' is not answered by a line
+  giving no figure in bytes, share or multiple (`storage_size_fault`; judged on the first quote);
+- a shape: 'what tile shape does X use' is not answered by a line writing the word but no sizes ('8x128',
+  '(8, 128)'; `shape_value_fault`; judged on the first quote); a score ('what pass@1 score') is named by the
+  word or a share or fraction, not a setting's '=0.9' (`ATTRIBUTE_UNITS`);
 - a quote is checked to occur in its passage.
 
 The rules live by concern, so each is found in one place, and data flows one way: `question_reading`

@@ -29,6 +29,7 @@ from tpu_runtime.knowledge.question_reading import (
     PLATFORMS,
     QUANTITY_WORDS,
     QUESTION_WORDS,
+    SHAPE_WORDS,
     SUPERLATIVES,
     _df,
     _family_df,
@@ -788,7 +789,9 @@ DEFAULT_ASKED_NEAR = 2  # ... and in the question ('the default value of X', 'is
 # which a line describing the thing without naming who made or keeps it does not give
 _ASKS_WHO_RE = re.compile(
     r"^\s*who\b|\bwho\s+(?:wrote|writes|made|makes|maintains|created|designed|develops|"
-    r"developed|authored|owns|built|leads|publishe[sd])\b",
+    r"developed|authored|owns|built|leads|publishe[sd])\b"
+    # 'which vendor makes the NICs': a maker picked by its kind is a 'who' too
+    r"|^\s*(?:which|what)\s+(?:vendors?|compan(?:y|ies)|manufacturers?|makers?|suppliers?)(?![\w-])",
     re.I,
 )
 _GIVES_AGENT_RE = re.compile(
@@ -1023,7 +1026,9 @@ def how_much_fault(question: str, span: str, passage: str = "") -> str | None:
 # stating what X is and its default does not answer; a line advising gives a verdict or a way ('should',
 # 'best', 'avoid', 'use', 'set', 'start with')
 _ASKS_RECOMMENDED_RE = re.compile(
-    r"^\s*(?:is|are)\s+(?:it|\S+)\s+(?:\w+\s+)?(?:recommended|advised|advisable|suggested|a\s+good\s+idea)\b",
+    r"^\s*(?:is|are)\s+(?:it|\S+)\s+(?:\w+\s+)?(?:recommended|advised|advisable|suggested|a\s+good\s+idea)\b"
+    # 'which tier should I pick': a choice asked for advice, which a line listing the tiers does not give
+    r"|^\s*(?:which|what)\b[^?]*\bshould\s+(?:I|we|you)\s+(?:pick|choose|select|go\s+with)\b",
     re.I,
 )
 _GIVES_ADVICE_RE = re.compile(
@@ -1034,12 +1039,49 @@ _GIVES_ADVICE_RE = re.compile(
 
 
 def recommended_fault(question: str, span: str) -> str | None:
-    """Why the quoted line does not answer 'is it recommended to X': it gives no advice word or way ('use',
-    'set'), only what the setting does ('`NUM_PRECOMPILE_WORKERS` (default 1) sets how many threads ...'),
-    so it leaves the verdict asked for unsaid."""
+    """Why the quoted line does not answer 'is it recommended to X' or 'which X should I pick': it gives no
+    advice word or way ('use', 'set'), only what the setting does ('`NUM_PRECOMPILE_WORKERS` (default 1)
+    sets how many threads ...') or which choices there are, so it leaves the verdict asked for unsaid."""
     if not _ASKS_RECOMMENDED_RE.search(question) or _GIVES_ADVICE_RE.search(_NOTE_RE.sub(" ", span)):
         return None
     return "the question asks whether something is recommended and the quoted line gives no advice"
+
+
+# "How much disk space does X take", "what boot disk size does Y use": the question asks how big some
+# storage is, which a line gives only by a figure in bytes (or a share or multiple of one); a line naming
+# the space ('memory space 203') or listing the disk's flags says nothing of its size. Memory ('how much
+# host DRAM') is left to its unit in `ATTRIBUTE_UNITS`: judged here too, it refused a covered question
+_ASKS_STORAGE_RE = re.compile(
+    r"\bhow\s+(?:much|big|large)\s+(?:[\w-]+\s+){0,2}?(?:disk|storage|space)\b"
+    r"|^\s*what\s+(?:[\w-]+\s+){0,2}?(?:disk|storage)\s+(?:space|size)\b",
+    re.I,
+)
+_GIVES_RELATIVE_SIZE_RE = re.compile(
+    r"\d\s*%|\b(?:twice|double|doubles|half|halves)\b|\b\d+(?:\.\d+)?\s*(?:x|times)\b", re.I
+)
+
+
+def storage_size_fault(question: str, span: str) -> str | None:
+    """Why the first quote does not say how big the storage a question asks about is: no figure in bytes
+    and no share or multiple of one in the line (source notes aside)."""
+    if not _ASKS_STORAGE_RE.search(question):
+        return None
+    stated = _NOTE_RE.sub(" ", span)
+    if ATTRIBUTE_UNITS["capacity"].search(stated) or _GIVES_RELATIVE_SIZE_RE.search(stated):
+        return None
+    return "the question asks how big some storage is and the quoted line gives no size"
+
+
+# "What tile shape does X use": a shape is told by its sizes ('8x128', '(8, 128)'); a line that only
+# writes the word ('memory_space=...', 'a block shape') does not say which one
+def shape_value_fault(question: str, span: str) -> str | None:
+    """Why the first quote does not give the shape a 'what / which ... shape' question asks for: the
+    line names no shape of two sizes or more."""
+    if focus_term(question) not in SHAPE_WORDS:
+        return None
+    if ATTRIBUTE_UNITS["shape"].search(_NOTE_RE.sub(" ", span)):
+        return None
+    return "the question asks for a shape and the quoted line gives no sizes"
 
 
 # The checks of what a question asks for that the first quote alone must pass (a runner-up quoted beside it
@@ -1051,6 +1093,8 @@ FIRST_QUOTE_CHECKS = (
     first_release_fault,
     price_fault,
     recommended_fault,
+    storage_size_fault,
+    shape_value_fault,
 )
 
 

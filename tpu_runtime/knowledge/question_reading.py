@@ -90,6 +90,8 @@ ATTRIBUTE_UNITS: dict[str, re.Pattern[str]] = {
             r"\d[\d.,]*\s*(?:ns|us|µs|ms|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?)\b",
         ),
         (SHAPE_WORDS, r"\b\d+(?:\s*[x×]\s*\d+)+\b|\(\s*\d+\s*,\s*\d+"),
+        # a score is a share or a fraction ('87.2%', '0.87'), not a setting's value ('--utilization=0.9')
+        (("score", "scores"), r"\d\s*%|(?<![=\w.])\d*\.\d+\b(?!\.\d)"),
         (("version", "versions", "release"), r"\b\d+\.\d+\.\d+\b"),
     )
     for name in names
