@@ -11,7 +11,8 @@ from crash_helpers import assert_fixed_by, assert_not_claimed
 def jax_lowering_error(message: str) -> str:
     """A jitted call whose lowered module the MLIR verifier rejects (invented script and types)."""
     return (
-        "WARNING:absl:No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n"
+        "WARNING:absl:No GPU/TPU found, falling back to CPU."
+        " (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n"
         "Traceback (most recent call last):\n"
         '  File "/srv/job/probe.py", line 14, in <module>\n'
         "    out = step(batch)\n"
@@ -44,7 +45,8 @@ def torch_xla_check(message: str) -> str:
         "Traceback (most recent call last):\n"
         '  File "/srv/job/train.py", line 61, in train_loop\n'
         "    xm.optimizer_step(optimizer)\n"
-        '  File "/opt/venv/lib/python3.10/site-packages/torch_xla/core/xla_model.py", line 1042, in mark_step\n'
+        '  File "/opt/venv/lib/python3.10/site-packages/torch_xla/core/xla_model.py", line 1042,'
+        " in mark_step\n"
         "    torch_xla._XLAC._xla_step_marker(\n"
         f"RuntimeError: torch_xla/csrc/xla_graph_executor.cpp:1210 : {message}\n"
     )
@@ -60,6 +62,8 @@ def test_a_parameter_count_mismatch_names_both_counts_and_the_step_cut() -> None
 
 def test_other_graph_compile_checks_are_not_claimed() -> None:
     assert_not_claimed(
-        torch_xla_check("Check failed: program_shape.result().tuple_shapes_size() == tensors.size() (3 vs. 4)"),
+        torch_xla_check(
+            "Check failed: program_shape.result().tuple_shapes_size() == tensors.size() (3 vs. 4)"
+        ),
         "torch_xla_parameter_count_mismatch",
     )
