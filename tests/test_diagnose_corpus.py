@@ -171,6 +171,7 @@ _DIAG132_FOLD_B = "fold B file of round diag132, not read for a rule"
 _DIAG139_FOLD_B = "fold B file of round diag139, not read for a rule"
 _DIAG135_FOLD_B = "fold B file of round diag135, not read for a rule"
 _DIAG138_FOLD_B = "fold B file of round diag138, not read for a rule"
+_DIAG141_FOLD_B = "fold B file of round diag141, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -530,6 +531,9 @@ KNOWN_DEV_MISSES = {
     # Round diag138's two fold-B files, which miss (the round's fold-B remedy count was 0), not read.
     "ver_jax_tree_util_tree_multimap_removed.log": _DIAG138_FOLD_B,
     "ver_jax_experimental_partitionspec_import_removed.log": _DIAG138_FOLD_B,
+    # Round diag141's two fold-B files, which miss (the round's fold-B remedy count was 0), not read.
+    "xla_jax_tpu_pmap_pred_layout_minor_to_major_empty.log": _DIAG141_FOLD_B,
+    "xla_jax_conv_int4_preferred_type_element_size.log": _DIAG141_FOLD_B,
 }
 
 
