@@ -38,8 +38,11 @@ def test_a_line_without_a_size_is_a_fault() -> None:
         "It needs 2 GiB per host.",
         "Dumps take twice the kernel's size.",
         "about 5% of the disk",
+        "sized at 12 bytes per parameter",  # a plain byte count is a size too
     ):
         assert storage_size_fault(QUESTION, answered) is None, answered
+    # the word alone, or a count of something else, is no size
+    assert storage_size_fault(QUESTION, "Dumps keep every byte of the kernel's 7 buffers.")
     # a figure in the source note is no size
     assert storage_size_fault(
         QUESTION, "Dumps go to DIR ([source](https://example.org/100GB), checked 2026-12-07)"

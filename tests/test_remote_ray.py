@@ -77,6 +77,11 @@ def cluster() -> Iterator[str]:
         "--num-cpus", "2", "--resources", json.dumps(HEAD_RESOURCES), "--temp-dir", str(temp),
         "--include-dashboard", "true", "--disable-usage-stats",
     ]  # fmt: skip
+    # A token left in ~/.ray/auth_token by any earlier local Ray run turns token auth on for a new cluster, and
+    # the dashboard then answers 401 to everything: this cluster and its clients run with auth off, whatever
+    # the machine holds.
+    auth_mode = os.environ.get("RAY_AUTH_MODE")
+    os.environ["RAY_AUTH_MODE"] = "disabled"
     env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
     log = (temp / "ray-start.log").open("wb")
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True)
@@ -90,6 +95,10 @@ def cluster() -> Iterator[str]:
             time.sleep(0.5)
         yield address
     finally:
+        if auth_mode is None:
+            os.environ.pop("RAY_AUTH_MODE", None)
+        else:
+            os.environ["RAY_AUTH_MODE"] = auth_mode
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGTERM)
         with contextlib.suppress(subprocess.TimeoutExpired):

@@ -1059,6 +1059,8 @@ _ASKS_STORAGE_RE = re.compile(
 _GIVES_RELATIVE_SIZE_RE = re.compile(
     r"\d\s*%|\b(?:twice|double|doubles|half|halves)\b|\b\d+(?:\.\d+)?\s*(?:x|times)\b", re.I
 )
+# a size in plain bytes ('12 bytes per parameter'), which the unit list of a capacity leaves out
+_GIVES_PLAIN_BYTES_RE = re.compile(r"\b\d[\d.,]*\s*bytes?\b", re.I)
 
 
 def storage_size_fault(question: str, span: str) -> str | None:
@@ -1067,7 +1069,10 @@ def storage_size_fault(question: str, span: str) -> str | None:
     if not _ASKS_STORAGE_RE.search(question):
         return None
     stated = _NOTE_RE.sub(" ", span)
-    if ATTRIBUTE_UNITS["capacity"].search(stated) or _GIVES_RELATIVE_SIZE_RE.search(stated):
+    if any(
+        found.search(stated)
+        for found in (ATTRIBUTE_UNITS["capacity"], _GIVES_RELATIVE_SIZE_RE, _GIVES_PLAIN_BYTES_RE)
+    ):
         return None
     return "the question asks how big some storage is and the quoted line gives no size"
 
