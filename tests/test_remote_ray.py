@@ -77,9 +77,9 @@ def cluster() -> Iterator[str]:
         "--num-cpus", "2", "--resources", json.dumps(HEAD_RESOURCES), "--temp-dir", str(temp),
         "--include-dashboard", "true", "--disable-usage-stats",
     ]  # fmt: skip
-    # A token left in ~/.ray/auth_token by any earlier local Ray run turns token auth on for a new cluster, and
-    # the dashboard then answers 401 to everything: this cluster and its clients run with auth off, whatever
-    # the machine holds.
+    # A token left in ~/.ray/auth_token by any earlier local Ray run turns token auth on for a new cluster,
+    # and the dashboard then answers 401 to everything: this cluster and its clients run with auth off,
+    # whatever the machine holds.
     auth_mode = os.environ.get("RAY_AUTH_MODE")
     os.environ["RAY_AUTH_MODE"] = "disabled"
     env = dict(os.environ, RAY_USAGE_STATS_ENABLED="0")
