@@ -1371,20 +1371,20 @@ def action_fault(index: KnowledgeIndex, question: str, unknown: list[str]) -> st
 
 
 def elsewhere_fault(
-    names: list[str],
-    unknown: list[str],
-    passages: list[Passage],
-    index: KnowledgeIndex | None = None,
-    question: str = "",
+    names: list[str], unknown: list[str], passages: list[Passage], index: KnowledgeIndex, question: str
 ) -> str | None:
     """Why a question naming something that some source mentions but no passage retrieved for it does
     is not covered: the question is about something else of that name ('Ironwood Ultra' is not
-    Ironwood). With the index and the question, a common name led by a word the passages write
-    (`common_name_led`: 'host CPU') is not read as something else."""
+    Ironwood). A common name led by a word the passages write (`common_name_led`: 'host CPU') is not read
+    as something else."""
     retrieved = [_passage_terms(p) for p in passages]
-    elsewhere = [t for t in names if t not in unknown and not any(_present(terms, t) for terms in retrieved)]
-    if index is not None and question:
-        elsewhere = [t for t in elsewhere if not common_name_led(index, question, t, retrieved)]
+    elsewhere = [
+        t
+        for t in names
+        if t not in unknown
+        and not any(_present(terms, t) for terms in retrieved)
+        and not common_name_led(index, question, t, retrieved)
+    ]
     if elsewhere:
         return f"no passage about the question mentions {', '.join(elsewhere[:3])}"
     return None
