@@ -7,7 +7,8 @@ with vectors unless `--lexical`). "answered" is the share of covered questions a
 whose quote contains the answer's key terms (an answer quotes close runner-up lines too: "first quote
 alone" counts the first citation only, "quotes per answer" is the mean count), "refused" the share of
 uncovered questions refused; the last column counts the covered questions missed, refused by the gate
-or answered with quotes that lack the answer. The dev
+or answered with quotes that lack the answer, and the next where their answer was: in a passage retrieved
+for the question (lost by the gate or the quote choice), elsewhere in the index, or in no passage. The dev
 half is what retrieval and the gate are tuned on; the held-back half is only reported. `--show` lists the
 failures of one half only (tuning looks at dev). Prints a Markdown table for the README and exits 1 when
 the held-back half misses the aims (answered >= 0.90, refused >= 0.95). `--half dev` scores and prints
@@ -75,9 +76,9 @@ def main() -> int:
     print(
         "| half | mode | covered | not covered | answered with the answer quoted | uncovered refused "
         "| recall@5 | MRR | mean ms | first quote alone | quotes per answer "
-        "| covered: refused / wrong quote |"
+        "| covered: refused / wrong quote | missed answer: retrieved / indexed / absent |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for name, report in reports.items():
         label = f"{name} {args.fold}" if args.fold else name
         print(
@@ -85,7 +86,8 @@ def main() -> int:
             f"| {report.answered:.3f} | {report.refused:.3f} | {report.recall_at_5:.3f} | {report.mrr:.3f} "
             f"| {report.mean_ms:.1f} "
             f"| {report.answered_first:.3f} | {report.citations_per_answer:.2f} "
-            f"| {len(report.covered_refused)} / {len(report.wrong_quote)} |"
+            f"| {len(report.covered_refused)} / {len(report.wrong_quote)} "
+            f"| {report.reach['retrieved']} / {report.reach['indexed']} / {report.reach['absent']} |"
         )
     held = reports.get("held-back")
     if held is None:

@@ -9,12 +9,14 @@ representative subset (two fact sheets embedded, every "not covered" question) t
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import REPO
+from tests.kb_helpers import lexical_index as tiny_lexical_index
 from tpu_runtime.knowledge.build import BuildRequest, run_kb_build
-from tpu_runtime.knowledge.evaluate import EvalCase, fold, half, load_cases, score
+from tpu_runtime.knowledge.evaluate import EvalCase, Expect, answer_reach, fold, half, load_cases, score
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 CASES = load_cases(REPO / "tests" / "data" / "kb_eval.yaml")
@@ -50,6 +52,20 @@ def test_folds_split_each_half_in_two_by_another_byte_of_the_id_hash() -> None:
     for name in ("dev", "held-back"):
         ids = [c.id for c in CASES if c.half == name]
         assert 0.35 < sum(1 for i in ids if fold(i) == "A") / len(ids) < 0.65
+
+
+def test_a_missed_answer_is_placed_where_its_key_terms_stand_together(tmp_path: Path) -> None:
+    index = tiny_lexical_index(tmp_path, {})
+
+    def case(answer: list[str]) -> EvalCase:
+        return EvalCase(id="r", q="q", answer=answer, url="https://e.org", expect=[Expect(path="eager.md")])
+
+    eager = [p for p in index.search("eager mode set_eager_mode", 3).passages if "eager.md" in p.path]
+    assert eager, "the eager sheet's passage is retrieved"
+    # in the retrieved passage, in another sheet's passage only, and in none (terms apart count as none)
+    assert answer_reach(case(["set_eager_mode"]), index, eager) == "retrieved"
+    assert answer_reach(case(["PrefetchScalarGridSpec"]), index, eager) == "indexed"
+    assert answer_reach(case(["set_eager_mode", "PrefetchScalarGridSpec"]), index, eager) == "absent"
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,9 @@ Metrics: recall@5 and MRR over covered questions (does a passage from an expecte
 5, and how high); "answered": the share of covered questions answered with a citation whose quote
 contains every key term of the expected answer (any of its citations: close runner-up lines are quoted
 too; "answered_first" counts the first alone); "refused": the share of uncovered questions refused;
-the precision and recall of the "not covered" verdict; and the failure lists behind them.
+the precision and recall of the "not covered" verdict; the failure lists behind them; and, for each
+covered question missed, where its answer was (`Reach`): in a passage retrieved for it (the gate or the
+quote choice lost it), elsewhere in the index (retrieval lost it) or nowhere (the sheets lack it).
 
 The set is split in two halves by a hash of each case's stable id (`half()`): thresholds and retrieval
 are tuned on "dev" only, and "held-back" is only reported, so its figures are not fitted to it.
@@ -15,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import time
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
@@ -86,6 +88,18 @@ class EvalCase(BaseModel):
         )
 
 
+Reach = Literal["retrieved", "indexed", "absent"]
+
+
+def answer_reach(case: EvalCase, index: KnowledgeIndex, passages: list[Passage]) -> Reach:
+    """Where a missed answer's key terms stand together: tells a gate or quote fault from a missing fact."""
+    if any(case.quote_answers(p.text) for p in passages):
+        return "retrieved"
+    if any(case.quote_answers(chunk.text) for chunk in index.chunks):
+        return "indexed"
+    return "absent"
+
+
 class CaseResult(BaseModel):
     id: str
     q: str
@@ -101,6 +115,7 @@ class CaseResult(BaseModel):
     reason: str
     top: list[str]
     ms: float
+    reach: Reach | None = None  # covered and missed: where the answer was
 
 
 class EvalReport(BaseModel):
@@ -119,6 +134,7 @@ class EvalReport(BaseModel):
     uncovered_answered: list[str]
     wrong_quote: list[str]  # covered, answered, but the quote lacks the answer's key terms
     missed: list[str]
+    reach: dict[str, int]  # covered misses by where their answer was (`answer_reach`)
     mode: str
     mean_ms: float
     results: list[CaseResult]
@@ -154,6 +170,7 @@ def score(index: KnowledgeIndex, cases: list[EvalCase]) -> EvalReport:
         elapsed = (time.perf_counter() - started) * 1000
         quote = reply.citations[0].quote if reply.citations else None
         quotes = [c.quote for c in reply.citations]
+        answered = case.covered and reply.covered and any(case.quote_answers(q) for q in quotes)
         results.append(
             CaseResult(
                 id=case.id,
@@ -162,7 +179,7 @@ def score(index: KnowledgeIndex, cases: list[EvalCase]) -> EvalReport:
                 half=case.half,
                 covered=case.covered,
                 predicted_covered=reply.covered,
-                answered=case.covered and reply.covered and any(case.quote_answers(q) for q in quotes),
+                answered=answered,
                 answered_first=case.covered
                 and reply.covered
                 and quote is not None
@@ -173,6 +190,7 @@ def score(index: KnowledgeIndex, cases: list[EvalCase]) -> EvalReport:
                 reason=reply.reason,
                 top=[p.source for p in found.passages[:3]],
                 ms=round(elapsed, 2),
+                reach=answer_reach(case, index, found.passages) if case.covered and not answered else None,
             )
         )
     covered = [r for r in results if r.covered]
@@ -203,6 +221,7 @@ def score(index: KnowledgeIndex, cases: list[EvalCase]) -> EvalReport:
         uncovered_answered=[r.q for r in uncovered if r.predicted_covered],
         wrong_quote=[r.q for r in covered if r.predicted_covered and not r.answered],
         missed=[r.q for r in covered if r.rank is None or r.rank > RECALL_AT],
+        reach={kind: sum(1 for r in covered if r.reach == kind) for kind in get_args(Reach)},
         mode="+".join(sorted(modes)),
         mean_ms=round(sum(r.ms for r in results) / max(len(results), 1), 2),
         results=results,
