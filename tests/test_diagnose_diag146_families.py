@@ -1,6 +1,7 @@
 """Round diag146's crash-rule fixes, with wordings written here (not the corpus files) and nearby wordings
-they must not claim: Pallas's checks of a pallas_call's block ranks, index maps and grid, and pltpu.bitcast's
-refusal of a 1-D value (`crash_rules/mosaic_compile_error.yaml`; docs/diagnose-accuracy.md, "Round diag146")."""
+they must not claim: Pallas's checks of a pallas_call's block ranks, index maps and grid, and
+pltpu.bitcast's refusal of a 1-D value (`crash_rules/mosaic_compile_error.yaml`;
+docs/diagnose-accuracy.md, "Round diag146")."""
 
 from __future__ import annotations
 
@@ -21,8 +22,8 @@ def pallas_trace(message: str) -> str:
 
 def test_a_block_rank_check_names_the_operand_and_asks_one_entry_per_dimension() -> None:
     text = pallas_trace(
-        "ValueError: Block shape for args[1] (= (Blocked(block_size=8), Blocked(block_size=512))) must have the"
-        " same number of dimensions as the array shape (4, 1024, 512)."
+        "ValueError: Block shape for args[1] (= (Blocked(block_size=8), Blocked(block_size=512))) must"
+        " have the same number of dimensions as the array shape (4, 1024, 512)."
     )
     crash = assert_fixed_by(text, "mosaic_compile_error", "block_rank_against_array", "pl.Squeezed")
     assert "of args[1]" in crash.fix, crash.fix
@@ -31,8 +32,8 @@ def test_a_block_rank_check_names_the_operand_and_asks_one_entry_per_dimension()
 
 def test_an_index_map_returning_a_float_is_sent_to_integer_arithmetic() -> None:
     text = pallas_trace(
-        "ValueError: Index map function <lambda> at /srv/job/kernels/norm.py:27 for args[0] must return integer"
-        " scalars. Output[1] has type float32[]."
+        "ValueError: Index map function <lambda> at /srv/job/kernels/norm.py:27 for args[0] must return"
+        " integer scalars. Output[1] has type float32[]."
     )
     crash = assert_fixed_by(text, "mosaic_compile_error", "index_map_non_integer", "astype(jnp.int32)")
     assert "output 1 has type float32[]" in crash.fix, crash.fix
@@ -58,14 +59,14 @@ def test_other_block_index_map_grid_and_bitcast_checks_are_not_claimed() -> None
     # packing check are other faults.
     for message, sub_rule in (
         (
-            "ValueError: Index map function <lambda> at /srv/job/kernels/norm.py:27 for args[0] must return 3"
-            " values to match block_shape=(Blocked(block_size=8), Blocked(block_size=128)). Currently returning"
-            " 2 values:",
+            "ValueError: Index map function <lambda> at /srv/job/kernels/norm.py:27 for args[0] must return"
+            " 3 values to match block_shape=(Blocked(block_size=8), Blocked(block_size=128))."
+            " Currently returning 2 values:",
             "block_rank_against_array",
         ),
         (
-            "ValueError: Index map function <lambda> at /srv/job/kernels/norm.py:27 for args[0] must not capture"
-            " constants: [Array([0, 1], dtype=int32)]",
+            "ValueError: Index map function <lambda> at /srv/job/kernels/norm.py:27 for args[0] must not"
+            " capture constants: [Array([0, 1], dtype=int32)]",
             "index_map_non_integer",
         ),
         ("ValueError: Axis 2 is out of bounds for grid (4, 8)", "grid_not_integers"),
