@@ -395,6 +395,16 @@ def _lead_words(phrase: str) -> list[str]:
     return words
 
 
+# 'how many times faster / larger / as much / more ...' asks a ratio, read as 'how much faster' is: the
+# attribute is what the comparative is of ('faster': speed), not 'times' as in 'how many times does X retry'
+_COMPARATIVE = (
+    r"(?:fast|slow|larg|small|bigg|high|low|great|long|short|cheap|wid|new|old|bett|quick|light)er|worse"
+)
+_RATIO_RE = re.compile(
+    rf"\bhow\s+many\s+times\s+(?:as\s+(?:(?:much|many)\s+)?|(?=(?:more|less|{_COMPARATIVE})\b))", re.I
+)
+
+
 # 'what is the metric called / named': the words ask the name of the thing before them, which is the focus
 NAMING_WORDS = frozenset({"called", "named"})
 
@@ -405,6 +415,7 @@ def focus_term(question: str) -> str | None:
     bandwidth', 'what timeout does X use', 'what tile shape'), since 'which tool' or 'which flag' is
     answered by a line naming one, not the word. None for 'what is the X (used) for?', which asks
     what X serves."""
+    question = _RATIO_RE.sub("how much ", question)
     verb = _COST_RE.search(question)
     if verb:  # 'how much does X cost': the cost is asked for
         return stem(verb.group(1).lower())
