@@ -709,6 +709,37 @@ def product_fault(question: str, span: str, passage: Passage) -> str | None:
     return f"the question is about {about} and the quoted line about {', '.join(sorted(named))}"
 
 
+# JAX is no stack of `products.products_named` (every JAX stack builds on it, so a JAX question may be
+# answered by a MaxText line), but the torch stacks do not build on it: a question on JAX answered by a line
+# on PyTorch/XLA only (`XLA_IR_DEBUG` for 'which variable makes JAX attach stack frames to its IR dumps'), or
+# a PyTorch/XLA question answered by a line on JAX from outside its sheet, is about the other stack.
+# torchax, a torch front end on JAX, is not one of them.
+TORCH_STACKS = frozenset({"pytorch_xla", "torchtpu", "vllm_torchtpu", "torchprime", "torchtitan"})
+_JAX_WORD_RE = re.compile(r"(?<![\w/.-])jax(?![\w-])", re.I)
+
+
+def jax_torch_fault(question: str, span: str, passage: Passage) -> str | None:
+    """Why the first quote is about the other side of the JAX / torch divide: the question names JAX and
+    no stack while the line names only torch stacks and never JAX, or the question names only torch
+    stacks while the line names JAX and no stack, outside those stacks' own sheets."""
+    asked = products_named(question)
+    stated = _NOTE_RE.sub(" ", span)
+    named = products_named(stated)
+    if not asked and named and named <= TORCH_STACKS:
+        if _JAX_WORD_RE.search(question) and not _JAX_WORD_RE.search(stated):
+            return f"the question is about JAX and the quoted line about {', '.join(sorted(named))}"
+        return None
+    if (
+        asked
+        and asked <= TORCH_STACKS
+        and not named
+        and _JAX_WORD_RE.search(stated)
+        and not SHEET_PRODUCTS.get(passage.path, frozenset()) & asked
+    ):
+        return f"the question is about {', '.join(sorted(asked))} and the quoted line about JAX"
+    return None
+
+
 # File formats a question names ('export the chart as an SVG', 'as a CSV file'): a line on exporting in
 # another format, or on the same view's other features, does not say the one asked about is offered
 FILE_FORMATS = frozenset(
@@ -1115,7 +1146,8 @@ def gate_faults(question: str, span: Span, passages: list[Passage] | None = None
     near = section_lines(span.passage, passages or [])
     tool = tool_fault(question, "\n".join([span.text, *near]), heading)
     much = how_much_fault(question, span.text, whole)
-    return [*faults, *(f for f in (per, tool, much) if f)]
+    stack = jax_torch_fault(question, span.text, span.passage)
+    return [*faults, *(f for f in (per, tool, much, stack) if f)]
 
 
 def unasked_terms(question: str) -> set[str]:
