@@ -740,6 +740,34 @@ def jax_torch_fault(question: str, span: str, passage: Passage) -> str | None:
     return None
 
 
+# "How do I use the Megascale Viewer on a job on one slice only?": a question held to one host, slice, VM or
+# node is not answered by a line about several of them ('helps debug Multislice workloads') that never says
+# one; what a tool or setting does across slices is not what it does, or whether it works, on one.
+_SINGLE_SCOPE_RE = re.compile(
+    r"\b(?:single|one|1)[\s-]+(host|slice|vm|node)s?\b(?!\s+pool)|\b(host|slice|vm|node)s?\s+only\b", re.I
+)
+_SEVERAL_SCOPE_RE = re.compile(
+    r"\bmulti[\s-]?(host|slice|vm|node)s?\b|\b(?:multiple|several|many|two\s+or\s+more)\s+(host|slice|vm|node)s\b",
+    re.I,
+)
+
+
+def _scopes(pattern: re.Pattern[str], text: str) -> set[str]:
+    """The units (host, slice, VM, node) that `pattern` finds `text` counting, lower-cased."""
+    return {unit.lower() for m in pattern.finditer(text) for unit in m.groups() if unit}
+
+
+def single_scope_fault(question: str, span: str) -> str | None:
+    """Why the first quote does not answer for the one host, slice, VM or node the question is held to: the
+    line speaks of several of that unit ('Multislice', 'multi-host') and never of one."""
+    asked = _scopes(_SINGLE_SCOPE_RE, question) - _scopes(_SEVERAL_SCOPE_RE, question)
+    stated = _NOTE_RE.sub(" ", span)
+    several = asked & _scopes(_SEVERAL_SCOPE_RE, stated) - _scopes(_SINGLE_SCOPE_RE, stated)
+    if not several:
+        return None
+    return f"the question asks about a single {min(several)} and the quoted line about several"
+
+
 # File formats a question names ('export the chart as an SVG', 'as a CSV file'): a line on exporting in
 # another format, or on the same view's other features, does not say the one asked about is offered
 FILE_FORMATS = frozenset(
@@ -1147,7 +1175,8 @@ def gate_faults(question: str, span: Span, passages: list[Passage] | None = None
     tool = tool_fault(question, "\n".join([span.text, *near]), heading)
     much = how_much_fault(question, span.text, whole)
     stack = jax_torch_fault(question, span.text, span.passage)
-    return [*faults, *(f for f in (per, tool, much, stack) if f)]
+    scope = single_scope_fault(question, span.text)
+    return [*faults, *(f for f in (per, tool, much, stack, scope) if f)]
 
 
 def unasked_terms(question: str) -> set[str]:
