@@ -144,6 +144,12 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - a shape: 'what tile shape does X use' is not answered by a line writing the word but no sizes ('8x128',
   '(8, 128)'; `shape_value_fault`; judged on the first quote); a score ('what pass@1 score') is named by the
   word or a share or fraction, not a setting's '=0.9' (`ATTRIBUTE_UNITS`);
+- JAX or torch: a question on JAX is not answered by a line naming only a torch stack ('PyTorch/XLA records
+  stack frames with `XLA_IR_DEBUG=1`'), nor a PyTorch/XLA or TorchTPU question by a line on JAX from
+  another sheet: the torch stacks do not build on JAX (`jax_torch_fault`; judged on the first quote);
+- one of a unit: a question held to one host, slice, VM or node ('on one slice only', 'a single-host job') is
+  not answered by a line about several ('Multislice workloads', 'multi-host') that never says one
+  (`single_scope_fault`; judged on the first quote);
 - a quote is checked to occur in its passage.
 
 The rules live by concern, so each is found in one place, and data flows one way: `question_reading`

@@ -709,6 +709,65 @@ def product_fault(question: str, span: str, passage: Passage) -> str | None:
     return f"the question is about {about} and the quoted line about {', '.join(sorted(named))}"
 
 
+# JAX is no stack of `products.products_named` (every JAX stack builds on it, so a JAX question may be
+# answered by a MaxText line), but the torch stacks do not build on it: a question on JAX answered by a line
+# on PyTorch/XLA only (`XLA_IR_DEBUG` for 'which variable makes JAX attach stack frames to its IR dumps'), or
+# a PyTorch/XLA question answered by a line on JAX from outside its sheet, is about the other stack.
+# torchax, a torch front end on JAX, is not one of them.
+TORCH_STACKS = frozenset({"pytorch_xla", "torchtpu", "vllm_torchtpu", "torchprime", "torchtitan"})
+_JAX_WORD_RE = re.compile(r"(?<![\w/.-])jax(?![\w-])", re.I)
+
+
+def jax_torch_fault(question: str, span: str, passage: Passage) -> str | None:
+    """Why the first quote is about the other side of the JAX / torch divide: the question names JAX and
+    no stack while the line names only torch stacks and never JAX, or the question names only torch
+    stacks while the line names JAX and no stack, outside those stacks' own sheets."""
+    asked = products_named(question)
+    stated = _NOTE_RE.sub(" ", span)
+    named = products_named(stated)
+    if not asked and named and named <= TORCH_STACKS:
+        if _JAX_WORD_RE.search(question) and not _JAX_WORD_RE.search(stated):
+            return f"the question is about JAX and the quoted line about {', '.join(sorted(named))}"
+        return None
+    if (
+        asked
+        and asked <= TORCH_STACKS
+        and not named
+        and _JAX_WORD_RE.search(stated)
+        and not SHEET_PRODUCTS.get(passage.path, frozenset()) & asked
+    ):
+        return f"the question is about {', '.join(sorted(asked))} and the quoted line about JAX"
+    return None
+
+
+# "How do I use the Megascale Viewer on a job on one slice only?": a question held to one host, slice, VM or
+# node is not answered by a line about several of them ('helps debug Multislice workloads') that never says
+# one; what a tool or setting does across slices is not what it does, or whether it works, on one.
+_SINGLE_SCOPE_RE = re.compile(
+    r"\b(?:single|one|1)[\s-]+(host|slice|vm|node)s?\b(?!\s+pool)|\b(host|slice|vm|node)s?\s+only\b", re.I
+)
+_SEVERAL_SCOPE_RE = re.compile(
+    r"\bmulti[\s-]?(host|slice|vm|node)s?\b|\b(?:multiple|several|many|two\s+or\s+more)\s+(host|slice|vm|node)s\b",
+    re.I,
+)
+
+
+def _scopes(pattern: re.Pattern[str], text: str) -> set[str]:
+    """The units (host, slice, VM, node) that `pattern` finds `text` counting, lower-cased."""
+    return {unit.lower() for m in pattern.finditer(text) for unit in m.groups() if unit}
+
+
+def single_scope_fault(question: str, span: str) -> str | None:
+    """Why the first quote does not answer for the one host, slice, VM or node the question is held to: the
+    line speaks of several of that unit ('Multislice', 'multi-host') and never of one."""
+    asked = _scopes(_SINGLE_SCOPE_RE, question) - _scopes(_SEVERAL_SCOPE_RE, question)
+    stated = _NOTE_RE.sub(" ", span)
+    several = asked & _scopes(_SEVERAL_SCOPE_RE, stated) - _scopes(_SINGLE_SCOPE_RE, stated)
+    if not several:
+        return None
+    return f"the question asks about a single {min(several)} and the quoted line about several"
+
+
 # File formats a question names ('export the chart as an SVG', 'as a CSV file'): a line on exporting in
 # another format, or on the same view's other features, does not say the one asked about is offered
 FILE_FORMATS = frozenset(
@@ -1115,7 +1174,9 @@ def gate_faults(question: str, span: Span, passages: list[Passage] | None = None
     near = section_lines(span.passage, passages or [])
     tool = tool_fault(question, "\n".join([span.text, *near]), heading)
     much = how_much_fault(question, span.text, whole)
-    return [*faults, *(f for f in (per, tool, much) if f)]
+    stack = jax_torch_fault(question, span.text, span.passage)
+    scope = single_scope_fault(question, span.text)
+    return [*faults, *(f for f in (per, tool, much, stack, scope) if f)]
 
 
 def unasked_terms(question: str) -> set[str]:
