@@ -174,6 +174,7 @@ _DIAG138_FOLD_B = "fold B file of round diag138, not read for a rule"
 _DIAG141_FOLD_B = "fold B file of round diag141, not read for a rule"
 _DIAG140_FOLD_B = "fold B file of round diag140, not read for a rule"
 _DIAG137_FOLD_B = "fold B file of round diag137, not read for a rule"
+_DIAG145_FOLD_B = "fold B file of round diag145, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -542,6 +543,9 @@ KNOWN_DEV_MISSES = {
     "hbm_torchxla_kaggle_v5e8_allocation_would_exceed.log": _DIAG140_FOLD_B,
     # Round diag137's one fold-B file, which misses (the round's fold-B counts were 0), not read.
     "shape_torchxla_bce_logits_integer_target_cancast.log": _DIAG137_FOLD_B,
+    "unsup_jax_debug_callback_partitioned_tpu.log": _DIAG145_FOLD_B,
+    "unsup_torch_tpu_dynamic_constant_pad_negative.log": _DIAG145_FOLD_B,
+    "unsup_torchxla_metrics_svd_unique2_bincount.log": _DIAG145_FOLD_B,
 }
 
 

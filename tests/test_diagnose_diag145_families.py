@@ -16,7 +16,9 @@ def jax_frame(message: str, path: str = "/srv/app/export_step.py", line: int = 2
 def test_callback_in_a_multi_platform_export_is_told_to_export_per_platform() -> None:
     for target in ("python_callback", "buffer_callback"):
         text = jax_frame(f"NotImplementedError: multi-platform lowering for {target}")
-        crash = assert_fixed_by(text, "unsupported_op", "host_callback_multi_platform_lowering", 'platforms=("tpu",)')
+        crash = assert_fixed_by(
+            text, "unsupported_op", "host_callback_multi_platform_lowering", 'platforms=("tpu",)'
+        )
         assert "jnp" in crash.fix, crash.fix
 
 
@@ -30,7 +32,8 @@ def test_other_multi_platform_refusals_are_not_claimed() -> None:
 
 
 def test_generalized_eigh_is_told_to_reduce_with_cholesky() -> None:
-    text = jax_frame("NotImplementedError: Only the b=None case of eigh is implemented", "/srv/app/modes.py", 9)
+    message = "NotImplementedError: Only the b=None case of eigh is implemented"
+    text = jax_frame(message, "/srv/app/modes.py", 9)
     crash = assert_fixed_by(text, "unsupported_op", "generalized_eigh_b_matrix", "cholesky")
     assert "solve_triangular" in crash.fix, crash.fix
 
@@ -46,7 +49,8 @@ def test_other_eigh_refusals_are_not_claimed() -> None:
 
 def test_tpu_svd_single_algorithm_wording_is_told_to_drop_the_choice() -> None:
     text = jax_frame(
-        "NotImplementedError: Only the POLAR (which is also DEFAULT on TPU) SVD algorithm is supported on TPU.",
+        "NotImplementedError: Only the POLAR (which is also DEFAULT on TPU) SVD algorithm is supported on"
+        " TPU.",
         "/srv/app/spectral.py",
         14,
     )
@@ -56,6 +60,9 @@ def test_tpu_svd_single_algorithm_wording_is_told_to_drop_the_choice() -> None:
 
 def test_svd_refused_on_a_backend_is_not_an_algorithm_choice() -> None:
     assert_not_claimed(
-        jax_frame("NotImplementedError: Singular value decomposition is only implemented on the CPU and GPU backends"),
+        jax_frame(
+            "NotImplementedError: Singular value decomposition is only implemented on the CPU and GPU"
+            " backends"
+        ),
         "tpu_linalg_algorithm_choice",
     )
