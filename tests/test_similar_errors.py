@@ -176,6 +176,23 @@ def test_decisive_lines_skip_traceback_boilerplate() -> None:
     ]
 
 
+def test_decisive_lines_skip_jax_traceback_filtering_notes() -> None:
+    """jax prints the same two notes around every filtered traceback; they name no failure, so a fact about
+    traceback filtering or a neighbour sharing only them must not be picked from them."""
+    lines = [
+        "jax._src.source_info_util.JaxStackTraceBeforeTransformation: NotImplementedError: no rule for op",
+        "The preceding stack trace is the source of the JAX operation that, once transformed by JAX,"
+        " triggered the following exception.",
+        "NotImplementedError: no rule for op",
+        "For simplicity, JAX has removed its internal frames from the traceback of the following exception."
+        " Set JAX_TRACEBACK_FILTERING=off to include these.",
+    ]
+    assert [norm for _, norm in decisive_lines(lines)] == [
+        "notimplementederror: no rule for op",
+        "jax._src.source_info_util.jaxstacktracebeforetransformation: notimplementederror: no rule for op",
+    ]
+
+
 def test_a_category_paragraph_gets_the_remedy_of_a_neighbour_of_the_same_category() -> None:
     """With every sub-rule removed the HBM log gets only its category's paragraph; a known error of the
     same category names its remedy first, one of another category changes nothing."""

@@ -81,7 +81,10 @@ _FRAME = re.compile(r"^\s*(?:File \"|at |\^+\s*$|~+\s*$|-+\s*$|=+\s*$)")
 _BOILERPLATE = re.compile(
     r"traceback \(most recent call last\)|the above exception was the direct cause|"
     r"during handling of the above exception|core dumped|^\*\*\* sig\w+ received by pid|"
-    r"^fatal python error: (?:aborted|segmentation fault)|^(?:error|failed|failure|exception):?$",
+    r"^fatal python error: (?:aborted|segmentation fault)|^(?:error|failed|failure|exception):?$|"
+    # jax's notes around a filtered traceback (jax/_src/traceback_util.py): every jax error carries them
+    r"^for simplicity, jax has removed its internal frames|"
+    r"^the preceding stack trace is the source of the jax",
     re.IGNORECASE,
 )
 
