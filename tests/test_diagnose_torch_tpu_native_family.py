@@ -5,7 +5,8 @@ matmul's fast accumulation, CUDA-style memory calls, a FakeTensor reaching a TPU
 attention restricted to a backend it cannot use, Pallas kernels on part of the world, an out= tensor or an
 input off the TPU, a host copy of another dtype or shape, a build for other torch releases, a second libtpu, a
 forked child, a device node another process holds, its handshake port taken, a process with other than one
-device, more processes than chips, and a first process group smaller than the world.
+device, more processes than chips, a first process group smaller than the world, a mesh
+whose outermost axis the slice count does not divide, and an integer environment variable holding text.
 
 Each case uses other values than the rules' comments (another op, call, size or side); the assertions check
 the category, the sub-rule and what the fix names, and each family has a nearby wording it must not claim.
@@ -170,6 +171,20 @@ from tests.crash_helpers import assert_fixed_by, assert_not_claimed
             "torch_tpu_first_group_not_world",
             "covered 2 of the 16 ranks",
         ),
+        (
+            "ValueError: Cannot spread mesh_shape=(6, 8) over 4 slices: the outermost non-trivial axis "
+            "(axis 0, extent 6) is not divisible by 4. Refusing to fall back to an inner axis",
+            "runtime_init_failure",
+            "torch_tpu_mesh_split_over_slices",
+            "axis 0 has extent 6",
+        ),
+        (
+            "[W1207 09:00:00.000000000 env_vars.h:466] Warning: <TorchTpu/Correctness/> expected "
+            "environment variable TORCH_TPU_BASE_PORT to be an integer, got '8070/tcp' (function operator())",
+            "runtime_init_failure",
+            "torch_tpu_env_not_integer",
+            "set TORCH_TPU_BASE_PORT to a plain integer",
+        ),
     ],
 )
 def test_torch_tpu_native_refusals_get_their_own_fix(
@@ -194,6 +209,17 @@ def test_torch_tpu_native_refusals_get_their_own_fix(
         (
             "RuntimeError: Could not run 'aten::_to_sparse' with arguments from the 'XLA' backend.",
             "torch_tpu_sparse_tensor",
+        ),
+        # AXLearn's own wording of a mesh axis the slice count does not divide has its own rule
+        (
+            "ValueError: First non-singleton mesh axis 0 with value 6 must be divisible by the number of "
+            "slices/granules 4.",
+            "torch_tpu_mesh_split_over_slices",
+        ),
+        # an integer flag refused by another parser names no TorchTPU environment variable
+        (
+            "ValueError: invalid literal for int() with base 10: '8070/tcp'",
+            "torch_tpu_env_not_integer",
         ),
     ],
 )
