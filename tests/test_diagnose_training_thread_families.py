@@ -107,10 +107,12 @@ def test_a_length_the_block_does_not_divide_keeps_the_divisibility_remedy() -> N
             "reads .dtype from a jaxlib.tpu_client_extension.PyTpuBuffer",
         ),
         (
+            # the old DeviceArray's buffer accessor has a sub-rule of its own (round diag144) naming its
+            # replacement; the generic one above keeps other jaxlib objects' missing attributes
             "AttributeError: 'jaxlib.xla_extension.ArrayImpl' object has no attribute 'device_buffer'",
             "version_mismatch",
-            "jaxlib_object_missing_attribute",
-            "reads .device_buffer from a jaxlib.xla_extension.ArrayImpl",
+            "jax_array_devicearray_method_removed",
+            ".device_buffer belonged to the old DeviceArray",
         ),
     ],
 )
