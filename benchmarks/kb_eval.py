@@ -35,6 +35,26 @@ from tpu_runtime.knowledge.store import index_dir  # noqa: E402
 EVAL_SET = Path(__file__).resolve().parents[1] / "tests" / "data" / "kb_eval.yaml"
 
 
+TABLE_HEADER = (
+    "| half | mode | covered | not covered | answered with the answer quoted | uncovered refused "
+    "| recall@5 | MRR | mean ms | first quote alone | quotes per answer "
+    "| covered: refused / wrong quote | missed answer: retrieved / indexed / absent |\n"
+    "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+)
+
+
+def report_row(label: str, report: EvalReport) -> str:
+    """One row of `TABLE_HEADER`, for the README (also printed by benchmarks/kb_gate_ablation.py)."""
+    return (
+        f"| {label} | {report.mode} | {report.covered_cases} | {report.uncovered_cases} "
+        f"| {report.answered:.3f} | {report.refused:.3f} | {report.recall_at_5:.3f} | {report.mrr:.3f} "
+        f"| {report.mean_ms:.1f} "
+        f"| {report.answered_first:.3f} | {report.citations_per_answer:.2f} "
+        f"| {len(report.covered_refused)} / {len(report.wrong_quote)} "
+        f"| {report.reach['retrieved']} / {report.reach['indexed']} / {report.reach['absent']} |"
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--index", type=Path, default=None, help="index folder (default: the user's)")
@@ -73,22 +93,9 @@ def main() -> int:
                     print(f"[{name}] {r.id} rank={r.rank} {verdict}: {r.q[:70]!r} | {r.reason[:100]}")
                     if r.quote:
                         print(f"    quote: {r.quote[:150]!r}")
-    print(
-        "| half | mode | covered | not covered | answered with the answer quoted | uncovered refused "
-        "| recall@5 | MRR | mean ms | first quote alone | quotes per answer "
-        "| covered: refused / wrong quote | missed answer: retrieved / indexed / absent |"
-    )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(TABLE_HEADER)
     for name, report in reports.items():
-        label = f"{name} {args.fold}" if args.fold else name
-        print(
-            f"| {label} | {report.mode} | {report.covered_cases} | {report.uncovered_cases} "
-            f"| {report.answered:.3f} | {report.refused:.3f} | {report.recall_at_5:.3f} | {report.mrr:.3f} "
-            f"| {report.mean_ms:.1f} "
-            f"| {report.answered_first:.3f} | {report.citations_per_answer:.2f} "
-            f"| {len(report.covered_refused)} / {len(report.wrong_quote)} "
-            f"| {report.reach['retrieved']} / {report.reach['indexed']} / {report.reach['absent']} |"
-        )
+        print(report_row(f"{name} {args.fold}" if args.fold else name, report))
     held = reports.get("held-back")
     if held is None:
         return 0

@@ -35,9 +35,11 @@ from bench_env import use_quiet_env
 
 use_quiet_env()
 
-from tpu_runtime.knowledge import answer_gate  # noqa: E402
-from tpu_runtime.knowledge.answer import SUPPORT_PASSAGES, compose  # noqa: E402
-from tpu_runtime.knowledge.evaluate import MRR_DEPTH, RECALL_AT, EvalCase, _rank, answer_reach, load_cases  # noqa: E402
+from kb_eval import TABLE_HEADER, report_row  # noqa: E402
+
+from tpu_runtime.knowledge import answer_gate, evaluate  # noqa: E402
+from tpu_runtime.knowledge.answer import compose  # noqa: E402
+from tpu_runtime.knowledge.evaluate import CaseResult, EvalCase, load_cases, score, search_depth  # noqa: E402
 from tpu_runtime.knowledge.models import Answer  # noqa: E402
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult  # noqa: E402
 from tpu_runtime.knowledge.store import index_dir  # noqa: E402
@@ -198,52 +200,34 @@ def groups() -> dict[str, list[str]]:
 
 @dataclass(eq=False)
 class Item:
-    """One dev question, its cached search and its verdict with every check on."""
+    """One dev question, its cached search, its result with every check on and the checks that fired."""
 
     line: tuple[str, str]
     case: EvalCase
     found: SearchResult
-    reply: Answer | None = None
-    fired: frozenset[str] = frozenset()
+    result: CaseResult
+    fired: frozenset[str]
 
 
-def answered(case: EvalCase, reply: Answer) -> bool:
-    return case.covered and reply.covered and any(case.quote_answers(c.quote) for c in reply.citations)
+def judged(
+    index: KnowledgeIndex, line: tuple[str, str], cases: list[EvalCase], searches: dict[str, SearchResult]
+) -> tuple[str, list[Item]]:
+    """The fold line as `kb_eval.py` prints it, scored on the cached searches with every check on, and
+    each question with the checks that fired for it (recorded around each `compose` the scoring makes)."""
+    fired: set[str] = set()
+    by_question: dict[str, frozenset[str]] = {}
 
+    def recording(question: str, *args: Any, **kwargs: Any) -> Answer:
+        fired.clear()
+        reply = compose(question, *args, **kwargs)
+        by_question[question] = frozenset(fired)
+        return reply
 
-def refused(case: EvalCase, reply: Answer) -> bool:
-    return not case.covered and not reply.covered
-
-
-def fold_line(index: KnowledgeIndex, items: list[Item]) -> str:
-    """One row as `kb_eval.py` prints it (its mean ms aside), to show the tool reproduces it."""
-    covered = [i for i in items if i.case.covered]
-    uncovered = [i for i in items if not i.case.covered]
-    said = [i for i in items if i.reply and i.reply.covered]
-    ok = [i for i in covered if i.reply and answered(i.case, i.reply)]
-    first = [
-        i
-        for i in covered
-        if i.reply
-        and i.reply.covered
-        and i.reply.citations
-        and i.case.quote_answers(i.reply.citations[0].quote)
-    ]
-    ranks = [_rank(i.case, i.found.passages) for i in covered]
-    reach = [answer_reach(i.case, index, i.found.passages) for i in covered if i not in ok]
-    n, m = max(len(covered), 1), max(len(uncovered), 1)
-    refused_n = sum(1 for i in uncovered if i.reply and refused(i.case, i.reply))
-    cited = sum(len(i.reply.citations) for i in said if i.reply) / max(len(said), 1)
-    return (
-        f"| dev {items[0].line[1]} {items[0].line[0]} | {len(covered)} | {len(uncovered)} "
-        f"| {round(len(ok) / n, 4):.3f} ({len(ok)}) | {round(refused_n / m, 4):.3f} ({refused_n}) "
-        f"| {round(sum(1 for r in ranks if r and r <= RECALL_AT) / n, 4):.3f} "
-        f"| {round(sum(1.0 / r for r in ranks if r) / n, 4):.3f} "
-        f"| {round(len(first) / n, 4):.3f} | {round(cited, 2):.2f} "
-        f"| {sum(1 for i in covered if i.reply and not i.reply.covered)} / "
-        f"{sum(1 for i in covered if i.reply and i.reply.covered and i not in ok)} "
-        f"| {reach.count('retrieved')} / {reach.count('indexed')} / {reach.count('absent')} |"
-    )
+    with patched([*spies(fired), (evaluate, "compose", recording)]):
+        report = score(index, cases, searches)
+    by_id = {c.id: c for c in cases}
+    items = [Item(line, by_id[r.id], searches[r.id], r, by_question[by_id[r.id].q]) for r in report.results]
+    return report_row(f"dev {line[1]} {line[0]}", report), items
 
 
 def main() -> int:
@@ -270,31 +254,23 @@ def main() -> int:
     }
     if any(c.half != "dev" for items in cases.values() for c in items):
         raise SystemExit("refusing to score a held-back question")
-    searches: dict[str, SearchResult] = {}
+    cached: dict[str, SearchResult] = {}
     if args.cache and args.cache.exists():
-        searches = pickle.loads(args.cache.read_bytes())
-    depth = max(MRR_DEPTH, SUPPORT_PASSAGES)
-    items = []
+        cached = pickle.loads(args.cache.read_bytes())
+    print(TABLE_HEADER)
+    items: list[Item] = []
     for line, line_cases in cases.items():
+        searches = {}
         for case in line_cases:
             key = f"{line[0]}/{case.id}"
-            if key not in searches:
-                searches[key] = index.search(case.q, depth)
-            items.append(Item(line=line, case=case, found=searches[key]))
+            if key not in cached:
+                cached[key] = index.search(case.q, search_depth())
+            searches[case.id] = cached[key]
+        row, judged_items = judged(index, line, line_cases, searches)
+        items += judged_items
+        print(row, flush=True)
     if args.cache and not args.cache.exists():
-        args.cache.write_bytes(pickle.dumps(searches))
-    for item in items:
-        fired: set[str] = set()
-        with patched(spies(fired)):
-            item.reply = compose(item.case.q, index, item.found)
-        item.fired = frozenset(fired)
-    print(
-        "| line | covered | not covered | answered | refused | recall@5 | MRR | first quote alone "
-        "| quotes per answer | covered: refused / wrong quote | missed answer: retrieved / indexed / absent |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for line in LINES:
-        print(fold_line(index, [i for i in items if i.line == line]), flush=True)
+        args.cache.write_bytes(pickle.dumps(cached))
     print()
     head = " | ".join(f"{name} {fold} ans / ref" for name, fold in LINES)
     print(f"| check off | fired | {head} |")
@@ -307,10 +283,12 @@ def main() -> int:
         moved = {line: [0, 0] for line in LINES}
         with patched(turned_off(checks)):
             for item in hit:
-                assert item.reply is not None
                 reply = compose(item.case.q, index, item.found)
-                moved[item.line][0] += answered(item.case, reply) - answered(item.case, item.reply)
-                moved[item.line][1] += refused(item.case, reply) - refused(item.case, item.reply)
+                before = item.result
+                moved[item.line][0] += item.case.answered_by(reply) - before.answered
+                moved[item.line][1] += item.case.refused_by(reply) - (
+                    not before.covered and not before.predicted_covered
+                )
         cells = " | ".join(f"{a:+d} / {r:+d}" for a, r in moved.values())
         print(f"| {label} | {len(hit)} | {cells} |", flush=True)
     return 0

@@ -16,14 +16,15 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict
 
 from tpu_runtime.knowledge.answer import SUPPORT_PASSAGES, compose
-from tpu_runtime.knowledge.models import Passage
-from tpu_runtime.knowledge.retrieve import KnowledgeIndex
+from tpu_runtime.knowledge.models import Answer, Passage
+from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult
 from tpu_runtime.yaml_data import safe_load
 
 RECALL_AT = 5
@@ -79,6 +80,14 @@ class EvalCase(BaseModel):
     @property
     def fold(self) -> Fold:
         return fold(self.id)
+
+    def answered_by(self, reply: Answer) -> bool:
+        """Covered, judged covered, and a cited quote holds every key term."""
+        return self.covered and reply.covered and any(self.quote_answers(c.quote) for c in reply.citations)
+
+    def refused_by(self, reply: Answer) -> bool:
+        """Not covered, and judged not covered."""
+        return not self.covered and not reply.covered
 
     def quote_answers(self, quote: str) -> bool:
         """Whether a cited quote contains every key term (case-insensitive, whitespace-normalised)."""
@@ -158,19 +167,28 @@ def _rank(case: EvalCase, passages: list[Passage]) -> int | None:
     return None
 
 
-def score(index: KnowledgeIndex, cases: list[EvalCase]) -> EvalReport:
+def search_depth() -> int:
+    """As deep as the ask workflow's retrieve step goes, so the answer weighs the same passages."""
+    return max(MRR_DEPTH, SUPPORT_PASSAGES)
+
+
+def score(
+    index: KnowledgeIndex, cases: list[EvalCase], searches: Mapping[str, SearchResult] | None = None
+) -> EvalReport:
+    """The report on `cases`; `searches` (case id: its search at `search_depth()`) reuses searches already
+    made, so a benchmark that re-judges the same passages many times searches once."""
     results: list[CaseResult] = []
     modes: set[str] = set()
     for case in cases:
         started = time.perf_counter()
-        # as deep as the ask workflow's retrieve step goes, so the answer weighs the same passages
-        found = index.search(case.q, max(MRR_DEPTH, SUPPORT_PASSAGES))
+        found = (
+            searches[case.id] if searches and case.id in searches else index.search(case.q, search_depth())
+        )
         reply = compose(case.q, index, found)
         modes.add(found.mode)
         elapsed = (time.perf_counter() - started) * 1000
         quote = reply.citations[0].quote if reply.citations else None
-        quotes = [c.quote for c in reply.citations]
-        answered = case.covered and reply.covered and any(case.quote_answers(q) for q in quotes)
+        answered = case.answered_by(reply)
         results.append(
             CaseResult(
                 id=case.id,
