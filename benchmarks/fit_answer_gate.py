@@ -35,8 +35,7 @@ from bench_env import use_quiet_env
 use_quiet_env()
 
 from tpu_runtime.knowledge.answer import compose, prepared, read_gate  # noqa: E402
-from tpu_runtime.knowledge.evaluate import MRR_DEPTH, EvalCase, load_cases  # noqa: E402
-from tpu_runtime.knowledge.quote_choice import SUPPORT_PASSAGES  # noqa: E402
+from tpu_runtime.knowledge.evaluate import EvalCase, load_cases, search_depth  # noqa: E402
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data"
@@ -228,7 +227,7 @@ def collect(index: KnowledgeIndex) -> list[dict[str, Any]]:
     for name, path in SETS.items():
         cases: list[EvalCase] = [c for c in load_cases(path) if c.half == "dev"]
         for case in cases:
-            found = index.search(case.q, max(MRR_DEPTH, SUPPORT_PASSAGES))
+            found = index.search(case.q, search_depth())
             row = measures(case.q, index, found)
             row.update(
                 set=name,
