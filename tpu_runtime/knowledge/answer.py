@@ -175,6 +175,7 @@ from tpu_runtime.knowledge.answer_gate import (
     cosine_fault,
     elsewhere_fault,
     gate_faults,
+    named_otherwise,
     needed_support,
     quote_faults,
     section_support,
@@ -290,7 +291,8 @@ def read_gate(question: str, index: KnowledgeIndex, result: SearchResult) -> Gat
     shares = [weights] + (
         [{t: w * ASIDE_WEIGHT if t in told else w for t, w in weights.items()}] if told else []
     )
-    supports = [max(support(w, p) for w in shares) for p in top]
+    otherwise = named_otherwise(question)
+    supports = [max(support(w, p, otherwise) for w in shares) for p in top]
     best_at = max(range(len(top)), key=lambda i: supports[i])
     best_support = supports[best_at]
     specific = [t for t in weights if is_specific(t) and _df(index, t) > 0]
@@ -298,7 +300,7 @@ def read_gate(question: str, index: KnowledgeIndex, result: SearchResult) -> Gat
     ranked = ranked_spans(target_weights(question, weights), passages, specific, units, question)
     span = ranked[0] if ranked else None
     if span is not None:  # the quote's own section, its retrieved lines taken together
-        best_support = max(best_support, *(section_support(w, span.passage, top) for w in shares))
+        best_support = max(best_support, *(section_support(w, span.passage, top, otherwise) for w in shares))
     need = needed_support(result.mode, cos_best, span)
     names = [t for t in name_terms(question) if t in weights]
     unknown = unknown_names(index, question, weights, names, top[best_at])
