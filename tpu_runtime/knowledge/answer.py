@@ -96,6 +96,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   "isn't ready yet"; `words.EVERYDAY_WORDS`) weigh little in the support share (`share_weights`);
 - clipped words: in the support share and the attribute check, 'ops' meets 'operations'
   (`words.spelled_out`);
+- words named otherwise: in the support share, the 'long' of a 'how long' question is met by a line giving a
+  time, and a verb before its particle ('cleans them up') by the word the two make joined (`cleanup_...`;
+  `answer_gate.named_otherwise`);
 - misspellings: a plain lower-case word that no source writes and that is no English word ('comand',
   'kernal') is read as the English word one edit away that the sources use most (`spelling.respelled`);
 - lead-ins: a few plain words before a colon ('Quick question:', 'I was wondering:') frame the question
