@@ -96,6 +96,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   "isn't ready yet"; `words.EVERYDAY_WORDS`) weigh little in the support share (`share_weights`);
 - clipped words: in the support share and the attribute check, 'ops' meets 'operations'
   (`words.spelled_out`);
+- words named otherwise: in the support share, the 'long' of a 'how long' question is met by a line giving a
+  time, and a verb before its particle ('cleans them up') by the word the two make joined (`cleanup_...`;
+  `answer_gate.named_otherwise`);
 - misspellings: a plain lower-case word that no source writes and that is no English word ('comand',
   'kernal') is read as the English word one edit away that the sources use most (`spelling.respelled`);
 - lead-ins: a few plain words before a colon ('Quick question:', 'I was wondering:') frame the question
@@ -175,6 +178,7 @@ from tpu_runtime.knowledge.answer_gate import (
     cosine_fault,
     elsewhere_fault,
     gate_faults,
+    named_otherwise,
     needed_support,
     quote_faults,
     section_support,
@@ -290,7 +294,8 @@ def read_gate(question: str, index: KnowledgeIndex, result: SearchResult) -> Gat
     shares = [weights] + (
         [{t: w * ASIDE_WEIGHT if t in told else w for t, w in weights.items()}] if told else []
     )
-    supports = [max(support(w, p) for w in shares) for p in top]
+    otherwise = named_otherwise(question)
+    supports = [max(support(w, p, otherwise) for w in shares) for p in top]
     best_at = max(range(len(top)), key=lambda i: supports[i])
     best_support = supports[best_at]
     specific = [t for t in weights if is_specific(t) and _df(index, t) > 0]
@@ -298,7 +303,7 @@ def read_gate(question: str, index: KnowledgeIndex, result: SearchResult) -> Gat
     ranked = ranked_spans(target_weights(question, weights), passages, specific, units, question)
     span = ranked[0] if ranked else None
     if span is not None:  # the quote's own section, its retrieved lines taken together
-        best_support = max(best_support, *(section_support(w, span.passage, top) for w in shares))
+        best_support = max(best_support, *(section_support(w, span.passage, top, otherwise) for w in shares))
     need = needed_support(result.mode, cos_best, span)
     names = [t for t in name_terms(question) if t in weights]
     unknown = unknown_names(index, question, weights, names, top[best_at])

@@ -344,24 +344,75 @@ def share_weights(weights: dict[str, float]) -> dict[str, float]:
     return {t: w * ASIDE_WEIGHT if t in EVERYDAY_WORDS else w for t, w in weights.items()}
 
 
-def _share(weights: dict[str, float], text: str) -> float:
-    """The support share of `text`: everyday words weigh little (`share_weights`) and a clipped word meets
-    the word it clips ('ops', 'operations': `words.spelled_out`)."""
-    return _coverage(share_weights(weights), f"{text}\n{spelled_out(text)}")
+# particles a verb takes ('clean up', 'time out', 'roll back'), which the sources often join to it as one
+# word ('cleanup', 'timeout', 'rollback'), and how many words before a particle may be its verb ('cleans
+# them up')
+PARTICLES = frozenset(("up", "down", "out", "off", "back", "over"))
+PARTICLE_REACH = 3
 
 
-def support(weights: dict[str, float], passage: Passage) -> float:
+def named_otherwise(question: str) -> dict[str, re.Pattern[str]]:
+    """Words of the question that a passage names in another form, each with the pattern of that form in a
+    passage's text: the 'long' of a 'how long' question by a time ('results are cached for 24 hours'), as
+    the time check reads it, and a verb before its particle by the word the two make joined ('what option
+    cleans them up' by `cleanup_tmp_directories`, 'times out' by 'timeout'). Read by the support share only:
+    a user asks in verbs what a line names by its noun or its value."""
+    forms: dict[str, set[str]] = {}
+    words = [w.lower() for w in _WORD_RE.findall(question)]
+    for i, particle in enumerate(words):
+        if particle not in PARTICLES:
+            continue
+        for verb in words[max(0, i - PARTICLE_REACH) : i]:
+            if len(verb) >= 3 and verb not in PARTICLES:
+                forms.setdefault(verb, set()).update((verb + particle, stem(verb) + particle))
+    named = {
+        verb: re.compile(rf"(?<![a-z])(?:{'|'.join(sorted(joined))})s?(?![a-z])", re.I)
+        for verb, joined in forms.items()
+    }
+    if asks_time(question):
+        named["long"] = _GIVES_TIME_RE
+    return named
+
+
+def _share(
+    weights: dict[str, float], text: str, otherwise: dict[str, re.Pattern[str]] | None = None
+) -> float:
+    """The support share of `text`: everyday words weigh little (`share_weights`), a clipped word meets
+    the word it clips ('ops', 'operations': `words.spelled_out`) and a word the question names otherwise
+    meets its other form (`named_otherwise`; a source note's digits give no time)."""
+    shared = share_weights(weights)
+    said = f"{text}\n{spelled_out(text)}"
+    if not otherwise:
+        return _coverage(shared, said)
+    terms = _terms(said)
+    stated = _NOTE_RE.sub(" ", text)
+    extra = sum(
+        w
+        for t, w in shared.items()
+        if t in otherwise and not _present(terms, t) and otherwise[t].search(stated)
+    )
+    return _coverage(shared, said, extra)
+
+
+def support(
+    weights: dict[str, float], passage: Passage, otherwise: dict[str, re.Pattern[str]] | None = None
+) -> float:
     """How much of the question one passage (text and heading) supports."""
-    return _share(weights, f"{_heading(passage)}\n{passage.text}")
+    return _share(weights, f"{_heading(passage)}\n{passage.text}", otherwise)
 
 
-def section_support(weights: dict[str, float], passage: Passage, passages: list[Passage]) -> float:
+def section_support(
+    weights: dict[str, float],
+    passage: Passage,
+    passages: list[Passage],
+    otherwise: dict[str, re.Pattern[str]] | None = None,
+) -> float:
     """How much of the question the lines retrieved with `passage` from its own section, within
     `SECTION_NEAR` lines of it, support together (their heading included): a fact sheet keeps one fact
     a line, so the line answering a question and the line before it that sets its scene ('elastic
     training keeps a job running when slices fail'; 'launch it with --elastic-slices') each carry part
     of a reworded question's words."""
-    return _share(weights, "\n".join([_heading(passage), *section_lines(passage, passages)]))
+    return _share(weights, "\n".join([_heading(passage), *section_lines(passage, passages)]), otherwise)
 
 
 def section_lines(passage: Passage, passages: list[Passage]) -> list[str]:
