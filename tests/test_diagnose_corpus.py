@@ -184,6 +184,7 @@ _DIAG153_FOLD_B = "fold B file of round diag153, not read for a rule"
 _DIAG148_FOLD_B = "fold B file of round diag148, not read for a rule"
 _DIAG147_FOLD_B = "fold B file of round diag147, not read for a rule"
 _DIAG155_FOLD_B = "fold B file of round diag155, not read for a rule"
+_DIAG154_FOLD_B = "fold B file of round diag154, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -584,6 +585,9 @@ KNOWN_DEV_MISSES = {
     # Round diag155's two fold-B files, which miss, not read (their names came from this test's pass or fail).
     "rec_jax_persistent_cache_write_expect_pgle.log": _DIAG155_FOLD_B,
     "rec_dynamo_accumulated_recompile_limit_float_arg.log": _DIAG155_FOLD_B,
+    # Round diag154's two fold-B files, which miss, not read (their names from this test's pass or fail).
+    "xla_jax_ffi_call_operand_layout_not_permutation.log": _DIAG154_FOLD_B,
+    "xla_jax_ffi_call_result_layout_rank.log": _DIAG154_FOLD_B,
 }
 
 
