@@ -185,6 +185,7 @@ _DIAG148_FOLD_B = "fold B file of round diag148, not read for a rule"
 _DIAG147_FOLD_B = "fold B file of round diag147, not read for a rule"
 _DIAG155_FOLD_B = "fold B file of round diag155, not read for a rule"
 _DIAG154_FOLD_B = "fold B file of round diag154, not read for a rule"
+_DIAG152_FOLD_B = "fold B file of round diag152, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -588,6 +589,13 @@ KNOWN_DEV_MISSES = {
     # Round diag154's two fold-B files, which miss, not read (their names from this test's pass or fail).
     "xla_jax_ffi_call_operand_layout_not_permutation.log": _DIAG154_FOLD_B,
     "xla_jax_ffi_call_result_layout_rank.log": _DIAG154_FOLD_B,
+    # Round diag152's six fold-B files that miss, not read (their names from this test's pass or fail).
+    "ver_jax_python38_setup_requires_39.log": _DIAG152_FOLD_B,
+    "ver_jax_random_shuffle_removed.log": _DIAG152_FOLD_B,
+    "ver_jaxlib_xla_extension_glibc_223_not_found.log": _DIAG152_FOLD_B,
+    "ver_transformers_llama_flash_attention2_import_removed.log": _DIAG152_FOLD_B,
+    "ver_transformers_model_parallelize_removed.log": _DIAG152_FOLD_B,
+    "ver_transformers_top_k_top_p_filtering_import_removed.log": _DIAG152_FOLD_B,
 }
 
 
