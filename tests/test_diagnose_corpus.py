@@ -599,10 +599,6 @@ KNOWN_DEV_MISSES = {
     "ver_transformers_top_k_top_p_filtering_import_removed.log": _DIAG152_FOLD_B,
     # Round diag151's one fold-B file, which misses (the round's fold-B remedy count was 0), not read.
     "init_jax_k8s_pod_owner_not_controller.log": _DIAG151_FOLD_B,
-    # Round diag151, fold A: labelled a start-up failure, while the corpus files the same coordinator
-    # registration deadline (RegisterTask) under collective_timeout and the proxy rules follow them; the
-    # collective_timeout verdict's fix (unset the proxy variables, or no_proxy) is the file's remedy.
-    "init_jax_distributed_proxy_env_register_task_deadline.log": "label differs from the RegisterTask files",
 }
 
 
