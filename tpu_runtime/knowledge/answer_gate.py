@@ -355,8 +355,10 @@ def named_otherwise(question: str) -> dict[str, re.Pattern[str]]:
     """Words of the question that a passage names in another form, each with the pattern of that form in a
     passage's text: the 'long' of a 'how long' question by a time ('results are cached for 24 hours'), as
     the time check reads it, and a verb before its particle by the word the two make joined ('what option
-    cleans them up' by `cleanup_tmp_directories`, 'times out' by 'timeout'). Read by the support share only:
-    a user asks in verbs what a line names by its noun or its value."""
+    cleans them up' by `cleanup_tmp_directories`, 'times out' by 'timeout'), a percentage by its share word
+    (`share_words`) and a number type by its short name (`width_names`). Read by the support share (the last
+    two by the quote's specific-term check too): a user asks in verbs what a line names by its noun or its
+    value."""
     forms: dict[str, set[str]] = {}
     words = [w.lower() for w in _WORD_RE.findall(question)]
     for i, particle in enumerate(words):
@@ -371,7 +373,7 @@ def named_otherwise(question: str) -> dict[str, re.Pattern[str]]:
     }
     if asks_time(question):
         named["long"] = _GIVES_TIME_RE
-    return named | share_words(question)
+    return named | share_words(question) | width_names(question)
 
 
 # a share the question writes as a percentage ('only 50% of the bandwidth') that the sources write as a word
@@ -393,6 +395,23 @@ def share_words(question: str) -> dict[str, re.Pattern[str]]:
         for m in _PERCENT_RE.finditer(question)
         if m.group(1) in SHARE_WORDS
     }
+
+
+# a number type the question writes as its width and kind ('8-bit float', '4-bit integer') that the sources
+# write by its short name ('FP8', 'int4')
+_WIDTH_RE = re.compile(r"(?<![\w.-])(\d+)-bit\s+(float(?:ing)?|int(?:eger)?)s?\b", re.I)
+
+
+def width_names(question: str) -> dict[str, re.Pattern[str]]:
+    """The 'N-bit' of a number type the question writes as width and kind, and its 'bit', each with the
+    pattern of the type's short name ('8-bit float' by 'FP8' or 'float8'): read as `share_words` is."""
+    named: dict[str, re.Pattern[str]] = {}
+    for m in _WIDTH_RE.finditer(question):
+        width, kind = m.group(1), m.group(2).lower()
+        short = rf"(?:fp|float){width}" if kind.startswith("float") else rf"u?int{width}"
+        pattern = re.compile(rf"(?<![a-z0-9]){short}(?![0-9])", re.I)
+        named[f"{width}-bit"] = named["bit"] = pattern
+    return named
 
 
 def _share(
@@ -1325,7 +1344,7 @@ def quote_faults(
     said = f"{heading}\n{span.text}"
     # a stack asked by its code name ('torch_xla') is named by the line's prose name ('PyTorch/XLA'); in
     # the gate only: let into ranking as well, it moved quotes of questions the sources do not answer
-    shares = share_words(question)
+    shares = share_words(question) | width_names(question)
     lacking = [
         t
         for t in _missing_specific(specific, said)

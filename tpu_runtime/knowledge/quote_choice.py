@@ -27,6 +27,7 @@ from tpu_runtime.knowledge.answer_gate import (
     span_faults,
     subject_fault,
     unasked_terms,
+    width_names,
 )
 from tpu_runtime.knowledge.generation_clauses import generations_named
 from tpu_runtime.knowledge.lexical import STOPWORDS, defines, definition_subject, tokenize
@@ -387,6 +388,8 @@ def ranked_spans(
     setting = bool(question and (asks_setting(question) or asks_behaviour(question)))
     threshold = bool(question and asks_threshold(question))
     per_units = units_asked(question) if question else set()
+    # a number type asked by width and kind ('8-bit float') is named by the line's short name ('FP8')
+    widths = width_names(question) if question else {}
     weighed = passages[:SUPPORT_PASSAGES]
     if specific and question:
         specific = asked_specific(question, specific)
@@ -417,7 +420,10 @@ def ranked_spans(
                 overlap *= max(0.0, 1.0 - COSINE_PENALTY * (top_cosine - passage.cosine))
             else:
                 overlap /= 1.0 + RANK_PENALTY * rank
-            if specific and _missing_specific(specific, f"{heading}\n{span}"):
+            if specific and any(
+                not (t in widths and widths[t].search(span))
+                for t in _missing_specific(specific, f"{heading}\n{span}")
+            ):
                 overlap *= SPECIFIC_MISS
             if question and scope_mismatch(question, span):
                 overlap *= SCOPE_MISS
