@@ -187,6 +187,7 @@ _DIAG155_FOLD_B = "fold B file of round diag155, not read for a rule"
 _DIAG154_FOLD_B = "fold B file of round diag154, not read for a rule"
 _DIAG152_FOLD_B = "fold B file of round diag152, not read for a rule"
 _DIAG151_FOLD_B = "fold B file of round diag151, not read for a rule"
+_DIAG159_FOLD_B = "fold B file of round diag159, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -599,6 +600,10 @@ KNOWN_DEV_MISSES = {
     "ver_transformers_top_k_top_p_filtering_import_removed.log": _DIAG152_FOLD_B,
     # Round diag151's one fold-B file, which misses (the round's fold-B remedy count was 0), not read.
     "init_jax_k8s_pod_owner_not_controller.log": _DIAG151_FOLD_B,
+    # Round diag159's three fold-B files, which miss (the round's fold-B remedy count was 0), not read.
+    "shape_vllm_default_weight_loader_scalar_into_0d_param.log": _DIAG159_FOLD_B,
+    "shape_maxtext_checkpoint_does_not_match_model_missing.log": _DIAG159_FOLD_B,
+    "shape_tpuinf_torchax_ray_device_put_non_addressable.log": _DIAG159_FOLD_B,
 }
 
 
