@@ -98,7 +98,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   (`words.spelled_out`);
 - words named otherwise: in the support share, the 'long' of a 'how long' question is met by a line giving a
   time, and a verb before its particle ('cleans them up') by the word the two make joined (`cleanup_...`;
-  `answer_gate.named_otherwise`);
+  `answer_gate.named_otherwise`); there and in the quote's specific-term check, a percentage by the word a
+  line uses for that share ('50%' by 'half': `share_words`) and a number type asked by width and kind by its
+  short name ('8-bit float' by 'FP8': `width_names`, which ranking reads too);
 - misspellings: a plain lower-case word that no source writes and that is no English word ('comand',
   'kernal') is read as the English word one edit away that the sources use most (`spelling.respelled`);
 - lead-ins: a few plain words before a colon ('Quick question:', 'I was wondering:') frame the question
