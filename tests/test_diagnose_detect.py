@@ -145,6 +145,8 @@ def test_readable_text_is_never_refused(tmp_path: Path) -> None:
         "crlf.log": b"step 1\r\nRuntimeError: boom\r\n",
         "ansi.log": b"\x1b[0;31mValueError\x1b[0m: bad\n",
         "latin1.log": "d\u00e9j\u00e0 vu: erreur".encode("latin-1"),
+        # a blank line, a space and "**": the bytes of an XSpace's first field and an XPlane tag
+        "blank_first.log": b"\n ** Running module.mlir**\nINTERNAL: RET_CHECK failure\n",
     }
     kinds = {}
     for name, data in texts.items():
@@ -158,6 +160,7 @@ def test_readable_text_is_never_refused(tmp_path: Path) -> None:
         "x.xplane.pb": "crash_log",
         "crlf.log": "crash_log",
         "ansi.log": "crash_log",
+        "blank_first.log": "crash_log",
         "latin1.log": "crash_log",
     }
     log = tmp_path / "run.log.gz"

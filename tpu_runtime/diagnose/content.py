@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tpu_runtime.diagnose.encodings import text_encoding
+from tpu_runtime.diagnose.encodings import binary_share, text_encoding
 from tpu_runtime.protowire import read_varint
 
 if TYPE_CHECKING:  # names only: the router reads content without building the report models
@@ -97,8 +97,11 @@ def looks_binary(head: bytes) -> bool:
 
 
 def looks_like_xspace(head: bytes) -> bool:
-    """A first field `planes` (tag 0x0a) whose body starts like an XPlane (id or name first)."""
-    if len(head) < 3 or head[0] != 0x0A:
+    """A first field `planes` (tag 0x0a) whose body starts like an XPlane (id or name first).
+
+    A pasted log can start the same way (a blank line, a space, then `**` or a quote), so the head must
+    also hold some byte that plain text never has: every real XSpace has tags and lengths below 0x20."""
+    if len(head) < 3 or head[0] != 0x0A or (b"\x00" not in head and binary_share(head) == 0):
         return False
     try:
         _, pos = read_varint(head, 1)
