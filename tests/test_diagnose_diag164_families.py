@@ -1,6 +1,6 @@
-"""Round diag164's crash-rule fix, with wordings written here (not the corpus files) and nearby wordings it must
-not claim: jax's block-scaled matmul lowered for a platform without its rule (`crash_rules/unsupported_op.yaml`;
-docs/diagnose-accuracy.md, "Round diag164")."""
+"""Round diag164's crash-rule fix, with wordings written here (not the corpus files) and nearby wordings it
+must not claim: jax's block-scaled matmul lowered for a platform without its rule
+(`crash_rules/unsupported_op.yaml`; docs/diagnose-accuracy.md, "Round diag164")."""
 
 from __future__ import annotations
 
