@@ -17,7 +17,8 @@ def layout_trace(message: str) -> str:
         "Traceback (most recent call last):\n"
         '  File "/srv/job/export_step.py", line 23, in <module>\n'
         "    compiled = jax.jit(step, out_shardings=fmt).lower(params, batch).compile()\n"
-        '  File "/opt/venv/lib/python3.12/site-packages/jax/_src/interpreters/pxla.py", line 1733, in from_hlo\n'
+        '  File "/opt/venv/lib/python3.12/site-packages/jax/_src/interpreters/pxla.py", line 1733,'
+        " in from_hlo\n"
         "    xla_executable = _cached_compilation(\n"
         f"{message}\n"
     )
@@ -48,7 +49,8 @@ def test_other_layout_validations_are_not_the_tile_fix() -> None:
 
 
 OVERRIDE = (
-    "AssertionError: Unexpected XLA layout override: (XLA) {xla} != {user} (User {side} layout) for type={aval}"
+    "AssertionError: Unexpected XLA layout override: (XLA) {xla} != {user} (User {side} layout)"
+    " for type={aval}"
 )
 
 
@@ -93,8 +95,10 @@ def test_the_weak_cue_reads_a_refused_or_overridden_layout_as_a_compile_error() 
         "XlaRuntimeError: INVALID_ARGUMENT: layout has invalid tiles: tile dimension 0 must be positive or"
         " kCombineDimension: f32[128,256]",
         OVERRIDE.format(
-            xla="Layout(major_to_minor=(0,))", user="Layout(major_to_minor=(0,), tiling=((1024,),))",
-            side="output", aval="float32[4096]",
+            xla="Layout(major_to_minor=(0,))",
+            user="Layout(major_to_minor=(0,), tiling=((1024,),))",
+            side="output",
+            aval="float32[4096]",
         ),
     ):
         text = layout_trace(message)
