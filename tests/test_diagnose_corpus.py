@@ -191,6 +191,7 @@ _DIAG159_FOLD_B = "fold B file of round diag159, not read for a rule"
 _DIAG158_FOLD_B = "fold B file of round diag158, not read for a rule"
 _DIAG157_FOLD_B = "fold B file of round diag157, not read for a rule"
 _DIAG164_FOLD_B = "fold B file of round diag164, not read for a rule"
+_DIAG163_FOLD_B = "fold B file of round diag163, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -618,6 +619,12 @@ KNOWN_DEV_MISSES = {
     # Round diag164's two fold-B files, which miss (the round's fold-B remedy count was 0 of 2), not read.
     "unsup_jax_vmap_all_gather_axis_index_groups.log": _DIAG164_FOLD_B,
     "unsup_jax_take_mode_raise_under_jit.log": _DIAG164_FOLD_B,
+    # Round diag163's five fold-B files, which miss (the round's fold-B remedy count was 0), not read.
+    "xla_jax_cpu_codegen_split_count_negative_abort.log": _DIAG163_FOLD_B,
+    "xla_jax_format_layout_duplicate_major_to_minor.log": _DIAG163_FOLD_B,
+    "xla_jax_odeint_complex_replace_instruction_ret_check.log": _DIAG163_FOLD_B,
+    "xla_sdy_import_tile_assignment_not_iota_check.log": _DIAG163_FOLD_B,
+    "xla_cpu_sort_comparator_thread_local_buffers_check.log": _DIAG163_FOLD_B,
 }
 
 
