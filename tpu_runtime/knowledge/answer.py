@@ -159,11 +159,13 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 
 The rules live by concern, so each is found in one place, and data flows one way: `question_reading`
 (what the question asks; it imports neither of the others), `answer_gate` (the checks that refuse a quote)
-and `quote_choice` (the ranking of lines and the runner-ups, held to the gate's checks); `spelling` rewrites
-misspelt words before any of them reads the question. This module keeps `read_gate`, which measures the
-support share and runs the gate's checks of the whole retrieval (`cosine_fault`, `support_fault`,
-`unknown_fault`, `asked_fault`, `action_fault`, `elsewhere_fault`) and of the quote into one `GateReading`,
-and `compose`, which judges from that reading, chooses the quotes and assembles the reply.
+and `quote_choice` (the ranking of lines, the next line of a sheet taking the first one's place when that one
+restates the question's names in code and the question asks a name (`next_line_answer`), and the runner-ups,
+held to the gate's checks); `spelling` rewrites misspelt words before any of them reads the question. This
+module keeps `read_gate`, which measures the support share and runs the gate's checks of the whole
+retrieval (`cosine_fault`, `support_fault`, `unknown_fault`, `asked_fault`, `action_fault`,
+`elsewhere_fault`) and of the quote into one `GateReading`, and `compose`, which judges from that reading,
+chooses the quotes and assembles the reply.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
 """
@@ -203,7 +205,13 @@ from tpu_runtime.knowledge.question_reading import (
     target_weights,
     value_units,
 )
-from tpu_runtime.knowledge.quote_choice import RUNNER_UP_SHARE, SUPPORT_PASSAGES, ranked_spans, runner_ups
+from tpu_runtime.knowledge.quote_choice import (
+    RUNNER_UP_SHARE,
+    SUPPORT_PASSAGES,
+    next_line_answer,
+    ranked_spans,
+    runner_ups,
+)
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, SearchResult
 from tpu_runtime.knowledge.spelling import respelled
 
@@ -303,6 +311,7 @@ def read_gate(question: str, index: KnowledgeIndex, result: SearchResult) -> Gat
     specific = [t for t in weights if is_specific(t) and _df(index, t) > 0]
     units = value_units(question)
     ranked = ranked_spans(target_weights(question, weights), passages, specific, units, question)
+    ranked = next_line_answer(index, question, ranked)
     span = ranked[0] if ranked else None
     if span is not None:  # the quote's own section, its retrieved lines taken together
         best_support = max(best_support, *(section_support(w, span.passage, top, otherwise) for w in shares))

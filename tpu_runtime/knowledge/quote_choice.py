@@ -39,8 +39,10 @@ from tpu_runtime.knowledge.question_reading import (
     QUESTION_WORDS,
     SCOPES,
     asks_behaviour,
+    asks_command,
     asks_condition,
     asks_kinds,
+    asks_name,
     asks_setting,
     asks_why,
     counts_asked,
@@ -501,6 +503,72 @@ def runner_ups(
             continue
         kept.append(span)
     return other_sections_first(ranked[0], kept, RUNNER_UPS)
+
+
+# 'what do I call then', 'what should I run': the answer is a call or a command (`asks_command` wants a story
+# before such a last sentence; a lead-in before a colon is no sentence)
+_ASKS_CALL_RE = re.compile(
+    r"\bwhat\s+(?:do|should|can|must)\s+(?:i|we|you)\s+(?:need\s+to\s+)?(?:call|run)\b", re.I
+)
+# 'which tool generates them', 'what flag turns it off', anywhere in the question (after a story too)
+_ASKS_CODE_THING_RE = re.compile(
+    r"\b(?:which|what)\s+(?:[\w/.-]+\s+){0,2}?(?:tool|command|flag|variable|function|call)s?\b", re.I
+)
+# a name joined by '_', '.' or '-' (`metrics_report`, `tpu-tune`)
+_JOINED_RE = re.compile(r"\w[_.-]\w")
+# whether the first line's place goes to the next line of its sheet when the first restates in code only
+# the question's names and the next writes the name asked (`next_line_answer`; off to compare)
+NEXT_LINE_ANSWER = True
+
+
+def asks_code(question: str) -> bool:
+    """Whether the question asks for a name a line writes in code: a flag, variable, function, tool,
+    command or call ('which tool generates them', 'what do I call then', 'what do I set')."""
+    return bool(
+        asks_name(question)
+        or asks_command(question)
+        or asks_setting(question)
+        or _ASKS_CALL_RE.search(question)
+        or _ASKS_CODE_THING_RE.search(question)
+    )
+
+
+def new_code(asked: frozenset[str], line: str) -> bool:
+    """Whether the line's code spans (source note aside) write a word of three or more letters that the
+    question, read as `asked` (`_terms`), does not: `tpu-tune` for a question quoting the log line
+    `Couldn't find tuned sizes`, where the line quoting that log line back adds no name. A joined name
+    (`--jax_export_calling_convention_version`) is new unless the question writes it joined: made of the
+    question's words, it is still the name asked for."""
+    for code in _CODE_RE.findall(_NOTE_RE.sub(" ", line)):
+        for token in tokenize(code):
+            if len(token) < 3 or token.isdigit() or token in STOPWORDS:
+                continue
+            joined = bool(_JOINED_RE.search(token))
+            if (token not in asked and stem(token) not in asked) if joined else not _present(asked, token):
+                return True
+    return False
+
+
+def next_line_answer(index: KnowledgeIndex, question: str, ranked: list[Span]) -> list[Span]:
+    """`ranked` with its first line replaced by the next line of its file and section when the question
+    asks a name in code (`asks_code`), the first line writes code but none the question lacks (`new_code`:
+    it restates the question's names) and the next line's code does. A sheet often states the situation
+    in one bullet ('the log line `Couldn't find tuned sizes for key...` means ...') and names the tool or
+    call in the next, which shares fewer of the question's words and need not be retrieved. The next line
+    takes the first one's score and place; no line is added, and the gate judges it as it would the first."""
+    if not NEXT_LINE_ANSWER or not ranked or not asks_code(question):
+        return ranked
+    first = ranked[0]
+    asked = _terms(question)
+    if not _CODE_RE.search(_NOTE_RE.sub(" ", first.text)) or new_code(asked, first.text):
+        return ranked
+    after = index.next_line(first.passage)
+    if after is None:
+        return ranked
+    line = next((sp for sp in candidate_spans(after.text) if new_code(asked, sp)), None)
+    if line is None:
+        return ranked
+    return [Span(line, after, first.overlap), *(sp for sp in ranked[1:] if sp.text != line)]
 
 
 def restates(line: str, other: str) -> bool:

@@ -287,6 +287,18 @@ class KnowledgeIndex:
             cosine=None if cosine is None else round(cosine, 4),
         )
 
+    def next_line(self, passage: Passage) -> Passage | None:
+        """The passage indexed right after `passage` when it is a later line of the same file and section
+        (a fact sheet indexes each bullet on its own), else None: a bullet restating a question's names is
+        often followed by the one naming the answer, which retrieval need not have ranked."""
+        pos = self.position.get(passage.chunk_id)
+        if pos is None or pos + 1 >= len(self.chunks):
+            return None
+        after = self.chunks[pos + 1]
+        if after.path != passage.path or after.section != passage.section or after.line <= passage.line:
+            return None
+        return self._passage(pos + 1, 0.0, None, None, None)
+
     def writes(self, phrase: str) -> bool:
         """Whether some passage writes the phrase whole (case, spacing, backticks and a pinned '=='
         aside): a name of several words ('xpk workload migrate', 'JAX 1.0') is known only so, since
