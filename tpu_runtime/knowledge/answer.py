@@ -21,7 +21,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   Qwen3 recipe' for 'the Llama 3 recipe', 'a Kubernetes fleet' for 'a Slurm cluster');
 - subject: the subject of a 'what X does S <verb>' question ('gcsfuse' in 'what read throughput does
   gcsfuse reach') must be named by the quote's passage when another retrieved passage names it: a line
-  about a neighbour sharing the other words does not answer it, and ranks lower (`subject_fault`);
+  about a neighbour sharing the other words does not answer it, and ranks lower (`subject_fault`); so must
+  the last word of a 'does X work / support ...' question's subject ('the race detector', `yes_no_head`);
 - superlatives: 'which is fastest / cheapest' is answered only by a line that compares, in some degree
   or by the noun ('faster', 'speed', 'price'), not one listing the candidates (`SUPERLATIVES`);
 - asked for: the thing a 'what X / which X / how many X' question asks for, when no source names it

@@ -68,6 +68,7 @@ from tpu_runtime.knowledge.question_reading import (
     superlatives_asked,
     title_names,
     value_units,
+    yes_no_head,
 )
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 from tpu_runtime.knowledge.words import EVERYDAY_WORDS, family, spelled_out, stem
@@ -729,9 +730,10 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
 def subject_fault(question: str, passage: Passage, passages: list[Passage]) -> str | None:
     """A quote from a passage that never names the question's subject while another retrieved passage
     does: the quote is about a neighbour ('llguidance' asked, an SGL-JAX benchmark line quoted while the
-    llguidance passage was retrieved too). A subject no retrieved passage names is left to the support
-    share, since sources may call it otherwise ('an entire Pod' for a line's 'whole Pod')."""
-    subject = question_subject(question)
+    llguidance passage was retrieved too; a 'does X work / support ...' question's X by its last word,
+    `yes_no_head`). A subject no retrieved passage names is left to the support share, since sources may
+    call it otherwise ('an entire Pod' for a line's 'whole Pod')."""
+    subject = question_subject(question) or yes_no_head(question)
     if not subject or _present(_passage_terms(passage), subject):
         return None
     if not any(_present(_passage_terms(p), subject) for p in passages):
