@@ -45,7 +45,18 @@ SETS = {
     "refusal": DATA / "kb_refusal_eval.yaml",
 }
 # the whole-retrieval checks of `answer.compose`, in its order, and the quote's
-CHECKS = ("cosine", "support", "unknown", "asked", "action", "elsewhere", "no_span", "quote", "first_quote")
+CHECKS = (
+    "cosine",
+    "support",
+    "unknown",
+    "asked",
+    "action",
+    "elsewhere",
+    "stack",
+    "no_span",
+    "quote",
+    "first_quote",
+)
 FAR_RANK = 50  # rank given to a passage one retriever did not return
 MARGINS = (0.05, 0.10, 0.15, 0.20, 0.30, 1.0)  # 1.0: the score decides every share
 RIDGE = 1.0  # L2 penalty of the logistic fit (standardised features)

@@ -11,7 +11,7 @@ import pytest
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
 from tpu_runtime.knowledge.answer_gate import subject_fault
 from tpu_runtime.knowledge.models import Passage
-from tpu_runtime.knowledge.question_reading import question_subject
+from tpu_runtime.knowledge.question_reading import question_subject, yes_no_head
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
 SHEET = """\
@@ -92,3 +92,30 @@ def test_a_neighbour_line_is_refused(bare: KnowledgeIndex) -> None:
 
 def test_a_line_about_the_subject_answers(full: KnowledgeIndex) -> None:
     assert_quoted(full, QUESTION, "1.2 GB/s")
+
+
+@pytest.mark.parametrize(
+    ("question", "head"),
+    [
+        ("Does the Gridlet dynamic leak finder work for Fuselet mounts on a Gridlet host?", "finder"),
+        ("Can fuselet handle buckets of a million files?", "fuselet"),
+        ("Does Gridlet support fuselet mounts?", "gridlet"),
+        # another shape, or no verb of working or support
+        ("Does fuselet cache reads?", None),
+        ("Is the leak finder on by default?", None),
+    ],
+)
+def test_a_yes_no_subject_ends_before_its_verb(question: str, head: str | None) -> None:
+    assert yes_no_head(question) == head
+
+
+def test_a_yes_no_subject_only_another_retrieved_passage_names_is_a_fault() -> None:
+    question = "Does the Gridlet dynamic leak finder work for Fuselet mounts on a Gridlet host?"
+    mounts = _passage(
+        "fuselet mounts a Gridlet bucket as a local folder on each Gridlet host.", "Fuselet mounts"
+    )
+    finder = _passage("The Gridlet leak finder reports buffers that outlive their kernel.", "Leak finder")
+    assert "'finder'" in (subject_fault(question, mounts, [mounts, finder]) or "")
+    # the finder's own passage, or no retrieved passage naming it, is no fault
+    assert subject_fault(question, finder, [mounts, finder]) is None
+    assert subject_fault(question, mounts, [mounts]) is None

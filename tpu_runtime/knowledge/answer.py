@@ -21,7 +21,8 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   Qwen3 recipe' for 'the Llama 3 recipe', 'a Kubernetes fleet' for 'a Slurm cluster');
 - subject: the subject of a 'what X does S <verb>' question ('gcsfuse' in 'what read throughput does
   gcsfuse reach') must be named by the quote's passage when another retrieved passage names it: a line
-  about a neighbour sharing the other words does not answer it, and ranks lower (`subject_fault`);
+  about a neighbour sharing the other words does not answer it, and ranks lower (`subject_fault`); so must
+  the last word of a 'does X work / support ...' question's subject ('the race detector', `yes_no_head`);
 - superlatives: 'which is fastest / cheapest' is answered only by a line that compares, in some degree
   or by the noun ('faster', 'speed', 'price'), not one listing the candidates (`SUPERLATIVES`);
 - asked for: the thing a 'what X / which X / how many X' question asks for, when no source names it
@@ -155,6 +156,10 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - one of a unit: a question held to one host, slice, VM or node ('on one slice only', 'a single-host job') is
   not answered by a line about several ('Multislice workloads', 'multi-host') that never says one
   (`single_scope_fault`; judged on the first quote);
+- a stack and another's code: a question naming a stack and a code name ('jax.shard_map', with '_' or '.')
+  that the sources write but no passage about that stack does ('call jax.shard_map from inside a TensorFlow
+  tf.function') is not covered: no line says how the two go together (`stack_code_fault`; plain words are
+  left to the support share);
 - a quote is checked to occur in its passage.
 
 The rules live by concern, so each is found in one place, and data flows one way: `question_reading`
@@ -164,8 +169,8 @@ restates the question's names in code and the question asks a name (`next_line_a
 held to the gate's checks); `spelling` rewrites misspelt words before any of them reads the question. This
 module keeps `read_gate`, which measures the support share and runs the gate's checks of the whole
 retrieval (`cosine_fault`, `support_fault`, `unknown_fault`, `asked_fault`, `action_fault`,
-`elsewhere_fault`) and of the quote into one `GateReading`, and `compose`, which judges from that reading,
-chooses the quotes and assembles the reply.
+`elsewhere_fault`, `stack_fault`) and of the quote into one `GateReading`, and `compose`, which judges from
+that reading, chooses the quotes and assembles the reply.
 
 Thresholds were set on the dev half of `tests/data/kb_eval.yaml` only (see `benchmarks/kb_eval.py`).
 """
@@ -186,6 +191,7 @@ from tpu_runtime.knowledge.answer_gate import (
     needed_support,
     quote_faults,
     section_support,
+    stack_code_fault,
     support,
     support_fault,
     unknown_fault,
@@ -292,6 +298,11 @@ class GateReading:
         )
 
 
+def stack_fault(index: KnowledgeIndex, question: str, weights: dict[str, float]) -> str | None:
+    """`answer_gate.stack_code_fault`, named here as the other checks of the whole retrieval are."""
+    return stack_code_fault(index, question, weights)
+
+
 def read_gate(question: str, index: KnowledgeIndex, result: SearchResult) -> GateReading:
     """Measure the retrieval for a prepared question (`prepared`) with at least one passage."""
     passages = result.passages
@@ -336,6 +347,7 @@ def read_gate(question: str, index: KnowledgeIndex, result: SearchResult) -> Gat
             "asked": asked_fault(index, question, unknown),
             "action": action_fault(index, question, unknown),
             "elsewhere": elsewhere_fault(names, unknown, top, index, question),
+            "stack": stack_fault(index, question, weights),
         },
     )
     if span is not None and reading.quotable:

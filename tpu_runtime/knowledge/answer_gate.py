@@ -68,6 +68,7 @@ from tpu_runtime.knowledge.question_reading import (
     superlatives_asked,
     title_names,
     value_units,
+    yes_no_head,
 )
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 from tpu_runtime.knowledge.words import EVERYDAY_WORDS, family, spelled_out, stem
@@ -729,9 +730,10 @@ def span_faults(question: str, span: str, heading: str, *, action: bool = True) 
 def subject_fault(question: str, passage: Passage, passages: list[Passage]) -> str | None:
     """A quote from a passage that never names the question's subject while another retrieved passage
     does: the quote is about a neighbour ('llguidance' asked, an SGL-JAX benchmark line quoted while the
-    llguidance passage was retrieved too). A subject no retrieved passage names is left to the support
-    share, since sources may call it otherwise ('an entire Pod' for a line's 'whole Pod')."""
-    subject = question_subject(question)
+    llguidance passage was retrieved too; a 'does X work / support ...' question's X by its last word,
+    `yes_no_head`). A subject no retrieved passage names is left to the support share, since sources may
+    call it otherwise ('an entire Pod' for a line's 'whole Pod')."""
+    subject = question_subject(question) or yes_no_head(question)
     if not subject or _present(_passage_terms(passage), subject):
         return None
     if not any(_present(_passage_terms(p), subject) for p in passages):
@@ -1563,3 +1565,42 @@ def common_name_led(index: KnowledgeIndex, question: str, name: str, retrieved: 
     words = re.findall(r"[A-Za-z][\w-]*", question)
     leads = {words[i - 1].lower() for i in range(1, len(words)) if words[i].lower() == name}
     return any(_present(terms, lead) for lead in leads if lead not in STOPWORDS for terms in retrieved)
+
+
+@functools.lru_cache(maxsize=4)
+def _lowered_passages(index: KnowledgeIndex) -> list[str]:
+    """Each indexed passage's heading and text in lower case, in the index's order (once per index)."""
+    return [f"{chunk.section or ''}\n{chunk.text}".lower() for chunk in index.chunks]
+
+
+def written_about(index: KnowledgeIndex, code: str, stack: str) -> bool:
+    """Whether a passage about `stack` writes `code`: one naming the stack in its line or heading, or from
+    the stack's own sheet (`product_fault`'s reading). A plain scan: only a question naming a stack and a
+    code name the sources know asks it, and a code name is in few passages."""
+    for chunk, lowered in zip(index.chunks, _lowered_passages(index), strict=True):
+        if code not in lowered:
+            continue
+        heading = chunk.section or ""
+        about = (
+            products_named(chunk.text) | products_named(heading) | SHEET_PRODUCTS.get(chunk.path, frozenset())
+        )
+        if stack in about:
+            return True
+    return False
+
+
+def stack_code_fault(index: KnowledgeIndex, question: str, weights: dict[str, float]) -> str | None:
+    """Why a question pairing a stack with a code name the sources write only about other things is not
+    covered: 'call jax.shard_map from inside a TensorFlow tf.function' (no passage about TensorFlow writes
+    `jax.shard_map`), so no line says how the two go together, however well the JAX lines match. Only a
+    code name (with '_' or '.') is read: a plain word ('ragged', 'baseline') a stack's passages may say
+    otherwise, and reading those refused covered questions (docs/kb-accuracy.md, kbref13)."""
+    stacks = products_named(question)
+    if not stacks:
+        return None
+    codes = [t for t in weights if ("_" in t or "." in t) and not products_named(t) and _df(index, t) > 0]
+    for name in sorted(stacks):
+        lacking = [t for t in codes if not written_about(index, t, name)]
+        if lacking:
+            return f"no passage about {name} names {', '.join(lacking[:3])}, which the sources name elsewhere"
+    return None

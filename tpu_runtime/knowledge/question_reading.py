@@ -934,6 +934,24 @@ def question_subject(question: str) -> str | None:
     return None
 
 
+_YES_NO_HEAD_RE = re.compile(
+    r"^\s*(?:does|do|can|will|would)\s+(?:the\s+|a\s+|an\s+)?((?:[\w./-]+\s+){0,5}?[\w./-]+)\s+"
+    r"(?:work|works|support|supports|run|runs|handle|handles)\b",
+    re.I,
+)
+
+
+def yes_no_head(question: str) -> str | None:
+    """The last word of the subject of a 'does / can X work, support, run or handle ...' question ('detector'
+    in 'Does the Pallas dynamic race detector work for Mosaic GPU kernels?'): the thing whose support is
+    asked, which a line about another thing the question also names ('H100') does not answer."""
+    match = _YES_NO_HEAD_RE.search(question)
+    if not match:
+        return None
+    tokens = tokenize(match.group(1).split()[-1])
+    return tokens[0] if tokens else None
+
+
 # "Which PRNG is fastest on GPU", "the cheapest way to ...": a superlative of speed or price asks for a
 # comparison, which a line states by the adjective in some degree or by its noun; a line listing the
 # implementations without comparing them does not say which is fastest
