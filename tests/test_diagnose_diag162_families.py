@@ -1,5 +1,5 @@
-"""Round diag162's crash-rule fix and cue, with wordings written here (not the corpus files) and nearby wordings
-they must not claim: an attention layer whose head count does not divide the hidden (embedding) size
+"""Round diag162's crash-rule fix and cue, with wordings written here (not the corpus files) and nearby
+wordings they must not claim: an attention layer whose head count does not divide the hidden (embedding) size
 (`crash_rules/shape_dtype_error.yaml`, `crash_cues/refusal_families.yaml`; docs/diagnose-accuracy.md,
 "Round diag162")."""
 
@@ -24,7 +24,9 @@ def model_build(message: str) -> str:
 
 def test_a_config_check_names_both_sizes_and_the_head_count_to_change() -> None:
     crash = assert_fixed_by(
-        model_build("ValueError: The hidden size (1000) is not a multiple of the number of attention heads (12)"),
+        model_build(
+            "ValueError: The hidden size (1000) is not a multiple of the number of attention heads (12)"
+        ),
         "shape_dtype_error",
         SUB_RULE,
         "num_attention_heads",
@@ -34,7 +36,10 @@ def test_a_config_check_names_both_sizes_and_the_head_count_to_change() -> None:
 
 def test_the_backticked_embed_dim_wording_gets_the_same_fix() -> None:
     crash = assert_fixed_by(
-        model_build("ValueError: `embed_dim` must be divisible by num_heads (got `embed_dim`: 770 and `num_heads`: 12)."),
+        model_build(
+            "ValueError: `embed_dim` must be divisible by num_heads"
+            " (got `embed_dim`: 770 and `num_heads`: 12)."
+        ),
         "shape_dtype_error",
         SUB_RULE,
         "n_head",
@@ -61,7 +66,9 @@ def test_the_cue_alone_places_the_head_split_among_shape_errors() -> None:
 def test_a_head_count_over_tensor_parallel_ranks_is_not_claimed() -> None:
     # The heads split over devices: a parallelism setting, not the layer's own shape.
     assert_not_claimed(
-        model_build("ValueError: Total number of attention heads (12) must be divisible by tensor parallel size (8)."),
+        model_build(
+            "ValueError: Total number of attention heads (12) must be divisible by tensor parallel size (8)."
+        ),
         SUB_RULE,
     )
 
@@ -73,6 +80,8 @@ def test_a_parallel_size_that_must_divide_the_kv_heads_is_not_claimed() -> None:
 def test_a_hidden_size_over_a_mesh_axis_is_not_claimed() -> None:
     # A sharding's divisibility names no head count.
     assert_not_claimed(
-        model_build("ValueError: hidden size 4098 must be divisible by the number of devices on axis 'model' (4)"),
+        model_build(
+            "ValueError: hidden size 4098 must be divisible by the number of devices on axis 'model' (4)"
+        ),
         SUB_RULE,
     )
