@@ -190,6 +190,7 @@ _DIAG151_FOLD_B = "fold B file of round diag151, not read for a rule"
 _DIAG159_FOLD_B = "fold B file of round diag159, not read for a rule"
 _DIAG158_FOLD_B = "fold B file of round diag158, not read for a rule"
 _DIAG157_FOLD_B = "fold B file of round diag157, not read for a rule"
+_DIAG160_FOLD_B = "fold B file of round diag160, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -614,6 +615,11 @@ KNOWN_DEV_MISSES = {
     "unsup_jax_eigh_subset_by_index_cpu_gpu.log": _DIAG157_FOLD_B,
     "unsup_jax_io_callback_grad_tpu.log": _DIAG157_FOLD_B,
     "unsup_jax_scipy_convolve2d_boundary_wrap.log": _DIAG157_FOLD_B,
+    # Round diag160's four fold-B files, which miss (names from this test's pass or fail), not read.
+    "init_libtpu_chips_per_process_bounds_zero_invalid_chips.log": _DIAG160_FOLD_B,
+    "init_libtpu_init_args_tristate_flag_yes.log": _DIAG160_FOLD_B,
+    "init_jax_tpu_library_path_not_pjrt_plugin.log": _DIAG160_FOLD_B,
+    "init_jax_partition_index_unexpanded_reference.log": _DIAG160_FOLD_B,
 }
 
 
