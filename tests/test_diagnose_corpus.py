@@ -193,6 +193,7 @@ _DIAG157_FOLD_B = "fold B file of round diag157, not read for a rule"
 _DIAG164_FOLD_B = "fold B file of round diag164, not read for a rule"
 _DIAG163_FOLD_B = "fold B file of round diag163, not read for a rule"
 _DIAG162_FOLD_B = "fold B file of round diag162, not read for a rule"
+_DIAG160_FOLD_B = "fold B file of round diag160, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -629,6 +630,11 @@ KNOWN_DEV_MISSES = {
     # Round diag162's two fold-B files, which miss (the round's fold-B remedy count was 0), not read.
     "shape_transformers_generate_input_longer_than_max_length.log": _DIAG162_FOLD_B,
     "shape_torch_interpolate_spatial_dims_mismatch.log": _DIAG162_FOLD_B,
+    # Round diag160's four fold-B files, which miss (names from this test's pass or fail), not read.
+    "init_libtpu_chips_per_process_bounds_zero_invalid_chips.log": _DIAG160_FOLD_B,
+    "init_libtpu_init_args_tristate_flag_yes.log": _DIAG160_FOLD_B,
+    "init_jax_tpu_library_path_not_pjrt_plugin.log": _DIAG160_FOLD_B,
+    "init_jax_partition_index_unexpanded_reference.log": _DIAG160_FOLD_B,
 }
 
 
