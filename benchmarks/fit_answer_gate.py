@@ -53,6 +53,7 @@ CHECKS = (
     "action",
     "elsewhere",
     "stack",
+    "capability",
     "no_span",
     "quote",
     "first_quote",

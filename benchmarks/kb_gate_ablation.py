@@ -51,7 +51,7 @@ SETS = {"main": "kb_eval.yaml", "paraphrase": "kb_paraphrase_eval.yaml", "refusa
 LINES = [(name, fold) for name in SETS for fold in ("A", "B")]
 
 # the checks of the whole retrieval that `answer.read_gate` names, by their functions in `answer`
-NAMED = ("cosine", "support", "unknown", "asked", "action", "elsewhere", "stack")
+NAMED = ("cosine", "support", "unknown", "asked", "action", "elsewhere", "stack", "capability")
 # the checks `answer_gate.quote_faults` and `gate_faults` call as functions, and what each returns for
 # "no fault"; a few are inline conditions, turned off through the reading they test
 QUOTE_FUNCTIONS: dict[str, Any] = {

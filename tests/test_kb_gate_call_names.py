@@ -4,7 +4,8 @@
 names no function, and a question lacking another content word is still refused. A users' word for a sources'
 word (`words.SAID_AS`: 'necessary' for a line's 'needs', a cache 'directory' for its `..._PATH`, a 'mean' for
 its 'average' or 'avg', 'inference' for its 'serving',
-'machines' for the 'hosts' it counts) counts the same way. Hand-made sheets on tiny lexical indexes."""
+'machines' for the 'hosts' it counts, 'billed' for 'charged') counts the same way. Hand-made sheets on tiny
+lexical indexes."""
 
 from __future__ import annotations
 
@@ -270,4 +271,42 @@ def test_the_machines_question_is_answered_and_refused_without_the_join(
 def test_a_line_counting_no_hosts_does_not_meet_the_machines(tmp_path: Path) -> None:
     sheet = HOSTS_SHEET.replace("64 chips on 16 hosts, four chips per host", "64 chips on 16 boards")
     reply = ask(lexical_index(tmp_path, {"frobton.md": sheet}), HOSTS_QUESTION)
+    assert not reply.covered, reply.reason
+
+
+BILLED_SHEET = """\
+# Tiny Frobton leases
+
+## Short leases
+
+- A Frobton lease cancelled within its first ten minutes is not charged. ([source](https://example.org/lease), checked 2026-12-07)
+
+## Renewals
+
+- A Frobton lease renews at midnight unless it was cancelled. ([source](https://example.org/renew), checked 2026-12-07)
+"""
+BILLED_QUESTION = "Is a Frobton lease billed to the tenant when it is cancelled within minutes?"
+
+
+@pytest.fixture(scope="module")
+def billed_index(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("said-as-billed"), {"frobton.md": BILLED_SHEET})
+
+
+def test_a_lines_charge_is_the_bill_asked_about() -> None:
+    assert "billed" in spelled_out("not charged if cancelled early").split()
+    assert "billed" not in spelled_out("not charging docks").split()
+
+
+def test_the_billed_question_is_answered_and_refused_without_the_join(
+    billed_index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert_quoted(billed_index, BILLED_QUESTION, "not charged")
+    monkeypatch.setattr(words, "SAID_AS", ())
+    reply = ask(billed_index, BILLED_QUESTION)
+    assert not reply.covered and "billed" in reply.reason, reply.reason
+
+
+def test_billed_alone_does_not_cover_another_missing_word(billed_index: KnowledgeIndex) -> None:
+    reply = ask(billed_index, "Is a Frobton lease billed twice when its renewal overlaps a refund?")
     assert not reply.covered, reply.reason

@@ -8,7 +8,8 @@ from __future__ import annotations
 import pytest
 
 from tests.kb_helpers import assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.question_reading import command_paths
+from tpu_runtime.knowledge.answer_gate import path_known
+from tpu_runtime.knowledge.question_reading import capability_asked, command_paths
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex, flat_text
 
 SHEET = """\
@@ -77,3 +78,54 @@ def test_a_subcommand_the_sources_write_answers(bare: KnowledgeIndex, full: Know
         bare, "What does xpk workload delete do to a workload of a Gridlet cluster?", "xpk workload delete"
     )
     assert_quoted(full, QUESTION, "xpk workload migrate")
+
+
+GAUGES = """\
+# Tiny gauge tools
+
+## Reading gauges
+
+- `tpu-info --gauges` prints the Zentrix gauge of each chip; `tpu-info --watch` refreshes it every second. ([source](https://example.org/gauges), checked 2026-12-07)
+- `tpu-info` reads the Zentrix gauges by polling a Quillon socket at port 7311 on the host. ([source](https://example.org/quillon), checked 2026-12-07)
+- The `tpu-ctl` helper offers `pause` and `resume` for a Zentrix replica. ([source](https://example.org/ctl), checked 2026-12-07)
+- `tpu-tune apply` writes the tuned Zentrix block sizes for a model. ([source](https://example.org/tune), checked 2026-12-07)
+"""
+
+
+@pytest.fixture(scope="module")
+def gauges(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("commands-gauges"), {"gauges.md": GAUGES})
+
+
+def test_a_program_written_only_with_flags_takes_no_subcommands(
+    gauges: KnowledgeIndex, bare: KnowledgeIndex
+) -> None:
+    assert gauges.flags_only("tpu-info")
+    assert not gauges.flags_only("tpu-tune")  # `tpu-tune apply`: a subcommand
+    assert not gauges.flags_only("tpu-ctl")  # written alone, its subcommands listed apart
+    assert not bare.flags_only("xpk")
+    assert path_known(gauges, "tpu-info work")
+    assert not path_known(gauges, "tpu-tune revert")
+
+
+def test_the_word_after_a_flags_only_program_is_the_clauses_verb(gauges: KnowledgeIndex) -> None:
+    assert command_paths("How does tpu-info work out the Zentrix gauge of each chip?") == ["tpu-info work"]
+    assert_quoted(gauges, "How does tpu-info print the Zentrix gauge of each chip?", "--gauges")
+    assert_quoted(gauges, "What does tpu-info show for the Zentrix gauge of each chip?", "--gauges")
+    # a made-up subcommand of a program whose subcommands the sources write stays unknown
+    assert_refused(gauges, "What does tpu-ctl drain do to a Zentrix replica?", "never mention tpu-ctl drain")
+    assert_refused(
+        gauges, "What does tpu-tune revert do to the Zentrix block sizes?", "never mention tpu-tune revert"
+    )
+
+
+def test_a_capability_no_passage_names_is_refused(gauges: KnowledgeIndex) -> None:
+    assert capability_asked("Does tpu-info support exporting its gauges?") == "exporting"
+    assert capability_asked("Does tpu-info print gauges?") is None
+    assert_refused(
+        gauges,
+        "Does tpu-info support exporting its Zentrix gauges on a Quillon socket?",
+        "supports 'exporting'",
+    )
+    # the same question on the action the sources name is answered
+    assert_quoted(gauges, "Does tpu-info support polling a Quillon socket for the Zentrix gauges?", "Quillon")

@@ -184,6 +184,7 @@ from tpu_runtime.knowledge.answer_gate import (
     Span,
     action_fault,
     asked_fault,
+    capability_fault,
     cosine_fault,
     elsewhere_fault,
     gate_faults,
@@ -348,6 +349,7 @@ def read_gate(question: str, index: KnowledgeIndex, result: SearchResult) -> Gat
             "action": action_fault(index, question, unknown),
             "elsewhere": elsewhere_fault(names, unknown, top, index, question),
             "stack": stack_fault(index, question, weights),
+            "capability": capability_fault(question, top),
         },
     )
     if span is not None and reading.quotable:

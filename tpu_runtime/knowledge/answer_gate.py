@@ -50,6 +50,7 @@ from tpu_runtime.knowledge.question_reading import (
     asks_why,
     assigned_values,
     attribute_of,
+    capability_asked,
     clause_asides,
     close_forms,
     command_paths,
@@ -605,7 +606,11 @@ def path_known(index: KnowledgeIndex, path: str) -> bool:
     writes its longest start (a subcommand at least) only as a command ending there, so the words after
     it are the question's own ('xpk workload create fails when ...') or arguments. A start the sources
     follow with subcommands ('xpk workload', by 'create' and 'delete') is a group, and a word after it
-    that the sources never write there is a made-up subcommand ('xpk workload migrate')."""
+    that the sources never write there is a made-up subcommand ('xpk workload migrate'). A program the
+    sources write only with flags (`tpu-info --streaming`) has no subcommands: the words after it are the
+    question's own ('does tpu-info show ...')."""
+    if index.flags_only(path.split()[0]):
+        return True
     for words in path_forms(path):
         if index.writes(" ".join(words)):
             return True
@@ -1526,6 +1531,16 @@ def action_fault(index: KnowledgeIndex, question: str, unknown: list[str]) -> st
         and _family_df(index, action) == 0
     ):
         return f"the sources never mention '{action}', the action the question asks how to do"
+    return None
+
+
+def capability_fault(question: str, passages: list[Passage]) -> str | None:
+    """Why a 'does X support <verb>ing ...' question is not covered when no retrieved passage names the
+    action in any form: a passage on the same thing doing another action ('reads ... by scraping an
+    endpoint') does not say whether it can do this one."""
+    capability = capability_asked(question)
+    if capability and not any(_present(_passage_terms(p), capability) for p in passages):
+        return f"the question asks whether something supports '{capability}' and no passage names it"
     return None
 
 

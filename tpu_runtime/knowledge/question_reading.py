@@ -846,6 +846,21 @@ def assigned_values(question: str) -> list[str]:
     return list(dict.fromkeys(m.group(1).lower() for m in _ASSIGNED_RE.finditer(question)))
 
 
+# 'Does tpu-info support exposing ...', 'can X allow resizing ...': a yes/no question on whether something
+# can do an action, the action written as a gerund after a verb of permitting
+_CAPABILITY_RE = re.compile(
+    r"^\s*(?:does|do|can|will|is|are)\b[^?]*?\b(?:supports?|allows?|lets?|permits?)\s+([a-z]{3,}ing)\b", re.I
+)
+
+
+def capability_asked(question: str) -> str | None:
+    """The action a 'does X support <verb>ing ...' question asks whether something can do ('exposing'),
+    lowercased: a line on the same thing doing another action ('reads ... by scraping an endpoint') does
+    not say whether it can do this one."""
+    match = _CAPABILITY_RE.search(question)
+    return match.group(1).lower() if match else None
+
+
 # "on what date", "which year": a calendar date, not a release number
 _ASKS_DATE_RE = re.compile(r"\b(?:what|which)\s+(?:date|day|year|month)\b", re.I)
 

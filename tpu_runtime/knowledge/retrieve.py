@@ -318,6 +318,21 @@ class KnowledgeIndex:
         words = r"\s+".join(re.escape(w) for w in phrase.split())
         return re.search(rf"(?<![\w./-])(?i:{words})\s+[a-z][a-z0-9-]*(?![\w./=(])", self._spaced) is not None
 
+    def flags_only(self, program: str) -> bool:
+        """Whether the sources write the program's command line in code (after a backtick, a shell prompt
+        or a code fence) with a flag after its name (`tpu-info --streaming`) and never a lower-case word
+        (`xpk workload create`): the program takes no subcommands, so the word after its name in a question
+        is the clause's verb ('how does tpu-info work out ...'). A program written alone, its subcommands
+        listed apart (`tpu-ctl` ... `pause`), is not known to be one."""
+        with self._lock:
+            if self._spaced is None:
+                self._spaced = " " + " ".join(" ".join(c.text.split()) for c in self.chunks) + " "
+        command = rf"(?:`|```[a-z]*\s+|\$\s+)(?i:{re.escape(program)})\s+"
+        return (
+            re.search(rf"{command}--?[a-z]", self._spaced) is not None
+            and re.search(rf"{command}[a-z][a-z0-9-]*(?![\w./=(])", self._spaced) is None
+        )
+
     def document_frequency(self, token: str) -> int:
         retriever = self.lexical._retriever
         ids = retriever.get_tokens_ids([token])

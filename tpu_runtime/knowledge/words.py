@@ -79,6 +79,7 @@ SAID_AS: tuple[tuple[str, str], ...] = (
     ("mean", "avg"),
     ("inference", "serving"),
     ("machines", "hosts"),
+    ("billed", "charged"),
 )
 _WORDS_RE = re.compile(r"[a-z]+")
 
