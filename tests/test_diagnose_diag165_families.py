@@ -1,6 +1,6 @@
-"""Round diag165's crash-rule fixes, with wordings written here (not the corpus files) and nearby wordings they
-must not claim: torch.distributed's own start-up argument checks (`crash_rules/runtime_init_failure.yaml`;
-docs/diagnose-accuracy.md, "Round diag165")."""
+"""Round diag165's crash-rule fixes, with wordings written here (not the corpus files) and nearby wordings
+they must not claim: torch.distributed's own start-up argument checks
+(`crash_rules/runtime_init_failure.yaml`; docs/diagnose-accuracy.md, "Round diag165")."""
 
 from __future__ import annotations
 
@@ -23,15 +23,20 @@ INIT = 'dist.init_process_group("gloo")'
 
 
 def test_a_second_default_group_is_told_to_guard_the_call() -> None:
-    text = start_up(INIT, "distributed_c10d.py", "ValueError: trying to initialize the default process group twice!")
-    assert_fixed_by(text, "runtime_init_failure", "default_process_group_initialized_twice", "is_initialized()")
+    text = start_up(
+        INIT, "distributed_c10d.py", "ValueError: trying to initialize the default process group twice!"
+    )
+    assert_fixed_by(
+        text, "runtime_init_failure", "default_process_group_initialized_twice", "is_initialized()"
+    )
 
 
 def test_a_group_used_before_it_exists_keeps_its_own_fix() -> None:
     text = start_up(
         "dist.barrier()",
         "distributed_c10d.py",
-        "ValueError: Default process group has not been initialized, please make sure to call init_process_group.",
+        "ValueError: Default process group has not been initialized, please make sure to call"
+        " init_process_group.",
     )
     assert_not_claimed(text, "default_process_group_initialized_twice")
 
@@ -77,7 +82,8 @@ def test_peers_that_never_joined_the_store_stay_a_timeout() -> None:
     text = start_up(
         INIT,
         "rendezvous.py",
-        "torch.distributed.DistStoreError: Timed out after 61 seconds waiting for clients. 3/4 clients joined.",
+        "torch.distributed.DistStoreError: Timed out after 61 seconds waiting for clients."
+        " 3/4 clients joined.",
     )
     assert_not_claimed(text, "store_world_size_zero")
     assert diagnose_rules_alone(text).category == "collective_timeout"
@@ -93,7 +99,9 @@ def test_an_init_method_beside_a_store_is_told_to_keep_one() -> None:
 
 
 def test_two_config_options_that_exclude_each_other_are_not_claimed() -> None:
-    text = start_up(INIT, "distributed_c10d.py", "ValueError: Cannot specify both mesh_shape and dcn_mesh_shape")
+    text = start_up(
+        INIT, "distributed_c10d.py", "ValueError: Cannot specify both mesh_shape and dcn_mesh_shape"
+    )
     assert_not_claimed(text, "init_method_and_store_together")
 
 
@@ -101,7 +109,8 @@ def test_an_unregistered_rendezvous_backend_names_c10d() -> None:
     text = start_up(
         "elastic_launch(config, entrypoint)()",
         "elastic/rendezvous/api.py",
-        "ValueError: The rendezvous backend 'zookeeper' is not registered. Did you forget to call `register`?",
+        "ValueError: The rendezvous backend 'zookeeper' is not registered."
+        " Did you forget to call `register`?",
     )
     crash = assert_fixed_by(text, "runtime_init_failure", "rendezvous_backend_not_registered", "c10d")
     assert "'zookeeper'" in crash.fix, crash.fix
