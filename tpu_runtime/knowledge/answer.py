@@ -102,6 +102,9 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   `answer_gate.named_otherwise`); there and in the quote's specific-term check, a percentage by the word a
   line uses for that share ('50%' by 'half': `share_words`) and a number type asked by width and kind by its
   short name ('8-bit float' by 'FP8': `width_names`, which ranking reads too);
+- phrasal verbs: the verb right before a particle ('it came up', 'chips are handed out') weighs little in the
+  support share when that counts for more (`answer_gate.phrasal_weights`): the pair means what a line names
+  in its own word ('creation', 'allocated');
 - misspellings: a plain lower-case word that no source writes and that is no English word ('comand',
   'kernal') is read as the English word one edit away that the sources use most (`spelling.respelled`);
 - lead-ins: a few plain words before a colon ('Quick question:', 'I was wondering:') frame the question
@@ -190,6 +193,7 @@ from tpu_runtime.knowledge.answer_gate import (
     gate_faults,
     named_otherwise,
     needed_support,
+    phrasal_weights,
     quote_faults,
     section_support,
     stack_code_fault,
@@ -316,6 +320,8 @@ def read_gate(question: str, index: KnowledgeIndex, result: SearchResult) -> Gat
     shares = [weights] + (
         [{t: w * ASIDE_WEIGHT if t in told else w for t, w in weights.items()}] if told else []
     )
+    # the verb of a phrasal verb ('came up') let off as the story is, the larger share counting
+    shares += [w for w in (phrasal_weights(question, s) for s in shares) if w is not None]
     otherwise = named_otherwise(question)
     supports = [max(support(w, p, otherwise) for w in shares) for p in top]
     best_at = max(range(len(top)), key=lambda i: supports[i])

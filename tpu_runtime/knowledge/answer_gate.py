@@ -353,6 +353,36 @@ PARTICLES = frozenset(("up", "down", "out", "off", "back", "over"))
 PARTICLE_REACH = 3
 
 
+# the particles read as ending a phrasal verb: 'over' is left out, as it is mostly a preposition ('priority
+# over another', 'over ICI')
+PHRASAL_PARTICLES = PARTICLES - {"over"}
+# a verb and its particle as two words: a hyphen makes a compound ('rounding-up division'), not a phrasal verb
+_PHRASAL_RE = re.compile(rf"(?<![\w-])([a-z]+)\s+(?:{'|'.join(sorted(PHRASAL_PARTICLES))})(?![\w-])", re.I)
+
+
+def phrasal_verbs(question: str) -> set[str]:
+    """The verbs of the question's phrasal verbs, each right before one of `PHRASAL_PARTICLES` ('came up',
+    'hands out', 'comes out'): the pair means what neither word does alone (a TPU that 'came up' was
+    created, chips 'handed out' are allocated), so a line names the meaning in its own word and the verb
+    on its own is no word a source must write (the particle keeps its weight). Read by `phrasal_weights`."""
+    found: set[str] = set()
+    for m in _PHRASAL_RE.finditer(question):
+        verb = m.group(1).lower()
+        if len(verb) >= 3 and verb not in PARTICLES and verb not in QUESTION_WORDS:
+            found.add(verb)
+    return found
+
+
+def phrasal_weights(question: str, weights: dict[str, float]) -> dict[str, float] | None:
+    """The weights with the verbs of the question's phrasal verbs (`phrasal_verbs`) at `ASIDE_WEIGHT`, or
+    None when it writes none: the support share is taken with and without them, the larger counting, so a
+    passage naming the verb (or the joined word, `named_otherwise`) loses nothing."""
+    phrasal = phrasal_verbs(question) & set(weights)
+    if not phrasal:
+        return None
+    return {t: w * ASIDE_WEIGHT if t in phrasal else w for t, w in weights.items()}
+
+
 def named_otherwise(question: str) -> dict[str, re.Pattern[str]]:
     """Words of the question that a passage names in another form, each with the pattern of that form in a
     passage's text: the 'long' of a 'how long' question by a time ('results are cached for 24 hours'), as
