@@ -193,6 +193,7 @@ _DIAG157_FOLD_B = "fold B file of round diag157, not read for a rule"
 _DIAG164_FOLD_B = "fold B file of round diag164, not read for a rule"
 _DIAG163_FOLD_B = "fold B file of round diag163, not read for a rule"
 _DIAG162_FOLD_B = "fold B file of round diag162, not read for a rule"
+_DIAG166_FOLD_B = "fold B file of round diag166, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -629,6 +630,9 @@ KNOWN_DEV_MISSES = {
     # Round diag162's two fold-B files, which miss (the round's fold-B remedy count was 0), not read.
     "shape_transformers_generate_input_longer_than_max_length.log": _DIAG162_FOLD_B,
     "shape_torch_interpolate_spatial_dims_mismatch.log": _DIAG162_FOLD_B,
+    # Round diag166's two fold-B files that miss (the round's fold-B remedy count was 1 of 3), not read.
+    "shape_jax_grad_has_aux_three_outputs.log": _DIAG166_FOLD_B,
+    "shape_jax_stack_shapes_differ.log": _DIAG166_FOLD_B,
 }
 
 
