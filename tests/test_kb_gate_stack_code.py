@@ -10,7 +10,7 @@ import importlib
 import pytest
 
 from tests.kb_helpers import ask, assert_quoted, assert_refused, lexical_index
-from tpu_runtime.knowledge.answer_gate import stack_code_fault
+from tpu_runtime.knowledge.answer_gate import stack_fault
 from tpu_runtime.knowledge.question_reading import _weights
 from tpu_runtime.knowledge.retrieve import KnowledgeIndex
 
@@ -77,14 +77,14 @@ def test_the_question_without_the_stack_is_still_answered(apart: KnowledgeIndex)
 
 
 def test_a_passage_about_the_stack_naming_the_code_lets_it_through(together: KnowledgeIndex) -> None:
-    assert stack_code_fault(together, QUESTION, _weights(together, QUESTION)) is None
+    assert stack_fault(together, QUESTION, _weights(together, QUESTION)) is None
     assert_quoted(together, QUESTION, "jax.zorp_map")
 
 
 def test_plain_words_and_unknown_codes_are_left_to_other_checks(apart: KnowledgeIndex) -> None:
     # 'ragged' is written only about JAX, but a plain word a stack's passages may say otherwise
     plain = "How do I use a ragged zorp in a MaxText training step?"
-    assert stack_code_fault(apart, plain, _weights(apart, plain)) is None
+    assert stack_fault(apart, plain, _weights(apart, plain)) is None
     # a code name no source writes is the unknown-name check's
     unknown = "How do I call jax.blip_map from inside a MaxText training step?"
-    assert stack_code_fault(apart, unknown, _weights(apart, unknown)) is None
+    assert stack_fault(apart, unknown, _weights(apart, unknown)) is None

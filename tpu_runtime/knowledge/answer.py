@@ -161,7 +161,7 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
   (`single_scope_fault`; judged on the first quote);
 - a stack and another's code: a question naming a stack and a code name ('jax.shard_map', with '_' or '.')
   that the sources write but no passage about that stack does ('call jax.shard_map from inside a TensorFlow
-  tf.function') is not covered: no line says how the two go together (`stack_code_fault`; plain words are
+  tf.function') is not covered: no line says how the two go together (`stack_fault`; plain words are
   left to the support share);
 - a quote is checked to occur in its passage.
 
@@ -196,7 +196,7 @@ from tpu_runtime.knowledge.answer_gate import (
     phrasal_weights,
     quote_faults,
     section_support,
-    stack_code_fault,
+    stack_fault,
     support,
     support_fault,
     unknown_fault,
@@ -301,11 +301,6 @@ class GateReading:
         return runner_ups(
             index, self.question, self.ranked, self.specific, list(self.weights), self.names, self.top
         )
-
-
-def stack_fault(index: KnowledgeIndex, question: str, weights: dict[str, float]) -> str | None:
-    """`answer_gate.stack_code_fault`, named here as the other checks of the whole retrieval are."""
-    return stack_code_fault(index, question, weights)
 
 
 def read_gate(question: str, index: KnowledgeIndex, result: SearchResult) -> GateReading:

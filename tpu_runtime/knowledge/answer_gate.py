@@ -1612,17 +1612,11 @@ def common_name_led(index: KnowledgeIndex, question: str, name: str, retrieved: 
     return any(_present(terms, lead) for lead in leads if lead not in STOPWORDS for terms in retrieved)
 
 
-@functools.lru_cache(maxsize=4)
-def _lowered_passages(index: KnowledgeIndex) -> list[str]:
-    """Each indexed passage's heading and text in lower case, in the index's order (once per index)."""
-    return [f"{chunk.section or ''}\n{chunk.text}".lower() for chunk in index.chunks]
-
-
 def written_about(index: KnowledgeIndex, code: str, stack: str) -> bool:
     """Whether a passage about `stack` writes `code`: one naming the stack in its line or heading, or from
     the stack's own sheet (`product_fault`'s reading). A plain scan: only a question naming a stack and a
     code name the sources know asks it, and a code name is in few passages."""
-    for chunk, lowered in zip(index.chunks, _lowered_passages(index), strict=True):
+    for chunk, lowered in zip(index.chunks, index.lowered_passages(), strict=True):
         if code not in lowered:
             continue
         heading = chunk.section or ""
@@ -1634,7 +1628,7 @@ def written_about(index: KnowledgeIndex, code: str, stack: str) -> bool:
     return False
 
 
-def stack_code_fault(index: KnowledgeIndex, question: str, weights: dict[str, float]) -> str | None:
+def stack_fault(index: KnowledgeIndex, question: str, weights: dict[str, float]) -> str | None:
     """Why a question pairing a stack with a code name the sources write only about other things is not
     covered: 'call jax.shard_map from inside a TensorFlow tf.function' (no passage about TensorFlow writes
     `jax.shard_map`), so no line says how the two go together, however well the JAX lines match. Only a

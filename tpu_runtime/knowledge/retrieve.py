@@ -101,6 +101,7 @@ class KnowledgeIndex:
         self._lock = threading.Lock()
         self._flat: str | None = None  # every passage's text, flattened once for `writes`
         self._spaced: str | None = None  # every passage's text, case kept, one space apart (`continued`)
+        self._lowered: list[str] | None = None  # each passage's heading and text in lower case
 
     @classmethod
     def open(cls, folder: Path) -> KnowledgeIndex:
@@ -312,11 +313,9 @@ class KnowledgeIndex:
         """Whether some passage writes the phrase followed directly by a lower-case word ('xpk workload'
         by 'create'), as a command group is followed by its subcommands; a command the sources close
         with a backtick, a placeholder (`QR_ID`) or a flag is not. The phrase matches in any case."""
-        with self._lock:
-            if self._spaced is None:
-                self._spaced = " " + " ".join(" ".join(c.text.split()) for c in self.chunks) + " "
+        spaced = self._spaced_text()
         words = r"\s+".join(re.escape(w) for w in phrase.split())
-        return re.search(rf"(?<![\w./-])(?i:{words})\s+[a-z][a-z0-9-]*(?![\w./=(])", self._spaced) is not None
+        return re.search(rf"(?<![\w./-])(?i:{words})\s+[a-z][a-z0-9-]*(?![\w./=(])", spaced) is not None
 
     def flags_only(self, program: str) -> bool:
         """Whether the sources write the program's command line in code (after a backtick, a shell prompt
@@ -324,14 +323,27 @@ class KnowledgeIndex:
         (`xpk workload create`): the program takes no subcommands, so the word after its name in a question
         is the clause's verb ('how does tpu-info work out ...'). A program written alone, its subcommands
         listed apart (`tpu-ctl` ... `pause`), is not known to be one."""
+        spaced = self._spaced_text()
+        command = rf"(?:`|```[a-z]*\s+|\$\s+)(?i:{re.escape(program)})\s+"
+        return (
+            re.search(rf"{command}--?[a-z]", spaced) is not None
+            and re.search(rf"{command}[a-z][a-z0-9-]*(?![\w./=(])", spaced) is None
+        )
+
+    def _spaced_text(self) -> str:
+        """Every passage's text, case kept, one space apart, built once (`continued`, `flags_only`)."""
         with self._lock:
             if self._spaced is None:
                 self._spaced = " " + " ".join(" ".join(c.text.split()) for c in self.chunks) + " "
-        command = rf"(?:`|```[a-z]*\s+|\$\s+)(?i:{re.escape(program)})\s+"
-        return (
-            re.search(rf"{command}--?[a-z]", self._spaced) is not None
-            and re.search(rf"{command}[a-z][a-z0-9-]*(?![\w./=(])", self._spaced) is None
-        )
+            return self._spaced
+
+    def lowered_passages(self) -> list[str]:
+        """Each passage's heading and text in lower case, in the index's order, built once: a scan for a
+        code name over every passage (`answer_gate.written_about`) then costs no lowering per question."""
+        with self._lock:
+            if self._lowered is None:
+                self._lowered = [f"{c.section or ''}\n{c.text}".lower() for c in self.chunks]
+            return self._lowered
 
     def document_frequency(self, token: str) -> int:
         retriever = self.lexical._retriever
