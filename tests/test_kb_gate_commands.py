@@ -129,3 +129,44 @@ def test_a_capability_no_passage_names_is_refused(gauges: KnowledgeIndex) -> Non
     )
     # the same question on the action the sources name is answered
     assert_quoted(gauges, "Does tpu-info support polling a Quillon socket for the Zentrix gauges?", "Quillon")
+
+
+CLUSTERS = """\
+# Tiny xpk clusters
+
+## Cluster subcommands
+
+- `xpk cluster create --cluster C --tpu-type T` makes a Gridlet cluster of Quorvan slices. ([source](https://example.org/create), checked 2026-12-08)
+- The `xpk cluster` group has `create`, `delete`, `describe` and `list`. ([source](https://example.org/group), checked 2026-12-08)
+- Deleting a Gridlet cluster waits for its Quorvan workloads to stop; pass `--force` to stop them first and delete it anyway. ([source](https://example.org/force), checked 2026-12-08)
+"""
+STUCK = "xpk cluster delete hangs while Quorvan workloads run on the Gridlet cluster; how do I stop them first and delete it anyway?"
+
+
+@pytest.fixture(scope="module")
+def clusters(tmp_path_factory: pytest.TempPathFactory) -> KnowledgeIndex:
+    return lexical_index(tmp_path_factory.mktemp("commands-clusters"), {"clusters.md": CLUSTERS})
+
+
+def test_a_group_lists_its_subcommands_apart(clusters: KnowledgeIndex) -> None:
+    assert clusters.lists("xpk cluster", "delete")
+    assert clusters.lists("XPK Cluster", "list")
+    assert not clusters.lists("xpk cluster", "migrate")  # not listed
+    assert not clusters.lists("xpk cluster", "force")  # a flag is no subcommand
+    assert not clusters.lists("xpk", "cluster")  # the program is not written closed in code
+    # the group is written whole and followed by a subcommand, and no source writes 'xpk cluster delete'
+    assert clusters.continued("xpk cluster") and not clusters.writes("xpk cluster delete")
+    assert path_known(clusters, "xpk cluster delete hangs")
+    assert not path_known(clusters, "xpk cluster migrate hangs")
+
+
+def test_a_listed_subcommand_before_the_users_story_is_known(
+    clusters: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert command_paths(STUCK) == ["xpk cluster delete hangs"]
+    assert_quoted(clusters, STUCK, "--force")
+    # a subcommand the group's line does not list stays a made-up one
+    assert_refused(clusters, STUCK.replace("delete", "migrate", 1), "never mention xpk cluster migrate")
+    # with the listing unread, the story's word makes the path unknown, as before
+    monkeypatch.setattr(KnowledgeIndex, "lists", lambda self, group, word: False)
+    assert_refused(clusters, STUCK, "never mention xpk cluster delete hangs")

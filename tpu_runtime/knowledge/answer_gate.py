@@ -636,9 +636,12 @@ def path_known(index: KnowledgeIndex, path: str) -> bool:
     writes its longest start (a subcommand at least) only as a command ending there, so the words after
     it are the question's own ('xpk workload create fails when ...') or arguments. A start the sources
     follow with subcommands ('xpk workload', by 'create' and 'delete') is a group, and a word after it
-    that the sources never write there is a made-up subcommand ('xpk workload migrate'). A program the
-    sources write only with flags (`tpu-info --streaming`) has no subcommands: the words after it are the
-    question's own ('does tpu-info show ...')."""
+    that the sources never write there is a made-up subcommand ('xpk workload migrate'), unless a line
+    lists it apart among the group's subcommands (`KnowledgeIndex.lists`: 'the `gcloud alpha compute tpus
+    queued-resources` group has `create`, `delete` ...'): the words after it are then the question's own
+    ('... queued-resources delete fails since ...'). A program the sources write only with flags
+    (`tpu-info --streaming`) has no subcommands: the words after it are the question's own ('does
+    tpu-info show ...')."""
     if index.flags_only(path.split()[0]):
         return True
     for words in path_forms(path):
@@ -648,7 +651,8 @@ def path_known(index: KnowledgeIndex, path: str) -> bool:
         for end in range(len(words) - 1, lead, -1):
             start = " ".join(words[:end])
             if index.writes(start):
-                if not index.continued(start):
+                # a group the sources follow with subcommands: the next word is one when a line lists it
+                if not index.continued(start) or index.lists(start, words[end]):
                     return True
                 break
     return False

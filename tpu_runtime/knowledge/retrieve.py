@@ -330,6 +330,15 @@ class KnowledgeIndex:
             and re.search(rf"{command}[a-z][a-z0-9-]*(?![\w./=(])", spaced) is None
         )
 
+    def lists(self, group: str, word: str) -> bool:
+        """Whether some passage writes the command group in code, closed there (`gcloud alpha compute tpus
+        queued-resources`), and the word in a code span of its own (`delete`, `pause --timeout=60`): a line
+        listing a group's subcommands apart names each one a command of the group, though no source writes
+        the two together. The group and word match in any case."""
+        group_code = "`" + " ".join(group.lower().split()) + "`"
+        word_code = re.compile(rf"`{re.escape(word.lower())}(?:`|\s)")
+        return any(group_code in text and word_code.search(text) for text in self.lowered_passages())
+
     def _spaced_text(self) -> str:
         """Every passage's text, case kept, one space apart, built once (`continued`, `flags_only`)."""
         with self._lock:
