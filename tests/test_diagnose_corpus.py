@@ -196,6 +196,7 @@ _DIAG162_FOLD_B = "fold B file of round diag162, not read for a rule"
 _DIAG160_FOLD_B = "fold B file of round diag160, not read for a rule"
 _DIAG165_FOLD_B = "fold B file of round diag165, not read for a rule"
 _DIAG166_FOLD_B = "fold B file of round diag166, not read for a rule"
+_DIAG168_FOLD_B = "fold B file of round diag168, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -645,6 +646,11 @@ KNOWN_DEV_MISSES = {
     # Round diag166's two fold-B files that miss (the round's fold-B remedy count was 1 of 3), not read.
     "shape_jax_grad_has_aux_three_outputs.log": _DIAG166_FOLD_B,
     "shape_jax_stack_shapes_differ.log": _DIAG166_FOLD_B,
+    # Round diag168's four fold-B files, all of which miss (by the corpus test's pass or fail alone), not read.
+    "shape_torch_cross_entropy_one_hot_long_targets.log": _DIAG168_FOLD_B,
+    "shape_torch_einsum_subscript_size_not_broadcast.log": _DIAG168_FOLD_B,
+    "shape_torch_index_select_2d_index.log": _DIAG168_FOLD_B,
+    "shape_torch_export_dim_min_above_max.log": _DIAG168_FOLD_B,
 }
 
 
