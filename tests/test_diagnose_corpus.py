@@ -646,7 +646,8 @@ KNOWN_DEV_MISSES = {
     # Round diag166's two fold-B files that miss (the round's fold-B remedy count was 1 of 3), not read.
     "shape_jax_grad_has_aux_three_outputs.log": _DIAG166_FOLD_B,
     "shape_jax_stack_shapes_differ.log": _DIAG166_FOLD_B,
-    # Round diag168's four fold-B files, all of which miss (by the corpus test's pass or fail alone), not read.
+    # Round diag168's four fold-B files, all of which miss (by the corpus test's pass or fail alone),
+    # not read.
     "shape_torch_cross_entropy_one_hot_long_targets.log": _DIAG168_FOLD_B,
     "shape_torch_einsum_subscript_size_not_broadcast.log": _DIAG168_FOLD_B,
     "shape_torch_index_select_2d_index.log": _DIAG168_FOLD_B,
