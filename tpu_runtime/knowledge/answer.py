@@ -169,10 +169,10 @@ The rules live by concern, so each is found in one place, and data flows one way
 (what the question asks; it imports neither of the others), `answer_gate` (the checks that refuse a quote)
 and `quote_choice` (the ranking of lines, the next line of a sheet taking the first one's place when that one
 restates the question's names in code and the question asks a name (`next_line_answer`), the bullets beside
-the weighed passages ranked too once the gate passes (`neighbour_passages`, read here by `with_neighbours`), and
-the runner-ups, held to the gate's checks); `spelling` rewrites misspelt words before any of them reads the question. This
-module keeps `read_gate`, which measures the support share and runs the gate's checks of the whole
-retrieval (`cosine_fault`, `support_fault`, `unknown_fault`, `asked_fault`, `action_fault`,
+the weighed passages ranked too once the gate passes (`neighbour_passages`, read by `with_neighbours`), and
+the runner-ups, held to the gate's checks); `spelling` rewrites misspelt words before any of them reads the
+question. This module keeps `read_gate`, which measures the support share and runs the gate's checks of the
+whole retrieval (`cosine_fault`, `support_fault`, `unknown_fault`, `asked_fault`, `action_fault`,
 `elsewhere_fault`, `stack_fault`) and of the quote into one `GateReading`, and `compose`, which judges from
 that reading, chooses the quotes and assembles the reply.
 
