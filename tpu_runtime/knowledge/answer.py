@@ -168,11 +168,10 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 The rules live by concern, so each is found in one place, and data flows one way: `question_reading`
 (what the question asks; it imports neither of the others), `answer_gate` (the checks that refuse a quote)
 and `quote_choice` (the ranking of lines, the next line of a sheet taking the first one's place when that one
-restates the question's names in code and the question asks a name (`next_line_answer`), the bullets beside
-the weighed passages ranked too once the gate passes (`neighbour_passages`, read by `with_neighbours`), and
-the runner-ups, held to the gate's checks); `spelling` rewrites misspelt words before any of them reads the
-question. This module keeps `read_gate`, which measures the support share and runs the gate's checks of the
-whole retrieval (`cosine_fault`, `support_fault`, `unknown_fault`, `asked_fault`, `action_fault`,
+restates the question's names in code and the question asks a name (`next_line_answer`), and the runner-ups,
+held to the gate's checks); `spelling` rewrites misspelt words before any of them reads the question. This
+module keeps `read_gate`, which measures the support share and runs the gate's checks of the whole
+retrieval (`cosine_fault`, `support_fault`, `unknown_fault`, `asked_fault`, `action_fault`,
 `elsewhere_fault`, `stack_fault`) and of the quote into one `GateReading`, and `compose`, which judges from
 that reading, chooses the quotes and assembles the reply.
 
@@ -220,7 +219,6 @@ from tpu_runtime.knowledge.question_reading import (
 from tpu_runtime.knowledge.quote_choice import (
     RUNNER_UP_SHARE,
     SUPPORT_PASSAGES,
-    neighbour_passages,
     next_line_answer,
     ranked_spans,
     runner_ups,
@@ -325,10 +323,8 @@ def read_gate(question: str, index: KnowledgeIndex, result: SearchResult) -> Gat
     best_support = supports[best_at]
     specific = [t for t in weights if is_specific(t) and _df(index, t) > 0]
     units = value_units(question)
-    near = neighbour_passages(index, passages)
-    beside = ranked_spans(target_weights(question, weights), passages, specific, units, question, near)
-    near_ids = {p.chunk_id for _, p in near}
-    ranked = next_line_answer(index, question, [sp for sp in beside if sp.passage.chunk_id not in near_ids])
+    ranked = ranked_spans(target_weights(question, weights), passages, specific, units, question)
+    ranked = next_line_answer(index, question, ranked)
     span = ranked[0] if ranked else None
     if span is not None:  # the quote's own section, its retrieved lines taken together
         best_support = max(best_support, *(section_support(w, span.passage, top, otherwise) for w in shares))
@@ -360,27 +356,7 @@ def read_gate(question: str, index: KnowledgeIndex, result: SearchResult) -> Gat
     if span is not None and reading.quotable:
         reading.quote_reasons = quote_faults(index, question, span, specific, list(weights), names, top)
         reading.first_quote_reasons = gate_faults(question, span, top)
-    if near and not reading.reasons():
-        reading.ranked = with_neighbours(index, reading, next_line_answer(index, question, beside))
     return reading
-
-
-def with_neighbours(index: KnowledgeIndex, reading: GateReading, beside: list[Span]) -> list[Span]:
-    """The lines to quote from once the gate passes: `beside` (the weighed passages' lines ranked with the
-    bullets next to them, `neighbour_passages`) when its first line is the gate's own or passes the same
-    quote checks, else the gate's ranking. The gate judges the retrieval without the neighbours, so a
-    bullet beside a passage never turns a refusal into an answer; it only changes which line answers."""
-    first = beside[0]
-    span = reading.span
-    assert span is not None
-    if first.passage.chunk_id == span.passage.chunk_id and first.text == span.text:
-        return beside
-    if first.text not in first.passage.text:
-        return reading.ranked
-    faults = quote_faults(
-        index, reading.question, first, reading.specific, list(reading.weights), reading.names, reading.top
-    ) or gate_faults(reading.question, first, reading.top)
-    return reading.ranked if faults else beside
 
 
 def compose(question: str, index: KnowledgeIndex, result: SearchResult) -> Answer:

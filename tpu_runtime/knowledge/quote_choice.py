@@ -113,12 +113,6 @@ RUNNER_UP_SCAN = 5
 # a close line sharing at least this share of its distinct content words with a line already quoted restates
 # it and is passed over (`restates`; dev fold A chose 0.6 of 0.5/0.6: the same answers, 0.6 the stricter)
 RESTATED_SHARE = 0.6
-# whether the bullets right before and after each weighed passage in its sheet section are ranked too once
-# the gate passes (`neighbour_passages`, `answer.with_neighbours`); off to compare
-NEIGHBOUR_LINES = True
-# score factor of such a bullet's lines (dev fold A chose 0.8 of 0.8/0.9: 0.9 lost a main and a paraphrase
-# answer to a bullet beside the answering line)
-NEIGHBOUR_SHARE = 0.8
 _PER_RE = re.compile(r"\bper[\s-]+(chip|host|pod|slice|vm|tensorcore|core)\b", re.I)
 # "What is X (for)", "what does X do": the question asks for a definition
 _ASKS_DEFINITION_RE = re.compile(r"^\s*what\s+(?:is|are|does|do)\b", re.I)
@@ -380,12 +374,9 @@ def ranked_spans(
     specific: list[str] | None = None,
     units: dict[str, re.Pattern[str]] | None = None,
     question: str | None = None,
-    neighbours: list[tuple[int, Passage]] | None = None,
 ) -> list[Span]:
     """Every candidate span of the weighed passages with its score, best first; given the question, a
-    docstring summary of the symbol it asks about (`summary_passages`) gets `SUMMARY_BONUS`. `neighbours`
-    (`neighbour_passages`: the rank of the weighed passage each stands beside, and the bullet itself) are
-    scored as lines of that passage, times `NEIGHBOUR_SHARE`."""
+    docstring summary of the symbol it asks about (`summary_passages`) gets `SUMMARY_BONUS`."""
     spans: list[Span] = []
     summaries = summary_passages(question, passages) if question else set()
     subject = definition_subject(question) if question else None
@@ -405,21 +396,13 @@ def ranked_spans(
     if specific and question:
         specific = asked_specific(question, specific)
     # each passage's heading and candidate lines, split once for the generation check and the scoring
-    split = [
-        (rank, passage, _heading(passage), candidate_spans(passage.text), 1.0)
-        for rank, passage in enumerate(weighed)
-    ] + [
-        (rank, passage, _heading(passage), candidate_spans(passage.text), NEIGHBOUR_SHARE)
-        for rank, passage in neighbours or []
-    ]
+    split = [(passage, _heading(passage), candidate_spans(passage.text)) for passage in weighed]
     numbers = question_numbers(question) if question else set()
     counted = counts_asked(question) if question else set()
-    # the generation and frame checks compare the weighed passages' lines only, so a line keeps its score
-    # whether or not neighbours are ranked beside it
-    pairs = [(heading, sp) for _, _, heading, lines, _ in split[: len(weighed)] for sp in lines]
+    pairs = [(heading, sp) for _, heading, lines in split for sp in lines]
     unnamed = generation_unnamed(question, pairs) if question else set()
     unframed = frame_unnamed(question, pairs) if question else set()
-    for rank, passage, heading, lines, share in split:
+    for rank, (passage, heading, lines) in enumerate(split):
         for span in lines:
             # the span's own words count fully, terms only its heading names count part: every line under
             # a matching heading shares the heading, so it must not decide between them
@@ -457,7 +440,6 @@ def ranked_spans(
                 overlap *= FAULT_MISS
             # among equally covering spans, the one whose words are mostly the question's reads best
             overlap *= 1.0 + DENSITY_BONUS * _density(weights, span)
-            overlap *= share
             if passage.kind == "curated":  # vetted restatements win near ties
                 overlap *= CURATED_SPAN_BONUS
             if passage.chunk_id in summaries:
@@ -490,25 +472,6 @@ def ranked_spans(
     # stable: among equal scores the earlier (higher-ranked) span stays first
     spans.sort(key=lambda sp: -sp.overlap)
     return spans
-
-
-def neighbour_passages(index: KnowledgeIndex, passages: list[Passage]) -> list[tuple[int, Passage]]:
-    """The bullets right before and after each weighed passage in its file and section that retrieval did
-    not return, each with the rank of the passage it stands beside and that passage's cosine: a sheet
-    often says one thing of a subject in one bullet and what the question asks in the next, and retrieval
-    may return only the first. Off (empty) unless `NEIGHBOUR_LINES`."""
-    if not NEIGHBOUR_LINES:
-        return []
-    weighed = passages[:SUPPORT_PASSAGES]
-    seen = {p.chunk_id for p in weighed}
-    found: list[tuple[int, Passage]] = []
-    for rank, passage in enumerate(weighed):
-        for near in (index.previous_line(passage), index.next_line(passage)):
-            if near is None or near.chunk_id in seen:
-                continue
-            seen.add(near.chunk_id)
-            found.append((rank, near.model_copy(update={"cosine": passage.cosine})))
-    return found
 
 
 def runner_ups(

@@ -300,17 +300,6 @@ class KnowledgeIndex:
             return None
         return self._passage(pos + 1, 0.0, None, None, None)
 
-    def previous_line(self, passage: Passage) -> Passage | None:
-        """The passage indexed right before `passage` when it is an earlier line of the same file and
-        section, else None (`next_line`'s mirror: a bullet may give the value the next one restates)."""
-        pos = self.position.get(passage.chunk_id)
-        if pos is None or pos == 0:
-            return None
-        before = self.chunks[pos - 1]
-        if before.path != passage.path or before.section != passage.section or before.line >= passage.line:
-            return None
-        return self._passage(pos - 1, 0.0, None, None, None)
-
     def writes(self, phrase: str) -> bool:
         """Whether some passage writes the phrase whole (case, spacing, backticks and a pinned '=='
         aside): a name of several words ('xpk workload migrate', 'JAX 1.0') is known only so, since
