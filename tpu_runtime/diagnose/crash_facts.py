@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from tpu_runtime.diagnose.crash_dtype_facts import dtype_pair_facts
 from tpu_runtime.diagnose.crash_named_fix_facts import NAMED_FIX_EXTRACTORS
 from tpu_runtime.diagnose.crash_operand_facts import (
     backend_only_facts,
@@ -590,6 +591,7 @@ def derive_facts(facts: dict[str, Any], lines: Sequence[str]) -> dict[str, Any]:
         out["missing_tasks"] = ", ".join(list(tasks)[:8])
     extractors: tuple[Callable[[Sequence[str]], Mapping[str, Any]], ...] = (
         narrow_dtype_facts,
+        dtype_pair_facts,
         tiling_facts,
         index_range_facts,
         size_one_stretch_facts,
