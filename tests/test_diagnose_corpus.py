@@ -196,6 +196,7 @@ _DIAG162_FOLD_B = "fold B file of round diag162, not read for a rule"
 _DIAG160_FOLD_B = "fold B file of round diag160, not read for a rule"
 _DIAG165_FOLD_B = "fold B file of round diag165, not read for a rule"
 _DIAG166_FOLD_B = "fold B file of round diag166, not read for a rule"
+_DIAG167_FOLD_B = "fold B file of round diag167, not read for a rule"
 KNOWN_DEV_MISSES = {
     # The allocator's wording is shared by PJRT's CPU client and device allocators, and the message names no
     # device: the test it comes from runs on the CPU device (host memory), which the log does not show.
@@ -645,6 +646,11 @@ KNOWN_DEV_MISSES = {
     # Round diag166's two fold-B files that miss (the round's fold-B remedy count was 1 of 3), not read.
     "shape_jax_grad_has_aux_three_outputs.log": _DIAG166_FOLD_B,
     "shape_jax_stack_shapes_differ.log": _DIAG166_FOLD_B,
+    # Round diag167's four fold-B files that miss (by the corpus test's pass or fail alone), not read.
+    "init_xpk_src_nap_multiple_reservations.log": _DIAG167_FOLD_B,
+    "init_xpk_src_num_cubes_differs_from_num_slices.log": _DIAG167_FOLD_B,
+    "init_xpk_src_sub_slicing_unsupported_tpu_type.log": _DIAG167_FOLD_B,
+    "init_xpk_src_super_slicing_unsupported_topology.log": _DIAG167_FOLD_B,
 }
 
 
