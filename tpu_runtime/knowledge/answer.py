@@ -105,6 +105,10 @@ the corpus; "specific" terms such as v5e, bf16 or a flag name weigh double), not
 - phrasal verbs: the verb right before a particle ('it came up', 'chips are handed out') weighs little in the
   support share when that counts for more (`answer_gate.phrasal_weights`): the pair means what a line names
   in its own word ('creation', 'allocated');
+- reported figures: a figure with a ratio, share, time or size unit in the story before the asking clause
+  ('only get about 1.5x; why not 2x?') weighs little in the support share when that counts for more, and
+  the quote's specific-term check does not ask a line to write it (`answer_gate.reported_figures`): the
+  user measured it; a figure the asking clause names is read as before;
 - misspellings: a plain lower-case word that no source writes and that is no English word ('comand',
   'kernal') is read as the English word one edit away that the sources use most (`spelling.respelled`);
 - lead-ins: a few plain words before a colon ('Quick question:', 'I was wondering:') frame the question
@@ -190,6 +194,7 @@ from tpu_runtime.knowledge.answer_gate import (
     capability_fault,
     cosine_fault,
     elsewhere_fault,
+    figure_weights,
     gate_faults,
     named_otherwise,
     needed_support,
@@ -317,6 +322,8 @@ def read_gate(question: str, index: KnowledgeIndex, result: SearchResult) -> Gat
     )
     # the verb of a phrasal verb ('came up') let off as the story is, the larger share counting
     shares += [w for w in (phrasal_weights(question, s) for s in shares) if w is not None]
+    # a figure the user reports in the story ('only get about 1.5x; why not 2x?') let off the same way
+    shares += [w for w in (figure_weights(question, s) for s in shares) if w is not None]
     otherwise = named_otherwise(question)
     supports = [max(support(w, p, otherwise) for w in shares) for p in top]
     best_at = max(range(len(top)), key=lambda i: supports[i])

@@ -19,6 +19,7 @@ from tpu_runtime.knowledge.lexical import STOPWORDS, is_identifier, tokenize
 from tpu_runtime.knowledge.models import Passage
 from tpu_runtime.knowledge.products import SHEET_PRODUCTS, names_product_of, products_named
 from tpu_runtime.knowledge.question_reading import (
+    _CLAUSE_RE,
     _FOCUS_STOP,
     _NOTE_RE,
     _QUOTED_RE,
@@ -381,6 +382,46 @@ def phrasal_weights(question: str, weights: dict[str, float]) -> dict[str, float
     if not phrasal:
         return None
     return {t: w * ASIDE_WEIGHT if t in phrasal else w for t, w in weights.items()}
+
+
+# a figure a user reports: a number with a ratio, share, time or size unit ('1.5x', '50%', '30 minutes',
+# '12 GiB'); a bare number (a port, a count) or a name with digits ('v5e-8') is none
+_FIGURE_RE = re.compile(
+    r"(?<![\w.-])\d+(?:\.\d+)?(?:\s*(?:x|×|%)|\s+(?:percent|ms|milliseconds|s|secs?|seconds?|mins?|minutes?"
+    r"|h|hrs?|hours?|days?|[KMGT]i?B))(?![\w-])",
+    re.I,
+)
+_STORY_SENTENCE_RE = re.compile(r"(?<=[.!])\s+")
+
+
+def reported_figures(question: str) -> set[str]:
+    """The terms of the figures a user reports in the story before the asking clause ('I only get about
+    1.5x; why not 2x?', 'reaches only 50% of the bandwidth, why?'): a figure the user measured is what
+    they saw, not a word a source answering them must write; one in the asking clause ('is the limit
+    16 GiB?') is asked and stays. Read by `figure_weights`."""
+    asking_at = question.rfind("?")
+    if asking_at < 0:
+        return set()
+    start = max((m.end() for m in _STORY_SENTENCE_RE.finditer(question[:asking_at])), default=0)
+    clauses = [x for x in _CLAUSE_RE.split(question[start : asking_at + 1]) if x.strip()]
+    story = question[:start] + " ".join(clauses[:-1])
+    asked = set(tokenize(clauses[-1])) if clauses else set()
+    return {
+        t
+        for m in _FIGURE_RE.finditer(story)
+        for t in tokenize(m.group(0))
+        if any(c.isdigit() for c in t) and t not in asked
+    }
+
+
+def figure_weights(question: str, weights: dict[str, float]) -> dict[str, float] | None:
+    """The weights with the figures the user reports (`reported_figures`) at `ASIDE_WEIGHT`, or None when
+    it reports none: the support share is taken with and without them, the larger counting, so a passage
+    writing the figure loses nothing."""
+    figures = reported_figures(question) & set(weights)
+    if not figures:
+        return None
+    return {t: w * ASIDE_WEIGHT if t in figures else w for t, w in weights.items()}
 
 
 def named_otherwise(question: str) -> dict[str, re.Pattern[str]]:
@@ -1386,10 +1427,12 @@ def quote_faults(
     # a stack asked by its code name ('torch_xla') is named by the line's prose name ('PyTorch/XLA'); in
     # the gate only: let into ranking as well, it moved quotes of questions the sources do not answer
     shares = share_words(question) | width_names(question)
+    reported = reported_figures(question)
     lacking = [
         t
         for t in _missing_specific(specific, said)
         if t not in examples
+        and t not in reported
         and not names_product_of(t, said)
         and not (t in shares and shares[t].search(span.text))
     ]
