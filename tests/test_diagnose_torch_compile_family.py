@@ -133,9 +133,9 @@ from tpu_runtime.diagnose.crash_suggestion import find_suggestions
         ),
         # an op with neither a Meta kernel nor a fake implementation, met on meta or fake tensors
         (
-            "NotImplementedError: mylib::ragged_gather: attempted to run this operator with Meta tensors, but "
-            "there was no fake impl or Meta kernel registered. You may have run into this message while using "
-            "an operator with PT2 compilation APIs (torch.compile/torch.export)",
+            "NotImplementedError: mylib::ragged_gather: attempted to run this operator with Meta tensors, "
+            "but there was no fake impl or Meta kernel registered. You may have run into this message while "
+            "using an operator with PT2 compilation APIs (torch.compile/torch.export)",
             "unsupported_op",
             "op_without_meta_kernel",
             "mylib::ragged_gather",
@@ -348,7 +348,7 @@ def test_torch_compile_wordings(text: str, category: str, sub_rule: str, named: 
             "flow",
             "fx_trace_of_compiled_function",
         ),
-        # the dispatcher's refusal for the Meta key and nonzero's data-dependent meta kernel are other raise sites
+        # the dispatcher's refusal of the Meta key and nonzero's data-dependent meta kernel are other sites
         (
             "NotImplementedError: Could not run 'aten::_unique2' with arguments from the 'Meta' backend.",
             "op_without_meta_kernel",
