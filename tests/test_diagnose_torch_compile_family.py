@@ -131,6 +131,15 @@ from tpu_runtime.diagnose.crash_suggestion import find_suggestions
             "fake_tensor_data_pointer",
             "register_fake",
         ),
+        # an op with neither a Meta kernel nor a fake implementation, met on meta or fake tensors
+        (
+            "NotImplementedError: mylib::ragged_gather: attempted to run this operator with Meta tensors, "
+            "but there was no fake impl or Meta kernel registered. You may have run into this message while "
+            "using an operator with PT2 compilation APIs (torch.compile/torch.export)",
+            "unsupported_op",
+            "op_without_meta_kernel",
+            "mylib::ragged_gather",
+        ),
         # a condition on a size known only at run time
         (
             "torch.fx.experimental.symbolic_shapes.GuardOnDataDependentSymNode: Could not guard on "
@@ -338,6 +347,16 @@ def test_torch_compile_wordings(text: str, category: str, sub_rule: str, named: 
             "torch.fx.proxy.TraceError: symbolically traced variables cannot be used as inputs to control "
             "flow",
             "fx_trace_of_compiled_function",
+        ),
+        # the dispatcher's refusal of the Meta key and nonzero's data-dependent meta kernel are other sites
+        (
+            "NotImplementedError: Could not run 'aten::_unique2' with arguments from the 'Meta' backend.",
+            "op_without_meta_kernel",
+        ),
+        (
+            "NotImplementedError: The register_meta function for torch.nonzero() raises unimplemented by "
+            "default, as a correct data-independent implementation does not exist.",
+            "op_without_meta_kernel",
         ),
         # the dispatcher's other wording has its own sub-rule
         (
