@@ -378,10 +378,17 @@ def phrasal_weights(question: str, weights: dict[str, float]) -> dict[str, float
     """The weights with the verbs of the question's phrasal verbs (`phrasal_verbs`) at `ASIDE_WEIGHT`, or
     None when it writes none: the support share is taken with and without them, the larger counting, so a
     passage naming the verb (or the joined word, `named_otherwise`) loses nothing."""
-    phrasal = phrasal_verbs(question) & set(weights)
-    if not phrasal:
+    return aside_weights(weights, phrasal_verbs(question))
+
+
+def aside_weights(weights: dict[str, float], aside: set[str]) -> dict[str, float] | None:
+    """The weights with the question's terms in `aside` at `ASIDE_WEIGHT`, or None when none of them is
+    weighed: the one form of `phrasal_weights` and `figure_weights`, whose share is taken beside the plain
+    one, the larger counting."""
+    terms = aside & set(weights)
+    if not terms:
         return None
-    return {t: w * ASIDE_WEIGHT if t in phrasal else w for t, w in weights.items()}
+    return {t: w * ASIDE_WEIGHT if t in terms else w for t, w in weights.items()}
 
 
 # a figure a user reports: a number with a ratio, share, time or size unit ('1.5x', '50%', '30 minutes',
@@ -418,10 +425,7 @@ def figure_weights(question: str, weights: dict[str, float]) -> dict[str, float]
     """The weights with the figures the user reports (`reported_figures`) at `ASIDE_WEIGHT`, or None when
     it reports none: the support share is taken with and without them, the larger counting, so a passage
     writing the figure loses nothing."""
-    figures = reported_figures(question) & set(weights)
-    if not figures:
-        return None
-    return {t: w * ASIDE_WEIGHT if t in figures else w for t, w in weights.items()}
+    return aside_weights(weights, reported_figures(question))
 
 
 def named_otherwise(question: str) -> dict[str, re.Pattern[str]]:
