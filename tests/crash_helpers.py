@@ -41,6 +41,21 @@ def library_trace(message: str, script: str = "train.py", package: str = "invent
     return "\n".join(frames) + "\n"
 
 
+def jax_trace(message: str, call: str, script: str = "model.py") -> str:
+    """A call failing while jax traces it (invented script; jax's filtered traceback)."""
+    return (
+        "Traceback (most recent call last):\n"
+        f'  File "/srv/job/{script}", line 58, in <module>\n'
+        "    out = forward(params, batch)\n"
+        f'  File "/srv/job/{script}", line 40, in forward\n'
+        f"    return {call}\n"
+        f"{message}\n"
+        "--------------------\n"
+        "For simplicity, JAX has removed its internal frames from the traceback of the following"
+        " exception. Set JAX_TRACEBACK_FILTERING=off to include these.\n"
+    )
+
+
 def assert_fixed_by(text: str, category: str, sub_rule: str, named: str) -> CrashDiagnosis:
     """Assert the shipped rules put `text` in `category` with the fix of `sub_rule`, naming `named`; the
     family tests share it so each states only its wordings."""

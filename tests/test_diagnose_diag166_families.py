@@ -5,29 +5,23 @@ docs/diagnose-accuracy.md, "Round diag166")."""
 
 from __future__ import annotations
 
-from crash_helpers import ablated_verdict, assert_fixed_by, assert_not_claimed, diagnose_rules_alone
+from crash_helpers import (
+    ablated_verdict,
+    assert_fixed_by,
+    assert_not_claimed,
+    diagnose_rules_alone,
+    jax_trace,
+)
 
-
-def jax_trace(message: str, call: str = "jax.jvp(layer, (x,), (t,))") -> str:
-    """A call failing while jax traces it (invented script; jax's filtered traceback)."""
-    return (
-        "Traceback (most recent call last):\n"
-        '  File "/srv/job/model.py", line 58, in <module>\n'
-        "    out = forward(params, batch)\n"
-        '  File "/srv/job/model.py", line 40, in forward\n'
-        f"    return {call}\n"
-        f"{message}\n"
-        "--------------------\n"
-        "For simplicity, JAX has removed its internal frames from the traceback of the following"
-        " exception. Set JAX_TRACEBACK_FILTERING=off to include these.\n"
-    )
+JVP_CALL = "jax.jvp(layer, (x,), (t,))"
 
 
 def test_a_custom_jvp_tangent_of_another_structure_names_both_trees_and_zeros_like() -> None:
     text = jax_trace(
         "TypeError: Custom JVP rule norm_jvp for function norm must produce primal and tangent outputs with"
         " equal container (pytree) structures, but got PyTreeDef({'out': *, 'scale': *}) and"
-        " PyTreeDef({'out': *}) respectively."
+        " PyTreeDef({'out': *}) respectively.",
+        call=JVP_CALL,
     )
     crash = assert_fixed_by(text, "shape_dtype_error", "custom_jvp_tangent_structure", "jnp.zeros_like")
     assert "PyTreeDef({'out': *, 'scale': *})" in crash.fix, crash.fix
@@ -38,7 +32,8 @@ def test_the_custom_jvp_shape_and_dtype_check_is_categorised_but_not_claimed() -
     # The rule's other output check: same structure, another tangent dtype.
     text = jax_trace(
         "TypeError: Custom JVP rule must produce primal and tangent outputs with corresponding shapes and"
-        " dtypes. Expected bfloat16[8,16] (tangent type of bfloat16[8,16]) but got float32[8,16]."
+        " dtypes. Expected bfloat16[8,16] (tangent type of bfloat16[8,16]) but got float32[8,16].",
+        call=JVP_CALL,
     )
     assert diagnose_rules_alone(text).category == "shape_dtype_error"
     assert_not_claimed(text, "custom_jvp_tangent_structure")
@@ -65,12 +60,16 @@ def test_an_integer_sampler_given_a_float_dtype_is_not_claimed() -> None:
 def test_the_general_mechanisms_alone_place_a_custom_jvp_check_by_its_cue() -> None:
     text = jax_trace(
         "TypeError: Custom JVP rule gate_jvp for function gate must produce primal and tangent outputs with"
-        " equal container (pytree) structures, but got PyTreeDef([*, *]) and PyTreeDef(*) respectively."
+        " equal container (pytree) structures, but got PyTreeDef([*, *]) and PyTreeDef(*) respectively.",
+        call=JVP_CALL,
     )
     assert ablated_verdict(text)[0] == "shape_dtype_error"
 
 
 def test_the_cue_leaves_a_custom_jvp_definition_error_unplaced_as_shape() -> None:
     # A rule defined twice is a usage error of the API, not a shape or dtype disagreement.
-    text = jax_trace("AttributeError: No JVP defined for custom_jvp function gate using defjvp.")
+    text = jax_trace(
+        "AttributeError: No JVP defined for custom_jvp function gate using defjvp.",
+        call=JVP_CALL,
+    )
     assert ablated_verdict(text)[0] != "shape_dtype_error"

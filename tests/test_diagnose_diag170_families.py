@@ -5,28 +5,16 @@ shard_map spec inside the mapped function (`crash_rules/shape_dtype_error.yaml`;
 
 from __future__ import annotations
 
-from crash_helpers import assert_fixed_by, assert_not_claimed
+from crash_helpers import assert_fixed_by, assert_not_claimed, jax_trace
 
-
-def jax_trace(message: str, call: str = "jax.vmap(block, spmd_axis_name='batch')(xs)") -> str:
-    """A vmapped call failing while jax traces it (invented script; jax's filtered traceback)."""
-    return (
-        "Traceback (most recent call last):\n"
-        '  File "/srv/job/pipeline.py", line 77, in <module>\n'
-        "    ys = run(params, xs)\n"
-        '  File "/srv/job/pipeline.py", line 61, in run\n'
-        f"    return {call}\n"
-        f"{message}\n"
-        "--------------------\n"
-        "For simplicity, JAX has removed its internal frames from the traceback of the following"
-        " exception. Set JAX_TRACEBACK_FILTERING=off to include these.\n"
-    )
+VMAP_CALL = "jax.vmap(block, spmd_axis_name='batch')(xs)"
 
 
 def test_a_sharding_constraint_naming_the_spmd_axis_names_axis_spec_and_per_example_dims() -> None:
     text = jax_trace(
         "ValueError: vmap spmd_axis_name ('batch',) cannot appear in with_sharding_constraint spec, but got"
-        " spec P('batch', None, 'tensor')"
+        " spec P('batch', None, 'tensor')",
+        call=VMAP_CALL,
     )
     crash = assert_fixed_by(text, "shape_dtype_error", "vmap_spmd_axis_named_inside", "spmd_axis_name")
     assert "('batch',)" in crash.fix and "P('batch', None, 'tensor')" in crash.fix, crash.fix

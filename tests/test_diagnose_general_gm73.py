@@ -7,19 +7,11 @@ Wordings written for these tests, each with a nearby wording the mechanism must 
 from __future__ import annotations
 
 import pytest
+from crash_helpers import diagnose_fallbacks_alone
 
 from tpu_runtime.diagnose.crash_dtype_facts import dtype_name, dtype_pair_facts
-from tpu_runtime.diagnose.crashlog import diagnose_log, fallback_rules, load_rules
-from tpu_runtime.diagnose.report import CrashDiagnosis
-from tpu_runtime.diagnose.similar_errors import SimilarErrors
 
-NO_NEIGHBOURS = SimilarErrors(())
 PACK = "shape_dtype_error/from_facts_"
-
-
-def _fallbacks_only(text: str) -> CrashDiagnosis:
-    """The remedy pass of the corpus ablation: every signature, only the `from_facts_*` fallbacks."""
-    return diagnose_log(text, "-", fallback_rules(load_rules()), NO_NEIGHBOURS)
 
 
 @pytest.mark.parametrize(
@@ -56,7 +48,7 @@ def test_dtype_names_as_libraries_print_them(printed: str, name: str | None) -> 
     ],
 )
 def test_an_argument_in_another_width_names_the_x64_setting(line: str, want: str, got: str) -> None:
-    crash = _fallbacks_only(f"{line}\n")
+    crash = diagnose_fallbacks_alone(f"{line}\n")
     assert crash.category == "shape_dtype_error"
     assert crash.evidence.fix_rule == PACK + "x64_argument_width"
     assert (
@@ -77,11 +69,11 @@ def test_an_argument_in_another_width_names_the_x64_setting(line: str, want: str
 )
 def test_an_argument_of_another_kind_or_shape_is_not_an_x64_width(line: str) -> None:
     assert "dtype_wide" not in dtype_pair_facts([line])
-    assert _fallbacks_only(f"{line}\n").evidence.fix_rule != PACK + "x64_argument_width"
+    assert diagnose_fallbacks_alone(f"{line}\n").evidence.fix_rule != PACK + "x64_argument_width"
 
 
 def test_two_integer_widths_in_one_op_name_the_index_cast() -> None:
-    crash = _fallbacks_only(
+    crash = diagnose_fallbacks_alone(
         "RuntimeError: Cannot concatenate arrays with different element types: s32 vs s64\n"
     )
     assert crash.evidence.fix_rule == PACK + "integer_width_pair"
@@ -89,7 +81,7 @@ def test_two_integer_widths_in_one_op_name_the_index_cast() -> None:
 
 
 def test_two_float_widths_in_one_op_name_the_wider() -> None:
-    crash = _fallbacks_only(
+    crash = diagnose_fallbacks_alone(
         "RuntimeError: Cannot concatenate arrays with different element types: F16 vs F32\n"
     )
     assert crash.evidence.fix_rule == PACK + "float_width_pair"
@@ -99,12 +91,12 @@ def test_two_float_widths_in_one_op_name_the_wider() -> None:
 def test_an_integer_against_a_float_keeps_the_element_type_fallback() -> None:
     line = "RuntimeError: Cannot concatenate arrays with different element types: f32 vs s32"
     assert "dtype_wide" not in dtype_pair_facts([line])
-    crash = _fallbacks_only(f"{line}\n")
+    crash = diagnose_fallbacks_alone(f"{line}\n")
     assert crash.evidence.fix_rule not in (PACK + "integer_width_pair", PACK + "float_width_pair")
 
 
 def test_a_layer_whose_input_and_weights_differ_names_one_load_dtype() -> None:
-    crash = _fallbacks_only(
+    crash = diagnose_fallbacks_alone(
         "RuntimeError: Input type (c10::BFloat16) and weight type (float) should be the same\n"
     )
     assert crash.evidence.fix_rule == PACK + "module_param_dtype"
@@ -118,11 +110,11 @@ def test_a_layer_on_another_device_is_not_a_dtype_pair() -> None:
         "should be the same"
     )
     assert dtype_pair_facts([line]) == {}
-    assert _fallbacks_only(f"{line}\n").evidence.fix_rule != PACK + "module_param_dtype"
+    assert diagnose_fallbacks_alone(f"{line}\n").evidence.fix_rule != PACK + "module_param_dtype"
 
 
 def test_a_check_that_takes_a_boolean_names_the_bool_cast() -> None:
-    crash = _fallbacks_only(
+    crash = diagnose_fallbacks_alone(
         "RuntimeError: Expected key_padding_mask dtype to be bool or float, but got key_padding_mask.dtype: "
         "int instead.\n"
     )
@@ -131,7 +123,7 @@ def test_a_check_that_takes_a_boolean_names_the_bool_cast() -> None:
 
 
 def test_a_dtype_argument_that_takes_floats_names_a_float_dtype() -> None:
-    crash = _fallbacks_only(
+    crash = diagnose_fallbacks_alone(
         "ValueError: dtype argument to `truncated_normal` must be a float or complex dtype, got uint32\n"
     )
     assert crash.evidence.fix_rule == PACK + "accepted_float_dtype"
@@ -160,7 +152,7 @@ ROOTED = "unsupported_op/from_facts_rooted_collective"
     ],
 )
 def test_a_rooted_collective_refused_names_the_symmetric_one(line: str) -> None:
-    crash = _fallbacks_only(f"{line}\n")
+    crash = diagnose_fallbacks_alone(f"{line}\n")
     assert crash.category == "unsupported_op"
     assert crash.evidence.fix_rule == ROOTED
     assert "all_gather_into_tensor" in crash.fix and "lax.psum" in crash.fix
@@ -176,4 +168,4 @@ def test_a_rooted_collective_refused_names_the_symmetric_one(line: str) -> None:
     ],
 )
 def test_other_collective_messages_are_not_rooted_refusals(line: str) -> None:
-    assert _fallbacks_only(f"{line}\n").evidence.fix_rule != ROOTED
+    assert diagnose_fallbacks_alone(f"{line}\n").evidence.fix_rule != ROOTED
